@@ -1,0 +1,32 @@
+// Package groupconc runs tasks with per-group concurrency control, so that
+// one tenant, endpoint or job class cannot starve the others.
+//
+// Every task carries a group key. Groups run in parallel; inside a group
+// tasks run in parallel too, but never more than the group's concurrency
+// limit. A GroupPolicy, built once with NewPolicyBuilder, sets the limits:
+//
+//   - concurrency per group: an explicit map, then a resolver function, then
+//     a default (1);
+//   - an optional bulkhead per group: how many of its tasks may be in flight
+//     (waiting for a concurrency permit or running);
+//   - an optional global in-flight cap across all groups;
+//   - optional queue thresholds bounding how many tasks may wait, globally
+//     and per group, with a rejection policy (abort, discard, caller-runs)
+//     or a custom RejectionHandler for the tasks turned away.
+//
+// Submit never blocks: it returns a TaskHandle at once, and the task runs on
+// a goroutine of its own that takes its permits in a fixed order (global,
+// bulkhead, concurrency) and releases them in reverse. The handle awaits the
+// typed GroupResult (with a deadline, through Await) or cancels the task.
+// ExecuteAll runs a batch and returns every result in input order, without
+// stopping at the first failure.
+//
+// A task ends SUCCESS, FAILED (an error, a panic, runtime.Goexit),
+// CANCELLED (its context, its handle, ShutdownGroup, EvictGroup, Close) or
+// REJECTED (a queue threshold). Panics never escape: they become FAILED
+// results carrying a *PanicError.
+//
+// A TaskLifecycleListener observes every task's events, and Stats and
+// GroupStats give cheap snapshots of what is running and waiting.
+// Shutdown drains the executor gracefully; Close cancels everything.
+package groupconc

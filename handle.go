@@ -1,0 +1,195 @@
+package groupconc
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"time"
+)
+
+var errGoexit = errors.New("groupconc: task called runtime.Goexit")
+
+// TaskHandle is the caller's view of one submitted task: its result, a way to
+// wait for it, and a way to cancel it. Submit returns it; the zero value is
+// not usable. It is safe for concurrent use: any number of goroutines may
+// Await, Wait or Cancel the same handle and all see the same result.
+//
+// The handle completes exactly once. Completing it does not end the task's
+// goroutine, which belongs to the executor: after Cancel, the function keeps
+// running (with its context cancelled) and keeps its permits until it
+// returns.
+type TaskHandle[T any] struct {
+	t     task
+	fn    Task[T]
+	value T // written before done is closed, and only on success
+}
+
+// GroupKey returns the task's group key.
+func (h *TaskHandle[T]) GroupKey() string { return h.t.key }
+
+// TaskID returns the task's ID.
+func (h *TaskHandle[T]) TaskID() string { return h.t.id }
+
+// Done returns a channel that is closed when the handle completes.
+func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.done }
+
+// IsDone reports whether the handle has completed.
+func (h *TaskHandle[T]) IsDone() bool {
+	select {
+	case <-h.t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Cancel cancels the task's context, with cause context.Canceled, and
+// completes the handle at once as CANCELLED with Err context.Canceled. It
+// reports whether it did so: false if the handle had already completed.
+// A task still waiting for permits gives them up; a running function sees
+// its context cancelled and keeps its permits until it returns.
+func (h *TaskHandle[T]) Cancel() bool {
+	t := &h.t
+	if !t.claim() {
+		return false
+	}
+	t.cancel(context.Canceled)
+	now := time.Now()
+	t.publish(StatusCancelled, context.Canceled, nil, now, now)
+	return true
+}
+
+// Await waits until the handle completes or ctx ends, whichever comes first.
+//
+// When the handle completes, Await returns its result and, for a task
+// rejected under RejectAbort (or by a handler returning ErrRejected), the
+// *RejectedError; in every other case the error is nil, and the task's own
+// failure is in the result. When ctx ends first, Await returns a CANCELLED
+// result with Err ctx.Err(), and ctx.Err(); the task goes on. A nil ctx
+// waits like Wait.
+func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
+	if ctx == nil {
+		return h.Wait(), h.t.awaitErr
+	}
+	select {
+	case <-h.t.done:
+		return h.result(), h.t.awaitErr
+	case <-ctx.Done():
+	}
+	select {
+	case <-h.t.done: // completed as ctx ended: the real result wins
+		return h.result(), h.t.awaitErr
+	default:
+	}
+	now := time.Now()
+	err := ctx.Err()
+	return GroupResult[T]{
+		GroupKey:  h.t.key,
+		TaskID:    h.t.id,
+		Status:    StatusCancelled,
+		Err:       err,
+		Submitted: h.t.submitted,
+		Start:     now,
+		End:       now,
+	}, err
+}
+
+// Wait blocks until the handle completes and returns its result.
+func (h *TaskHandle[T]) Wait() GroupResult[T] {
+	<-h.t.done
+	return h.result()
+}
+
+// result builds the result; call it only after done is closed.
+func (h *TaskHandle[T]) result() GroupResult[T] {
+	t := &h.t
+	r := GroupResult[T]{
+		GroupKey:  t.key,
+		TaskID:    t.id,
+		Status:    t.status,
+		Err:       t.err,
+		Submitted: t.submitted,
+		Start:     t.start,
+		End:       t.end,
+	}
+	if t.status == StatusSuccess {
+		r.Value = h.value
+	}
+	return r
+}
+
+func (h *TaskHandle[T]) run(ctx context.Context) {
+	t := &h.t
+	var (
+		v        T
+		err      error
+		returned bool
+	)
+	start := time.Now()
+	defer func() {
+		status := StatusSuccess
+		switch {
+		case !returned:
+			status, err = StatusFailed, panicError(recover())
+		case err != nil:
+			status = failedOrCancelled(ctx, err)
+		}
+		end := time.Now()
+		t.permits.Release()
+		if t.claim() {
+			if status == StatusSuccess {
+				h.value = v
+			}
+			t.publish(status, err, nil, start, end)
+		}
+		h.completed()
+	}()
+	v, err = h.fn(ctx)
+	returned = true
+}
+
+// panicError wraps what recover returned; nil means the function called
+// runtime.Goexit (a panic(nil) recovers as *runtime.PanicNilError).
+func panicError(r any) *PanicError {
+	if r == nil {
+		r = errGoexit
+	}
+	return &PanicError{Value: r, Stack: debug.Stack()}
+}
+
+// failedOrCancelled classifies a function's error: its context's own error,
+// returned while that context is done, means CANCELLED.
+func failedOrCancelled(ctx context.Context, err error) TaskStatus {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return StatusCancelled
+	}
+	return StatusFailed
+}
+
+func (h *TaskHandle[T]) completed() {
+	l := h.t.exec.listener
+	if l == nil {
+		return
+	}
+	// The handle may have been claimed by Cancel, which publishes right
+	// after; the result is readable once done is closed.
+	<-h.t.done
+	r := h.result()
+	notifyCompleted(l, h.t.key, h.t.id, GroupResult[any]{
+		GroupKey:  r.GroupKey,
+		TaskID:    r.TaskID,
+		Status:    r.Status,
+		Value:     anyValue(r),
+		Err:       r.Err,
+		Submitted: r.Submitted,
+		Start:     r.Start,
+		End:       r.End,
+	})
+}
+
+func anyValue[T any](r GroupResult[T]) any {
+	if r.Status != StatusSuccess {
+		return nil
+	}
+	return r.Value
+}

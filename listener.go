@@ -1,0 +1,93 @@
+package groupconc
+
+// TaskLifecycleListener is told of every task's events. Its methods are
+// called synchronously, on the goroutine of the Submit call or of the task,
+// with no lock of the executor held: they may call back into the executor,
+// but a slow method delays that task. A panic in a method is recovered and
+// ignored.
+//
+// For each task the events come in this order: OnSubmitted when Submit
+// accepts it; OnRejected if a queue threshold turns it away; OnStarted just
+// before its function runs (after all permits, or without permits under
+// RejectCallerRuns or Rejection.Run); OnCompleted after every run, and for a
+// task cancelled while waiting for permits. So after quiescence the count of
+// OnSubmitted equals that of OnCompleted plus the rejected tasks that never
+// ran. Events may still arrive after Close returns, from tasks that were
+// cancelled but had not yet returned.
+type TaskLifecycleListener interface {
+	OnSubmitted(groupKey, taskID string)
+	OnStarted(groupKey, taskID string)
+	OnCompleted(groupKey, taskID string, result GroupResult[any])
+	OnRejected(groupKey, taskID, reason string)
+}
+
+// ListenerFuncs is a TaskLifecycleListener made of optional functions; a nil
+// field ignores its event. Its zero value is a listener that ignores
+// everything.
+type ListenerFuncs struct {
+	Submitted func(groupKey, taskID string)
+	Started   func(groupKey, taskID string)
+	Completed func(groupKey, taskID string, result GroupResult[any])
+	Rejected  func(groupKey, taskID, reason string)
+}
+
+// OnSubmitted calls f.Submitted if it is set.
+func (f ListenerFuncs) OnSubmitted(groupKey, taskID string) {
+	if f.Submitted != nil {
+		f.Submitted(groupKey, taskID)
+	}
+}
+
+// OnStarted calls f.Started if it is set.
+func (f ListenerFuncs) OnStarted(groupKey, taskID string) {
+	if f.Started != nil {
+		f.Started(groupKey, taskID)
+	}
+}
+
+// OnCompleted calls f.Completed if it is set.
+func (f ListenerFuncs) OnCompleted(groupKey, taskID string, result GroupResult[any]) {
+	if f.Completed != nil {
+		f.Completed(groupKey, taskID, result)
+	}
+}
+
+// OnRejected calls f.Rejected if it is set.
+func (f ListenerFuncs) OnRejected(groupKey, taskID, reason string) {
+	if f.Rejected != nil {
+		f.Rejected(groupKey, taskID, reason)
+	}
+}
+
+// The notify helpers call one listener method, recovering a panic in it. A
+// nil listener costs one comparison.
+
+func notifySubmitted(l TaskLifecycleListener, groupKey, taskID string) {
+	if l != nil {
+		defer ignorePanic()
+		l.OnSubmitted(groupKey, taskID)
+	}
+}
+
+func notifyStarted(l TaskLifecycleListener, groupKey, taskID string) {
+	if l != nil {
+		defer ignorePanic()
+		l.OnStarted(groupKey, taskID)
+	}
+}
+
+func notifyCompleted(l TaskLifecycleListener, groupKey, taskID string, r GroupResult[any]) {
+	if l != nil {
+		defer ignorePanic()
+		l.OnCompleted(groupKey, taskID, r)
+	}
+}
+
+func notifyRejected(l TaskLifecycleListener, groupKey, taskID, reason string) {
+	if l != nil {
+		defer ignorePanic()
+		l.OnRejected(groupKey, taskID, reason)
+	}
+}
+
+func ignorePanic() { _ = recover() }

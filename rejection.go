@@ -1,0 +1,153 @@
+package groupconc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// RejectionPolicy decides what happens to a task that a queue threshold turns
+// away, when no RejectionHandler is set.
+type RejectionPolicy int
+
+const (
+	// RejectAbort completes the task REJECTED; its Await returns the
+	// *RejectedError. The default.
+	RejectAbort RejectionPolicy = iota
+	// RejectDiscard completes the task REJECTED; its Await returns no error.
+	RejectDiscard
+	// RejectCallerRuns runs the task at once on its own goroutine, holding
+	// no permit: it counts in no limit and in no Running/InFlight stat.
+	// A task whose context is already done is CANCELLED instead.
+	RejectCallerRuns
+)
+
+// String returns "RejectAbort", "RejectDiscard" or "RejectCallerRuns".
+func (p RejectionPolicy) String() string {
+	switch p {
+	case RejectAbort:
+		return "RejectAbort"
+	case RejectDiscard:
+		return "RejectDiscard"
+	case RejectCallerRuns:
+		return "RejectCallerRuns"
+	}
+	return fmt.Sprintf("RejectionPolicy(%d)", int(p))
+}
+
+// ErrRejected matches, through errors.Is, every *RejectedError. A
+// RejectionHandler returns an error matching it to reject a task.
+var ErrRejected = errors.New("groupconc: task rejected")
+
+// RejectedError is the Err of every REJECTED result. Reason names the
+// threshold that turned the task away, such as "group queue threshold 0
+// reached".
+type RejectedError struct {
+	GroupKey, TaskID, Reason string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("groupconc: task %q of group %q rejected: %s", e.TaskID, e.GroupKey, e.Reason)
+}
+
+// Is reports whether target is ErrRejected.
+func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
+
+// Rejection describes a rejected task to a RejectionHandler, and lets the
+// handler run it.
+type Rejection struct {
+	GroupKey, TaskID, Reason string
+	run                      func(ctx context.Context) (any, error)
+}
+
+var errNoTask = errors.New("groupconc: Rejection.Run: no task to run")
+
+// Run runs the rejected task now, on the calling goroutine, holding no
+// permit, and returns what its function returned. The listener sees the task
+// start and, after the handler returns, complete. Only the first call runs
+// the task; later calls return an error. A panic in the function propagates
+// to the handler's caller, which turns it into a FAILED result.
+func (r *Rejection) Run(ctx context.Context) (any, error) {
+	if r == nil || r.run == nil {
+		return nil, errNoTask
+	}
+	return r.run(ctx)
+}
+
+// RejectionHandler decides the outcome of a rejected task; when set it
+// replaces the RejectionPolicy. It runs on the task's goroutine with no
+// permit held, and its return becomes the result:
+//   - (v, nil): SUCCESS with v; nil gives the zero value, and a v that is not
+//     of the task's type gives FAILED with an error saying so;
+//   - an error matching ErrRejected: REJECTED, and Await returns it as under
+//     RejectAbort;
+//   - another error: FAILED with it (CANCELLED if it is the context's error
+//     and the context is done).
+//
+// A handler that panics gives FAILED with a *PanicError. ctx is the task's
+// context.
+type RejectionHandler func(ctx context.Context, r *Rejection) (any, error)
+
+func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHandler) {
+	t := &h.t
+	var ran atomic.Bool
+	var start time.Time
+	r := &Rejection{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
+	r.run = func(ctx context.Context) (any, error) {
+		if !ran.CompareAndSwap(false, true) {
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key)
+		}
+		start = time.Now()
+		notifyStarted(t.exec.listener, t.key, t.id)
+		return h.fn(ctx)
+	}
+	var (
+		v        any
+		err      error
+		returned bool
+	)
+	defer func() {
+		var (
+			status   = StatusSuccess
+			value    T
+			awaitErr error
+		)
+		switch {
+		case !returned:
+			status, err = StatusFailed, panicError(recover())
+		case err == nil:
+			if v != nil {
+				tv, ok := v.(T)
+				if !ok {
+					status, err = StatusFailed, fmt.Errorf("groupconc: rejection handler returned %T, want %T", v, value)
+				}
+				value = tv
+			}
+		case errors.Is(err, ErrRejected):
+			status = StatusRejected
+			if !errors.As(err, new(*RejectedError)) {
+				err = &RejectedError{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
+			}
+			awaitErr = err
+		default:
+			status = failedOrCancelled(ctx, err)
+		}
+		end := time.Now()
+		if !ran.Load() {
+			start = end
+		}
+		if t.claim() {
+			if status == StatusSuccess {
+				h.value = value
+			}
+			t.publish(status, err, awaitErr, start, end)
+		}
+		if ran.Load() {
+			h.completed()
+		}
+	}()
+	v, err = handler(ctx, r)
+	returned = true
+}

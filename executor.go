@@ -189,6 +189,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 func (e *GroupExecutor) execute(t *task) {
 	// Deferred so that it also runs when the function calls runtime.Goexit.
 	defer e.leave(t)
+	start := t.submitted // a task admitted inside Submit held its permits then
 	if t.mustWait {
 		out, reason, _ := t.permits.Wait(&t.ctx)
 		switch out {
@@ -198,6 +199,8 @@ func (e *GroupExecutor) execute(t *task) {
 		case groupstate.Rejected:
 			t.reason = reason
 			notifyRejected(e.listener, t.key, t.id, reason)
+		default:
+			start = time.Now()
 		}
 	}
 	if t.reason != "" {
@@ -212,7 +215,7 @@ func (e *GroupExecutor) execute(t *task) {
 		return
 	}
 	notifyStarted(e.listener, t.key, t.id)
-	t.body.run(&t.ctx)
+	t.body.run(&t.ctx, start)
 }
 
 // endWaiting completes a task cancelled before it ran; the listener hears
@@ -242,7 +245,7 @@ func (e *GroupExecutor) rejectAsync(t *task) {
 			return
 		}
 		notifyStarted(e.listener, t.key, t.id)
-		t.body.run(ctx)
+		t.body.run(ctx, time.Now())
 	default:
 		e.reject(t)
 	}
@@ -261,7 +264,7 @@ func (e *GroupExecutor) reject(t *task) {
 // leave ends a task's life in the executor: its context is released, and
 // Shutdown stops waiting for it.
 func (e *GroupExecutor) leave(t *task) {
-	t.detach()
+	t.ctx.release()
 	e.gate.leave()
 }
 

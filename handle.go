@@ -53,7 +53,7 @@ func (h *TaskHandle[T]) Cancel() bool {
 	if !t.claim() {
 		return false
 	}
-	t.cancel(context.Canceled)
+	t.ctx.cancelWith(context.Canceled)
 	now := time.Now()
 	t.publish(StatusCancelled, context.Canceled, nil, now, now)
 	return true
@@ -118,14 +118,13 @@ func (h *TaskHandle[T]) result() GroupResult[T] {
 	return r
 }
 
-func (h *TaskHandle[T]) run(ctx context.Context) {
+func (h *TaskHandle[T]) run(ctx context.Context, start time.Time) {
 	t := &h.t
 	var (
 		v        T
 		err      error
 		returned bool
 	)
-	start := time.Now()
 	defer func() {
 		status := StatusSuccess
 		switch {

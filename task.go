@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,8 +49,9 @@ type body interface {
 	// run calls the task's function on the calling goroutine, with
 	// whatever permits the task holds, and completes the task: permits
 	// released, handle completed, OnCompleted told. It does so even when
-	// the function panics or calls runtime.Goexit.
-	run(ctx context.Context)
+	// the function panics or calls runtime.Goexit. start is the result's
+	// Start: when the task held its permits.
+	run(ctx context.Context, start time.Time)
 	// handleRejection runs the executor's RejectionHandler and completes
 	// the task with what it returns.
 	handleRejection(ctx context.Context, h RejectionHandler)
@@ -58,12 +60,10 @@ type body interface {
 }
 
 // task is the untyped state of one submitted task. It lives inside its
-// TaskHandle, so a submission allocates one struct for handle, context and
-// bookkeeping.
+// TaskHandle, and its context is a field of it too, so a submission
+// allocates one struct for handle, context and bookkeeping.
 type task struct {
 	ctx       taskContext
-	cancel    context.CancelCauseFunc
-	stop      func() bool // detaches from the caller's context; nil if it never ends
 	exec      *GroupExecutor
 	body      body
 	permits   groupstate.Permits
@@ -82,25 +82,114 @@ type task struct {
 	start, end time.Time
 }
 
-// taskContext is the context a task's function sees. Cancellation comes from
-// the task's own cancel context, which derives from its group's scope (and so
-// from the executor); values and deadline come from the caller's context,
-// whose cancellation is forwarded by context.AfterFunc.
+// taskContext is the context a task's function sees. Values and deadline
+// come from the caller's context; cancellation from the caller's context,
+// the task's group scope (ShutdownGroup, EvictGroup, and through it Close)
+// and the task's own cancel (Cancel).
+//
+// Most functions never look at their context's Done channel, so the real
+// cancel context behind it is built lazily, by the first Done or Value call
+// (or by a wait for a permit, which needs Done). Until then Err is computed
+// from the three sources, and a cancel only records its cause. The real
+// context derives from the group scope, so Close and ShutdownGroup reach it
+// through the standard context tree, and context.Cause sees their cause.
 type taskContext struct {
-	context.Context // the task's cancel context
-	caller          context.Context
+	caller context.Context
+	scope  context.Context
+
+	built  atomic.Bool // inner, cancel and stop are set and never change again
+	mu     sync.Mutex
+	inner  context.Context         // guarded by mu until built
+	cancel context.CancelCauseFunc // guarded by mu until built
+	stop   func() bool             // guarded by mu until built; detaches from caller
+	cause  error                   // guarded by mu: the own cancel's cause, once cancelled
 }
 
-// Value looks in the cancel context first so context.Cause finds the task's
-// own cause; no other key is stored there, so values come from the caller.
+func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
+
+func (c *taskContext) Done() <-chan struct{} { return c.build().Done() }
+
+// Err reports the caller's error first, so a caller's deadline shows as
+// context.DeadlineExceeded rather than as the Canceled of the forwarding.
+func (c *taskContext) Err() error {
+	if c.built.Load() {
+		if c.inner.Err() == nil {
+			return nil
+		}
+		if err := c.caller.Err(); err != nil {
+			return err
+		}
+		return c.inner.Err()
+	}
+	if err := c.caller.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	cancelled := c.cause != nil || c.built.Load()
+	c.mu.Unlock()
+	if cancelled {
+		return c.build().Err()
+	}
+	return c.scope.Err()
+}
+
+// Value looks in the inner context first, so context.Cause (which asks for
+// the nearest cancel context by a private key) finds the task's own cause;
+// no other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
-	if v := c.Context.Value(key); v != nil {
+	if v := c.build().Value(key); v != nil {
 		return v
 	}
 	return c.caller.Value(key)
 }
 
-func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
+// build returns the inner cancel context, creating it on first use already
+// cancelled if any source has been.
+func (c *taskContext) build() context.Context {
+	if c.built.Load() {
+		return c.inner
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.built.Load() {
+		inner, cancel := context.WithCancelCause(c.scope)
+		switch caller := c.caller; {
+		case c.cause != nil:
+			cancel(c.cause)
+		case caller.Done() == nil:
+		case caller.Err() != nil:
+			cancel(context.Cause(caller))
+		default:
+			c.stop = context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+		}
+		c.inner, c.cancel = inner, cancel
+		c.built.Store(true)
+	}
+	return c.inner
+}
+
+// cancelWith cancels the context with cause; the first cause sticks.
+func (c *taskContext) cancelWith(cause error) {
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = cause
+	}
+	built := c.built.Load()
+	c.mu.Unlock()
+	if built {
+		c.cancel(cause)
+	}
+}
+
+// release cancels the context once the task is over, and unhooks it from
+// the caller's context and the group scope so neither keeps it. A context
+// never built costs nothing here.
+func (c *taskContext) release() {
+	c.cancelWith(context.Canceled)
+	if c.built.Load() && c.stop != nil {
+		c.stop()
+	}
+}
 
 // init prepares t as a new task of group g.
 func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, key, id string, b body) {
@@ -108,16 +197,7 @@ func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, 
 	t.submitted = time.Now()
 	t.done = make(chan struct{})
 	t.permits.Init(e.global, g)
-	cctx, cancel := context.WithCancelCause(g.Scope())
-	t.ctx = taskContext{Context: cctx, caller: ctx}
-	t.cancel = cancel
-	if ctx.Done() != nil {
-		if ctx.Err() != nil {
-			cancel(context.Cause(ctx))
-		} else {
-			t.stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-		}
-	}
+	t.ctx.caller, t.ctx.scope = ctx, g.Scope()
 }
 
 // claim reports whether the caller is the one to complete the handle.
@@ -139,15 +219,6 @@ func (t *task) finish(status TaskStatus, err, awaitErr error) {
 		now := time.Now()
 		t.publish(status, err, awaitErr, now, now)
 	}
-}
-
-// detach cancels the task's context and unhooks it from the caller's, so
-// neither the group scope nor a long-lived caller context keeps it.
-func (t *task) detach() {
-	if t.stop != nil {
-		t.stop()
-	}
-	t.cancel(context.Canceled)
 }
 
 // cancelErr is the Err of a task cancelled before it ran: the context's error,

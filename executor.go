@@ -129,8 +129,8 @@ func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[
 		select {
 		case <-h.t.done:
 		case <-ctx.Done():
-			h.Cancel()
-			<-h.t.done // Cancel lost only to a completion about to publish
+			h.t.cancelNow(cancelErr(ctx))
+			<-h.t.done // cancelNow lost only to a completion about to publish
 		}
 		results[i] = h.result()
 	}

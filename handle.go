@@ -48,16 +48,7 @@ func (h *TaskHandle[T]) IsDone() bool {
 // reports whether it did so: false if the handle had already completed.
 // A task still waiting for permits gives them up; a running function sees
 // its context cancelled and keeps its permits until it returns.
-func (h *TaskHandle[T]) Cancel() bool {
-	t := &h.t
-	if !t.claim() {
-		return false
-	}
-	t.ctx.cancelWith(context.Canceled)
-	now := time.Now()
-	t.publish(StatusCancelled, context.Canceled, nil, now, now)
-	return true
-}
+func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //

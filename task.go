@@ -212,6 +212,18 @@ func (t *task) publish(status TaskStatus, err, awaitErr error, start, end time.T
 	close(t.done)
 }
 
+// cancelNow completes the handle CANCELLED with err, and cancels the task's
+// context with cause err, unless the handle already completed.
+func (t *task) cancelNow(err error) bool {
+	if !t.claim() {
+		return false
+	}
+	t.ctx.cancelWith(err)
+	now := time.Now()
+	t.publish(StatusCancelled, err, nil, now, now)
+	return true
+}
+
 // finish completes a task that does not run, unless its handle was already
 // completed (by Cancel).
 func (t *task) finish(status TaskStatus, err, awaitErr error) {

@@ -107,6 +107,8 @@ type taskContext struct {
 
 func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
 
+func (c *taskContext) String() string { return "groupconc.taskContext" }
+
 func (c *taskContext) Done() <-chan struct{} { return c.build().Done() }
 
 // Err reports the caller's error first, so a caller's deadline shows as

@@ -116,12 +116,13 @@ func (p *GroupPolicy) ResolveQueueThreshold(groupKey string) int {
 // all groups: tasks waiting for their group's permits count as well as
 // running ones. Unlimited means no cap.
 //
-// Because the global permit is taken first, one group with many queued tasks
-// can hold every global permit while waiting on its own bulkhead or
-// concurrency limit, and tasks of other groups then wait although their
-// groups are idle. Give each group a bulkhead (DefaultMaxInFlightPerGroup)
-// small enough that no single group can fill the global cap when isolation
-// between groups matters.
+// Because the global permit is taken first, a task waiting for its group's
+// bulkhead or concurrency permit already holds a global one. So one group
+// with many queued tasks can hold every global permit, and tasks of other
+// groups then wait although their groups are idle. A group's per-group queue
+// threshold bounds this: it holds at most min(concurrency, bulkhead) +
+// threshold global permits. Set DefaultQueueThresholdPerGroup so that this
+// sum stays below the global cap when isolation between groups matters.
 func (p *GroupPolicy) GlobalMaxInFlight() int { return p.orDefault().globalInFlight }
 
 // GlobalQueueThreshold returns how many tasks may wait for a global permit;

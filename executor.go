@@ -162,11 +162,16 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	}
 	g := e.groups.Get(key)
 	t.init(ctx, e, g, key, id, b)
+	spawned := false
+	defer func() {
+		if !spawned {
+			e.settle(t)
+		}
+	}()
 	e.submitted.Add(1)
 	notifySubmitted(e.listener, key, id)
 	if t.ctx.Err() != nil {
 		e.endWaiting(t)
-		e.leave(t)
 		return nil
 	}
 	switch out, reason := t.permits.Try(); out {
@@ -176,10 +181,11 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		t.reason = reason
 		notifyRejected(e.listener, key, id, reason)
 		if e.policy.rejectionHandler == nil && e.policy.rejection != RejectCallerRuns {
-			e.rejectNow(t)
+			e.reject(t) // no goroutine needed
 			return nil
 		}
 	}
+	spawned = true
 	go e.execute(t)
 	return nil
 }
@@ -187,8 +193,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 // execute is the body of a task's goroutine: wait for the permits if needed,
 // then run the function or handle the rejection.
 func (e *GroupExecutor) execute(t *task) {
-	// Deferred so that it also runs when the function calls runtime.Goexit.
-	defer e.leave(t)
+	defer e.settle(t)
 	start := t.submitted // a task admitted inside Submit held its permits then
 	if t.mustWait {
 		out, reason, _ := t.permits.Wait(&t.ctx)
@@ -210,12 +215,27 @@ func (e *GroupExecutor) execute(t *task) {
 	// A context that ended while the last permit was granted still wins:
 	// the function never starts on a cancelled context.
 	if t.ctx.Err() != nil {
-		t.permits.Release()
 		e.endWaiting(t)
 		return
 	}
 	notifyStarted(e.listener, t.key, t.id)
 	t.body.run(&t.ctx, start)
+}
+
+// settle ends a task's life in the executor, deferred on the goroutine that
+// owns the task at the time (Submit's caller, or the task's own). On every
+// path the task has completed by then; but a listener method that calls
+// runtime.Goexit (t.FailNow in a test's listener, say) unwinds the goroutine
+// from the middle, and settle still releases the permits, completes the
+// handle FAILED and lets Shutdown stop waiting, so the task is never
+// stranded.
+func (e *GroupExecutor) settle(t *task) {
+	t.permits.Release()
+	if !t.claimed.Load() {
+		t.finish(StatusFailed, panicError(nil), nil)
+	}
+	t.ctx.release()
+	e.gate.leave()
 }
 
 // endWaiting completes a task cancelled before it ran; the listener hears
@@ -224,13 +244,6 @@ func (e *GroupExecutor) endWaiting(t *task) {
 	t.permits.Release()
 	t.finish(StatusCancelled, cancelErr(&t.ctx), nil)
 	t.body.completed()
-}
-
-// rejectNow completes a task rejected under RejectAbort or RejectDiscard,
-// inside Submit: no goroutine is started for it.
-func (e *GroupExecutor) rejectNow(t *task) {
-	e.reject(t)
-	e.leave(t)
 }
 
 // rejectAsync handles a rejection on the task's goroutine.
@@ -259,13 +272,6 @@ func (e *GroupExecutor) reject(t *task) {
 		awaitErr = err
 	}
 	t.finish(StatusRejected, err, awaitErr)
-}
-
-// leave ends a task's life in the executor: its context is released, and
-// Shutdown stops waiting for it.
-func (e *GroupExecutor) leave(t *task) {
-	t.ctx.release()
-	e.gate.leave()
 }
 
 // count records a task's final status in the outcome counters.

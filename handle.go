@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-var errGoexit = errors.New("groupconc: task called runtime.Goexit")
+var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's goroutine")
 
 // TaskHandle is the caller's view of one submitted task: its result, a way to
 // wait for it, and a way to cancel it. Submit returns it; the zero value is

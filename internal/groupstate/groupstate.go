@@ -31,7 +31,7 @@ type Limits struct {
 // Global is the executor-wide layer 1: the global in-flight semaphore and the
 // queue threshold bounding its waiters. It is safe for concurrent use.
 type Global struct {
-	sem        *semaphore.Weighted // nil when the limit is Unlimited
+	sem        *line               // nil when the limit is Unlimited
 	queue      *semaphore.Weighted // nil when waiting is unbounded
 	limit      int
 	queueLimit int
@@ -41,7 +41,7 @@ type Global struct {
 // NewGlobal returns layer 1 with the given limit and queue threshold.
 func NewGlobal(maxInFlight, queueThreshold int) *Global {
 	return &Global{
-		sem:        newSem(maxInFlight),
+		sem:        newLine(maxInFlight),
 		queue:      newSem(queueThreshold),
 		limit:      maxInFlight,
 		queueLimit: queueThreshold,
@@ -61,8 +61,8 @@ func (gl *Global) InFlight() int { return int(gl.inFlight.Load()) }
 type Group struct {
 	key      string
 	limits   Limits
-	bulkhead *semaphore.Weighted // nil when MaxInFlight is Unlimited
-	conc     *semaphore.Weighted // nil when Concurrency is Unlimited
+	bulkhead *line               // nil when MaxInFlight is Unlimited
+	conc     *line               // nil when Concurrency is Unlimited
 	queue    *semaphore.Weighted // nil when QueueThreshold is Unlimited
 
 	running  atomic.Int64 // tasks holding a concurrency permit
@@ -92,8 +92,8 @@ func newGroup(parent context.Context, key string, l Limits) *Group {
 	g := &Group{
 		key:      key,
 		limits:   l,
-		bulkhead: newSem(l.MaxInFlight),
-		conc:     newSem(l.Concurrency),
+		bulkhead: newLine(l.MaxInFlight),
+		conc:     newLine(l.Concurrency),
 		queue:    newSem(l.QueueThreshold),
 		parent:   parent,
 	}
@@ -218,6 +218,7 @@ type Permits struct {
 	global *Global
 	group  *Group
 	held   uint8
+	w      waiter // the task's place in the line it waits in, if any
 }
 
 // Init ties p to its layers and counts the task as waiting in g.
@@ -278,33 +279,35 @@ func (p *Permits) advance(ctx context.Context, block bool) (Outcome, string, err
 	return Admitted, "", nil
 }
 
-// layer takes one layer: the permit at once, or a queue slot and then (when
-// block is set) the permit after waiting. A nil sem is an Unlimited layer and
-// costs nothing. A nil queue admits any number of waiters; its slot bit is
-// still set so a task checks the threshold once per wait.
-func (p *Permits) layer(ctx context.Context, block bool, sem, queue *semaphore.Weighted, bit, slot uint8) (Outcome, error) {
-	if sem == nil {
+// layer takes one layer: the permit at once, or a queue slot and a place in
+// the layer's line and then (when block is set) the permit after waiting. A
+// nil line is an Unlimited layer and costs nothing. A nil queue admits any
+// number of waiters; its slot bit is still set, so a task is counted against
+// the group threshold once from layer 2 to layer 3.
+func (p *Permits) layer(ctx context.Context, block bool, l *line, queue *semaphore.Weighted, bit, slot uint8) (Outcome, error) {
+	if l == nil {
 		p.held |= bit
 		return Admitted, nil
 	}
-	if p.held&slot == 0 {
-		if sem.TryAcquire(1) {
+	if p.w.line != l { // not yet waiting at this layer
+		if l.tryAcquire() {
 			p.held |= bit
 			return Admitted, nil
 		}
-		// TryAcquire never blocks, and nobody waits on a queue semaphore, so
-		// this is an exact "is a slot free" check.
-		if queue != nil && !queue.TryAcquire(1) {
-			return Rejected, nil
+		if p.held&slot == 0 {
+			// TryAcquire never blocks, and nobody waits on a queue
+			// semaphore, so this is an exact "is a slot free" check.
+			if queue != nil && !queue.TryAcquire(1) {
+				return Rejected, nil
+			}
+			p.held |= slot
 		}
-		p.held |= slot
+		l.join(&p.w)
 	}
 	if !block {
 		return MustWait, nil
 	}
-	// Acquire returns an error only after handing back anything it was
-	// granted concurrently with ctx ending, so on error nothing is held.
-	if err := sem.Acquire(ctx, 1); err != nil {
+	if err := p.w.wait(ctx); err != nil {
 		return Cancelled, err
 	}
 	p.held |= bit
@@ -342,6 +345,9 @@ func (p *Permits) Release() {
 	if gl == nil {
 		return
 	}
+	if p.w.line != nil {
+		p.w.line.leave(&p.w)
+	}
 	if p.held&heldConc != 0 {
 		g.running.Add(-1)
 		release(g.conc)
@@ -362,9 +368,9 @@ func (p *Permits) Release() {
 	p.global = nil
 }
 
-func release(s *semaphore.Weighted) {
-	if s != nil {
-		s.Release(1)
+func release(l *line) {
+	if l != nil {
+		l.release()
 	}
 }
 
@@ -379,13 +385,13 @@ func newSem(n int) *semaphore.Weighted {
 // available. It is meant for tests, after every task has finished: a
 // semaphore with waiters also fails the probe.
 func (gl *Global) Probe() error {
-	return probe("global in-flight", gl.sem, gl.limit, "global queue", gl.queue, gl.queueLimit)
+	return probe("global in-flight", gl.sem.semaphore(), gl.limit, "global queue", gl.queue, gl.queueLimit)
 }
 
 // Probe reports an error naming the first semaphore of g that is not fully
 // available; see Global.Probe.
 func (g *Group) Probe() error {
-	if err := probe("bulkhead", g.bulkhead, g.limits.MaxInFlight, "concurrency", g.conc, g.limits.Concurrency); err != nil {
+	if err := probe("bulkhead", g.bulkhead.semaphore(), g.limits.MaxInFlight, "concurrency", g.conc.semaphore(), g.limits.Concurrency); err != nil {
 		return fmt.Errorf("group %q: %w", g.key, err)
 	}
 	if err := probe("queue", g.queue, g.limits.QueueThreshold, "", nil, 0); err != nil {

@@ -29,10 +29,11 @@ var (
 // reverse order before completing the task's handle.
 //
 // Groups are created on first use, with limits resolved once from the
-// policy; they are remembered, with those limits, until EvictGroup. Tasks of
-// one group waiting for a permit are served first come, first served in the
-// order they reach the semaphore, which for tasks submitted at nearly the
-// same moment need not be their Submit order.
+// policy; they are remembered, with those limits, until EvictGroup. Tasks
+// waiting for a permit are served first come, first served: the tasks of a
+// group get its permits in the order they were submitted (for Submit calls
+// made concurrently, in the order Submit took their places), and a newly
+// submitted task never passes a waiting one.
 //
 // A GroupExecutor is safe for concurrent use. Create it with New; the zero
 // value is not usable. Call Shutdown or Close when done with it: until then

@@ -43,6 +43,7 @@ type GroupExecutor struct {
 	listener  TaskLifecycleListener
 	global    *groupstate.Global
 	groups    *groupstate.Registry
+	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate
 
@@ -58,6 +59,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		listener:  policy.listener,
 		global:    groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue),
 		groups:    groupstate.NewRegistry(root, policy.limits),
+		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
 	}
@@ -215,7 +217,7 @@ func (e *GroupExecutor) execute(t *task) {
 	}
 	// A context that ended while the last permit was granted still wins:
 	// the function never starts on a cancelled context.
-	if t.ctx.Err() != nil {
+	if e.cancelledBeforeRun(t) {
 		e.endWaiting(t)
 		return
 	}
@@ -237,6 +239,24 @@ func (e *GroupExecutor) settle(t *task) {
 	}
 	t.ctx.release()
 	e.gate.leave()
+}
+
+// cancelledBeforeRun reports whether t has been cancelled. ShutdownGroup,
+// EvictGroup and Close cancel a scope whose error is set at once but whose
+// child contexts are cancelled one by one, and the caller's cancel reaches
+// the task's context through context.AfterFunc, on another goroutine: a task
+// whose own context has not been reached yet may meanwhile get a permit
+// freed by a sibling that did react. So the caller's context, the scope and
+// the executor are asked too, and the task's context
+// is waited for (its cancel is on the way) so that its error is set when the
+// result is written.
+func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
+	c := &t.ctx
+	if c.Err() == nil && c.caller.Err() == nil && c.scope.Err() == nil && e.root.Err() == nil {
+		return false
+	}
+	<-t.ctx.Done()
+	return true
 }
 
 // endWaiting completes a task cancelled before it ran; the listener hears
@@ -319,14 +339,19 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A drained executor returns nil even when ctx is already done.
 	select {
 	case <-e.gate.drained:
-		e.closeRoot(ErrClosed)
-		return nil
-	case <-ctx.Done():
-		e.closeRoot(ErrClosed)
-		return ctx.Err()
+	default:
+		select {
+		case <-e.gate.drained:
+		case <-ctx.Done():
+			e.closeRoot(ErrClosed)
+			return ctx.Err()
+		}
 	}
+	e.closeRoot(ErrClosed)
+	return nil
 }
 
 // Close stops accepting tasks and cancels every task, with cause ErrClosed,

@@ -46,7 +46,8 @@ func (h *TaskHandle[T]) IsDone() bool {
 // Cancel cancels the task's context, with cause context.Canceled, and
 // completes the handle at once as CANCELLED with Err context.Canceled. It
 // reports whether it did so: false if the handle had already completed.
-// A task still waiting for permits gives them up; a running function sees
+// A task still waiting for permits gives them up, and its queue slot, as its
+// goroutine wakes, a moment after Cancel returns; a running function sees
 // its context cancelled and keeps its permits until it returns.
 func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 

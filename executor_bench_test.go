@@ -37,7 +37,10 @@ func BenchmarkRawGoroutine(b *testing.B) {
 // BenchmarkSubmitWait is one Submit and Wait at a time, on one group with no
 // limit.
 func BenchmarkSubmitWait(b *testing.B) {
-	e := benchUnlimited(b)
+	benchSubmitWait(b, benchUnlimited(b))
+}
+
+func benchSubmitWait(b *testing.B, e *groupconc.GroupExecutor) {
 	defer e.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -61,17 +64,7 @@ func BenchmarkSubmitWaitLimited(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := groupconc.New(p)
-	defer e.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		h, err := groupconc.Submit(ctx, e, "g", "t", benchNoop)
-		if err != nil {
-			b.Fatal(err)
-		}
-		h.Wait()
-	}
+	benchSubmitWait(b, groupconc.New(p))
 }
 
 // BenchmarkSubmitWaitParallel submits from GOMAXPROCS goroutines at once,

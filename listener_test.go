@@ -1,0 +1,513 @@
+package groupconc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// Listener events as bpRecorder names them.
+const (
+	bpEvSubmitted = "submitted"
+	bpEvRejected  = "rejected"
+	bpEvStarted   = "started"
+	bpEvCompleted = "completed"
+)
+
+// bpRecorder is a TaskLifecycleListener that keeps each task's events in
+// order, with its OnCompleted result and OnRejected reason.
+type bpRecorder struct {
+	mu      sync.Mutex
+	events  map[string][]string                   // guarded by mu; by bpKey
+	results map[string]groupconc.GroupResult[any] // guarded by mu
+	reasons map[string]string                     // guarded by mu
+}
+
+func bpNewRecorder() *bpRecorder {
+	return &bpRecorder{
+		events:  map[string][]string{},
+		results: map[string]groupconc.GroupResult[any]{},
+		reasons: map[string]string{},
+	}
+}
+
+func bpKey(groupKey, taskID string) string { return groupKey + "/" + taskID }
+
+func (r *bpRecorder) add(groupKey, taskID, ev string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := bpKey(groupKey, taskID)
+	r.events[k] = append(r.events[k], ev)
+}
+
+func (r *bpRecorder) OnSubmitted(groupKey, taskID string) { r.add(groupKey, taskID, bpEvSubmitted) }
+func (r *bpRecorder) OnStarted(groupKey, taskID string)   { r.add(groupKey, taskID, bpEvStarted) }
+
+func (r *bpRecorder) OnCompleted(groupKey, taskID string, result groupconc.GroupResult[any]) {
+	r.mu.Lock()
+	r.results[bpKey(groupKey, taskID)] = result
+	r.mu.Unlock()
+	r.add(groupKey, taskID, bpEvCompleted)
+}
+
+func (r *bpRecorder) OnRejected(groupKey, taskID, reason string) {
+	r.mu.Lock()
+	r.reasons[bpKey(groupKey, taskID)] = reason
+	r.mu.Unlock()
+	r.add(groupKey, taskID, bpEvRejected)
+}
+
+// Events returns a copy of the task's events so far.
+func (r *bpRecorder) Events(groupKey, taskID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events[bpKey(groupKey, taskID)]...)
+}
+
+// Result returns the result OnCompleted reported for the task.
+func (r *bpRecorder) Result(groupKey, taskID string) (groupconc.GroupResult[any], bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.results[bpKey(groupKey, taskID)]
+	return res, ok
+}
+
+// Reason returns the reason OnRejected reported for the task.
+func (r *bpRecorder) Reason(groupKey, taskID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reasons[bpKey(groupKey, taskID)]
+}
+
+// Count returns how many events of kind ev were recorded, over all tasks.
+func (r *bpRecorder) Count(ev string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, evs := range r.events {
+		for _, e := range evs {
+			if e == ev {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+var _ groupconc.TaskLifecycleListener = (*bpRecorder)(nil)
+
+func TestListenerSeesEachTasksEventsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := bpNewRecorder()
+		e := bpNew(t, groupconc.NewPolicyBuilder().
+			DefaultMaxConcurrencyPerGroup(1).
+			PerGroupQueueThreshold(map[string]int{"r": 0}).
+			TaskLifecycleListener(rec))
+		crec := bpNewRecorder()
+		ce := bpNew(t, groupconc.NewPolicyBuilder().
+			DefaultQueueThresholdPerGroup(0).
+			RejectionPolicy(groupconc.RejectCallerRuns).
+			TaskLifecycleListener(crec))
+
+		a1, a2, a3 := bpNewTask(t, 1), bpNewTask(t, 2), bpNewTask(t, 3)
+		hA1 := bpSubmit(t, e, "a", "runs", a1.Fn)
+		synctest.Wait()
+		hA2 := bpSubmit(t, e, "a", "waits-then-runs", a2.Fn)
+		hA3 := bpSubmit(t, e, "a", "cancelled-waiting", a3.Fn)
+		synctest.Wait()
+		assert.Equal(t, []string{bpEvSubmitted, bpEvStarted}, rec.Events("a", "runs"))
+		assert.Equal(t, []string{bpEvSubmitted}, rec.Events("a", "waits-then-runs"))
+		require.True(t, hA3.Cancel())
+
+		r1 := bpNewTask(t, 4)
+		hR1 := bpSubmit(t, e, "r", "runs", r1.Fn)
+		synctest.Wait()
+		hR2 := bpSubmit(t, e, "r", "rejected", r1.Fn)
+
+		errBoom := errors.New("boom")
+		hErr := bpSubmit(t, e, "f", "error", func(context.Context) (int, error) { return 0, errBoom })
+		hPanic := bpSubmit(t, e, "p", "panic", func(context.Context) (int, error) { panic("boom") })
+
+		c1, c2 := bpNewTask(t, 5), bpNewTask(t, 6)
+		hC1 := bpSubmit(t, ce, "c", "runs", c1.Fn)
+		synctest.Wait()
+		hC2 := bpSubmit(t, ce, "c", "caller-runs", c2.Fn)
+
+		for _, k := range []*bpTask{a1, a2, a3, r1, c1, c2} {
+			k.Release()
+		}
+		bpQuiesce(t, e, hA1, hA2, hA3, hR1, hR2, hErr, hPanic)
+		bpQuiesce(t, ce, hC1, hC2)
+
+		ran := []string{bpEvSubmitted, bpEvStarted, bpEvCompleted}
+		for _, c := range []struct {
+			rec          *bpRecorder
+			h            *groupconc.TaskHandle[int]
+			want         []string
+			wantComplete bool
+		}{
+			{rec, hA1, ran, true},
+			{rec, hA2, ran, true},
+			{rec, hA3, []string{bpEvSubmitted, bpEvCompleted}, true},
+			{rec, hR1, ran, true},
+			{rec, hR2, []string{bpEvSubmitted, bpEvRejected}, false},
+			{rec, hErr, ran, true},
+			{rec, hPanic, ran, true},
+			{crec, hC1, ran, true},
+			{crec, hC2, []string{bpEvSubmitted, bpEvRejected, bpEvStarted, bpEvCompleted}, true},
+		} {
+			g, id := c.h.GroupKey(), c.h.TaskID()
+			assert.Equal(t, c.want, c.rec.Events(g, id), "events of %s/%s", g, id)
+			got, ok := c.rec.Result(g, id)
+			if !c.wantComplete {
+				assert.False(t, ok, "%s/%s: OnCompleted for a task that never ran", g, id)
+				continue
+			}
+			if assert.True(t, ok, "%s/%s: no OnCompleted", g, id) {
+				want := c.h.Wait()
+				assert.Equal(t, want.Status, got.Status, "%s/%s: OnCompleted status", g, id)
+				assert.Equal(t, want.Err, got.Err, "%s/%s: OnCompleted err", g, id)
+				if want.Status == groupconc.StatusSuccess {
+					assert.Equal(t, want.Value, got.Value, "%s/%s: OnCompleted value", g, id)
+				}
+			}
+		}
+		assert.Equal(t, groupconc.StatusCancelled, hA3.Wait().Status)
+	})
+}
+
+func TestListenerPanicsAreRecoveredAndTheExecutorKeepsWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var submitted, started, completed, rejected atomic.Int32
+		l := groupconc.ListenerFuncs{
+			Submitted: func(string, string) { submitted.Add(1); panic("OnSubmitted") },
+			Started:   func(string, string) { started.Add(1); panic("OnStarted") },
+			Completed: func(string, string, groupconc.GroupResult[any]) { completed.Add(1); panic("OnCompleted") },
+			Rejected:  func(string, string, string) { rejected.Add(1); panic(errors.New("OnRejected")) },
+		}
+		e := bpNew(t, groupconc.NewPolicyBuilder().
+			DefaultMaxConcurrencyPerGroup(1).
+			PerGroupQueueThreshold(map[string]int{"a": 1, "c": 0}).
+			TaskLifecycleListener(l))
+		a1, a2 := bpNewTask(t, 1), bpNewTask(t, 2)
+		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		synctest.Wait()
+		require.True(t, a1.started.Load())
+		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn)
+		hA3 := bpSubmit(t, e, "a", "a3", a2.Fn)
+		synctest.Wait()
+		bpRequireRejected(t, hA3, "group")
+		a1.Release()
+		a2.Release()
+		bpQuiesce(t, e, hA1, hA2)
+		assert.Equal(t, 1, bpResult(t, hA1).Value)
+		assert.Equal(t, 2, bpResult(t, hA2).Value)
+
+		// A panicking task completes FAILED with the listener panicking
+		// around it.
+		hPanic := bpSubmit(t, e, "b", "panic", func(context.Context) (int, error) { panic("task") })
+		bpQuiesce(t, e, hPanic)
+		var pe *groupconc.PanicError
+		require.ErrorAs(t, hPanic.Wait().Err, &pe)
+		assert.Equal(t, "task", pe.Value)
+
+		assert.Equal(t, int32(4), submitted.Load(), "OnSubmitted calls")
+		assert.Equal(t, int32(3), started.Load(), "OnStarted calls")
+		assert.Equal(t, int32(3), completed.Load(), "OnCompleted calls")
+		assert.Equal(t, int32(1), rejected.Load(), "OnRejected calls")
+
+		// The executor still accepts, runs and limits tasks.
+		c1, c2 := bpNewTask(t, 5), bpNewTask(t, 6)
+		hC1 := bpSubmit(t, e, "c", "c1", c1.Fn)
+		synctest.Wait()
+		require.True(t, c1.started.Load())
+		bpRequireRejected(t, bpSubmit(t, e, "c", "c2", c2.Fn), "group")
+		c1.Release()
+		bpQuiesce(t, e, hC1)
+		assert.Equal(t, groupconc.StatusSuccess, hC1.Wait().Status)
+		s := e.Stats()
+		assert.Equal(t, uint64(6), s.Submitted, "submitted")
+		assert.Equal(t, s.Submitted, s.Succeeded+s.Failed+s.Cancelled+s.Rejected, "outcomes")
+	})
+}
+
+func TestListenerCanSubmitFromOnCompletedWithoutDeadlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			e    *groupconc.GroupExecutor
+			next = make(chan *groupconc.TaskHandle[int], 1)
+			ctx  = t.Context()
+		)
+		l := groupconc.ListenerFuncs{
+			Completed: func(groupKey, taskID string, _ groupconc.GroupResult[any]) {
+				if taskID != "first" {
+					return
+				}
+				// Same group, concurrency 1: the first task's permit must
+				// already be free, and no executor lock may be held here.
+				h, err := groupconc.Submit(ctx, e, groupKey, "second", func(context.Context) (int, error) { return 2, nil })
+				assert.NoError(t, err)
+				next <- h
+			},
+		}
+		e = bpNew(t, groupconc.NewPolicyBuilder().
+			DefaultMaxConcurrencyPerGroup(1).
+			DefaultQueueThresholdPerGroup(0).
+			TaskLifecycleListener(l))
+		first := bpSubmit(t, e, "a", "first", func(context.Context) (int, error) { return 1, nil })
+		second := <-next
+		require.NotNil(t, second)
+		bpQuiesce(t, e, first, second)
+		assert.Equal(t, 1, first.Wait().Value)
+		r := second.Wait()
+		assert.Equal(t, groupconc.StatusSuccess, r.Status, "err %v", r.Err)
+		assert.Equal(t, 2, r.Value)
+	})
+}
+
+func TestListenerFuncsWithNilFieldsIsFine(t *testing.T) {
+	var zero groupconc.ListenerFuncs
+	assert.NotPanics(t, func() {
+		zero.OnSubmitted("a", "t")
+		zero.OnStarted("a", "t")
+		zero.OnCompleted("a", "t", groupconc.GroupResult[any]{})
+		zero.OnRejected("a", "t", "reason")
+	})
+
+	var completed atomic.Int32
+	for _, l := range []groupconc.ListenerFuncs{
+		{},
+		{Completed: func(string, string, groupconc.GroupResult[any]) { completed.Add(1) }},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			e := bpNew(t, groupconc.NewPolicyBuilder().
+				DefaultQueueThresholdPerGroup(0).
+				RejectionPolicy(groupconc.RejectCallerRuns).
+				TaskLifecycleListener(l))
+			busy := bpNewTask(t, 1)
+			hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
+			synctest.Wait()
+			hCallerRuns := bpSubmit(t, e, "a", "caller-runs", func(context.Context) (int, error) { return 2, nil })
+			hCancelled := bpSubmit(t, e, "b", "cancelled", busy.Fn)
+			hCancelled.Cancel() // waiting or running: either way it completes once
+			busy.Release()
+			bpQuiesce(t, e, hBusy, hCallerRuns, hCancelled)
+			assert.Equal(t, 1, hBusy.Wait().Value)
+			assert.Equal(t, 2, hCallerRuns.Wait().Value)
+		})
+	}
+	assert.Equal(t, int32(3), completed.Load(), "OnCompleted calls of the listener that has Completed")
+}
+
+// bpLoadExecutor is one executor of the mixed load, with what the test
+// needs to check it afterwards.
+type bpLoadExecutor struct {
+	name    string
+	e       *groupconc.GroupExecutor
+	rec     *bpRecorder
+	mu      sync.Mutex
+	handles []*groupconc.TaskHandle[int] // guarded by mu
+	cancel  []*groupconc.TaskHandle[int] // guarded by mu; to cancel by handle
+}
+
+func (x *bpLoadExecutor) add(h *groupconc.TaskHandle[int], byHandle bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.handles = append(x.handles, h)
+	if byHandle {
+		x.cancel = append(x.cancel, h)
+	}
+}
+
+// bpTaskIndex returns n for a task ID "t<n>".
+func bpTaskIndex(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "t"))
+	return n
+}
+
+func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
+	const (
+		groups     = 4
+		submitters = 4
+		perSubmit  = 12
+	)
+	synctest.Test(t, func(t *testing.T) {
+		errBoom := errors.New("boom")
+		release := make(chan struct{})
+		ctx, cancelCtx := context.WithCancel(t.Context())
+		defer cancelCtx()
+
+		handler := func(ctx context.Context, r *groupconc.Rejection) (any, error) {
+			switch bpTaskIndex(r.TaskID) % 4 {
+			case 0:
+				return r.Run(ctx)
+			case 1:
+				return 99, nil
+			case 2:
+				return nil, groupconc.ErrRejected
+			default:
+				panic("handler boom")
+			}
+		}
+		base := func(rec *bpRecorder) *groupconc.PolicyBuilder {
+			return groupconc.NewPolicyBuilder().
+				DefaultMaxConcurrencyPerGroup(2).
+				DefaultQueueThresholdPerGroup(2).
+				GlobalMaxInFlight(6).
+				GlobalQueueThreshold(3).
+				TaskLifecycleListener(rec)
+		}
+		var xs []*bpLoadExecutor
+		for _, c := range []struct {
+			name    string
+			policy  groupconc.RejectionPolicy
+			handler groupconc.RejectionHandler
+		}{
+			{"abort", groupconc.RejectAbort, nil},
+			{"discard", groupconc.RejectDiscard, nil},
+			{"caller-runs", groupconc.RejectCallerRuns, nil},
+			{"handler", groupconc.RejectAbort, handler},
+		} {
+			rec := bpNewRecorder()
+			e := bpNew(t, base(rec).RejectionPolicy(c.policy).RejectionHandler(c.handler))
+			xs = append(xs, &bpLoadExecutor{name: c.name, rec: rec, e: e})
+		}
+
+		// Every task waits for release (or its context), then succeeds,
+		// fails or panics by its index; kinds 3 and 4 are cancelled, by
+		// handle and by context, before release.
+		task := func(i int) groupconc.Task[int] {
+			return func(ctx context.Context) (int, error) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+				switch i % 5 {
+				case 1:
+					return 0, errBoom
+				case 2:
+					panic(fmt.Sprintf("task %d", i))
+				}
+				return i, nil
+			}
+		}
+		var wg sync.WaitGroup
+		for _, x := range xs {
+			for s := range submitters {
+				wg.Go(func() {
+					for j := range perSubmit {
+						i := s*perSubmit + j
+						taskCtx := t.Context()
+						if i%5 == 4 {
+							taskCtx = ctx
+						}
+						h, err := groupconc.Submit(taskCtx, x.e, "g"+strconv.Itoa(i%groups), "t"+strconv.Itoa(i), task(i))
+						if !assert.NoError(t, err) {
+							return
+						}
+						x.add(h, i%5 == 3)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		synctest.Wait()
+		for _, x := range xs {
+			for _, h := range x.cancel {
+				h.Cancel()
+			}
+		}
+		cancelCtx()
+		synctest.Wait()
+		close(release)
+		for _, x := range xs {
+			bpQuiesce(t, x.e, x.handles...)
+			bpCheckBalanced(t, x)
+		}
+	})
+}
+
+// bpCheckBalanced checks a quiescent executor of the mixed load: each task's
+// events come in one of the orders the contract allows, submitted ==
+// completed + rejected-and-never-run, started == completed less the tasks
+// cancelled before they started, and the outcome counters add up.
+func bpCheckBalanced(t *testing.T, x *bpLoadExecutor) {
+	t.Helper()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var (
+		submitted, started, completed, rejectedNeverRun, cancelledBeforeStart int
+		byStatus                                                              = map[groupconc.TaskStatus]uint64{}
+	)
+	allowed := map[string]bool{
+		// Ran, on its permits.
+		"submitted started completed": true,
+		// Cancelled while waiting.
+		"submitted completed": true,
+		// Rejected, and not run: abort, discard, a handler that did not
+		// call Run, caller-runs on a done context.
+		"submitted rejected": true,
+		// Rejected and run anyway: caller-runs, Rejection.Run.
+		"submitted rejected started completed": true,
+	}
+	for _, h := range x.handles {
+		g, id := h.GroupKey(), h.TaskID()
+		r := h.Wait()
+		byStatus[r.Status]++
+		evs := x.rec.Events(g, id)
+		seq := strings.Join(evs, " ")
+		if !assert.True(t, allowed[seq], "%s: %s/%s: events %q", x.name, g, id, seq) {
+			continue
+		}
+		for _, ev := range evs {
+			switch ev {
+			case bpEvSubmitted:
+				submitted++
+			case bpEvStarted:
+				started++
+			case bpEvCompleted:
+				completed++
+			}
+		}
+		switch seq {
+		case "submitted rejected":
+			rejectedNeverRun++
+		case "submitted completed":
+			cancelledBeforeStart++
+			got, _ := x.rec.Result(g, id)
+			assert.Equal(t, groupconc.StatusCancelled, got.Status, "%s: %s/%s: completed without starting", x.name, g, id)
+		}
+		if got, ok := x.rec.Result(g, id); ok {
+			assert.Equal(t, r.Status, got.Status, "%s: %s/%s: OnCompleted status, handle status", x.name, g, id)
+		}
+	}
+	assert.Equal(t, len(x.handles), submitted, "%s: submitted events, accepted submits", x.name)
+	assert.Equal(t, x.rec.Count(bpEvSubmitted), submitted, "%s: submitted events of unknown tasks", x.name)
+	assert.Equal(t, submitted, completed+rejectedNeverRun, "%s: submitted, completed + rejected-never-run", x.name)
+	assert.Equal(t, started, completed-cancelledBeforeStart, "%s: started, completed - cancelled-before-start", x.name)
+	assert.Positive(t, x.rec.Count(bpEvRejected), "%s: the load should reject tasks", x.name)
+	assert.Positive(t, started, "%s: the load should run tasks", x.name)
+
+	s := x.e.Stats()
+	assert.Equal(t, uint64(len(x.handles)), s.Submitted, "%s: Stats.Submitted", x.name)
+	assert.Equal(t, s.Submitted, s.Succeeded+s.Failed+s.Cancelled+s.Rejected, "%s: outcomes", x.name)
+	assert.Equal(t, byStatus[groupconc.StatusSuccess], s.Succeeded, "%s: Stats.Succeeded", x.name)
+	assert.Equal(t, byStatus[groupconc.StatusFailed], s.Failed, "%s: Stats.Failed", x.name)
+	assert.Equal(t, byStatus[groupconc.StatusCancelled], s.Cancelled, "%s: Stats.Cancelled", x.name)
+	assert.Equal(t, byStatus[groupconc.StatusRejected], s.Rejected, "%s: Stats.Rejected", x.name)
+	assert.Zero(t, s.Running, "%s: running", x.name)
+	assert.Zero(t, s.Waiting, "%s: waiting", x.name)
+	assert.Zero(t, s.GlobalInFlight, "%s: global in flight", x.name)
+}

@@ -1,0 +1,133 @@
+package groupconc_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// stBenchGroups is how many groups the executor knows in these benchmarks.
+const stBenchGroups = 10_000
+
+// stPollEvery is how often the poller of
+// BenchmarkSubmitWait10000GroupsWhileStatsPolled takes a snapshot.
+const stPollEvery = 10 * time.Millisecond
+
+func stNoop(context.Context) (struct{}, error) { return struct{}{}, nil }
+
+// stWarm runs one task in each of n groups, so that e knows them all, and
+// returns their keys.
+func stWarm(b *testing.B, e *groupconc.GroupExecutor, n int) []string {
+	b.Helper()
+	keys := make([]string, n)
+	hs := make([]*groupconc.TaskHandle[struct{}], n)
+	for i := range keys {
+		keys[i] = "group-" + strconv.Itoa(i)
+		h, err := groupconc.Submit(context.Background(), e, keys[i], "warm", stNoop)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs[i] = h
+	}
+	for _, h := range hs {
+		h.Wait()
+	}
+	if got := e.Stats().Groups; got != n {
+		b.Fatalf("Stats().Groups = %d, want %d", got, n)
+	}
+	return keys
+}
+
+// stShutdown waits for e's tasks and stops it.
+func stShutdown(b *testing.B, e *groupconc.GroupExecutor) {
+	b.Helper()
+	if err := e.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkStats10000Groups measures one Stats call on an executor that
+// knows 10 000 idle groups.
+func BenchmarkStats10000Groups(b *testing.B) {
+	e := groupconc.New(nil)
+	defer stShutdown(b, e)
+	stWarm(b, e, stBenchGroups)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := e.Stats(); s.Groups != stBenchGroups {
+			b.Fatalf("Stats().Groups = %d, want %d", s.Groups, stBenchGroups)
+		}
+	}
+}
+
+// BenchmarkSubmitWait10000Groups measures Submit followed by Wait from
+// GOMAXPROCS goroutines at once, spread over 10 000 known groups. It is the
+// baseline of BenchmarkSubmitWait10000GroupsWhileStatsPolled.
+func BenchmarkSubmitWait10000Groups(b *testing.B) {
+	stBenchSubmitWait(b, false)
+}
+
+// BenchmarkSubmitWait10000GroupsWhileStatsPolled is
+// BenchmarkSubmitWait10000Groups with one more goroutine taking a Stats
+// snapshot every 10 ms (100 a second, far more often than a metrics scrape):
+// the difference is what polling costs the submitters. A poller in a busy
+// loop would instead measure that it takes a whole core away from them.
+func BenchmarkSubmitWait10000GroupsWhileStatsPolled(b *testing.B) {
+	stBenchSubmitWait(b, true)
+}
+
+func stBenchSubmitWait(b *testing.B, poll bool) {
+	e := groupconc.New(nil)
+	defer stShutdown(b, e)
+	keys := stWarm(b, e, stBenchGroups)
+
+	var (
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+		polls atomic.Int64
+	)
+	if poll {
+		wg.Go(func() {
+			tick := time.NewTicker(stPollEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				e.Stats()
+				polls.Add(1)
+			}
+		})
+	}
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			key := keys[next.Add(1)%stBenchGroups]
+			h, err := groupconc.Submit(ctx, e, key, "task", stNoop)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if r := h.Wait(); r.Status != groupconc.StatusSuccess {
+				b.Errorf("status %v, want SUCCESS (err %v)", r.Status, r.Err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	close(stop)
+	wg.Wait()
+	if poll {
+		b.ReportMetric(float64(polls.Load())/b.Elapsed().Seconds(), "polls/s")
+	}
+}

@@ -54,8 +54,7 @@ func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
 // When the handle completes, Await returns its result and, for a task
-// rejected under RejectAbort (or by a handler returning ErrRejected), the
-// *RejectedError; in every other case the error is nil, and the task's own
+// rejected under RejectAbort, the *RejectedError; in every other case the error is nil, and the task's own
 // failure is in the result. When ctx ends first, Await returns a CANCELLED
 // result with Err ctx.Err(), and ctx.Err(); the task goes on. A nil ctx
 // waits like Wait.

@@ -81,8 +81,9 @@ func (r *Rejection) Run(ctx context.Context) (any, error) {
 // permit held, and its return becomes the result:
 //   - (v, nil): SUCCESS with v; nil gives the zero value, and a v that is not
 //     of the task's type gives FAILED with an error saying so;
-//   - an error matching ErrRejected: REJECTED, and Await returns it as under
-//     RejectAbort;
+//   - an error matching ErrRejected: REJECTED, its Err a *RejectedError
+//     (the handler's own, if it returned one); Await returns no error, since
+//     the handler, not RejectAbort, decided;
 //   - another error: FAILED with it (CANCELLED if it is the context's error
 //     and the context is done).
 //
@@ -110,9 +111,8 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 	)
 	defer func() {
 		var (
-			status   = StatusSuccess
-			value    T
-			awaitErr error
+			status = StatusSuccess
+			value  T
 		)
 		switch {
 		case !returned:
@@ -130,7 +130,6 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 			if !errors.As(err, new(*RejectedError)) {
 				err = &RejectedError{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
 			}
-			awaitErr = err
 		default:
 			status = failedOrCancelled(ctx, err)
 		}
@@ -142,7 +141,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 			if status == StatusSuccess {
 				h.value = value
 			}
-			t.publish(status, err, awaitErr, start, end)
+			t.publish(status, err, nil, start, end)
 		}
 		if ran.Load() {
 			h.completed()

@@ -569,9 +569,9 @@ func TestTaskThatWaitedAtTheBulkheadKeepsOneQueueSlotUntilItHoldsTheConcurrencyP
 
 // bpRejectedByHandler runs, in a bubble, one task of group a that is
 // rejected (group a is busy and may not queue) under a policy whose handler
-// is h. It returns the result and Await error of the rejected task, whether
-// its function ran, and its listener events.
-func bpRejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h groupconc.RejectionHandler) (groupconc.GroupResult[int], error, bool, []string) {
+// is h. It returns the result of the rejected task, whether its function
+// ran, its listener events, and its Await error.
+func bpRejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h groupconc.RejectionHandler) (groupconc.GroupResult[int], bool, []string, error) {
 	t.Helper()
 	rec := bpNewRecorder()
 	e := bpNew(t, groupconc.NewPolicyBuilder().
@@ -591,7 +591,7 @@ func bpRejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h group
 	r, err := hRejected.Await(t.Context())
 	busy.Release()
 	bpQuiesce(t, e, hBusy, hRejected)
-	return r, err, rejected.started.Load(), rec.Events("a", "rejected")
+	return r, rejected.started.Load(), rec.Events("a", "rejected"), err
 }
 
 func TestRejectionHandlerReplacesTheRejectionPolicy(t *testing.T) {
@@ -599,7 +599,7 @@ func TestRejectionHandlerReplacesTheRejectionPolicy(t *testing.T) {
 		t.Run(policy.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var calls atomic.Int32
-				r, err, ran, events := bpRejectedByHandler(t, policy, func(_ context.Context, rej *groupconc.Rejection) (any, error) {
+				r, ran, events, err := bpRejectedByHandler(t, policy, func(_ context.Context, rej *groupconc.Rejection) (any, error) {
 					calls.Add(1)
 					assert.Equal(t, "a", rej.GroupKey)
 					assert.Equal(t, "rejected", rej.TaskID)
@@ -705,7 +705,7 @@ func TestRejectionHandlerOutcomeMapsToTheTaskResult(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r, err, ran, events := bpRejectedByHandler(t, groupconc.RejectAbort, c.handler)
+				r, ran, events, err := bpRejectedByHandler(t, groupconc.RejectAbort, c.handler)
 				c.check(t, r, err)
 				assert.Equal(t, c.runs, ran, "task function ran")
 				want := []string{bpEvSubmitted, bpEvRejected}

@@ -47,15 +47,17 @@ func TestLineServesWaitersInJoinOrder(t *testing.T) {
 // TestLineNewcomerNeverPassesAWaiter: a free permit owed to a waiter that
 // has not claimed it yet is not taken by tryAcquire.
 func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
-	l := newLine(1)
-	require.True(t, l.tryAcquire())
-	var w waiter
-	l.join(&w)
-	l.release()
-	assert.False(t, l.tryAcquire(), "a newcomer passed the waiter")
-	require.NoError(t, w.wait(context.Background()))
-	l.release()
-	assert.True(t, l.tryAcquire(), "line empty and a permit free")
+	synctest.Test(t, func(t *testing.T) {
+		l := newLine(1)
+		require.True(t, l.tryAcquire())
+		var w waiter
+		l.join(&w)
+		l.release()
+		require.False(t, l.tryAcquire(), "a newcomer passed the waiter")
+		require.NoError(t, w.wait(t.Context()))
+		l.release()
+		assert.True(t, l.tryAcquire(), "line empty and a permit free")
+	})
 }
 
 // TestLineCancelledWaiterLeavesAndPassesTheHead: a waiter cancelled in the

@@ -199,7 +199,11 @@ func (e *GroupExecutor) execute(t *task) {
 	defer e.settle(t)
 	start := t.submitted // a task admitted inside Submit held its permits then
 	if t.mustWait {
-		out, reason, _ := t.permits.Wait(&t.ctx)
+		out, reason := t.permits.Wait(groupstate.Stop{
+			Caller:    t.ctx.caller.Done(),
+			Scope:     t.ctx.scope.Done(),
+			Cancelled: &t.claimed, // only Cancel completes a waiting task
+		})
 		switch out {
 		case groupstate.Cancelled:
 			e.endWaiting(t)

@@ -156,11 +156,17 @@ func failedOrCancelled(ctx context.Context, err error) TaskStatus {
 	return StatusFailed
 }
 
+// completed tells the listener, if any, the task's final result. It is kept
+// small: building the GroupResult[any] takes a large frame, which would grow
+// every task goroutine's stack if it were reserved when there is no listener.
 func (h *TaskHandle[T]) completed() {
-	l := h.t.exec.listener
-	if l == nil {
-		return
+	if l := h.t.exec.listener; l != nil {
+		h.tellCompleted(l)
 	}
+}
+
+//go:noinline
+func (h *TaskHandle[T]) tellCompleted(l TaskLifecycleListener) {
 	// The handle may have been claimed by Cancel, which publishes right
 	// after; the result is readable once done is closed.
 	<-h.t.done

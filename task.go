@@ -221,6 +221,7 @@ func (t *task) cancelNow(err error) bool {
 		return false
 	}
 	t.ctx.cancelWith(err)
+	t.permits.Interrupt() // after claimed is set: see groupstate.Stop
 	now := time.Now()
 	t.publish(StatusCancelled, err, nil, now, now)
 	return true

@@ -230,102 +230,129 @@ func (p *Permits) Init(gl *Global, g *Group) {
 // Group returns the group p was initialised with.
 func (p *Permits) Group() *Group { return p.group }
 
-// Try walks the layers without blocking. It returns Admitted, MustWait (a
-// queue slot is held for the layer the task must wait at) or Rejected with a
-// reason naming the threshold that turned it away.
+// Try walks the layers without blocking. It returns Admitted, MustWait (the
+// task holds a queue slot and a place in line at the layer it must wait at)
+// or Rejected with a reason naming the threshold that turned it away.
 func (p *Permits) Try() (Outcome, string) {
-	out, reason, _ := p.advance(context.Background(), false) // never blocks, so never looks at ctx
-	return out, reason
+	return p.advance(nil)
 }
 
-// Wait blocks until the task holds every permit, its context ends, or a later
-// layer has no queue slot for it. It returns Admitted, Cancelled with
-// ctx.Err(), or Rejected with the reason.
-func (p *Permits) Wait(ctx context.Context) (Outcome, string, error) {
-	return p.advance(ctx, true)
+// Stop is what ends a task's wait for permits, besides getting them.
+type Stop struct {
+	Caller <-chan struct{} // the caller's context's Done; nil if it never ends
+	Scope  <-chan struct{} // the group scope's Done: ShutdownGroup, EvictGroup, Close
+	// Cancelled is set before Interrupt is called, when the task is
+	// cancelled through its handle.
+	Cancelled *atomic.Bool
 }
+
+// Wait blocks until the task holds every permit, it is stopped, or a later
+// layer has no queue slot for it. It returns Admitted, Cancelled or Rejected
+// with the reason; after Cancelled or Rejected the task holds nothing.
+// A task that got its last permit as it was stopped reports Admitted; the
+// caller checks for cancellation before running it.
+func (p *Permits) Wait(stop Stop) (Outcome, string) {
+	return p.advance(&stop)
+}
+
+// Interrupt wakes the task if it waits in a line; its Wait then returns
+// Cancelled, provided stop.Cancelled was set first. Safe from any goroutine.
+func (p *Permits) Interrupt() { p.w.interrupt() }
 
 // advance acquires the layers in their fixed order, global → bulkhead →
 // concurrency. A layer is first tried without blocking; only a task that has
-// to wait takes a queue slot. When block is false advance stops there.
-func (p *Permits) advance(ctx context.Context, block bool) (Outcome, string, error) {
+// to wait takes a queue slot. With stop nil advance never blocks: it stops
+// at the first layer the task must wait at.
+func (p *Permits) advance(stop *Stop) (Outcome, string) {
 	gl, g := p.global, p.group
 	if p.held&heldGlobal == 0 {
-		out, err := p.layer(ctx, block, gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
+		out := p.layer(stop, gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
 		if out != Admitted {
-			return p.stop(out, err, "global", gl.queueLimit)
+			return p.stop(out, "global", gl.queueLimit)
 		}
 		gl.inFlight.Add(1)
 		p.dropSlot(gl.queue, heldGlobalSlot)
 	}
 	if p.held&heldBulkhead == 0 {
-		out, err := p.layer(ctx, block, g.bulkhead, g.queue, heldBulkhead, heldGroupSlot)
+		out := p.layer(stop, g.bulkhead, g.queue, heldBulkhead, heldGroupSlot)
 		if out != Admitted {
-			return p.stop(out, err, "group", g.limits.QueueThreshold)
+			return p.stop(out, "group", g.limits.QueueThreshold)
 		}
 		// A slot taken here is kept until the concurrency permit is held, so
 		// the task is not turned away between the two layers.
 		g.inFlight.Add(1)
 	}
-	out, err := p.layer(ctx, block, g.conc, g.queue, heldConc, heldGroupSlot)
+	out := p.layer(stop, g.conc, g.queue, heldConc, heldGroupSlot)
 	if out != Admitted {
-		return p.stop(out, err, "group", g.limits.QueueThreshold)
+		return p.stop(out, "group", g.limits.QueueThreshold)
 	}
 	// Count the task running before anyone can see its permit as free again;
 	// it was counted waiting since Init.
 	g.waiting.Add(-1)
 	g.running.Add(1)
 	p.dropSlot(g.queue, heldGroupSlot)
-	return Admitted, "", nil
+	return Admitted, ""
 }
 
 // layer takes one layer: the permit at once, or a queue slot and a place in
-// the layer's line and then (when block is set) the permit after waiting. A
-// nil line is an Unlimited layer and costs nothing. A nil queue admits any
+// the layer's line and then (unless stop is nil) the permit after waiting.
+// A nil line is an Unlimited layer and costs nothing. A nil queue admits any
 // number of waiters; its slot bit is still set, so a task is counted against
 // the group threshold once from layer 2 to layer 3.
-func (p *Permits) layer(ctx context.Context, block bool, l *line, queue *semaphore.Weighted, bit, slot uint8) (Outcome, error) {
+func (p *Permits) layer(stop *Stop, l *line, queue *semaphore.Weighted, bit, slot uint8) Outcome {
 	if l == nil {
 		p.held |= bit
-		return Admitted, nil
+		return Admitted
 	}
-	if p.w.line != l { // not yet waiting at this layer
+	if p.w.line.Load() != l { // not yet waiting at this layer
 		if l.tryAcquire() {
 			p.held |= bit
-			return Admitted, nil
+			return Admitted
 		}
 		if p.held&slot == 0 {
 			// TryAcquire never blocks, and nobody waits on a queue
 			// semaphore, so this is an exact "is a slot free" check.
 			if queue != nil && !queue.TryAcquire(1) {
-				return Rejected, nil
+				return Rejected
 			}
 			p.held |= slot
 		}
-		l.join(&p.w)
+		if l.join(&p.w) {
+			p.held |= bit
+			return Admitted
+		}
 	}
-	if !block {
-		return MustWait, nil
+	if stop == nil {
+		return MustWait
 	}
-	if err := p.w.wait(ctx); err != nil {
-		return Cancelled, err
+	// A Cancel that came while the task was between two lines found it in
+	// none: it is seen here, after joining, or it finds the task in line.
+	if stop.Cancelled.Load() {
+		if p.w.leave() {
+			l.release() // granted meanwhile: hand it on
+		}
+		return Cancelled
+	}
+	if !p.w.wait(stop.Caller, stop.Scope) {
+		return Cancelled
 	}
 	p.held |= bit
-	return Admitted, nil
+	return Admitted
 }
 
 // stop ends a walk that did not reach Admitted: a task that may not wait, or
 // whose wait ended, gives back every permit and slot before it is rejected
 // or cancelled.
-func (p *Permits) stop(out Outcome, err error, layer string, threshold int) (Outcome, string, error) {
-	if out == MustWait {
-		return out, "", nil
+func (p *Permits) stop(out Outcome, layer string, threshold int) (Outcome, string) {
+	switch out {
+	case MustWait:
+		return out, ""
+	case Rejected:
+		p.Release()
+		return out, fmt.Sprintf("%s queue threshold %d reached", layer, threshold)
 	}
 	p.Release()
-	if out == Rejected {
-		return out, fmt.Sprintf("%s queue threshold %d reached", layer, threshold), nil
-	}
-	return out, "", err
+	return out, ""
 }
 
 func (p *Permits) dropSlot(queue *semaphore.Weighted, slot uint8) {
@@ -345,8 +372,8 @@ func (p *Permits) Release() {
 	if gl == nil {
 		return
 	}
-	if p.w.line != nil {
-		p.w.line.leave(&p.w)
+	if l := p.w.line.Load(); l != nil && p.w.leave() {
+		l.release() // granted as the wait was given up
 	}
 	if p.held&heldConc != 0 {
 		g.running.Add(-1)

@@ -3,6 +3,7 @@ package groupstate
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -25,11 +26,11 @@ func TestLineServesWaitersInJoinOrder(t *testing.T) {
 		ws := make([]waiter, n)
 		got := make(chan int, n)
 		for i := range ws {
-			l.join(&ws[i])
+			require.False(t, l.join(&ws[i]))
 		}
 		for i := n - 1; i >= 0; i-- { // start them in reverse
 			go func() {
-				if ws[i].wait(t.Context()) == nil {
+				if ws[i].wait(nil, t.Context().Done()) {
 					got <- i
 				}
 			}()
@@ -51,10 +52,10 @@ func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
 		l := newLine(1)
 		require.True(t, l.tryAcquire())
 		var w waiter
-		l.join(&w)
+		require.False(t, l.join(&w))
 		l.release()
 		require.False(t, l.tryAcquire(), "a newcomer passed the waiter")
-		require.NoError(t, w.wait(t.Context()))
+		require.True(t, w.wait(nil, t.Context().Done()))
 		l.release()
 		assert.True(t, l.tryAcquire(), "line empty and a permit free")
 	})
@@ -67,23 +68,22 @@ func TestLineCancelledWaiterLeavesAndPassesTheHead(t *testing.T) {
 		l := newLine(1)
 		require.True(t, l.tryAcquire())
 		var head, middle, last waiter
-		l.join(&head)
-		l.join(&middle)
-		l.join(&last)
+		for _, w := range []*waiter{&head, &middle, &last} {
+			require.False(t, l.join(w))
+		}
 		headCtx, cancelHead := context.WithCancel(t.Context())
-		midCtx, cancelMid := context.WithCancel(t.Context())
-		errs := make(chan error, 3)
-		go func() { errs <- head.wait(headCtx) }()
-		go func() { errs <- middle.wait(midCtx) }()
-		lastDone := make(chan error, 1)
-		go func() { lastDone <- last.wait(t.Context()) }()
+		got := make(chan bool, 2)
+		go func() { got <- head.wait(headCtx.Done(), nil) }()
+		go func() { got <- middle.wait(nil, nil) }()
+		lastDone := make(chan bool, 1)
+		go func() { lastDone <- last.wait(nil, nil) }()
 		synctest.Wait()
-		cancelMid()
+		middle.interrupt()
 		cancelHead()
-		assert.ErrorIs(t, <-errs, context.Canceled)
-		assert.ErrorIs(t, <-errs, context.Canceled)
+		assert.False(t, <-got, "a cancelled waiter holds no permit")
+		assert.False(t, <-got, "a cancelled waiter holds no permit")
 		l.release()
-		require.NoError(t, <-lastDone)
+		require.True(t, <-lastDone)
 		assert.Zero(t, l.count.Load())
 		l.release()
 		assert.True(t, l.sem.TryAcquire(1), "every permit back")
@@ -130,7 +130,8 @@ func TestPermitsKeepTheGroupSlotFromBulkheadToConcurrency(t *testing.T) {
 		require.Equal(t, MustWait, out, "b waits at the bulkhead")
 		done := make(chan Outcome)
 		go func() {
-			out, _, _ := b.Wait(t.Context())
+			var cancelled atomic.Bool
+			out, _ := b.Wait(Stop{Scope: t.Context().Done(), Cancelled: &cancelled})
 			done <- out
 		}()
 		synctest.Wait()

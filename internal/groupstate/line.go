@@ -1,27 +1,30 @@
 package groupstate
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
 
-// line is a layer's semaphore with its waiters served in the order they
-// joined. Tasks join inside Submit, on the caller's goroutine, and only the
-// task at the head of the line blocks in the semaphore's Acquire; the others
-// wait for their turn on a channel. So a group's waiting tasks get their
-// permits in Submit order. Without the line they would reach Acquire in the
-// order the scheduler first runs their goroutines, which is not that order
-// (the newest goroutine often runs first).
+// line is one layer's semaphore with a first-come, first-served line of the
+// tasks waiting for it. The semaphore counts the permits; the line decides
+// who gets a released one.
 //
-// The semaphore still does all the counting: the line only decides who may
-// call Acquire. It is safe for concurrent use.
+// Tasks join inside Submit, on the caller's goroutine, and a released permit
+// is handed straight to the task at the head, so a group's waiting tasks get
+// their permits in Submit order, and a waiting task is woken once, when it
+// holds its permit. (Parked in the semaphore's Acquire instead, tasks would
+// queue in the order the scheduler first runs their goroutines, which is not
+// Submit order: the newest goroutine often runs first.)
+//
+// Nobody blocks inside the semaphore: it is only tried and released, under
+// mu whenever the line may have waiters, so a permit is never released to
+// the semaphore while a task waits for it. It is safe for concurrent use.
 type line struct {
 	sem   *semaphore.Weighted
 	size  int
-	count atomic.Int64 // waiters in line: a newcomer may not pass them
+	count atomic.Int64 // waiters in line; written under mu
 
 	mu         sync.Mutex
 	head, tail *waiter // guarded by mu
@@ -36,64 +39,109 @@ func newLine(n int) *line {
 	return &line{sem: semaphore.NewWeighted(int64(n)), size: n}
 }
 
-// tryAcquire takes a permit at once, unless one is free only because the
-// task owed it has not yet come to claim it: a newcomer never passes a
-// waiter.
+// tryAcquire takes a permit at once if one is free and nobody waits for it:
+// a newcomer never passes a waiter.
 func (l *line) tryAcquire() bool {
 	return l.count.Load() == 0 && l.sem.TryAcquire(1)
 }
 
-func (l *line) release() { l.sem.Release(1) }
-
-// waiter is a task's place in a line; its zero value is in no line. It
-// belongs to one task.
-type waiter struct {
-	line       *line
-	prev, next *waiter       // guarded by line.mu
-	turn       chan struct{} // closed when the waiter reaches the head
+// release gives a permit back: to the head of the line if someone waits,
+// else to the semaphore.
+func (l *line) release() {
+	l.mu.Lock()
+	if w := l.head; w != nil {
+		l.removeLocked(w)
+		w.granted = true
+		close(w.wake)
+	} else {
+		l.sem.Release(1)
+	}
+	l.mu.Unlock()
 }
 
-// join puts w at the tail of l.
-func (l *line) join(w *waiter) {
-	w.line = l
-	w.turn = make(chan struct{})
+// waiter is a task's place in a line. Its zero value is in no line. The
+// task's own goroutine joins, waits and leaves; Interrupt may come from any
+// goroutine.
+type waiter struct {
+	line    atomic.Pointer[line] // the line w waits in; nil once it left
+	prev    *waiter              // guarded by line.mu
+	next    *waiter              // guarded by line.mu
+	queued  bool                 // guarded by line.mu: in the list
+	granted bool                 // guarded by line.mu: handed a permit
+	wake    chan struct{}        // closed when granted or interrupted
+}
+
+// join takes a permit for w at once if the line is empty and one is free,
+// and reports true; otherwise it puts w at the tail of the line and reports
+// false. Trying again under mu closes the gap between a failed tryAcquire
+// and joining, in which the last holder may have released its permit to the
+// semaphore.
+func (l *line) join(w *waiter) (acquired bool) {
 	l.mu.Lock()
-	w.prev = l.tail
+	defer l.mu.Unlock()
+	if l.count.Load() == 0 && l.sem.TryAcquire(1) {
+		return true
+	}
+	w.prev, w.next, w.queued, w.granted = l.tail, nil, true, false
+	w.wake = make(chan struct{})
 	if l.tail == nil {
 		l.head = w
-		close(w.turn)
 	} else {
 		l.tail.next = w
 	}
 	l.tail = w
 	l.count.Add(1)
+	w.line.Store(l)
+	return false
+}
+
+// wait blocks until w is handed a permit, is interrupted, or one of the
+// channels closes, then leaves the line. It reports whether w holds a
+// permit: a grant that raced with an interruption is kept, and the caller,
+// seeing its task cancelled, releases it.
+func (w *waiter) wait(caller, scope <-chan struct{}) bool {
+	select {
+	case <-w.wake:
+	case <-caller:
+	case <-scope:
+	}
+	return w.leave()
+}
+
+// leave takes w out of its line and reports whether it was granted a permit.
+func (w *waiter) leave() bool {
+	l := w.line.Load()
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	if w.queued {
+		l.removeLocked(w)
+	}
+	granted := w.granted
+	w.line.Store(nil)
+	l.mu.Unlock()
+	return granted
+}
+
+// interrupt wakes w if it is waiting, without a permit. Safe from any
+// goroutine.
+func (w *waiter) interrupt() {
+	l := w.line.Load()
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if w.line.Load() == l && w.queued {
+		l.removeLocked(w)
+		close(w.wake)
+	}
 	l.mu.Unlock()
 }
 
-// wait blocks until w holds a permit of its line or ctx ends, and returns
-// ctx.Err() in the second case. Either way w has left the line, and passed
-// the head to the next waiter, when wait returns.
-func (w *waiter) wait(ctx context.Context) error {
-	l := w.line
-	defer l.leave(w)
-	select {
-	case <-w.turn:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// Acquire returns an error only after handing back anything it was
-	// granted concurrently with ctx ending, so on error nothing is held.
-	return l.sem.Acquire(ctx, 1)
-}
-
-// leave takes w out of l; if w was the head, the next waiter's turn comes.
-func (l *line) leave(w *waiter) {
-	l.mu.Lock()
+func (l *line) removeLocked(w *waiter) {
 	if w.prev == nil {
 		l.head = w.next
-		if l.head != nil {
-			close(l.head.turn)
-		}
 	} else {
 		w.prev.next = w.next
 	}
@@ -102,10 +150,8 @@ func (l *line) leave(w *waiter) {
 	} else {
 		w.next.prev = w.prev
 	}
-	// Still counted while it held the head, so no newcomer passed it.
+	w.prev, w.next, w.queued = nil, nil, false
 	l.count.Add(-1)
-	l.mu.Unlock()
-	*w = waiter{}
 }
 
 // semaphore returns l's semaphore, nil for a nil line; for probes.

@@ -129,11 +129,13 @@ func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[
 	}
 	for i := range handles {
 		h := &handles[i]
-		select {
-		case <-h.t.done:
-		case <-ctx.Done():
-			h.t.cancelNow(cancelErr(ctx))
-			<-h.t.done // cancelNow lost only to a completion about to publish
+		if !h.t.completed.Load() {
+			select {
+			case <-h.t.doneChan():
+			case <-ctx.Done():
+				h.t.cancelNow(cancelErr(ctx))
+				h.t.wait() // cancelNow lost only to a completion about to publish
+			}
 		}
 		results[i] = h.result()
 	}
@@ -256,7 +258,7 @@ func (e *GroupExecutor) settle(t *task) {
 // result is written.
 func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	c := &t.ctx
-	if c.Err() == nil && c.caller.Err() == nil && c.scope.Err() == nil && e.root.Err() == nil {
+	if c.Err() == nil && e.root.Err() == nil && (!c.built.Load() || c.caller.Err() == nil && c.scope.Err() == nil) {
 		return false
 	}
 	<-t.ctx.Done()

@@ -21,7 +21,7 @@ var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's gorou
 type TaskHandle[T any] struct {
 	t     task
 	fn    Task[T]
-	value T // written before done is closed, and only on success
+	value T // written before the task completes, and only on success
 }
 
 // GroupKey returns the task's group key.
@@ -31,17 +31,10 @@ func (h *TaskHandle[T]) GroupKey() string { return h.t.key }
 func (h *TaskHandle[T]) TaskID() string { return h.t.id }
 
 // Done returns a channel that is closed when the handle completes.
-func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.done }
+func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
 
 // IsDone reports whether the handle has completed.
-func (h *TaskHandle[T]) IsDone() bool {
-	select {
-	case <-h.t.done:
-		return true
-	default:
-		return false
-	}
-}
+func (h *TaskHandle[T]) IsDone() bool { return h.t.completed.Load() }
 
 // Cancel cancels the task's context, with cause context.Canceled, and
 // completes the handle at once as CANCELLED with Err context.Canceled. It
@@ -59,18 +52,16 @@ func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 // result with Err ctx.Err(), and ctx.Err(); the task goes on. A nil ctx
 // waits like Wait.
 func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
-	if ctx == nil {
+	if ctx == nil || h.t.completed.Load() {
 		return h.Wait(), h.t.awaitErr
 	}
 	select {
-	case <-h.t.done:
+	case <-h.t.doneChan():
 		return h.result(), h.t.awaitErr
 	case <-ctx.Done():
 	}
-	select {
-	case <-h.t.done: // completed as ctx ended: the real result wins
+	if h.t.completed.Load() { // completed as ctx ended: the real result wins
 		return h.result(), h.t.awaitErr
-	default:
 	}
 	now := time.Now()
 	err := ctx.Err()
@@ -87,11 +78,11 @@ func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
 
 // Wait blocks until the handle completes and returns its result.
 func (h *TaskHandle[T]) Wait() GroupResult[T] {
-	<-h.t.done
+	h.t.wait()
 	return h.result()
 }
 
-// result builds the result; call it only after done is closed.
+// result builds the result; call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	t := &h.t
 	r := GroupResult[T]{
@@ -168,8 +159,8 @@ func (h *TaskHandle[T]) completed() {
 //go:noinline
 func (h *TaskHandle[T]) tellCompleted(l TaskLifecycleListener) {
 	// The handle may have been claimed by Cancel, which publishes right
-	// after; the result is readable once done is closed.
-	<-h.t.done
+	// after; the result is readable once it has.
+	h.t.wait()
 	r := h.result()
 	notifyCompleted(l, h.t.key, h.t.id, GroupResult[any]{
 		GroupKey:  r.GroupKey,

@@ -72,10 +72,15 @@ type task struct {
 	mustWait  bool   // Try left the task holding a queue slot
 	reason    string // set once the task is rejected
 
-	claimed atomic.Bool   // set by whoever completes the handle
-	done    chan struct{} // closed once the result below is written
+	claimed atomic.Bool // set by whoever completes the handle
+	// completed is set once the result below is written. The done channel
+	// is made only for a caller that waits before that, so the many tasks
+	// found finished by ExecuteAll or a later Wait never allocate one.
+	completed atomic.Bool
+	doneMu    sync.Mutex
+	done      chan struct{} // guarded by doneMu; closed once completed
 
-	// The result, written once by the claimer before done is closed.
+	// The result, written once by the claimer before completed is set.
 	status     TaskStatus
 	err        error
 	awaitErr   error // what Await returns besides the result
@@ -97,12 +102,13 @@ type taskContext struct {
 	caller context.Context
 	scope  context.Context
 
-	built  atomic.Bool // inner, cancel and stop are set and never change again
-	mu     sync.Mutex
-	inner  context.Context         // guarded by mu until built
-	cancel context.CancelCauseFunc // guarded by mu until built
-	stop   func() bool             // guarded by mu until built; detaches from caller
-	cause  error                   // guarded by mu: the own cancel's cause, once cancelled
+	built     atomic.Bool // inner, cancel and stop are set and never change again
+	cancelled atomic.Bool // cause is set
+	mu        sync.Mutex
+	inner     context.Context         // guarded by mu until built
+	cancel    context.CancelCauseFunc // guarded by mu until built
+	stop      func() bool             // guarded by mu until built; detaches from caller
+	cause     error                   // guarded by mu: the own cancel's cause, once cancelled
 }
 
 func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
@@ -126,10 +132,7 @@ func (c *taskContext) Err() error {
 	if err := c.caller.Err(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	cancelled := c.cause != nil || c.built.Load()
-	c.mu.Unlock()
-	if cancelled {
+	if c.cancelled.Load() {
 		return c.build().Err()
 	}
 	return c.scope.Err()
@@ -175,6 +178,7 @@ func (c *taskContext) cancelWith(cause error) {
 	c.mu.Lock()
 	if c.cause == nil {
 		c.cause = cause
+		c.cancelled.Store(true)
 	}
 	built := c.built.Load()
 	c.mu.Unlock()
@@ -197,7 +201,6 @@ func (c *taskContext) release() {
 func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, key, id string, b body) {
 	t.exec, t.body, t.key, t.id = e, b, key, id
 	t.submitted = time.Now()
-	t.done = make(chan struct{})
 	t.permits.Init(e.global, g)
 	t.ctx.caller, t.ctx.scope = ctx, g.Scope()
 }
@@ -211,7 +214,42 @@ func (t *task) claim() bool { return t.claimed.CompareAndSwap(false, true) }
 func (t *task) publish(status TaskStatus, err, awaitErr error, start, end time.Time) {
 	t.status, t.err, t.awaitErr, t.start, t.end = status, err, awaitErr, start, end
 	t.exec.count(status)
-	close(t.done)
+	t.doneMu.Lock()
+	t.completed.Store(true)
+	if t.done != nil {
+		close(t.done)
+	}
+	t.doneMu.Unlock()
+}
+
+// closedChan is the done channel of a task completed before anyone asked.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// doneChan returns the channel closed when t completes.
+func (t *task) doneChan() <-chan struct{} {
+	if t.completed.Load() {
+		return closedChan
+	}
+	t.doneMu.Lock()
+	defer t.doneMu.Unlock()
+	if t.done == nil {
+		if t.completed.Load() {
+			return closedChan
+		}
+		t.done = make(chan struct{})
+	}
+	return t.done
+}
+
+// wait blocks until t completes.
+func (t *task) wait() {
+	if !t.completed.Load() {
+		<-t.doneChan()
+	}
 }
 
 // cancelNow completes the handle CANCELLED with err, and cancels the task's

@@ -65,10 +65,6 @@ type Group struct {
 	conc     *line               // nil when Concurrency is Unlimited
 	queue    *semaphore.Weighted // nil when QueueThreshold is Unlimited
 
-	running  atomic.Int64 // tasks holding a concurrency permit
-	waiting  atomic.Int64 // accepted tasks without a concurrency permit
-	inFlight atomic.Int64 // tasks past the bulkhead
-
 	// scope is the parent of the contexts of the group's tasks. ShutdownGroup
 	// cancels it and installs a fresh one; eviction cancels it for good.
 	// Stores happen under mu so that a shutdown never revives an evicted group.
@@ -76,6 +72,15 @@ type Group struct {
 	parent  context.Context // the executor's context, parent of every scope
 	mu      sync.Mutex
 	evicted bool // guarded by mu
+
+	// The counts change with every task: keep them off the cache line of
+	// the fields every Submit reads.
+	_ [64]byte
+	// A task admitted inside Submit touches only running; the others are
+	// kept by tasks that wait, so the common path pays for one count.
+	running     atomic.Int64 // tasks holding a concurrency permit
+	waiting     atomic.Int64 // tasks that joined a line and have no concurrency permit yet
+	waitingConc atomic.Int64 // tasks holding the bulkhead, in the concurrency line
 }
 
 type scope struct {
@@ -111,9 +116,11 @@ func (g *Group) Limits() Limits { return g.limits }
 // cancelled, with the cause given, by Shutdown and by the registry's Evict.
 func (g *Group) Scope() context.Context { return g.scope.Load().ctx }
 
-// Counts reports the group's running, waiting and in-flight tasks.
+// Counts reports the group's running, waiting and in-flight tasks. In flight
+// are the tasks past the bulkhead: running, or waiting for concurrency.
 func (g *Group) Counts() (running, waiting, inFlight int) {
-	return int(g.running.Load()), int(g.waiting.Load()), int(g.inFlight.Load())
+	running, waitingConc := int(g.running.Load()), int(g.waitingConc.Load())
+	return running, int(g.waiting.Load()), running + waitingConc
 }
 
 // Shutdown cancels every task of the group with cause and gives later tasks a
@@ -205,11 +212,13 @@ const (
 
 // Bits of Permits.held.
 const (
-	heldGlobal     uint8 = 1 << iota // layer 1 (also set when it is Unlimited)
-	heldGlobalSlot                   // a place in the global queue
-	heldBulkhead                     // layer 2 (also set when it is Unlimited)
-	heldGroupSlot                    // a place in the group queue, kept from layer 2 to 3
-	heldConc                         // layer 3 (also set when it is Unlimited)
+	heldGlobal      uint8 = 1 << iota // layer 1 (also set when it is Unlimited)
+	heldGlobalSlot                    // a place in the global queue
+	heldBulkhead                      // layer 2 (also set when it is Unlimited)
+	heldGroupSlot                     // a place in the group queue, kept from layer 2 to 3
+	heldConc                          // layer 3 (also set when it is Unlimited)
+	countedWaiting                    // counted in Group.waiting
+	countedConcWait                   // counted in Group.waitingConc
 )
 
 // Permits is what one task holds. It belongs to a single task and is not
@@ -221,10 +230,9 @@ type Permits struct {
 	w      waiter // the task's place in the line it waits in, if any
 }
 
-// Init ties p to its layers and counts the task as waiting in g.
+// Init ties p to its layers.
 func (p *Permits) Init(gl *Global, g *Group) {
 	p.global, p.group, p.held = gl, g, 0
-	g.waiting.Add(1)
 }
 
 // Group returns the group p was initialised with.
@@ -280,16 +288,14 @@ func (p *Permits) advance(stop *Stop) (Outcome, string) {
 		}
 		// A slot taken here is kept until the concurrency permit is held, so
 		// the task is not turned away between the two layers.
-		g.inFlight.Add(1)
 	}
 	out := p.layer(stop, g.conc, g.queue, heldConc, heldGroupSlot)
 	if out != Admitted {
 		return p.stop(out, "group", g.limits.QueueThreshold)
 	}
-	// Count the task running before anyone can see its permit as free again;
-	// it was counted waiting since Init.
-	g.waiting.Add(-1)
+	// Count the task running before anyone can see its permit as free again.
 	g.running.Add(1)
+	p.uncount()
 	p.dropSlot(g.queue, heldGroupSlot)
 	return Admitted, ""
 }
@@ -321,6 +327,7 @@ func (p *Permits) layer(stop *Stop, l *line, queue *semaphore.Weighted, bit, slo
 			p.held |= bit
 			return Admitted
 		}
+		p.countWaiting(bit)
 	}
 	if stop == nil {
 		return MustWait
@@ -355,6 +362,29 @@ func (p *Permits) stop(out Outcome, layer string, threshold int) (Outcome, strin
 	return out, ""
 }
 
+// countWaiting counts a task that joined the line of layer bit as waiting.
+func (p *Permits) countWaiting(bit uint8) {
+	if p.held&countedWaiting == 0 {
+		p.held |= countedWaiting
+		p.group.waiting.Add(1)
+	}
+	if bit == heldConc {
+		p.held |= countedConcWait
+		p.group.waitingConc.Add(1)
+	}
+}
+
+// uncount takes the task out of the waiting counts.
+func (p *Permits) uncount() {
+	if p.held&countedWaiting != 0 {
+		p.group.waiting.Add(-1)
+	}
+	if p.held&countedConcWait != 0 {
+		p.group.waitingConc.Add(-1)
+	}
+	p.held &^= countedWaiting | countedConcWait
+}
+
 func (p *Permits) dropSlot(queue *semaphore.Weighted, slot uint8) {
 	if p.held&slot != 0 {
 		p.held &^= slot
@@ -375,15 +405,13 @@ func (p *Permits) Release() {
 	if l := p.w.line.Load(); l != nil && p.w.leave() {
 		l.release() // granted as the wait was given up
 	}
+	p.uncount()
 	if p.held&heldConc != 0 {
 		g.running.Add(-1)
 		release(g.conc)
-	} else {
-		g.waiting.Add(-1)
 	}
 	p.dropSlot(g.queue, heldGroupSlot)
 	if p.held&heldBulkhead != 0 {
-		g.inFlight.Add(-1)
 		release(g.bulkhead)
 	}
 	p.dropSlot(gl.queue, heldGlobalSlot)

@@ -1,0 +1,14 @@
+// Package benchmarks compares groupconc with the libraries a Go programmer
+// would otherwise reach for to run tasks under per-group and global
+// concurrency limits.
+//
+// Every peer is driven through one small interface, Runner, built by a Peer
+// from a Config that names the limits a workload needs. Each peer uses its
+// own library's natural idiom; a peer that cannot express a Config says why
+// (an *UnsupportedError) and the workload skips it.
+//
+// This is a module of its own, nested in the groupconc repository, so that
+// the peer libraries never enter groupconc's go.mod. TestLimits checks that
+// every peer enforces the limits it claims; the Benchmark functions are the
+// workloads W1–W5 described in RESULTS.md, and run.sh runs them.
+package benchmarks

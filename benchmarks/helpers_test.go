@@ -1,0 +1,72 @@
+package benchmarks
+
+import (
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync/atomic"
+	"testing"
+)
+
+// gauge counts the tasks inside a section and remembers the most it saw.
+type gauge struct{ cur, max atomic.Int64 }
+
+func (g *gauge) inc() int64 {
+	n := g.cur.Add(1)
+	for {
+		m := g.max.Load()
+		if n <= m || g.max.CompareAndSwap(m, n) {
+			return n
+		}
+	}
+}
+
+func (g *gauge) dec() { g.cur.Add(-1) }
+
+// newRunner builds p's Runner for c; it skips tb with the peer's reason when
+// p cannot express c.
+func newRunner(tb testing.TB, p Peer, c Config) Runner {
+	tb.Helper()
+	r, err := p.New(c)
+	var u *UnsupportedError
+	if errors.As(err, &u) {
+		tb.Skip(u.Reason)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+func groupKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "g" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+// settle returns once no goroutine is runnable, as far as the scheduler's
+// run queues tell (Go 1.26's /sched/goroutines/runnable metric), so that
+// tasks which wait on goroutines of their own have reached their wait. On a
+// Go without that metric it yields a fixed, generous number of times.
+func settle() {
+	sample := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	idle := 0
+	for range 1 << 20 {
+		runtime.Gosched()
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			for range 1 << 17 {
+				runtime.Gosched()
+			}
+			return
+		}
+		if sample[0].Value.Uint64() != 0 {
+			idle = 0
+		} else if idle++; idle == 3 {
+			return
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package benchmarks
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Workload sizes. RESULTS.md describes each workload; run.sh sets the
+// -benchtime of each.
+const (
+	w1Batch = 1000 // tasks submitted before each Wait
+
+	w2Groups   = 1000
+	w2PerGroup = 4
+	w2Global   = 64
+	w2Batch    = 4 * w2Groups
+
+	w3Tasks = 100_000
+
+	w4Groups        = 100
+	w4PerGroup      = 8
+	w4Global        = 256
+	w4TasksPerGroup = 40
+	w4Sleep         = time.Millisecond
+
+	w5Burst = 1000
+)
+
+// noop is the trivial task of W1 and W2.
+var noop = NewTask(func() {})
+
+// forEachPeer runs f as a sub-benchmark "peer=NAME" for every peer that can
+// express c, and skips, with the peer's reason, every one that cannot.
+func forEachPeer(b *testing.B, c Config, f func(b *testing.B, r Runner)) {
+	for _, p := range Peers {
+		b.Run("peer="+p.Name, func(b *testing.B) {
+			r := newRunner(b, p, c)
+			defer r.Close()
+			f(b, r)
+		})
+	}
+}
+
+// BenchmarkW1Unlimited submits batches of 1 000 trivial tasks to one group
+// with no limit, waiting for each batch.
+func BenchmarkW1Unlimited(b *testing.B) {
+	forEachPeer(b, Config{}, func(b *testing.B, r Runner) {
+		benchThroughput(b, r, []string{"g"}, w1Batch)
+	})
+}
+
+// BenchmarkW2Groups1000 submits batches of 4 000 trivial tasks round-robin
+// over 1 000 groups of limit 4, under a global limit of 64.
+func BenchmarkW2Groups1000(b *testing.B) {
+	forEachPeer(b, Config{PerGroup: w2PerGroup, Global: w2Global}, func(b *testing.B, r Runner) {
+		benchThroughput(b, r, groupKeys(w2Groups), w2Batch)
+	})
+}
+
+// benchThroughput reports the cost per task of submitting batch trivial
+// tasks round-robin over keys and waiting for them. One batch runs first,
+// untimed, so that groups (and any pooled workers) exist when timing starts.
+func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
+	run := func() {
+		for i := range batch {
+			if err := r.Go(keys[i%len(keys)], noop); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := r.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run()
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	batches := 0
+	for b.Loop() {
+		run()
+		batches++
+	}
+	runtime.ReadMemStats(&after)
+	tasks := float64(batches * batch)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
+}
+
+// BenchmarkW3QueuedMemory submits 100 000 tasks at once to one group of
+// limit 1 whose first task blocks, and reports the memory each waiting task
+// holds: the growth of HeapInuse+StackInuse, after a GC, per queued task.
+func BenchmarkW3QueuedMemory(b *testing.B) {
+	forEachPeer(b, Config{PerGroup: 1, Queue: true}, func(b *testing.B, r Runner) {
+		b.ReportAllocs()
+		var sum float64
+		n := 0
+		for b.Loop() {
+			sum += queuedBytes(b, r)
+			n++
+		}
+		b.ReportMetric(sum/float64(n), "bytes/queued-task")
+	})
+}
+
+func queuedBytes(b *testing.B, r Runner) float64 {
+	var started atomic.Int64
+	first, gate := make(chan struct{}), make(chan struct{})
+	t := NewTask(func() {
+		if started.Add(1) == 1 {
+			close(first)
+			<-gate
+		}
+	})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range w3Tasks {
+		if err := r.Go("g", t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-first
+	settle() // tasks waiting on goroutines of their own have parked
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	close(gate)
+	if err := r.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	grew := int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+	return float64(grew) / w3Tasks
+}
+
+// BenchmarkW4Utilisation runs 4 000 tasks that sleep 1 ms, round-robin over
+// 100 groups of limit 8 under a global limit of 256, and reports the share
+// of the slots kept busy: the tasks' summed run time over wall time ×
+// min(global, groups × limit).
+func BenchmarkW4Utilisation(b *testing.B) {
+	forEachPeer(b, Config{PerGroup: w4PerGroup, Global: w4Global}, func(b *testing.B, r Runner) {
+		keys := groupKeys(w4Groups)
+		var busy atomic.Int64
+		t := NewTask(func() {
+			start := time.Now()
+			time.Sleep(w4Sleep)
+			busy.Add(int64(time.Since(start)))
+		})
+		slots := float64(min(w4Global, w4Groups*w4PerGroup))
+		run := func() float64 {
+			busy.Store(0)
+			start := time.Now()
+			for i := range w4Groups * w4TasksPerGroup {
+				if err := r.Go(keys[i%w4Groups], t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := r.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			return float64(busy.Load()) / (float64(time.Since(start)) * slots)
+		}
+		run() // groups exist before timing starts
+		b.ReportAllocs()
+		var sum float64
+		n := 0
+		for b.Loop() {
+			sum += run()
+			n++
+		}
+		b.ReportMetric(sum/float64(n), "utilisation")
+	})
+}
+
+// BenchmarkW5CrossGroupOrder submits a burst of 1 000 tasks to group A, the
+// first of which blocks, then one task to group B, under a global limit of 1
+// and a group limit of 1, and reports how many A tasks start before B. The
+// burst, and then B, settle into their waits before the first task is let go.
+func BenchmarkW5CrossGroupOrder(b *testing.B) {
+	forEachPeer(b, Config{PerGroup: 1, Global: 1, Queue: true}, func(b *testing.B, r Runner) {
+		b.ReportAllocs()
+		var sum float64
+		n := 0
+		for b.Loop() {
+			sum += aBeforeB(b, r)
+			n++
+		}
+		b.ReportMetric(sum/float64(n), "a-before-b")
+	})
+}
+
+func aBeforeB(b *testing.B, r Runner) float64 {
+	var seq, bAt atomic.Int64
+	first, gate := make(chan struct{}), make(chan struct{})
+	ta := NewTask(func() {
+		if seq.Add(1) == 1 {
+			close(first)
+			<-gate
+		}
+	})
+	tb := NewTask(func() { bAt.Store(seq.Add(1)) })
+	for range w5Burst {
+		if err := r.Go("A", ta); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-first
+	settle()
+	if err := r.Go("B", tb); err != nil {
+		b.Fatal(err)
+	}
+	settle()
+	close(gate)
+	if err := r.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return float64(bAt.Load() - 1)
+}

@@ -1,7 +1,5 @@
 package groupconc
 
-import "github.com/kobe/groupconc/internal/groupstate"
-
 // GroupStats is a point-in-time snapshot of one group.
 type GroupStats struct {
 	GroupKey string
@@ -21,8 +19,10 @@ type GroupStats struct {
 
 // ExecutorStats is a point-in-time snapshot of an executor.
 type ExecutorStats struct {
-	Groups                           int // groups known (created and not evicted)
-	Running, Waiting, GlobalInFlight int // Running and Waiting summed over known groups
+	Groups int // groups known (created and not evicted)
+	// Running, Waiting and GlobalInFlight count tasks of every group,
+	// including tasks of evicted groups that have not finished yet.
+	Running, Waiting, GlobalInFlight int
 	GlobalMaxInFlight                int
 	// Outcome counters count each task once, by the status its handle
 	// reports; once every task has finished,
@@ -30,13 +30,17 @@ type ExecutorStats struct {
 	Submitted, Succeeded, Failed, Cancelled, Rejected uint64
 }
 
-// Stats returns a snapshot of e. It takes no lock that Submit needs, so it
-// may be polled often; with many groups it costs a pass over them. Counts
-// are read one by one while tasks move, so they are exact only when the
-// executor is still.
+// Stats returns a snapshot of e. It reads a few counters kept as tasks move,
+// whatever the number of groups, and takes no lock, so it may be polled as
+// often as wanted. The counters are read one by one while tasks move, so
+// they are exact only when the executor is still.
 func (e *GroupExecutor) Stats() ExecutorStats {
-	s := ExecutorStats{
-		GlobalInFlight:    e.global.InFlight(),
+	running, waiting, inFlight := e.global.Counts()
+	return ExecutorStats{
+		Groups:            e.groups.Len(),
+		Running:           running,
+		Waiting:           waiting,
+		GlobalInFlight:    inFlight,
 		GlobalMaxInFlight: e.policy.globalInFlight,
 		Submitted:         e.submitted.Load(),
 		Succeeded:         e.succeeded.Load(),
@@ -44,14 +48,6 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 		Cancelled:         e.cancelled.Load(),
 		Rejected:          e.rejected.Load(),
 	}
-	e.groups.Range(func(g *groupstate.Group) bool {
-		running, waiting, _ := g.Counts()
-		s.Groups++
-		s.Running += running
-		s.Waiting += waiting
-		return true
-	})
-	return s
 }
 
 // GroupStats returns a snapshot of groupKey's group, and false if no such

@@ -35,7 +35,13 @@ type Global struct {
 	queue      *semaphore.Weighted // nil when waiting is unbounded
 	limit      int
 	queueLimit int
-	inFlight   atomic.Int64 // tasks past layer 1
+
+	// Executor-wide counts, side by side: a task updates them at the same
+	// moments it updates inFlight, so they cost no extra cache miss, and
+	// Stats reads them without visiting any group.
+	inFlight atomic.Int64 // tasks past layer 1
+	running  atomic.Int64 // tasks holding a concurrency permit, all groups
+	waiting  atomic.Int64 // tasks that joined a line and have no concurrency permit yet
 }
 
 // NewGlobal returns layer 1 with the given limit and queue threshold.
@@ -48,9 +54,12 @@ func NewGlobal(maxInFlight, queueThreshold int) *Global {
 	}
 }
 
-// InFlight reports how many tasks hold a global permit (counted even when the
-// limit is Unlimited).
-func (gl *Global) InFlight() int { return int(gl.inFlight.Load()) }
+// Counts reports, across all groups (evicted ones too), the tasks running,
+// waiting, and holding a global permit (counted even when the limit is
+// Unlimited).
+func (gl *Global) Counts() (running, waiting, inFlight int) {
+	return int(gl.running.Load()), int(gl.waiting.Load()), int(gl.inFlight.Load())
+}
 
 // Group is one group's layers 2 and 3, their shared queue threshold, its live
 // counts and its cancel scope. It is safe for concurrent use.
@@ -148,6 +157,7 @@ func (g *Group) evict(cause error) {
 // lock, and Range never blocks them. It is safe for concurrent use.
 type Registry struct {
 	groups  sync.Map // string -> *Group
+	count   atomic.Int64
 	parent  context.Context
 	resolve func(key string) Limits
 }
@@ -170,6 +180,7 @@ func (r *Registry) Get(key string) *Group {
 		g.scope.Load().cancel(errLostRace) // detach the unused scope from parent
 		return other.(*Group)
 	}
+	r.count.Add(1)
 	return g
 }
 
@@ -192,8 +203,12 @@ func (r *Registry) Evict(key string, cause error) {
 	if !ok {
 		return
 	}
+	r.count.Add(-1)
 	g.(*Group).evict(cause)
 }
+
+// Len reports how many groups r holds.
+func (r *Registry) Len() int { return int(r.count.Load()) }
 
 // Range calls f for each group until f returns false. It takes no lock.
 func (r *Registry) Range(f func(g *Group) bool) {
@@ -295,6 +310,7 @@ func (p *Permits) advance(stop *Stop) (Outcome, string) {
 	}
 	// Count the task running before anyone can see its permit as free again.
 	g.running.Add(1)
+	gl.running.Add(1)
 	p.uncount()
 	p.dropSlot(g.queue, heldGroupSlot)
 	return Admitted, ""
@@ -367,6 +383,7 @@ func (p *Permits) countWaiting(bit uint8) {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
 		p.group.waiting.Add(1)
+		p.global.waiting.Add(1)
 	}
 	if bit == heldConc {
 		p.held |= countedConcWait
@@ -378,6 +395,7 @@ func (p *Permits) countWaiting(bit uint8) {
 func (p *Permits) uncount() {
 	if p.held&countedWaiting != 0 {
 		p.group.waiting.Add(-1)
+		p.global.waiting.Add(-1)
 	}
 	if p.held&countedConcWait != 0 {
 		p.group.waitingConc.Add(-1)
@@ -408,6 +426,7 @@ func (p *Permits) Release() {
 	p.uncount()
 	if p.held&heldConc != 0 {
 		g.running.Add(-1)
+		gl.running.Add(-1)
 		release(g.conc)
 	}
 	p.dropSlot(g.queue, heldGroupSlot)

@@ -1,0 +1,516 @@
+package groupconc_test
+
+// Native fuzzing (RELIABILITY §4.2 item 6). FuzzOps decodes its input into a
+// small policy and a sequence of operations and runs them inside a synctest
+// bubble (fake time keeps it fast and deterministic enough to replay),
+// checking the oracle after every step and at the end. FuzzPolicyBuilder
+// checks that any combination of builder settings either builds a policy
+// whose Resolve* results follow the rules or fails with ErrInvalidPolicy.
+//
+//	go test -run '^$' -fuzz FuzzOps -fuzztime 2m .
+//	go test -run '^$' -fuzz FuzzPolicyBuilder -fuzztime 2m .
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// relBytes hands out the fuzz input one byte at a time, then zeros.
+type relBytes struct {
+	b []byte
+	i int
+}
+
+func (r *relBytes) next() byte {
+	if r.i >= len(r.b) {
+		r.i++
+		return 0
+	}
+	v := r.b[r.i]
+	r.i++
+	return v
+}
+
+func (r *relBytes) done() bool { return r.i >= len(r.b) }
+
+// relPick maps v onto choices.
+func relPick[T any](v byte, choices ...T) T { return choices[int(v)%len(choices)] }
+
+const (
+	relOpSubmit = iota
+	relOpRelease
+	relOpReleaseAll
+	relOpCancel
+	relOpCancelCtx
+	relOpAwait
+	relOpShutdownGroup
+	relOpEvict
+	relOpShutdown
+	relOpClose
+	relOpSleep
+	relOpCount
+)
+
+// Task behaviours a submit op can ask for.
+const (
+	relDoSucceed = iota
+	relDoFail
+	relDoPanic
+	relDoGoexit
+	relDoBlock    // until its gate opens, ignoring its context
+	relDoBlockCtx // until its gate opens or its context ends
+	relDoSleep    // fake-time work, ends early when its context ends
+	relDoPreCancelled
+	relDoCount
+)
+
+// relFuzzError is the error the failing fuzz and soak tasks return (and
+// panic with); errors.Is compares it by value.
+type relFuzzError struct{}
+
+func (relFuzzError) Error() string { return "fuzz task failed" }
+
+// relFuzzTask is what the harness knows of one accepted task.
+type relFuzzTask struct {
+	h         *groupconc.TaskHandle[int]
+	do        int
+	gate      chan struct{}
+	cancelCtx context.CancelFunc
+	cancelled bool // a Cancel on its handle returned true
+}
+
+func FuzzOps(f *testing.F) {
+	for _, seed := range [][]byte{
+		{},
+		// global 1, queue 0..: submits to a, b, c, releases, close
+		{1, 1, 0, 0, 0, 0, 0, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoBlock, relOpSubmit, 2, relDoSucceed, relOpRelease, 0, relOpReleaseAll, relOpClose},
+		// every behaviour, then Shutdown with a deadline
+		{2, 0, 1, 2, 2, 1, 0, 0,
+			relOpSubmit, 0, relDoSucceed, relOpSubmit, 0, relDoFail, relOpSubmit, 1, relDoPanic, relOpSubmit, 1, relDoGoexit,
+			relOpSubmit, 2, relDoBlock, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 0, relDoSleep, 3, relOpSubmit, 0, relDoPreCancelled,
+			relOpSleep, 5, relOpShutdown, 2, relOpReleaseAll, relOpShutdown, 9},
+		// cancels, awaits, group shutdown, eviction
+		{0, 0, 0, 1, 1, 2, 0, 0,
+			relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlockCtx,
+			relOpCancel, 1, relOpCancelCtx, 3, relOpAwait, 2, 4, relOpShutdownGroup, 0, relOpSubmit, 0, relDoBlock,
+			relOpEvict, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlock, relOpReleaseAll, relOpSleep, 1},
+		// caller-runs and handlers under thresholds 0
+		{1, 1, 0, 1, 1, 2, 1, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoPanic, relOpSubmit, 2, relDoGoexit, relOpReleaseAll},
+		{1, 1, 0, 1, 1, 4, 1, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 1, relDoFail, relOpClose, relOpReleaseAll},
+		{3, 2, 1, 3, 2, 5, 0, 1, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 1, relDoSleep, 2, relOpEvict, 0, relOpSleep, 20},
+		{2, 1, 0, 1, 2, 3, 0, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoBlock, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 2, relDoBlock, relOpRelease, 1, relOpShutdownGroup, 2, relOpReleaseAll},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 512 {
+			data = data[:512] // keep each run small
+		}
+		synctest.Test(t, func(t *testing.T) { relRunOps(t, data) })
+	})
+}
+
+// relFuzzPolicy decodes the policy: small limits, thresholds (including 0),
+// every rejection policy and three handler behaviours.
+func relFuzzPolicy(in *relBytes, o *oracle) *groupconc.PolicyBuilder {
+	u := groupconc.Unlimited
+	b := relBuilder().
+		GlobalMaxInFlight(relPick(in.next(), u, 1, 2, 3, 4)).
+		GlobalQueueThreshold(relPick(in.next(), u, 0, 1, 2, 3)).
+		DefaultMaxConcurrencyPerGroup(relPick(in.next(), 1, 2, 3, u)).
+		DefaultMaxInFlightPerGroup(relPick(in.next(), u, 1, 2, 3, 4)).
+		DefaultQueueThresholdPerGroup(relPick(in.next(), u, 0, 1, 2, 3))
+	switch in.next() % 6 {
+	case 0:
+		b.RejectionPolicy(groupconc.RejectAbort)
+	case 1:
+		b.RejectionPolicy(groupconc.RejectDiscard)
+	case 2:
+		b.RejectionPolicy(groupconc.RejectCallerRuns)
+	case 3:
+		o.handler = true
+		b.RejectionHandler(func(context.Context, *groupconc.Rejection) (any, error) { return nil, groupconc.ErrRejected })
+	case 4:
+		o.handler = true
+		b.RejectionHandler(func(ctx context.Context, rj *groupconc.Rejection) (any, error) { return rj.Run(ctx) })
+	case 5:
+		o.handler = true
+		b.RejectionHandler(func(context.Context, *groupconc.Rejection) (any, error) { return -1, nil })
+	}
+	if v := in.next(); v%2 == 1 {
+		b.PerGroupMaxConcurrency(map[string]int{"c": 1 + int(v/2)%2})
+	}
+	if v := in.next(); v%2 == 1 {
+		b.PerGroupQueueThreshold(map[string]int{"b": int(v/2) % 2})
+	}
+	return b
+}
+
+func relRunOps(t *testing.T, data []byte) {
+	in := &relBytes{b: data}
+	o := newOracle()
+	p, err := relFuzzPolicy(in, o).TaskLifecycleListener(o.rec).Build()
+	require.NoError(t, err)
+	e := groupconc.New(p)
+	keys := []string{"a", "b", "c"}
+	gen := map[string]int{} // eviction generation per key: the gauge key suffix
+	var probes []func() error
+	var tasks []*relFuzzTask
+	var ctxCancels []context.CancelFunc
+	defer func() {
+		for _, c := range ctxCancels {
+			c()
+		}
+	}()
+	stopped := false // Shutdown returned nil: everything is over
+	pick := func() *relFuzzTask {
+		if len(tasks) == 0 {
+			in.next()
+			return nil
+		}
+		return tasks[int(in.next())%len(tasks)]
+	}
+
+	for step := 0; !in.done() && step < 96; step++ {
+		op := int(in.next()) % relOpCount
+		switch op {
+		case relOpSubmit:
+			key := keys[int(in.next())%len(keys)]
+			do := int(in.next()) % relDoCount
+			if len(tasks) >= 48 {
+				continue
+			}
+			ft := &relFuzzTask{do: do, gate: make(chan struct{})}
+			ctx := t.Context()
+			switch do {
+			case relDoPreCancelled:
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				cancel()
+			case relDoBlockCtx, relDoSleep:
+				ctx, ft.cancelCtx = context.WithCancel(ctx)
+				ctxCancels = append(ctxCancels, ft.cancelCtx)
+			}
+			sleep := time.Duration(in.next()%8) * time.Millisecond
+			fn := func(ctx context.Context) (int, error) {
+				switch do {
+				case relDoFail:
+					return 0, relFuzzError{}
+				case relDoPanic:
+					panic(relFuzzError{})
+				case relDoGoexit:
+					runtime.Goexit()
+				case relDoBlock:
+					<-ft.gate
+				case relDoBlockCtx:
+					select {
+					case <-ft.gate:
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				case relDoSleep:
+					select {
+					case <-time.After(sleep):
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				}
+				return 1, nil
+			}
+			id := fmt.Sprintf("t%d", len(tasks))
+			gaugeKey := fmt.Sprintf("%s#%d", key, gen[key])
+			var h *groupconc.TaskHandle[int]
+			o.guard(t, "Submit", func() { h, err = oracleSubmitAs(o, gaugeKey, ctx, e, key, id, fn) })
+			if err != nil {
+				require.ErrorIs(t, err, groupconc.ErrClosed, "Submit of a valid task fails only once closed")
+				continue
+			}
+			ft.h = h
+			tasks = append(tasks, ft)
+		case relOpRelease:
+			if ft := pick(); ft != nil {
+				select {
+				case <-ft.gate:
+				default:
+					close(ft.gate)
+				}
+			}
+		case relOpReleaseAll:
+			for _, ft := range tasks {
+				select {
+				case <-ft.gate:
+				default:
+					close(ft.gate)
+				}
+			}
+		case relOpCancel:
+			if ft := pick(); ft != nil && ft.h.Cancel() {
+				assert.False(t, ft.cancelled, "Cancel won twice")
+				ft.cancelled = true
+			}
+		case relOpCancelCtx:
+			if ft := pick(); ft != nil && ft.cancelCtx != nil {
+				ft.cancelCtx()
+			}
+		case relOpAwait:
+			ft := pick()
+			d := time.Duration(in.next()%8) * time.Millisecond
+			if ft == nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), d)
+			res, err := ft.h.Await(ctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) && res.Status == groupconc.StatusCancelled && res.Err == err {
+				continue // ctx ended first (the handle may complete in the same instant)
+			}
+			real := ft.h.Wait()
+			assert.Equal(t, real.Status, res.Status, "Await and Wait agree")
+			if real.Status != groupconc.StatusRejected {
+				assert.NoError(t, err, "Await's error is nil but for rejections")
+			} else if err != nil {
+				assert.ErrorIs(t, err, groupconc.ErrRejected)
+			}
+		case relOpShutdownGroup:
+			e.ShutdownGroup(keys[int(in.next())%len(keys)])
+		case relOpEvict:
+			key := keys[int(in.next())%len(keys)]
+			if probe, ok := e.RelGroupProbe(key); ok {
+				probes = append(probes, probe)
+				gen[key]++
+			}
+			e.EvictGroup(key)
+		case relOpShutdown:
+			d := time.Duration(in.next()%8) * time.Millisecond
+			ctx, cancel := context.WithTimeout(t.Context(), d)
+			start := time.Now()
+			o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
+			cancel()
+			if err == nil {
+				stopped = true
+				o.seal()
+				for _, ft := range tasks {
+					assert.True(t, ft.h.IsDone(), "I3: a task outlived a Shutdown that returned nil")
+				}
+			} else {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, d, time.Since(start), "I7: Shutdown returns at its deadline")
+			}
+		case relOpClose:
+			o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+		case relOpSleep:
+			time.Sleep(time.Duration(in.next()%16) * time.Millisecond)
+		}
+		synctest.Wait()
+		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
+			t.Logf("after step %d (op %d)", step, op)
+			break
+		}
+	}
+
+	// The end: close, let every task go, join, and check everything.
+	o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+	for _, ft := range tasks {
+		select {
+		case <-ft.gate:
+		default:
+			close(ft.gate)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
+	require.NoError(t, err, "I7: every task ends once its gate opens and its context is cancelled")
+	if !stopped {
+		o.seal()
+	}
+	o.awaitAll(t, ctx)
+	o.checkAll(t, e, oracleLimitsOf(p))
+	for i, probe := range probes {
+		assert.NoError(t, probe(), "I2: evicted group state %d", i)
+	}
+	relCheckOutcomes(t, o, tasks)
+	if testing.Verbose() {
+		t.Logf("%d tasks, %d evictions; %+v", len(tasks), len(probes), e.Stats())
+	}
+}
+
+// relCheckOutcomes checks each task's result against what its function did:
+// a function that ran to its end decides the result unless Cancel won first.
+func relCheckOutcomes(t *testing.T, o *oracle, tasks []*relFuzzTask) {
+	t.Helper()
+	for _, ft := range tasks {
+		res := ft.h.Wait()
+		l, _ := o.rec.lookup(ft.h.GroupKey(), ft.h.TaskID())
+		ran := slices.Contains(l.seq(), oracleStarted)
+		switch {
+		case ft.cancelled:
+			assert.Equal(t, groupconc.StatusCancelled, res.Status, "Cancel won")
+			assert.Equal(t, context.Canceled, res.Err)
+		case ft.do == relDoPreCancelled:
+			assert.Equal(t, groupconc.StatusCancelled, res.Status)
+			assert.False(t, ran, "a task with a done context never runs")
+		case !ran:
+			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected, groupconc.StatusSuccess, groupconc.StatusFailed}, res.Status)
+			if !o.handler {
+				assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected}, res.Status, "a task that never ran")
+			}
+		case ft.do == relDoSucceed:
+			assert.Equal(t, groupconc.StatusSuccess, res.Status)
+			assert.Equal(t, 1, res.Value)
+		case ft.do == relDoFail:
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			assert.ErrorIs(t, res.Err, relFuzzError{}, "the task's own error, unwrapped")
+		case ft.do == relDoPanic, ft.do == relDoGoexit:
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			assert.ErrorAs(t, res.Err, &pe)
+		case ft.do == relDoBlock:
+			assert.Equal(t, groupconc.StatusSuccess, res.Status, "it ignores its context")
+		default: // blockCtx, sleep: finished or cancelled
+			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusSuccess, groupconc.StatusCancelled}, res.Status)
+		}
+	}
+}
+
+// FuzzPolicyBuilder: every combination of settings builds a policy obeying
+// the resolution rules (concurrency >= 1, in-flight >= 1, queue >= 0; map,
+// then resolver, then default) or returns an error wrapping
+// ErrInvalidPolicy, and never panics. set is a bit mask of which settings
+// are applied.
+func FuzzPolicyBuilder(f *testing.F) {
+	f.Add(uint16(0), 0, 0, 0, 0, 0, "a", 0, 0, 0)
+	f.Add(uint16(0xffff), 2, 3, 4, 1, 5, "a", 3, -7, 1)
+	f.Add(uint16(0x1ff), 0, -1, 1, -1, 0, "", 1, 0, 2)
+	f.Add(uint16(0x0ff), math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, "k", math.MaxInt, math.MinInt, 0)
+	f.Add(uint16(0x3ff), 1, 1, 1, 0, 0, "x", 0, 0, 9)
+	f.Add(uint16(0x1e1), 3, 1, 2, 0, 1, "k", 2, 4, 2)
+	f.Fuzz(func(t *testing.T, set uint16, conc, global, inflight, gqueue, queue int, mapKey string, mapVal, resolved, rejection int) {
+		has := func(bit int) bool { return set&(1<<bit) != 0 }
+		b := groupconc.NewPolicyBuilder()
+		valid := true
+		need := func(ok bool) {
+			if !ok {
+				valid = false
+			}
+		}
+		concMap := map[string]int{mapKey: mapVal}
+		inflightMap := map[string]int{mapKey: mapVal}
+		queueMap := map[string]int{mapKey: mapVal}
+		resolverPanics := resolved%5 == 0
+		if has(0) {
+			b.DefaultMaxConcurrencyPerGroup(conc)
+			need(conc >= 1)
+		}
+		if has(1) {
+			b.GlobalMaxInFlight(global)
+			need(global >= 1)
+		}
+		if has(2) {
+			b.DefaultMaxInFlightPerGroup(inflight)
+			need(inflight >= 1)
+		}
+		if has(3) {
+			b.GlobalQueueThreshold(gqueue)
+			need(gqueue >= 0)
+		}
+		if has(4) {
+			b.DefaultQueueThresholdPerGroup(queue)
+			need(queue >= 0)
+		}
+		if has(5) {
+			b.PerGroupMaxConcurrency(concMap)
+			need(mapVal >= 1 && mapKey != "")
+		}
+		if has(6) {
+			b.PerGroupMaxInFlight(inflightMap)
+			need(mapVal >= 1 && mapKey != "")
+		}
+		if has(7) {
+			b.PerGroupQueueThreshold(queueMap)
+			need(mapVal >= 0 && mapKey != "")
+		}
+		if has(8) {
+			b.ConcurrencyResolver(func(string) int {
+				if resolverPanics {
+					panic("resolver boom")
+				}
+				return resolved
+			})
+		}
+		if has(9) {
+			b.RejectionPolicy(groupconc.RejectionPolicy(rejection))
+			need(rejection >= int(groupconc.RejectAbort) && rejection <= int(groupconc.RejectCallerRuns))
+		}
+		var p *groupconc.GroupPolicy
+		var err error
+		require.NotPanics(t, func() { p, err = b.Build() })
+		// The builder copied the maps: changing them now changes nothing.
+		concMap[mapKey], inflightMap[mapKey], queueMap[mapKey] = -100, -100, -100
+		if !valid {
+			require.Error(t, err, "an invalid setting must be refused")
+			require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+			require.Nil(t, p)
+			return
+		}
+		require.NoError(t, err)
+		require.NotNil(t, p)
+		defConc := 1
+		if has(0) {
+			defConc = conc
+		}
+		for _, k := range []string{mapKey, mapKey + "-other", "z"} {
+			var got int
+			require.NotPanics(t, func() { got = p.ResolveConcurrency(k) })
+			require.GreaterOrEqual(t, got, 1)
+			switch {
+			case has(5) && k == mapKey:
+				require.Equal(t, mapVal, got, "map first")
+			case has(8) && !resolverPanics:
+				require.Equal(t, max(resolved, 1), got, "then the resolver, at least 1")
+			default:
+				require.Equal(t, defConc, got, "then the default")
+			}
+			inf := p.ResolveMaxInFlight(k)
+			require.GreaterOrEqual(t, inf, 1)
+			switch {
+			case has(6) && k == mapKey:
+				require.Equal(t, mapVal, inf)
+			case has(2):
+				require.Equal(t, inflight, inf)
+			default:
+				require.Equal(t, groupconc.Unlimited, inf)
+			}
+			q := p.ResolveQueueThreshold(k)
+			require.GreaterOrEqual(t, q, 0)
+			switch {
+			case has(7) && k == mapKey:
+				require.Equal(t, mapVal, q)
+			case has(4):
+				require.Equal(t, queue, q)
+			default:
+				require.Equal(t, groupconc.Unlimited, q)
+			}
+		}
+		require.GreaterOrEqual(t, p.GlobalMaxInFlight(), 1)
+		require.GreaterOrEqual(t, p.GlobalQueueThreshold(), 0)
+		if has(1) {
+			require.Equal(t, global, p.GlobalMaxInFlight())
+		}
+		if has(3) {
+			require.Equal(t, gqueue, p.GlobalQueueThreshold())
+		}
+	})
+}

@@ -1,0 +1,228 @@
+package groupconc_test
+
+// The soak test (RELIABILITY §4.2 item 8): many tasks with mixed outcomes,
+// from many submitters, over many groups, with eviction and group-shutdown
+// churn, in real time, and the oracle checked at the end. By default it runs
+// at a small size that takes a few seconds under -race; -soak runs the full
+// size:
+//
+//	go test -run TestSoak -soak -timeout 30m .
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/kobe/groupconc"
+)
+
+var relSoak = flag.Bool("soak", false, "run TestSoakMixedOutcomesWithChurn at full size (1 000 000 tasks over 1 000 groups)")
+
+// Task kinds of the soak, by submission index modulo relSoakKinds.
+const (
+	relSoakFail = iota
+	relSoakPanic
+	relSoakGoexit
+	relSoakPreCancelled
+	relSoakHandleCancel
+	relSoakCallerCancel
+	relSoakKinds = 20 // the rest succeed
+)
+
+func TestSoakMixedOutcomesWithChurn(t *testing.T) {
+	total, groups, submitters := 20_000, 100, 16
+	if *relSoak {
+		total, groups = 1_000_000, 1_000
+	} else if testing.Short() {
+		total = 4_000
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	o := newOracle()
+	o.handler = true
+	// A rejected task is run (Rejection.Run), turned down, or replaced by a
+	// fallback value, depending on its ID.
+	handler := func(ctx context.Context, rj *groupconc.Rejection) (any, error) {
+		switch rj.TaskID[len(rj.TaskID)-1] % 3 {
+		case 0:
+			return rj.Run(ctx)
+		case 1:
+			return nil, groupconc.ErrRejected
+		}
+		return -1, nil
+	}
+	p, err := relBuilder().GlobalMaxInFlight(64).GlobalQueueThreshold(512).
+		DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(4).DefaultQueueThresholdPerGroup(6).
+		RejectionHandler(handler).TaskLifecycleListener(o.rec).Build()
+	require.NoError(t, err)
+	e := groupconc.New(p)
+
+	keys := make([]string, groups)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("g%d", i)
+	}
+	// Groups with index%4 == 0 are never evicted, so their per-group limit
+	// is checked; the others' gauges are keyed "#churn" and not checked
+	// (after an eviction the old and new states may overlap, as documented).
+	protected := func(i int) bool { return i%4 == 0 }
+	lim := oracleLimits{global: 64, group: func(k string) int {
+		if strings.HasSuffix(k, "#churn") {
+			return groupconc.Unlimited
+		}
+		return 2
+	}}
+
+	var (
+		probesMu sync.Mutex
+		probes   []func() error
+		evicted  atomic.Int64
+		stopped  atomic.Int64
+		bad      atomic.Int64
+	)
+	badf := func(format string, args ...any) {
+		if bad.Add(1) <= 20 {
+			t.Errorf(format, args...)
+		}
+	}
+	type pending struct {
+		h         *groupconc.TaskHandle[int]
+		kind      int
+		cancelled bool
+	}
+	check := func(pd pending) {
+		res := pd.h.Wait()
+		o.final(res.Status)
+		switch {
+		case pd.cancelled:
+			if res.Status != groupconc.StatusCancelled {
+				badf("task %s: Cancel won but the result is %v", pd.h.TaskID(), res.Status)
+			}
+		case pd.kind == relSoakPreCancelled:
+			if res.Status != groupconc.StatusCancelled {
+				badf("task %s with a done context ended %v", pd.h.TaskID(), res.Status)
+			}
+		case res.Status == groupconc.StatusSuccess:
+			if res.Value != 1 && res.Value != -1 {
+				badf("task %s succeeded with %d", pd.h.TaskID(), res.Value)
+			}
+		case res.Status == groupconc.StatusFailed && (pd.kind == relSoakPanic || pd.kind == relSoakGoexit):
+			var pe *groupconc.PanicError
+			if !assert.ErrorAs(t, res.Err, &pe) {
+				bad.Add(1)
+			}
+		}
+	}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	perSubmitter := total / submitters
+	for s := range submitters {
+		wg.Go(func() {
+			ring := make([]pending, 0, 64)
+			for i := range perSubmitter {
+				n := s*perSubmitter + i
+				gi := n % groups
+				if n%10 == 0 {
+					gi = n % 8 // hot groups: queues fill, rejections happen
+				}
+				key := keys[gi]
+				gaugeKey := key
+				if !protected(gi) {
+					gaugeKey = key + "#churn"
+				}
+				kind := n % relSoakKinds
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				switch kind {
+				case relSoakPreCancelled:
+					ctx, cancel = context.WithCancel(ctx)
+					cancel()
+				case relSoakCallerCancel:
+					ctx, cancel = context.WithCancel(ctx)
+				}
+				id := fmt.Sprintf("s%d-%d", s, i)
+				fn := func(ctx context.Context) (int, error) {
+					switch kind {
+					case relSoakFail:
+						return 0, relFuzzError{}
+					case relSoakPanic:
+						panic(relFuzzError{})
+					case relSoakGoexit:
+						runtime.Goexit()
+					}
+					runtime.Gosched()
+					if err := ctx.Err(); err != nil {
+						return 0, err
+					}
+					return 1, nil
+				}
+				h, err := groupconc.Submit(ctx, e, key, id, oracleTask(o, gaugeKey, key, id, fn))
+				if err != nil {
+					cancel()
+					badf("Submit %s: %v", id, err)
+					continue
+				}
+				pd := pending{h: h, kind: kind}
+				if kind == relSoakHandleCancel {
+					pd.cancelled = h.Cancel()
+				}
+				cancel() // a no-op but for relSoakCallerCancel
+				// Churn, concurrent with the other submitters.
+				if n%997 == 0 {
+					if ci := (n / 997) % groups; !protected(ci) {
+						if probe, ok := e.RelGroupProbe(keys[ci]); ok {
+							probesMu.Lock()
+							probes = append(probes, probe)
+							probesMu.Unlock()
+						}
+						e.EvictGroup(keys[ci])
+						evicted.Add(1)
+					}
+				}
+				if n%499 == 0 {
+					e.ShutdownGroup(keys[(n/499)%groups])
+					stopped.Add(1)
+				}
+				if len(ring) == cap(ring) {
+					check(ring[0])
+					ring = append(ring[:0], ring[1:]...)
+				}
+				ring = append(ring, pd)
+			}
+			for _, pd := range ring {
+				check(pd)
+			}
+		})
+	}
+	wg.Wait()
+	submitted := time.Since(start)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	require.NoError(t, e.Shutdown(ctx), "I7: the drain must finish")
+	o.seal()
+	elapsed := time.Since(start)
+
+	o.checkLimits(t, lim)
+	o.checkQuiescent(t, e)
+	o.checkResults(t, e)
+	o.checkEvents(t)
+	for i, probe := range probes {
+		assert.NoError(t, probe(), "I2: evicted group state %d", i)
+	}
+	assert.LessOrEqual(t, o.globalMax(), int64(64))
+	s := e.Stats()
+	t.Logf("%d tasks over %d groups from %d submitters in %v (%v submitting; %.0f tasks/s): %d evictions, %d group shutdowns; succeeded %d, failed %d, cancelled %d, rejected %d; max running %d global, %d outside permits",
+		s.Submitted, groups, submitters, elapsed.Round(time.Millisecond), submitted.Round(time.Millisecond), float64(s.Submitted)/elapsed.Seconds(),
+		evicted.Load(), stopped.Load(), s.Succeeded, s.Failed, s.Cancelled, s.Rejected, o.globalMax(), o.gauges.outside.max.Load())
+	assert.EqualValues(t, perSubmitter*submitters, s.Submitted)
+}

@@ -16,8 +16,11 @@
 //
 // Submit never blocks: it returns a TaskHandle at once, and the task runs on
 // a goroutine of its own that takes its permits in a fixed order (global,
-// bulkhead, concurrency) and releases them in reverse. The handle awaits the
-// typed GroupResult (with a deadline, through Await) or cancels the task.
+// bulkhead, concurrency) and releases them in reverse. Tasks waiting for a
+// permit are served first come, first served: a group's tasks start in the
+// order they were submitted, and a new task never passes a waiting one. The
+// handle awaits the typed GroupResult (with a deadline, through Await) or
+// cancels the task.
 // ExecuteAll runs a batch and returns every result in input order, without
 // stopping at the first failure.
 //

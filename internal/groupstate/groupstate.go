@@ -220,9 +220,9 @@ type Outcome uint8
 
 const (
 	Admitted  Outcome = iota + 1 // the task holds every permit
-	MustWait                     // the task holds a queue slot and must call Wait
+	MustWait                     // the task holds a queue slot and a place in line, and must call Wait
 	Rejected                     // no queue slot; the task holds nothing
-	Cancelled                    // the context ended while waiting; the task holds nothing
+	Cancelled                    // the wait was stopped (see Stop); the task holds nothing
 )
 
 // Bits of Permits.held.

@@ -61,6 +61,12 @@ func coreSubmit(t *testing.T, ctx context.Context, e *groupconc.GroupExecutor, k
 // coreGated returns a task that stays inside every gauge until gate closes,
 // ignoring its context, then returns v.
 func coreGated(gate <-chan struct{}, v int, gauges ...*coreGauge) groupconc.Task[int] {
+	return coreGatedWork(gate, 0, v, gauges...)
+}
+
+// coreGatedWork is coreGated whose task, once gate closes, works for work on
+// the fake clock before it leaves its gauges.
+func coreGatedWork(gate <-chan struct{}, work time.Duration, v int, gauges ...*coreGauge) groupconc.Task[int] {
 	return func(context.Context) (int, error) {
 		for _, g := range gauges {
 			g.enter()
@@ -71,6 +77,9 @@ func coreGated(gate <-chan struct{}, v int, gauges ...*coreGauge) groupconc.Task
 			}
 		}()
 		<-gate
+		if work > 0 {
+			time.Sleep(work)
+		}
 		return v, nil
 	}
 }
@@ -171,13 +180,7 @@ func TestGroupConcurrencyLimitRunsExactlyTheLimitAndNeverMore(t *testing.T) {
 		for i := range 10 {
 			for _, key := range []string{"a", "b"} {
 				g := gauges[key]
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), func(context.Context) (int, error) {
-					g.enter()
-					defer g.exit()
-					<-gate
-					time.Sleep(time.Second) // simulated work on the fake clock
-					return i, nil
-				}))
+				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, g)))
 			}
 		}
 		synctest.Wait()
@@ -208,13 +211,7 @@ func TestGlobalMaxInFlightRunsExactlyTheCapAcrossGroups(t *testing.T) {
 		var hs []*groupconc.TaskHandle[int]
 		for i := range 4 {
 			for _, key := range []string{"a", "b", "c"} {
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), func(context.Context) (int, error) {
-					all.enter()
-					defer all.exit()
-					<-gate
-					time.Sleep(time.Second)
-					return i, nil
-				}))
+				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, &all)))
 			}
 		}
 		synctest.Wait()
@@ -249,13 +246,7 @@ func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
 		for i := range 5 {
 			for _, key := range []string{"a", "b"} {
 				g := gauges[key]
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), func(context.Context) (int, error) {
-					g.enter()
-					defer g.exit()
-					<-gate
-					time.Sleep(time.Second)
-					return i, nil
-				}))
+				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, g)))
 			}
 		}
 		synctest.Wait()

@@ -567,6 +567,19 @@ func TestTaskThatWaitedAtTheBulkheadKeepsOneQueueSlotUntilItHoldsTheConcurrencyP
 	})
 }
 
+// bpBusyGroupA builds an executor from b with every group limited to one
+// running task and no waiting one, and fills group a with a gated task
+// that has started. It returns the executor and that task with its handle.
+func bpBusyGroupA(t *testing.T, b *groupconc.PolicyBuilder) (*groupconc.GroupExecutor, *bpTask, *groupconc.TaskHandle[int]) {
+	t.Helper()
+	e := bpNew(t, b.DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
+	busy := bpNewTask(t, 1)
+	hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
+	synctest.Wait()
+	require.True(t, busy.started.Load())
+	return e, busy, hBusy
+}
+
 // bpRejectedByHandler runs, in a bubble, one task of group a that is
 // rejected (group a is busy and may not queue) under a policy whose handler
 // is h. It returns the result of the rejected task, whether its function
@@ -574,16 +587,10 @@ func TestTaskThatWaitedAtTheBulkheadKeepsOneQueueSlotUntilItHoldsTheConcurrencyP
 func bpRejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h groupconc.RejectionHandler) (groupconc.GroupResult[int], bool, []string, error) {
 	t.Helper()
 	rec := bpNewRecorder()
-	e := bpNew(t, groupconc.NewPolicyBuilder().
-		DefaultMaxConcurrencyPerGroup(1).
-		DefaultQueueThresholdPerGroup(0).
+	e, busy, hBusy := bpBusyGroupA(t, groupconc.NewPolicyBuilder().
 		RejectionPolicy(policy).
 		RejectionHandler(h).
 		TaskLifecycleListener(rec))
-	busy := bpNewTask(t, 1)
-	hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
-	synctest.Wait()
-	require.True(t, busy.started.Load())
 
 	rejected := bpNewTask(t, 7)
 	rejected.Release() // returns at once if the handler runs it
@@ -724,15 +731,9 @@ func TestRejectionHandlerOutcomeMapsToTheTaskResult(t *testing.T) {
 func bpRejectOne(t *testing.T, policy groupconc.RejectionPolicy) (*groupconc.TaskHandle[int], *bpTask, *bpRecorder, func()) {
 	t.Helper()
 	rec := bpNewRecorder()
-	e := bpNew(t, groupconc.NewPolicyBuilder().
-		DefaultMaxConcurrencyPerGroup(1).
-		DefaultQueueThresholdPerGroup(0).
+	e, busy, hBusy := bpBusyGroupA(t, groupconc.NewPolicyBuilder().
 		RejectionPolicy(policy).
 		TaskLifecycleListener(rec))
-	busy := bpNewTask(t, 1)
-	hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
-	synctest.Wait()
-	require.True(t, busy.started.Load())
 	k := bpNewTask(t, 7)
 	h := bpSubmit(t, e, "a", "rejected", k.Fn)
 	synctest.Wait()

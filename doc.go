@@ -14,11 +14,12 @@
 //     and per group, with a rejection policy (abort, discard, caller-runs)
 //     or a custom RejectionHandler for the tasks turned away.
 //
-// Submit never blocks: it returns a TaskHandle at once, and the task runs on
-// a goroutine of its own that takes its permits in a fixed order (global,
-// bulkhead, concurrency) and releases them in reverse. Tasks waiting for a
-// permit are served first come, first served: a group's tasks start in the
-// order they were submitted, and a new task never passes a waiting one. The
+// Submit never blocks: it returns a TaskHandle at once. The task takes its
+// permits in a fixed order (global, bulkhead, concurrency), runs on a
+// goroutine owned by the executor and releases them in reverse. A task that
+// has to wait for a permit waits as a record in a first-come, first-served
+// line, not as a parked goroutine: a group's tasks start in the order they
+// were submitted, and a new task never passes a waiting one. The
 // handle awaits the typed GroupResult (with a deadline, through Await) or
 // cancels the task.
 // ExecuteAll runs a batch and returns every result in input order, without

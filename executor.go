@@ -22,11 +22,21 @@ var (
 	errGroupEvicted = errors.New("groupconc: group evicted")
 )
 
-// GroupExecutor runs tasks with per-group limits. Each accepted task runs on
-// a goroutine of its own, owned by the executor, which takes the task's
-// permits in a fixed order (global in-flight, then the group's bulkhead, then
-// the group's concurrency), runs the function and releases the permits in
+// GroupExecutor runs tasks with per-group limits. A task takes its permits
+// in a fixed order (global in-flight, then the group's bulkhead, then the
+// group's concurrency); once it holds them all its function runs on a
+// goroutine owned by the executor, which then releases the permits in
 // reverse order before completing the task's handle.
+//
+// A task that has to wait for a permit waits as a record in that layer's
+// line, not as a parked goroutine, so a waiting task costs only its handle.
+// The task that releases the permit takes the waiting one out of the line
+// and carries it through its remaining layers; when it holds them all it
+// runs, on the goroutine that just finished the releasing task if that one
+// is free (no goroutine is started), otherwise on a new one. So one
+// goroutine may run several tasks of a busy group one after another; each
+// task still runs alone on it, with its own context, and a panic or
+// runtime.Goexit in one task never affects the next.
 //
 // Groups are created on first use, with limits resolved once from the
 // policy; they are remembered, with those limits, until EvictGroup. Tasks
@@ -54,11 +64,12 @@ type GroupExecutor struct {
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	root, closeRoot := context.WithCancelCause(context.Background())
+	global := groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue)
 	return &GroupExecutor{
 		policy:    policy,
 		listener:  policy.listener,
-		global:    groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue),
-		groups:    groupstate.NewRegistry(root, policy.limits),
+		global:    global,
+		groups:    groupstate.NewRegistry(root, global, policy.limits),
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
@@ -159,6 +170,9 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 // submit accepts t into its group and starts it. It does not block: the
 // layers are tried at once, on the caller's goroutine, so a task that can
 // start, and a task that must be rejected, is known before Submit returns.
+// A task that must wait is left in its line as a record, with no goroutine:
+// it gets one (or the goroutine of the task that hands it its last permit)
+// when it can run.
 func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id string) error {
 	// After this, Shutdown waits for t; enter fails once Shutdown or Close
 	// has begun, so no task is accepted after the drain started.
@@ -167,10 +181,10 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	}
 	g := e.groups.Get(key)
 	t.init(ctx, e, g, key, id, b)
-	spawned := false
+	owned := true // until t is handed to a line or a goroutine
 	defer func() {
-		if !spawned {
-			e.settle(t)
+		if owned {
+			e.settle(t, false)
 		}
 	}()
 	e.submitted.Add(1)
@@ -181,7 +195,9 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	}
 	switch out, reason := t.permits.Try(); out {
 	case groupstate.MustWait:
-		t.mustWait = true
+		owned = false
+		e.waiting(t)
+		return nil
 	case groupstate.Rejected:
 		t.reason = reason
 		notifyRejected(e.listener, key, id, reason)
@@ -190,55 +206,173 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 			return nil
 		}
 	}
-	spawned = true
-	go e.execute(t)
+	owned = false
+	go e.workSubmitted(t)
 	return nil
 }
 
-// execute is the body of a task's goroutine: wait for the permits if needed,
-// then run the function or handle the rejection.
-func (e *GroupExecutor) execute(t *task) {
-	defer e.settle(t)
-	start := t.submitted // a task admitted inside Submit held its permits then
-	if t.mustWait {
-		out, reason := t.permits.Wait(groupstate.Stop{
-			Caller:    t.ctx.caller.Done(),
-			Scope:     t.ctx.scope.Done(),
-			Cancelled: &t.claimed, // only Cancel completes a waiting task
-		})
-		switch out {
-		case groupstate.Cancelled:
-			e.endWaiting(t)
-			return
-		case groupstate.Rejected:
-			t.reason = reason
-			notifyRejected(e.listener, t.key, t.id, reason)
-		default:
-			start = time.Now()
+// workSubmitted is the body of the goroutine of a task admitted inside
+// Submit (or rejected there, to be run by its handler or caller-runs
+// policy): its start is the time Submit took its permits.
+func (e *GroupExecutor) workSubmitted(t *task) { e.work(t, t.submitted) }
+
+// waiting follows up on a task that Submit left in a line, which owns it
+// now: it watches the caller's context, whose end takes the task out of
+// line, and takes the task out itself if it was cancelled as it joined.
+func (e *GroupExecutor) waiting(t *task) {
+	t.ctx.watch(func() {
+		if t.permits.Leave() {
+			e.drop(t)
+		}
+	})
+	if e.stopRequested(t) && t.permits.Leave() {
+		e.endWaiting(t)
+		e.settle(t, false)
+	}
+}
+
+// stopRequested reports whether a waiting task should leave its line: it
+// was cancelled by its handle, its caller's context, its group scope or the
+// executor. Each of those first records why and then makes the task leave;
+// a task that was between two lines at that moment is in none, and finds
+// out here, after joining the next.
+func (e *GroupExecutor) stopRequested(t *task) bool {
+	return t.claimed.Load() || t.ctx.caller.Err() != nil || t.ctx.scope.Err() != nil || e.root.Err() != nil
+}
+
+// work is the body of a goroutine of the executor: it runs t, which got its
+// last permit at start, and then, rather than ending, each task that the
+// released permits admitted and that it was given to run next.
+func (e *GroupExecutor) work(t *task, start time.Time) {
+	for t != nil {
+		t, start = e.runOne(t, start)
+	}
+}
+
+// runOne runs t (or handles its rejection) and settles it, and returns the
+// task to run next on this goroutine, if any.
+func (e *GroupExecutor) runOne(t *task, start time.Time) (next *task, nextStart time.Time) {
+	normal := false
+	defer func() { next, nextStart = e.settle(t, normal) }()
+	switch {
+	case t.reason != "":
+		// Whoever waits for the permits t gave back need not wait for the
+		// rejection handler.
+		e.handOn(&t.permits, false)
+		e.rejectAsync(t)
+	case e.cancelledBeforeRun(t):
+		// A context that ended while the last permit was granted still
+		// wins: the function never starts on a cancelled context.
+		e.endWaiting(t)
+	default:
+		notifyStarted(e.listener, t.key, t.id)
+		t.body.run(&t.ctx, start)
+	}
+	normal = true
+	return nil, time.Time{}
+}
+
+// resume is the body of a goroutine started for a task handed its permit
+// away from the executor's goroutines (by a Submit, say): it carries the
+// task on, and runs it if it can.
+func (e *GroupExecutor) resume(t *task) {
+	run, start, ended := e.carryOn(t)
+	switch {
+	case run:
+		e.work(t, start)
+	case ended:
+		e.work(e.handOn(&t.permits, true))
+	}
+}
+
+// drop ends a task taken out of its line because it was cancelled, on a
+// goroutine of its own, as its wait would have ended: the permits it holds
+// go back, its handle completes, the listener hears of it.
+func (e *GroupExecutor) drop(t *task) {
+	e.endWaiting(t)
+	e.work(e.settle(t, true))
+}
+
+// dropAll drops tasks swept out of their lines.
+func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
+	for _, p := range swept {
+		go e.drop(p.Owner().(*task))
+	}
+}
+
+// handOn carries on with the tasks that p's releases handed a permit to.
+// On a goroutine of the executor (inline) it walks each through its
+// remaining layers, and returns one that can run, with the time it got its
+// last permit, for this goroutine to run next; the others that can run get
+// goroutines of their own. Elsewhere (on a caller's goroutine, or where user
+// code such as a listener would delay them) each task handed a permit gets
+// a goroutine at once, which does the walking.
+func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start time.Time) {
+	for q := p.Handed(); q != nil; q = p.Handed() {
+		t := q.Owner().(*task)
+		if !inline {
+			go e.resume(t)
+			continue
+		}
+		run, at, ended := e.carryOn(t)
+		switch {
+		case ended:
+			p.Adopt(&t.permits) // t's releases handed permits on too
+		case run && next == nil:
+			next, start = t, at
+		case run:
+			go e.work(t, at)
 		}
 	}
-	if t.reason != "" {
-		e.rejectAsync(t)
-		return
+	return next, start
+}
+
+// carryOn walks t, just handed a permit, through its remaining layers. It
+// reports whether t is to run now (it holds every permit, or it was rejected
+// and its handler or caller-runs policy runs it), with the time it got its
+// last permit; or whether it ended here (rejected, or found cancelled), in
+// which case the permits it gave back may have gone to others, for the
+// caller to carry on with. Otherwise t waits in its next line.
+func (e *GroupExecutor) carryOn(t *task) (run bool, start time.Time, ended bool) {
+	out, reason := t.permits.Resume()
+	switch out {
+	case groupstate.Admitted:
+		return true, time.Now(), false
+	case groupstate.MustWait:
+		if e.stopRequested(t) && t.permits.Leave() {
+			e.endWaiting(t)
+			e.retire(t)
+			return false, time.Time{}, true
+		}
+		return false, time.Time{}, false
 	}
-	// A context that ended while the last permit was granted still wins:
-	// the function never starts on a cancelled context.
-	if e.cancelledBeforeRun(t) {
-		e.endWaiting(t)
-		return
+	t.reason = reason
+	notifyRejected(e.listener, t.key, t.id, reason)
+	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
+		return true, time.Time{}, false
 	}
-	notifyStarted(e.listener, t.key, t.id)
-	t.body.run(&t.ctx, start)
+	e.reject(t)
+	e.retire(t)
+	return false, time.Time{}, true
 }
 
 // settle ends a task's life in the executor, deferred on the goroutine that
-// owns the task at the time (Submit's caller, or the task's own). On every
-// path the task has completed by then; but a listener method that calls
-// runtime.Goexit (t.FailNow in a test's listener, say) unwinds the goroutine
-// from the middle, and settle still releases the permits, completes the
-// handle FAILED and lets Shutdown stop waiting, so the task is never
-// stranded.
-func (e *GroupExecutor) settle(t *task) {
+// owns the task at the time, and carries on with the tasks its permits were
+// handed to: inline, it returns one of them for this goroutine to run next
+// (see handOn). On every path the task has completed by then; but a
+// listener method that calls runtime.Goexit (t.FailNow in a test's
+// listener, say) unwinds the goroutine from the middle, and settle still
+// releases the permits, completes the handle FAILED and lets Shutdown stop
+// waiting, so the task is never stranded.
+func (e *GroupExecutor) settle(t *task, inline bool) (*task, time.Time) {
+	e.retire(t)
+	return e.handOn(&t.permits, inline)
+}
+
+// retire releases t's permits (keeping the tasks they were handed to in
+// t.permits), completes its handle FAILED if nothing did, and takes it out of
+// the count Shutdown waits on.
+func (e *GroupExecutor) retire(t *task) {
 	t.permits.Release()
 	if !t.claimed.Load() {
 		t.finish(StatusFailed, panicError(nil), nil)
@@ -268,7 +402,12 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 // endWaiting completes a task cancelled before it ran; the listener hears
 // OnCompleted, as for any task cancelled while waiting.
 func (e *GroupExecutor) endWaiting(t *task) {
-	t.permits.Release()
+	t.releasePermits()
+	if t.ctx.Err() == nil {
+		// Stopped because Close cancelled the executor: the cancel is
+		// still on its way down to t's scope.
+		<-t.ctx.Done()
+	}
 	t.finish(StatusCancelled, cancelErr(&t.ctx), nil)
 	t.body.completed()
 }
@@ -322,7 +461,7 @@ func (e *GroupExecutor) count(s TaskStatus) {
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		g.Shutdown(errGroupStopped)
+		e.dropAll(g.Shutdown(errGroupStopped))
 	}
 }
 
@@ -332,7 +471,7 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 // release them into its old semaphores, never into the new group's; until
 // they return, the old and new group together may run more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
-	e.groups.Evict(groupKey, errGroupEvicted)
+	e.dropAll(e.groups.Evict(groupKey, errGroupEvicted))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
@@ -352,7 +491,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		select {
 		case <-e.gate.drained:
 		case <-ctx.Done():
-			e.closeRoot(ErrClosed)
+			e.cancelAll()
 			return ctx.Err()
 		}
 	}
@@ -366,8 +505,15 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
-	e.closeRoot(ErrClosed)
+	e.cancelAll()
 	return nil
+}
+
+// cancelAll cancels every task, with cause ErrClosed, and ends the waiting
+// ones.
+func (e *GroupExecutor) cancelAll() {
+	e.closeRoot(ErrClosed)
+	e.dropAll(e.groups.SweepAll())
 }
 
 // gate counts the accepted tasks that have not finished, and refuses new

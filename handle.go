@@ -14,10 +14,10 @@ var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's gorou
 // not usable. It is safe for concurrent use: any number of goroutines may
 // Await, Wait or Cancel the same handle and all see the same result.
 //
-// The handle completes exactly once. Completing it does not end the task's
-// goroutine, which belongs to the executor: after Cancel, the function keeps
-// running (with its context cancelled) and keeps its permits until it
-// returns.
+// The handle completes exactly once. Completing it does not stop a running
+// function, whose goroutine belongs to the executor: after Cancel, the
+// function keeps running (with its context cancelled) and keeps its permits
+// until it returns.
 type TaskHandle[T any] struct {
 	t     task
 	fn    Task[T]
@@ -39,9 +39,10 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.completed.Load() }
 // Cancel cancels the task's context, with cause context.Canceled, and
 // completes the handle at once as CANCELLED with Err context.Canceled. It
 // reports whether it did so: false if the handle had already completed.
-// A task still waiting for permits gives them up, and its queue slot, as its
-// goroutine wakes, a moment after Cancel returns; a running function sees
-// its context cancelled and keeps its permits until it returns.
+// A task still waiting for permits leaves its line before Cancel returns, and
+// gives back the permits of earlier layers and its queue slot a moment
+// later, on a goroutine of the executor; a running function sees its context
+// cancelled and keeps its permits until it returns.
 func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
@@ -116,7 +117,7 @@ func (h *TaskHandle[T]) run(ctx context.Context, start time.Time) {
 			status = failedOrCancelled(ctx, err)
 		}
 		end := time.Now()
-		t.permits.Release()
+		t.releasePermits()
 		if t.claim() {
 			if status == StatusSuccess {
 				h.value = v

@@ -1,8 +1,9 @@
 package groupconc
 
 // TaskLifecycleListener is told of every task's events. Its methods are
-// called synchronously, on the goroutine of the Submit call or of the task,
-// with no lock of the executor held: they may call back into the executor,
+// called synchronously, on the goroutine of the Submit call or one of the
+// executor's goroutines handling the task (running it, or ending it after a
+// cancellation), with no lock of the executor held: they may call back into the executor,
 // but a slow method delays that task. A panic in a method is recovered and
 // ignored.
 //

@@ -69,7 +69,6 @@ type task struct {
 	permits   groupstate.Permits
 	key, id   string
 	submitted time.Time
-	mustWait  bool   // Try left the task holding a queue slot
 	reason    string // set once the task is rejected
 
 	claimed atomic.Bool // set by whoever completes the handle
@@ -109,6 +108,8 @@ type taskContext struct {
 	cancel    context.CancelCauseFunc // guarded by mu until built
 	stop      func() bool             // guarded by mu until built; detaches from caller
 	cause     error                   // guarded by mu: the own cancel's cause, once cancelled
+	unwatch   func() bool             // guarded by mu: detaches watch's function from caller
+	over      bool                    // guarded by mu: released
 }
 
 func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
@@ -187,11 +188,32 @@ func (c *taskContext) cancelWith(cause error) {
 	}
 }
 
+// watch arranges for f to run, on a goroutine of its own, when the caller's
+// context ends, until the task is over. A caller's context that never ends
+// costs nothing here.
+func (c *taskContext) watch(f func()) {
+	if c.caller.Done() == nil {
+		return
+	}
+	c.mu.Lock()
+	if !c.over {
+		c.unwatch = context.AfterFunc(c.caller, f)
+	}
+	c.mu.Unlock()
+}
+
 // release cancels the context once the task is over, and unhooks it from
 // the caller's context and the group scope so neither keeps it. A context
-// never built costs nothing here.
+// never built, nor watched, costs nothing here.
 func (c *taskContext) release() {
 	c.cancelWith(context.Canceled)
+	c.mu.Lock()
+	c.over = true
+	unwatch := c.unwatch
+	c.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	if c.built.Load() && c.stop != nil {
 		c.stop()
 	}
@@ -201,8 +223,19 @@ func (c *taskContext) release() {
 func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, key, id string, b body) {
 	t.exec, t.body, t.key, t.id = e, b, key, id
 	t.submitted = time.Now()
-	t.permits.Init(e.global, g)
-	t.ctx.caller, t.ctx.scope = ctx, g.Scope()
+	t.permits.Init(e.global, g, t)
+	t.ctx.caller, t.ctx.scope = ctx, t.permits.Scope()
+}
+
+// releasePermits gives back t's permits. When the executor has a listener,
+// the tasks they were handed to get goroutines at once rather than wait for
+// the listener calls that end t; otherwise the goroutine that settles t
+// carries on with them (see GroupExecutor.handOn).
+func (t *task) releasePermits() {
+	t.permits.Release()
+	if t.exec.listener != nil {
+		t.exec.handOn(&t.permits, false)
+	}
 }
 
 // claim reports whether the caller is the one to complete the handle.
@@ -259,9 +292,14 @@ func (t *task) cancelNow(err error) bool {
 		return false
 	}
 	t.ctx.cancelWith(err)
-	t.permits.Interrupt() // after claimed is set: see groupstate.Stop
+	// After claimed is set: a task in no line at this moment sees it once
+	// it joins one (see GroupExecutor.stopRequested).
+	left := t.permits.Leave()
 	now := time.Now()
 	t.publish(StatusCancelled, err, nil, now, now)
+	if left {
+		go t.exec.drop(t)
+	}
 	return true
 }
 

@@ -73,6 +73,7 @@ type Group struct {
 	bulkhead *line               // nil when MaxInFlight is Unlimited
 	conc     *line               // nil when Concurrency is Unlimited
 	queue    *semaphore.Weighted // nil when QueueThreshold is Unlimited
+	global   *Global             // layer 1, whose line holds the group's tasks too
 
 	// scope is the parent of the contexts of the group's tasks. ShutdownGroup
 	// cancels it and installs a fresh one; eviction cancels it for good.
@@ -102,8 +103,9 @@ func newScope(parent context.Context) *scope {
 	return &scope{ctx: ctx, cancel: cancel}
 }
 
-func newGroup(parent context.Context, key string, l Limits) *Group {
+func newGroup(parent context.Context, gl *Global, key string, l Limits) *Group {
 	g := &Group{
+		global:   gl,
 		key:      key,
 		limits:   l,
 		bulkhead: newLine(l.MaxInFlight),
@@ -132,25 +134,38 @@ func (g *Group) Counts() (running, waiting, inFlight int) {
 	return running, int(g.waiting.Load()), running + waitingConc
 }
 
-// Shutdown cancels every task of the group with cause and gives later tasks a
-// fresh scope. It does nothing to an evicted group, whose scope is already
-// cancelled for good.
-func (g *Group) Shutdown(cause error) {
+// Shutdown cancels every task of the group with cause, takes its waiting
+// tasks out of their lines and gives later tasks a fresh scope. The tasks
+// taken out are returned: the caller owns them now, and ends them. Shutdown
+// does nothing to an evicted group, whose scope is already cancelled for
+// good.
+func (g *Group) Shutdown(cause error) []*Permits {
 	g.mu.Lock()
 	if g.evicted {
 		g.mu.Unlock()
-		return
+		return nil
 	}
 	old := g.scope.Swap(newScope(g.parent))
 	g.mu.Unlock()
 	old.cancel(cause)
+	return g.sweep(func(p *Permits) bool { return p.group == g && p.scope == old })
 }
 
-func (g *Group) evict(cause error) {
+func (g *Group) evict(cause error) []*Permits {
 	g.mu.Lock()
 	g.evicted = true
 	g.mu.Unlock()
 	g.scope.Load().cancel(cause)
+	return g.sweep(func(p *Permits) bool { return p.group == g })
+}
+
+// sweep takes the waiting tasks that match out of the group's lines and the
+// global one. It runs after their scope was cancelled: a task that joins a
+// line meanwhile sees that when it looks after joining, and leaves.
+func (g *Group) sweep(match func(p *Permits) bool) []*Permits {
+	out := g.global.sem.sweep(match, nil)
+	out = g.bulkhead.sweep(match, out)
+	return g.conc.sweep(match, out)
 }
 
 // Registry maps group keys to their state. Lookups of known groups take no
@@ -159,13 +174,15 @@ type Registry struct {
 	groups  sync.Map // string -> *Group
 	count   atomic.Int64
 	parent  context.Context
+	global  *Global
 	resolve func(key string) Limits
 }
 
 // NewRegistry returns an empty registry whose groups' scopes derive from
-// parent and whose limits come from resolve, called once per group creation.
-func NewRegistry(parent context.Context, resolve func(key string) Limits) *Registry {
-	return &Registry{parent: parent, resolve: resolve}
+// parent, whose tasks take gl's permits first, and whose limits come from
+// resolve, called once per group creation.
+func NewRegistry(parent context.Context, gl *Global, resolve func(key string) Limits) *Registry {
+	return &Registry{parent: parent, global: gl, resolve: resolve}
 }
 
 // Get returns the group for key, creating it on first use. When two callers
@@ -175,7 +192,7 @@ func (r *Registry) Get(key string) *Group {
 	if g, ok := r.groups.Load(key); ok {
 		return g.(*Group)
 	}
-	g := newGroup(r.parent, key, r.resolve(key))
+	g := newGroup(r.parent, r.global, key, r.resolve(key))
 	if other, loaded := r.groups.LoadOrStore(key, g); loaded {
 		g.scope.Load().cancel(errLostRace) // detach the unused scope from parent
 		return other.(*Group)
@@ -195,16 +212,31 @@ func (r *Registry) Lookup(key string) (*Group, bool) {
 	return g.(*Group), true
 }
 
-// Evict forgets the group for key and cancels its tasks with cause. Tasks
-// still holding its permits release them into it; the next Get creates a new
-// group with freshly resolved limits.
-func (r *Registry) Evict(key string, cause error) {
+// Evict forgets the group for key, cancels its tasks with cause and takes its
+// waiting tasks out of their lines; those are returned, and the caller owns
+// them now. Tasks still holding its permits release them into it; the next
+// Get creates a new group with freshly resolved limits.
+func (r *Registry) Evict(key string, cause error) []*Permits {
 	g, ok := r.groups.LoadAndDelete(key)
 	if !ok {
-		return
+		return nil
 	}
 	r.count.Add(-1)
-	g.(*Group).evict(cause)
+	return g.(*Group).evict(cause)
+}
+
+// SweepAll takes every waiting task out of the global line and the lines of
+// every group r holds, and returns them: the caller owns them now. Call it
+// once every task has been cancelled; a task that joins a line meanwhile
+// sees that when it looks after joining, and leaves.
+func (r *Registry) SweepAll() []*Permits {
+	out := r.global.sem.sweep(nil, nil)
+	r.Range(func(g *Group) bool {
+		out = g.bulkhead.sweep(nil, out)
+		out = g.conc.sweep(nil, out)
+		return true
+	})
+	return out
 }
 
 // Len reports how many groups r holds.
@@ -219,10 +251,9 @@ func (r *Registry) Range(f func(g *Group) bool) {
 type Outcome uint8
 
 const (
-	Admitted  Outcome = iota + 1 // the task holds every permit
-	MustWait                     // the task holds a queue slot and a place in line, and must call Wait
-	Rejected                     // no queue slot; the task holds nothing
-	Cancelled                    // the wait was stopped (see Stop); the task holds nothing
+	Admitted Outcome = iota + 1 // the task holds every permit
+	MustWait                    // the task holds a queue slot and a place in line; the line owns it now
+	Rejected                    // no queue slot; the task holds nothing
 )
 
 // Bits of Permits.held.
@@ -236,60 +267,96 @@ const (
 	countedConcWait                   // counted in Group.waitingConc
 )
 
-// Permits is what one task holds. It belongs to a single task and is not
-// safe for concurrent use; the zero value holds nothing and must be Init'ed.
+// Permits is what one task holds, and its place in line while it waits.
+//
+// A Permits has one owner at a time, and only the owner may call its methods
+// (but Leave, which anyone may call). The goroutine that Inits it owns it
+// until Try or Resume returns MustWait: the task is then in a line, and the
+// line owns it. It is taken out again, and owned from then on, by whoever
+// releases the permit it waits for (Handed returns it to that releaser,
+// which calls Resume), or by whoever makes it leave (Leave, Sweep).
 type Permits struct {
-	global *Global
-	group  *Group
-	held   uint8
-	w      waiter // the task's place in the line it waits in, if any
+	global  *Global
+	group   *Group
+	scope   *scope
+	owner   any     // the task, for whoever takes it out of a line
+	held    uint8   // bits above
+	granted uint8   // the layer bit handed over with the task, until Resume takes it
+	w       waiter  // the task's place in the line it waits in, if any
+	handed  *waiter // waiters handed a permit by this task's releases, chained by next
 }
 
-// Init ties p to its layers.
-func (p *Permits) Init(gl *Global, g *Group) {
-	p.global, p.group, p.held = gl, g, 0
+// Init ties p to its layers and to the task that owns it, and fixes the group
+// scope the task belongs to.
+func (p *Permits) Init(gl *Global, g *Group, owner any) {
+	p.global, p.group, p.held, p.owner = gl, g, 0, owner
+	p.scope = g.scope.Load()
+	p.w.owner = p
 }
 
-// Group returns the group p was initialised with.
-func (p *Permits) Group() *Group { return p.group }
+// Owner returns the owner given to Init.
+func (p *Permits) Owner() any { return p.owner }
+
+// Scope returns the context of the group scope the task was submitted in. It
+// is cancelled, with the cause given, by the group's Shutdown and by the
+// registry's Evict.
+func (p *Permits) Scope() context.Context { return p.scope.ctx }
 
 // Try walks the layers without blocking. It returns Admitted, MustWait (the
-// task holds a queue slot and a place in line at the layer it must wait at)
-// or Rejected with a reason naming the threshold that turned it away.
+// task holds a queue slot and a place in line at the layer it must wait at,
+// and belongs to that line now) or Rejected with a reason naming the
+// threshold that turned it away. A rejected task may have released permits
+// that others waited for: see Handed.
 func (p *Permits) Try() (Outcome, string) {
-	return p.advance(nil)
+	return p.advance()
 }
 
-// Stop is what ends a task's wait for permits, besides getting them.
-type Stop struct {
-	Caller <-chan struct{} // the caller's context's Done; nil if it never ends
-	Scope  <-chan struct{} // the group scope's Done: ShutdownGroup, EvictGroup, Close
-	// Cancelled is set before Interrupt is called, when the task is
-	// cancelled through its handle.
-	Cancelled *atomic.Bool
+// Resume carries on the walk of a task taken out of its line by Handed,
+// holding the permit it waited for. It returns as Try does.
+func (p *Permits) Resume() (Outcome, string) {
+	p.granted = p.w.bit
+	return p.advance()
 }
 
-// Wait blocks until the task holds every permit, it is stopped, or a later
-// layer has no queue slot for it. It returns Admitted, Cancelled or Rejected
-// with the reason; after Cancelled or Rejected the task holds nothing.
-// A task that got its last permit as it was stopped reports Admitted; the
-// caller checks for cancellation before running it.
-func (p *Permits) Wait(stop Stop) (Outcome, string) {
-	return p.advance(&stop)
+// Leave takes the task out of the line it waits in and reports whether it
+// did so; if so the caller owns the task, which holds no permit of that line
+// (but may hold permits of earlier layers: Release them). It reports false
+// if the task is in no line: whoever owns it will see why it should leave
+// (its cancellation) when next it looks. Safe from any goroutine.
+func (p *Permits) Leave() bool { return p.w.leave() }
+
+// Handed returns, one at a time, the tasks that this task's releases handed
+// a permit to, or nil when there are none left. Each returned task is taken
+// out of its line and owned by the caller, who must call its Resume.
+func (p *Permits) Handed() *Permits {
+	w := p.handed
+	if w == nil {
+		return nil
+	}
+	p.handed, w.next = w.next, nil
+	return w.owner
 }
 
-// Interrupt wakes the task if it waits in a line; its Wait then returns
-// Cancelled, provided stop.Cancelled was set first. Safe from any goroutine.
-func (p *Permits) Interrupt() { p.w.interrupt() }
+// Adopt moves the tasks q's releases handed a permit to over to p, whose
+// Handed then returns them too. The caller must own both.
+func (p *Permits) Adopt(q *Permits) {
+	for w := q.handed; w != nil; {
+		next := w.next
+		w.next = p.handed
+		p.handed = w
+		w = next
+	}
+	q.handed = nil
+}
 
 // advance acquires the layers in their fixed order, global → bulkhead →
-// concurrency. A layer is first tried without blocking; only a task that has
-// to wait takes a queue slot. With stop nil advance never blocks: it stops
-// at the first layer the task must wait at.
-func (p *Permits) advance(stop *Stop) (Outcome, string) {
+// concurrency, without blocking. A layer is first tried as is; only a task
+// that has to wait takes a queue slot and joins the layer's line, and then
+// the walk stops there.
+func (p *Permits) advance() (Outcome, string) {
 	gl, g := p.global, p.group
 	if p.held&heldGlobal == 0 {
-		out := p.layer(stop, gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
+		out := p.layer(gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
 		if out != Admitted {
 			return p.stop(out, "global", gl.queueLimit)
 		}
@@ -297,14 +364,14 @@ func (p *Permits) advance(stop *Stop) (Outcome, string) {
 		p.dropSlot(gl.queue, heldGlobalSlot)
 	}
 	if p.held&heldBulkhead == 0 {
-		out := p.layer(stop, g.bulkhead, g.queue, heldBulkhead, heldGroupSlot)
+		out := p.layer(g.bulkhead, g.queue, heldBulkhead, heldGroupSlot)
 		if out != Admitted {
 			return p.stop(out, "group", g.limits.QueueThreshold)
 		}
 		// A slot taken here is kept until the concurrency permit is held, so
 		// the task is not turned away between the two layers.
 	}
-	out := p.layer(stop, g.conc, g.queue, heldConc, heldGroupSlot)
+	out := p.layer(g.conc, g.queue, heldConc, heldGroupSlot)
 	if out != Admitted {
 		return p.stop(out, "group", g.limits.QueueThreshold)
 	}
@@ -316,76 +383,59 @@ func (p *Permits) advance(stop *Stop) (Outcome, string) {
 	return Admitted, ""
 }
 
-// layer takes one layer: the permit at once, or a queue slot and a place in
-// the layer's line and then (unless stop is nil) the permit after waiting.
-// A nil line is an Unlimited layer and costs nothing. A nil queue admits any
-// number of waiters; its slot bit is still set, so a task is counted against
-// the group threshold once from layer 2 to layer 3.
-func (p *Permits) layer(stop *Stop, l *line, queue *semaphore.Weighted, bit, slot uint8) Outcome {
-	if l == nil {
+// layer takes one layer: the permit handed over, or one free at once, or a
+// queue slot and a place in the layer's line. A nil line is an Unlimited
+// layer and costs nothing. A nil queue admits any number of waiters; its slot
+// bit is still set, so a task is counted against the group threshold once
+// from layer 2 to layer 3.
+func (p *Permits) layer(l *line, queue *semaphore.Weighted, bit, slot uint8) Outcome {
+	if p.granted == bit {
+		p.granted = 0
 		p.held |= bit
 		return Admitted
 	}
-	if p.w.line.Load() != l { // not yet waiting at this layer
-		if l.tryAcquire() {
-			p.held |= bit
-			return Admitted
-		}
-		if p.held&slot == 0 {
-			// TryAcquire never blocks, and nobody waits on a queue
-			// semaphore, so this is an exact "is a slot free" check.
-			if queue != nil && !queue.TryAcquire(1) {
-				return Rejected
-			}
-			p.held |= slot
-		}
-		if l.join(&p.w) {
-			p.held |= bit
-			return Admitted
-		}
-		p.countWaiting(bit)
+	if l == nil || l.tryAcquire() {
+		p.held |= bit
+		return Admitted
 	}
-	if stop == nil {
-		return MustWait
-	}
-	// A Cancel that came while the task was between two lines found it in
-	// none: it is seen here, after joining, or it finds the task in line.
-	if stop.Cancelled.Load() {
-		if p.w.leave() {
-			l.release() // granted meanwhile: hand it on
+	if p.held&slot == 0 {
+		// TryAcquire never blocks, and nobody waits on a queue
+		// semaphore, so this is an exact "is a slot free" check.
+		if queue != nil && !queue.TryAcquire(1) {
+			return Rejected
 		}
-		return Cancelled
+		p.held |= slot
 	}
-	if !p.w.wait(stop.Caller, stop.Scope) {
-		return Cancelled
+	// Counted before joining: once in line the task is no longer ours to
+	// touch. A task that gets the permit in join after all is uncounted as
+	// any admitted task is.
+	p.countWaiting(bit)
+	p.w.bit = bit
+	if l.join(&p.w) {
+		p.held |= bit
+		return Admitted
 	}
-	p.held |= bit
-	return Admitted
+	return MustWait
 }
 
-// stop ends a walk that did not reach Admitted: a task that may not wait, or
-// whose wait ended, gives back every permit and slot before it is rejected
-// or cancelled.
+// stop ends a walk that did not reach Admitted: a task that may not wait
+// gives back every permit and slot before it is rejected.
 func (p *Permits) stop(out Outcome, layer string, threshold int) (Outcome, string) {
-	switch out {
-	case MustWait:
+	if out == MustWait {
 		return out, ""
-	case Rejected:
-		p.Release()
-		return out, fmt.Sprintf("%s queue threshold %d reached", layer, threshold)
 	}
 	p.Release()
-	return out, ""
+	return out, fmt.Sprintf("%s queue threshold %d reached", layer, threshold)
 }
 
-// countWaiting counts a task that joined the line of layer bit as waiting.
+// countWaiting counts a task about to join the line of layer bit as waiting.
 func (p *Permits) countWaiting(bit uint8) {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
 		p.group.waiting.Add(1)
 		p.global.waiting.Add(1)
 	}
-	if bit == heldConc {
+	if bit == heldConc && p.held&countedConcWait == 0 {
 		p.held |= countedConcWait
 		p.group.waitingConc.Add(1)
 	}
@@ -414,37 +464,42 @@ func (p *Permits) dropSlot(queue *semaphore.Weighted, slot uint8) {
 
 // Release gives back everything p holds, in reverse order of acquisition, and
 // takes the task out of the counts. Each count drops before its permit is
-// released, so a count never exceeds its limit. It is a no-op the second time.
+// released, so a count never exceeds its limit. A permit some task waits for
+// is handed to it: the caller then owns that task, and gets it from Handed.
+// Release is a no-op the second time, and must not be called while the task
+// is in a line.
 func (p *Permits) Release() {
 	gl, g := p.global, p.group
 	if gl == nil {
 		return
 	}
-	if l := p.w.line.Load(); l != nil && p.w.leave() {
-		l.release() // granted as the wait was given up
-	}
 	p.uncount()
 	if p.held&heldConc != 0 {
 		g.running.Add(-1)
 		gl.running.Add(-1)
-		release(g.conc)
+		p.hand(g.conc)
 	}
 	p.dropSlot(g.queue, heldGroupSlot)
 	if p.held&heldBulkhead != 0 {
-		release(g.bulkhead)
+		p.hand(g.bulkhead)
 	}
 	p.dropSlot(gl.queue, heldGlobalSlot)
 	if p.held&heldGlobal != 0 {
 		gl.inFlight.Add(-1)
-		release(gl.sem)
+		p.hand(gl.sem)
 	}
 	p.held = 0
 	p.global = nil
 }
 
-func release(l *line) {
-	if l != nil {
-		l.release()
+// hand releases a permit of l, keeping the waiter it went to, if any.
+func (p *Permits) hand(l *line) {
+	if l == nil {
+		return
+	}
+	if w := l.release(); w != nil {
+		w.next = p.handed
+		p.handed = w
 	}
 }
 

@@ -11,12 +11,11 @@ import (
 // tasks waiting for it. The semaphore counts the permits; the line decides
 // who gets a released one.
 //
-// Tasks join inside Submit, on the caller's goroutine, and a released permit
-// is handed straight to the task at the head, so a group's waiting tasks get
-// their permits in Submit order, and a waiting task is woken once, when it
-// holds its permit. (Parked in the semaphore's Acquire instead, tasks would
-// queue in the order the scheduler first runs their goroutines, which is not
-// Submit order: the newest goroutine often runs first.)
+// A waiting task is a record in the line, not a parked goroutine: tasks join
+// inside Submit, on the caller's goroutine, and a released permit is handed
+// to the record at the head, which the releaser takes out of the line and
+// carries on with. So a group's waiting tasks get their permits in Submit
+// order, and a waiting task costs its record and nothing else.
 //
 // Nobody blocks inside the semaphore: it is only tried and released, under
 // mu whenever the line may have waiters, so a permit is never released to
@@ -46,29 +45,32 @@ func (l *line) tryAcquire() bool {
 }
 
 // release gives a permit back: to the head of the line if someone waits,
-// else to the semaphore.
-func (l *line) release() {
+// and then returns that waiter, taken out of the line and now the caller's
+// to carry on with; else to the semaphore, and returns nil.
+func (l *line) release() *waiter {
 	l.mu.Lock()
-	if w := l.head; w != nil {
+	w := l.head
+	if w != nil {
 		l.removeLocked(w)
-		w.granted = true
-		close(w.wake)
 	} else {
 		l.sem.Release(1)
 	}
 	l.mu.Unlock()
+	return w
 }
 
-// waiter is a task's place in a line. Its zero value is in no line. The
-// task's own goroutine joins, waits and leaves; Interrupt may come from any
-// goroutine.
+// waiter is a task's place in a line. Its zero value is in no line.
+//
+// Whoever takes a waiter out of its line owns the task from then on: the
+// releaser that hands it a permit, or the canceller that makes it leave.
+// The goroutine that put it in the line no longer owns it, and may touch it
+// again only by making it leave.
 type waiter struct {
-	line    atomic.Pointer[line] // the line w waits in; nil once it left
-	prev    *waiter              // guarded by line.mu
-	next    *waiter              // guarded by line.mu
-	queued  bool                 // guarded by line.mu: in the list
-	granted bool                 // guarded by line.mu: handed a permit
-	wake    chan struct{}        // closed when granted or interrupted
+	line  atomic.Pointer[line] // the line w waits in; nil when in none
+	prev  *waiter              // guarded by line.mu
+	next  *waiter              // guarded by line.mu; out of line, links a Permits' handed list
+	bit   uint8                // the layer w waits for; set before joining
+	owner *Permits             // the Permits w belongs to
 }
 
 // join takes a permit for w at once if the line is empty and one is free,
@@ -82,8 +84,7 @@ func (l *line) join(w *waiter) (acquired bool) {
 	if l.count.Load() == 0 && l.sem.TryAcquire(1) {
 		return true
 	}
-	w.prev, w.next, w.queued, w.granted = l.tail, nil, true, false
-	w.wake = make(chan struct{})
+	w.prev, w.next = l.tail, nil
 	if l.tail == nil {
 		l.head = w
 	} else {
@@ -95,48 +96,42 @@ func (l *line) join(w *waiter) (acquired bool) {
 	return false
 }
 
-// wait blocks until w is handed a permit, is interrupted, or one of the
-// channels closes, then leaves the line. It reports whether w holds a
-// permit: a grant that raced with an interruption is kept, and the caller,
-// seeing its task cancelled, releases it.
-func (w *waiter) wait(caller, scope <-chan struct{}) bool {
-	select {
-	case <-w.wake:
-	case <-caller:
-	case <-scope:
-	}
-	return w.leave()
-}
-
-// leave takes w out of its line and reports whether it was granted a permit.
+// leave takes w out of its line and reports whether it did so, in which case
+// the caller now owns the task (holding no permit of that line). It reports
+// false if w is in no line: its task belongs to whoever took it out, who
+// sees the reason for leaving (its task's cancellation) when next it looks.
+// Safe from any goroutine.
 func (w *waiter) leave() bool {
 	l := w.line.Load()
 	if l == nil {
 		return false
 	}
 	l.mu.Lock()
-	if w.queued {
-		l.removeLocked(w)
+	defer l.mu.Unlock()
+	if w.line.Load() != l { // taken out (and perhaps put in another) meanwhile
+		return false
 	}
-	granted := w.granted
-	w.line.Store(nil)
-	l.mu.Unlock()
-	return granted
+	l.removeLocked(w)
+	return true
 }
 
-// interrupt wakes w if it is waiting, without a permit. Safe from any
-// goroutine.
-func (w *waiter) interrupt() {
-	l := w.line.Load()
-	if l == nil {
-		return
+// sweep takes every waiter whose owner matches out of the line and returns
+// their owners, which the caller now owns.
+func (l *line) sweep(match func(p *Permits) bool, out []*Permits) []*Permits {
+	if l == nil || l.count.Load() == 0 {
+		return out
 	}
 	l.mu.Lock()
-	if w.line.Load() == l && w.queued {
-		l.removeLocked(w)
-		close(w.wake)
+	defer l.mu.Unlock()
+	for w := l.head; w != nil; {
+		next := w.next
+		if match == nil || match(w.owner) {
+			l.removeLocked(w)
+			out = append(out, w.owner)
+		}
+		w = next
 	}
-	l.mu.Unlock()
+	return out
 }
 
 func (l *line) removeLocked(w *waiter) {
@@ -150,7 +145,8 @@ func (l *line) removeLocked(w *waiter) {
 	} else {
 		w.next.prev = w.prev
 	}
-	w.prev, w.next, w.queued = nil, nil, false
+	w.prev, w.next = nil, nil
+	w.line.Store(nil)
 	l.count.Add(-1)
 }
 

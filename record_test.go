@@ -1,0 +1,162 @@
+package groupconc_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kobe/groupconc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Waiting tasks are records in their line, not parked goroutines: the tests
+// here pin what that promises.
+
+// TestWaitingTasksHoldNoGoroutine: a thousand tasks waiting behind a busy
+// group add no goroutine, even with a caller's context that can end.
+func TestWaitingTasksHoldNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil) // concurrency 1
+		defer e.Close()
+		gate := make(chan struct{})
+		first, err := groupconc.Submit(t.Context(), e, "g", "first", func(context.Context) (int, error) {
+			<-gate
+			return 0, nil
+		})
+		require.NoError(t, err)
+		synctest.Wait()
+		before := runtime.NumGoroutine()
+		var ran atomic.Int64
+		hs := make([]*groupconc.TaskHandle[int], 1000)
+		for i := range hs {
+			hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+				ran.Add(1)
+				return i, nil
+			})
+			require.NoError(t, err)
+		}
+		synctest.Wait()
+		assert.Equal(t, before, runtime.NumGoroutine(), "waiting tasks started goroutines")
+		assert.Equal(t, 1000, e.Stats().Waiting)
+
+		close(gate)
+		first.Wait()
+		for i, h := range hs {
+			r := h.Wait()
+			require.Equal(t, groupconc.StatusSuccess, r.Status)
+			require.Equal(t, i, r.Value)
+		}
+		assert.EqualValues(t, 1000, ran.Load())
+	})
+}
+
+// TestGoexitInAChainedTaskDoesNotStrandTheNext: a task run on the goroutine
+// of the task before it may end that goroutine with runtime.Goexit; the
+// tasks after it still run, in order.
+func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil) // concurrency 1
+		defer e.Close()
+		gate := make(chan struct{})
+		var order []int
+		hs := make([]*groupconc.TaskHandle[int], 6)
+		for i := range hs {
+			var err error
+			hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+				order = append(order, i) // limit 1: one task at a time
+				switch i {
+				case 0:
+					<-gate
+				case 1, 3, 4:
+					runtime.Goexit()
+				}
+				return i, nil
+			})
+			require.NoError(t, err)
+		}
+		synctest.Wait()
+		close(gate)
+		want := []groupconc.TaskStatus{groupconc.StatusSuccess, groupconc.StatusFailed, groupconc.StatusSuccess,
+			groupconc.StatusFailed, groupconc.StatusFailed, groupconc.StatusSuccess}
+		for i, h := range hs {
+			assert.Equal(t, want[i], h.Wait().Status, "task %d", i)
+		}
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, order)
+		require.NoError(t, e.Shutdown(t.Context()))
+		assert.NoError(t, e.Quiescent())
+	})
+}
+
+// TestSlowListenerDoesNotDelayTheNextTask: the permit a finished task gives
+// back reaches the task waiting for it at once, while the listener is still
+// being told that the first one completed.
+func TestSlowListenerDoesNotDelayTheNextTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		listening := make(chan struct{})
+		p, err := groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
+			Completed: func(_, taskID string, _ groupconc.GroupResult[any]) {
+				if taskID == "first" {
+					<-listening
+				}
+			},
+		}).Build()
+		require.NoError(t, err)
+		e := groupconc.New(p) // concurrency 1
+		defer e.Close()
+		gate, secondRan := make(chan struct{}), make(chan struct{})
+		_, err = groupconc.Submit(t.Context(), e, "g", "first", func(context.Context) (int, error) {
+			<-gate
+			return 1, nil
+		})
+		require.NoError(t, err)
+		second, err := groupconc.Submit(t.Context(), e, "g", "second", func(context.Context) (int, error) {
+			close(secondRan)
+			return 2, nil
+		})
+		require.NoError(t, err)
+		synctest.Wait()
+		close(gate)
+		synctest.Wait()
+		select {
+		case <-secondRan:
+		default:
+			t.Fatal("the waiting task did not start while the listener held the first task's goroutine")
+		}
+		assert.Equal(t, groupconc.StatusSuccess, second.Wait().Status)
+		close(listening)
+	})
+}
+
+// TestCallerContextEndsAWaitingTask: a waiting task whose caller's context
+// ends leaves its line at once, and the task behind it moves up.
+func TestCallerContextEndsAWaitingTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil) // concurrency 1
+		defer e.Close()
+		gate := make(chan struct{})
+		_, err := groupconc.Submit(t.Context(), e, "g", "busy", func(context.Context) (int, error) {
+			<-gate
+			return 0, nil
+		})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancelled, err := groupconc.Submit(ctx, e, "g", "cancelled", func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+		next, err := groupconc.Submit(t.Context(), e, "g", "next", func(context.Context) (int, error) { return 2, nil })
+		require.NoError(t, err)
+		synctest.Wait()
+		cancel()
+		r := cancelled.Wait()
+		assert.Equal(t, groupconc.StatusCancelled, r.Status)
+		assert.ErrorIs(t, r.Err, context.Canceled)
+		synctest.Wait()
+		gs, _ := e.GroupStats("g")
+		assert.Equal(t, 1, gs.Waiting, "only next waits")
+		close(gate)
+		assert.Equal(t, 2, next.Wait().Value)
+	})
+}

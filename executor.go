@@ -55,9 +55,12 @@ type GroupExecutor struct {
 	groups    *groupstate.Registry
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
-	gate      gate
+	gate      gate                    // also counts the tasks submitted
 
-	submitted, succeeded, failed, cancelled, rejected atomic.Uint64
+	// The outcome counters, kept by whoever completes a handle, usually
+	// the goroutine that runs the task, just before it leaves the gate:
+	// they share the cache line of gate.left, not that of gate.entered.
+	succeeded, failed, cancelled, rejected atomic.Uint64
 }
 
 // New returns an executor governed by policy; nil means DefaultPolicy().
@@ -187,7 +190,6 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 			e.settle(t, false)
 		}
 	}()
-	e.submitted.Add(1)
 	notifySubmitted(e.listener, key, id)
 	if t.ctx.Err() != nil {
 		e.endWaiting(t)
@@ -516,39 +518,61 @@ func (e *GroupExecutor) cancelAll() {
 	e.dropAll(e.groups.SweepAll())
 }
 
-// gate counts the accepted tasks that have not finished, and refuses new
-// ones once closed. A single atomic word holds both, so accepting a task
-// takes no lock: either enter sees the closed bit and fails, or close sees
-// the task counted and the drain waits for it.
+// gate counts the accepted tasks, and those that finished, and refuses new
+// ones once closed. Entering takes no lock: entered holds both the count
+// and the closed bit, so either enter sees the bit and fails, or close sees
+// the task counted and the drain waits for it. The two counts only grow,
+// and sit on cache lines of their own, so that the goroutine submitting
+// tasks and the goroutines running them, which usually enter and leave,
+// do not write to the same line.
 type gate struct {
-	n       atomic.Int64  // accepted, unfinished tasks; closedBit once closed
-	drained chan struct{} // closed when the gate is closed and n is zero
+	drained chan struct{} // closed when the gate is closed and every task left
+	closed  atomic.Bool   // set once entered carries closedBit
+	signals atomic.Bool   // set by whoever closes drained
+	_       [64]byte
+	entered atomic.Uint64 // accepted tasks (Stats' Submitted); closedBit once closed
+	_       [64]byte
+	left    atomic.Uint64 // accepted tasks that have finished
 }
 
 const closedBit = 1 << 62
 
 func (g *gate) enter() bool {
 	for {
-		n := g.n.Load()
+		n := g.entered.Load()
 		if n&closedBit != 0 {
 			return false
 		}
-		if g.n.CompareAndSwap(n, n+1) {
+		if g.entered.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
 }
 
+// submitted returns how many tasks were accepted.
+func (g *gate) submitted() uint64 { return g.entered.Load() &^ closedBit }
+
 func (g *gate) leave() {
-	// The count never rises once closed, so exactly one leave sees the
-	// last task go.
-	if g.n.Add(-1) == closedBit {
-		close(g.drained)
+	// entered no longer grows once closed is set. Of the last leave and
+	// close, the later one sees the other's write: both write, then read
+	// what the other wrote.
+	left := g.left.Add(1)
+	if g.closed.Load() && left == g.submitted() {
+		g.signal()
 	}
 }
 
 func (g *gate) close() {
-	if old := g.n.Or(closedBit); old == 0 {
+	n := g.entered.Or(closedBit) &^ closedBit
+	g.closed.Store(true)
+	if g.left.Load() == n {
+		g.signal()
+	}
+}
+
+// signal closes drained, once.
+func (g *gate) signal() {
+	if g.signals.CompareAndSwap(false, true) {
 		close(g.drained)
 	}
 }

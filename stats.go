@@ -42,7 +42,7 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
 		GlobalMaxInFlight: e.policy.globalInFlight,
-		Submitted:         e.submitted.Load(),
+		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),
 		Failed:            e.failed.Load(),
 		Cancelled:         e.cancelled.Load(),

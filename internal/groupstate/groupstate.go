@@ -36,9 +36,20 @@ type Global struct {
 	limit      int
 	queueLimit int
 
-	// Executor-wide counts, side by side: a task updates them at the same
-	// moments it updates inFlight, so they cost no extra cache miss, and
-	// Stats reads them without visiting any group.
+	// Executor-wide counts, so that Stats reads them without visiting any
+	// group. Each is the difference of two sums that only grow, kept on
+	// cache lines of their own: a task is usually counted in on the
+	// goroutine that submits it and out on the one that runs it, so
+	// neither line is written from both sides (see count).
+	_   [64]byte
+	in  globalCounts
+	_   [64]byte
+	out globalCounts
+}
+
+// globalCounts is one side, in or out, of Global's counts. A task updates
+// them at the same moments, so they share a cache line.
+type globalCounts struct {
 	inFlight atomic.Int64 // tasks past layer 1
 	running  atomic.Int64 // tasks holding a concurrency permit, all groups
 	waiting  atomic.Int64 // tasks that joined a line and have no concurrency permit yet
@@ -58,7 +69,18 @@ func NewGlobal(maxInFlight, queueThreshold int) *Global {
 // waiting, and holding a global permit (counted even when the limit is
 // Unlimited).
 func (gl *Global) Counts() (running, waiting, inFlight int) {
-	return int(gl.running.Load()), int(gl.waiting.Load()), int(gl.inFlight.Load())
+	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), count(&gl.in.inFlight, &gl.out.inFlight)
+}
+
+// count returns the count kept as the sums in and out. It reads in first:
+// then the result is at most the count as out was read, so it never
+// exceeds the count's limit, and it is exact once tasks are still. Read
+// while tasks move, it may miss a task that came and went between the two
+// reads, and a difference made negative that way reads as 0.
+func count(in, out *atomic.Int64) int {
+	n := in.Load()
+	n -= out.Load()
+	return int(max(n, 0))
 }
 
 // Group is one group's layers 2 and 3, their shared queue threshold, its live
@@ -84,10 +106,18 @@ type Group struct {
 	evicted bool // guarded by mu
 
 	// The counts change with every task: keep them off the cache line of
-	// the fields every Submit reads.
-	_ [64]byte
-	// A task admitted inside Submit touches only running; the others are
-	// kept by tasks that wait, so the common path pays for one count.
+	// the fields every Submit reads. Each is kept as two sums, in and out,
+	// on lines of their own, as Global's are.
+	_   [64]byte
+	in  groupCounts
+	_   [64]byte
+	out groupCounts
+}
+
+// groupCounts is one side, in or out, of Group's counts. A task admitted
+// inside Submit touches only running; the others are kept by tasks that
+// wait, so the common path pays for one count.
+type groupCounts struct {
 	running     atomic.Int64 // tasks holding a concurrency permit
 	waiting     atomic.Int64 // tasks that joined a line and have no concurrency permit yet
 	waitingConc atomic.Int64 // tasks holding the bulkhead, in the concurrency line
@@ -130,8 +160,8 @@ func (g *Group) Scope() context.Context { return g.scope.Load().ctx }
 // Counts reports the group's running, waiting and in-flight tasks. In flight
 // are the tasks past the bulkhead: running, or waiting for concurrency.
 func (g *Group) Counts() (running, waiting, inFlight int) {
-	running, waitingConc := int(g.running.Load()), int(g.waitingConc.Load())
-	return running, int(g.waiting.Load()), running + waitingConc
+	running = count(&g.in.running, &g.out.running)
+	return running, count(&g.in.waiting, &g.out.waiting), running + count(&g.in.waitingConc, &g.out.waitingConc)
 }
 
 // Shutdown cancels every task of the group with cause, takes its waiting
@@ -360,7 +390,7 @@ func (p *Permits) advance() (Outcome, string) {
 		if out != Admitted {
 			return p.stop(out, "global", gl.queueLimit)
 		}
-		gl.inFlight.Add(1)
+		gl.in.inFlight.Add(1)
 		p.dropSlot(gl.queue, heldGlobalSlot)
 	}
 	if p.held&heldBulkhead == 0 {
@@ -376,8 +406,8 @@ func (p *Permits) advance() (Outcome, string) {
 		return p.stop(out, "group", g.limits.QueueThreshold)
 	}
 	// Count the task running before anyone can see its permit as free again.
-	g.running.Add(1)
-	gl.running.Add(1)
+	g.in.running.Add(1)
+	gl.in.running.Add(1)
 	p.uncount()
 	p.dropSlot(g.queue, heldGroupSlot)
 	return Admitted, ""
@@ -432,23 +462,23 @@ func (p *Permits) stop(out Outcome, layer string, threshold int) (Outcome, strin
 func (p *Permits) countWaiting(bit uint8) {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
-		p.group.waiting.Add(1)
-		p.global.waiting.Add(1)
+		p.group.in.waiting.Add(1)
+		p.global.in.waiting.Add(1)
 	}
 	if bit == heldConc && p.held&countedConcWait == 0 {
 		p.held |= countedConcWait
-		p.group.waitingConc.Add(1)
+		p.group.in.waitingConc.Add(1)
 	}
 }
 
 // uncount takes the task out of the waiting counts.
 func (p *Permits) uncount() {
 	if p.held&countedWaiting != 0 {
-		p.group.waiting.Add(-1)
-		p.global.waiting.Add(-1)
+		p.group.out.waiting.Add(1)
+		p.global.out.waiting.Add(1)
 	}
 	if p.held&countedConcWait != 0 {
-		p.group.waitingConc.Add(-1)
+		p.group.out.waitingConc.Add(1)
 	}
 	p.held &^= countedWaiting | countedConcWait
 }
@@ -475,8 +505,8 @@ func (p *Permits) Release() {
 	}
 	p.uncount()
 	if p.held&heldConc != 0 {
-		g.running.Add(-1)
-		gl.running.Add(-1)
+		g.out.running.Add(1)
+		gl.out.running.Add(1)
 		p.hand(g.conc)
 	}
 	p.dropSlot(g.queue, heldGroupSlot)
@@ -485,7 +515,7 @@ func (p *Permits) Release() {
 	}
 	p.dropSlot(gl.queue, heldGlobalSlot)
 	if p.held&heldGlobal != 0 {
-		gl.inFlight.Add(-1)
+		gl.out.inFlight.Add(1)
 		p.hand(gl.sem)
 	}
 	p.held = 0

@@ -215,8 +215,9 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 
 // workSubmitted is the body of the goroutine of a task admitted inside
 // Submit (or rejected there, to be run by its handler or caller-runs
-// policy): its start is the time Submit took its permits.
-func (e *GroupExecutor) workSubmitted(t *task) { e.work(t, t.submitted) }
+// policy): its start is the time Submit took its permits, the time it was
+// submitted (offset 0; see task.since).
+func (e *GroupExecutor) workSubmitted(t *task) { e.work(t, 0) }
 
 // waiting follows up on a task that Submit left in a line, which owns it
 // now: it watches the caller's context, whose end takes the task out of
@@ -243,9 +244,10 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 }
 
 // work is the body of a goroutine of the executor: it runs t, which got its
-// last permit at start, and then, rather than ending, each task that the
-// released permits admitted and that it was given to run next.
-func (e *GroupExecutor) work(t *task, start time.Time) {
+// last permit at start (an offset from its Submitted; see task.since), and
+// then, rather than ending, each task that the released permits admitted and
+// that it was given to run next.
+func (e *GroupExecutor) work(t *task, start int64) {
 	for t != nil {
 		t, start = e.runOne(t, start)
 	}
@@ -253,7 +255,7 @@ func (e *GroupExecutor) work(t *task, start time.Time) {
 
 // runOne runs t (or handles its rejection) and settles it, and returns the
 // task to run next on this goroutine, if any.
-func (e *GroupExecutor) runOne(t *task, start time.Time) (next *task, nextStart time.Time) {
+func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int64) {
 	normal := false
 	defer func() { next, nextStart = e.settle(t, normal) }()
 	switch {
@@ -271,7 +273,7 @@ func (e *GroupExecutor) runOne(t *task, start time.Time) (next *task, nextStart 
 		t.body.run(&t.ctx, start)
 	}
 	normal = true
-	return nil, time.Time{}
+	return nil, 0
 }
 
 // resume is the body of a goroutine started for a task handed its permit
@@ -305,11 +307,11 @@ func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
 // handOn carries on with the tasks that p's releases handed a permit to.
 // On a goroutine of the executor (inline) it walks each through its
 // remaining layers, and returns one that can run, with the time it got its
-// last permit, for this goroutine to run next; the others that can run get
+// last permit (an offset from its Submitted), for this goroutine to run next; the others that can run get
 // goroutines of their own. Elsewhere (on a caller's goroutine, or where user
 // code such as a listener would delay them) each task handed a permit gets
 // a goroutine at once, which does the walking.
-func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start time.Time) {
+func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start int64) {
 	for q := p.Handed(); q != nil; q = p.Handed() {
 		t := q.Owner().(*task)
 		if !inline {
@@ -332,30 +334,30 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, 
 // carryOn walks t, just handed a permit, through its remaining layers. It
 // reports whether t is to run now (it holds every permit, or it was rejected
 // and its handler or caller-runs policy runs it), with the time it got its
-// last permit; or whether it ended here (rejected, or found cancelled), in
+// last permit (an offset from its Submitted); or whether it ended here (rejected, or found cancelled), in
 // which case the permits it gave back may have gone to others, for the
 // caller to carry on with. Otherwise t waits in its next line.
-func (e *GroupExecutor) carryOn(t *task) (run bool, start time.Time, ended bool) {
+func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 	out, reason := t.permits.Resume()
 	switch out {
 	case groupstate.Admitted:
-		return true, time.Now(), false
+		return true, t.since(), false
 	case groupstate.MustWait:
 		if e.stopRequested(t) && t.permits.Leave() {
 			e.endWaiting(t)
 			e.retire(t)
-			return false, time.Time{}, true
+			return false, 0, true
 		}
-		return false, time.Time{}, false
+		return false, 0, false
 	}
 	t.reason = reason
 	notifyRejected(e.listener, t.key, t.id, reason)
 	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
-		return true, time.Time{}, false
+		return true, 0, false
 	}
 	e.reject(t)
 	e.retire(t)
-	return false, time.Time{}, true
+	return false, 0, true
 }
 
 // settle ends a task's life in the executor, deferred on the goroutine that
@@ -366,7 +368,7 @@ func (e *GroupExecutor) carryOn(t *task) (run bool, start time.Time, ended bool)
 // listener, say) unwinds the goroutine from the middle, and settle still
 // releases the permits, completes the handle FAILED and lets Shutdown stop
 // waiting, so the task is never stranded.
-func (e *GroupExecutor) settle(t *task, inline bool) (*task, time.Time) {
+func (e *GroupExecutor) settle(t *task, inline bool) (*task, int64) {
 	e.retire(t)
 	return e.handOn(&t.permits, inline)
 }
@@ -426,7 +428,7 @@ func (e *GroupExecutor) rejectAsync(t *task) {
 			return
 		}
 		notifyStarted(e.listener, t.key, t.id)
-		t.body.run(ctx, time.Now())
+		t.body.run(ctx, t.since())
 	default:
 		e.reject(t)
 	}

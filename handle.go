@@ -92,8 +92,8 @@ func (h *TaskHandle[T]) result() GroupResult[T] {
 		Status:    t.status,
 		Err:       t.err,
 		Submitted: t.submitted,
-		Start:     t.start,
-		End:       t.end,
+		Start:     t.at(t.start),
+		End:       t.at(t.end),
 	}
 	if t.status == StatusSuccess {
 		r.Value = h.value
@@ -101,7 +101,7 @@ func (h *TaskHandle[T]) result() GroupResult[T] {
 	return r
 }
 
-func (h *TaskHandle[T]) run(ctx context.Context, start time.Time) {
+func (h *TaskHandle[T]) run(ctx context.Context, start int64) {
 	t := &h.t
 	var (
 		v        T
@@ -116,7 +116,7 @@ func (h *TaskHandle[T]) run(ctx context.Context, start time.Time) {
 		case err != nil:
 			status = failedOrCancelled(ctx, err)
 		}
-		end := time.Now()
+		end := t.since()
 		t.releasePermits()
 		if t.claim() {
 			if status == StatusSuccess {

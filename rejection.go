@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 )
 
 // RejectionPolicy decides what happens to a task that a queue threshold turns
@@ -94,13 +93,13 @@ type RejectionHandler func(ctx context.Context, r *Rejection) (any, error)
 func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHandler) {
 	t := &h.t
 	var ran atomic.Bool
-	var start time.Time
+	var start int64
 	r := &Rejection{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
 	r.run = func(ctx context.Context) (any, error) {
 		if !ran.CompareAndSwap(false, true) {
 			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key)
 		}
-		start = time.Now()
+		start = t.since()
 		notifyStarted(t.exec.listener, t.key, t.id)
 		return h.fn(ctx)
 	}
@@ -133,7 +132,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 		default:
 			status = failedOrCancelled(ctx, err)
 		}
-		end := time.Now()
+		end := t.since()
 		if !ran.Load() {
 			start = end
 		}

@@ -50,8 +50,9 @@ type body interface {
 	// whatever permits the task holds, and completes the task: permits
 	// released, handle completed, OnCompleted told. It does so even when
 	// the function panics or calls runtime.Goexit. start is the result's
-	// Start: when the task held its permits.
-	run(ctx context.Context, start time.Time)
+	// Start, as an offset from Submitted (see task.since): when the task
+	// held its permits.
+	run(ctx context.Context, start int64)
 	// handleRejection runs the executor's RejectionHandler and completes
 	// the task with what it returns.
 	handleRejection(ctx context.Context, h RejectionHandler)
@@ -83,7 +84,7 @@ type task struct {
 	status     TaskStatus
 	err        error
 	awaitErr   error // what Await returns besides the result
-	start, end time.Time
+	start, end int64 // offsets from submitted, in nanoseconds (see since)
 }
 
 // taskContext is the context a task's function sees. Values and deadline
@@ -227,6 +228,20 @@ func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, 
 	t.ctx.caller, t.ctx.scope = ctx, t.permits.Scope()
 }
 
+// since returns the time elapsed since t was submitted, read on the
+// monotonic clock alone, which is cheaper than time.Now: so a task reads the
+// wall clock once, when submitted. submitted.Add of it (see at) is a time
+// with the same monotonic reading as time.Now would have given.
+func (t *task) since() int64 { return int64(time.Since(t.submitted)) }
+
+// at returns the time that offset, from since, stands for.
+func (t *task) at(offset int64) time.Time {
+	if offset == 0 { // the Start of a task admitted inside Submit
+		return t.submitted
+	}
+	return t.submitted.Add(time.Duration(offset))
+}
+
 // releasePermits gives back t's permits. When the executor has a listener,
 // the tasks they were handed to get goroutines at once rather than wait for
 // the listener calls that end t; otherwise the goroutine that settles t
@@ -244,7 +259,7 @@ func (t *task) claim() bool { return t.claimed.CompareAndSwap(false, true) }
 // publish writes the result and completes the handle. Only the claimer may
 // call it, once. Permits must be released before: a caller that waits for
 // this task and then submits the next must find them free.
-func (t *task) publish(status TaskStatus, err, awaitErr error, start, end time.Time) {
+func (t *task) publish(status TaskStatus, err, awaitErr error, start, end int64) {
 	t.status, t.err, t.awaitErr, t.start, t.end = status, err, awaitErr, start, end
 	t.exec.count(status)
 	t.doneMu.Lock()
@@ -295,7 +310,7 @@ func (t *task) cancelNow(err error) bool {
 	// After claimed is set: a task in no line at this moment sees it once
 	// it joins one (see GroupExecutor.stopRequested).
 	left := t.permits.Leave()
-	now := time.Now()
+	now := t.since()
 	t.publish(StatusCancelled, err, nil, now, now)
 	if left {
 		go t.exec.drop(t)
@@ -307,7 +322,7 @@ func (t *task) cancelNow(err error) bool {
 // completed (by Cancel).
 func (t *task) finish(status TaskStatus, err, awaitErr error) {
 	if t.claim() {
-		now := time.Now()
+		now := t.since()
 		t.publish(status, err, awaitErr, now, now)
 	}
 }

@@ -143,7 +143,7 @@ func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[
 	}
 	for i := range handles {
 		h := &handles[i]
-		if !h.t.completed.Load() {
+		if !h.t.isDone() {
 			select {
 			case <-h.t.doneChan():
 			case <-ctx.Done():
@@ -183,7 +183,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		return ErrClosed
 	}
 	g := e.groups.Get(key)
-	t.init(ctx, e, g, key, id, b)
+	t.init(ctx, e, g, id, b)
 	owned := true // until t is handed to a line or a goroutine
 	defer func() {
 		if owned {
@@ -191,7 +191,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		}
 	}()
 	notifySubmitted(e.listener, key, id)
-	if t.ctx.Err() != nil {
+	if t.context().Err() != nil {
 		e.endWaiting(t)
 		return nil
 	}
@@ -201,7 +201,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		e.waiting(t)
 		return nil
 	case groupstate.Rejected:
-		t.reason = reason
+		t.setReason(reason)
 		notifyRejected(e.listener, key, id, reason)
 		if e.policy.rejectionHandler == nil && e.policy.rejection != RejectCallerRuns {
 			e.reject(t) // no goroutine needed
@@ -223,7 +223,7 @@ func (e *GroupExecutor) workSubmitted(t *task) { e.work(t, 0) }
 // now: it watches the caller's context, whose end takes the task out of
 // line, and takes the task out itself if it was cancelled as it joined.
 func (e *GroupExecutor) waiting(t *task) {
-	t.ctx.watch(func() {
+	t.context().watch(func() {
 		if t.permits.Leave() {
 			e.drop(t)
 		}
@@ -240,7 +240,7 @@ func (e *GroupExecutor) waiting(t *task) {
 // a task that was between two lines at that moment is in none, and finds
 // out here, after joining the next.
 func (e *GroupExecutor) stopRequested(t *task) bool {
-	return t.claimed.Load() || t.ctx.caller.Err() != nil || t.ctx.scope.Err() != nil || e.root.Err() != nil
+	return t.claimed() || t.caller.Err() != nil || t.permits.Scope().Err() != nil || e.root.Err() != nil
 }
 
 // work is the body of a goroutine of the executor: it runs t, which got its
@@ -259,7 +259,7 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 	normal := false
 	defer func() { next, nextStart = e.settle(t, normal) }()
 	switch {
-	case t.reason != "":
+	case t.reason() != "":
 		// Whoever waits for the permits t gave back need not wait for the
 		// rejection handler.
 		e.handOn(&t.permits, false)
@@ -269,8 +269,8 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		// wins: the function never starts on a cancelled context.
 		e.endWaiting(t)
 	default:
-		notifyStarted(e.listener, t.key, t.id)
-		t.body.run(&t.ctx, start)
+		notifyStarted(e.listener, t.key(), t.id)
+		t.body.run(t.context(), start)
 	}
 	normal = true
 	return nil, 0
@@ -350,8 +350,8 @@ func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 		}
 		return false, 0, false
 	}
-	t.reason = reason
-	notifyRejected(e.listener, t.key, t.id, reason)
+	t.setReason(reason)
+	notifyRejected(e.listener, t.key(), t.id, reason)
 	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
 		return true, 0, false
 	}
@@ -378,10 +378,10 @@ func (e *GroupExecutor) settle(t *task, inline bool) (*task, int64) {
 // the count Shutdown waits on.
 func (e *GroupExecutor) retire(t *task) {
 	t.permits.Release()
-	if !t.claimed.Load() {
-		t.finish(StatusFailed, panicError(nil), nil)
+	if !t.claimed() {
+		t.finish(StatusFailed, panicError(nil), false)
 	}
-	t.ctx.release()
+	t.context().release()
 	e.gate.leave()
 }
 
@@ -395,11 +395,11 @@ func (e *GroupExecutor) retire(t *task) {
 // is waited for (its cancel is on the way) so that its error is set when the
 // result is written.
 func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
-	c := &t.ctx
-	if c.Err() == nil && e.root.Err() == nil && (!c.built.Load() || c.caller.Err() == nil && c.scope.Err() == nil) {
+	c := t.context()
+	if c.Err() == nil && e.root.Err() == nil && (!c.built() || c.caller.Err() == nil && c.permits.Scope().Err() == nil) {
 		return false
 	}
-	<-t.ctx.Done()
+	<-c.Done()
 	return true
 }
 
@@ -407,27 +407,28 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 // OnCompleted, as for any task cancelled while waiting.
 func (e *GroupExecutor) endWaiting(t *task) {
 	t.releasePermits()
-	if t.ctx.Err() == nil {
+	c := t.context()
+	if c.Err() == nil {
 		// Stopped because Close cancelled the executor: the cancel is
 		// still on its way down to t's scope.
-		<-t.ctx.Done()
+		<-c.Done()
 	}
-	t.finish(StatusCancelled, cancelErr(&t.ctx), nil)
+	t.finish(StatusCancelled, cancelErr(c), false)
 	t.body.completed()
 }
 
 // rejectAsync handles a rejection on the task's goroutine.
 func (e *GroupExecutor) rejectAsync(t *task) {
-	ctx := &t.ctx
+	ctx := t.context()
 	switch {
 	case e.policy.rejectionHandler != nil:
 		t.body.handleRejection(ctx, e.policy.rejectionHandler)
 	case e.policy.rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
-			t.finish(StatusCancelled, cancelErr(ctx), nil)
+			t.finish(StatusCancelled, cancelErr(ctx), false)
 			return
 		}
-		notifyStarted(e.listener, t.key, t.id)
+		notifyStarted(e.listener, t.key(), t.id)
 		t.body.run(ctx, t.since())
 	default:
 		e.reject(t)
@@ -436,12 +437,8 @@ func (e *GroupExecutor) rejectAsync(t *task) {
 
 // reject completes t REJECTED; under RejectAbort Await also returns the error.
 func (e *GroupExecutor) reject(t *task) {
-	err := &RejectedError{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
-	var awaitErr error
-	if e.policy.rejection == RejectAbort {
-		awaitErr = err
-	}
-	t.finish(StatusRejected, err, awaitErr)
+	err := &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
+	t.finish(StatusRejected, err, e.policy.rejection == RejectAbort)
 }
 
 // count records a task's final status in the outcome counters.

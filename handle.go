@@ -20,12 +20,14 @@ var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's gorou
 // until it returns.
 type TaskHandle[T any] struct {
 	t     task
-	fn    Task[T]
 	value T // written before the task completes, and only on success
+	// fn comes after value: a zero-size value last (T = struct{}) would
+	// pad the handle by a word, so that &value points inside it.
+	fn Task[T]
 }
 
 // GroupKey returns the task's group key.
-func (h *TaskHandle[T]) GroupKey() string { return h.t.key }
+func (h *TaskHandle[T]) GroupKey() string { return h.t.key() }
 
 // TaskID returns the task's ID.
 func (h *TaskHandle[T]) TaskID() string { return h.t.id }
@@ -34,7 +36,7 @@ func (h *TaskHandle[T]) TaskID() string { return h.t.id }
 func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
 
 // IsDone reports whether the handle has completed.
-func (h *TaskHandle[T]) IsDone() bool { return h.t.completed.Load() }
+func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 
 // Cancel cancels the task's context, with cause context.Canceled, and
 // completes the handle at once as CANCELLED with Err context.Canceled. It
@@ -53,21 +55,21 @@ func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
 // result with Err ctx.Err(), and ctx.Err(); the task goes on. A nil ctx
 // waits like Wait.
 func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
-	if ctx == nil || h.t.completed.Load() {
-		return h.Wait(), h.t.awaitErr
+	if ctx == nil || h.t.isDone() {
+		return h.Wait(), h.t.awaitErr()
 	}
 	select {
 	case <-h.t.doneChan():
-		return h.result(), h.t.awaitErr
+		return h.result(), h.t.awaitErr()
 	case <-ctx.Done():
 	}
-	if h.t.completed.Load() { // completed as ctx ended: the real result wins
-		return h.result(), h.t.awaitErr
+	if h.t.isDone() { // completed as ctx ended: the real result wins
+		return h.result(), h.t.awaitErr()
 	}
 	now := time.Now()
 	err := ctx.Err()
 	return GroupResult[T]{
-		GroupKey:  h.t.key,
+		GroupKey:  h.t.key(),
 		TaskID:    h.t.id,
 		Status:    StatusCancelled,
 		Err:       err,
@@ -87,15 +89,15 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	t := &h.t
 	r := GroupResult[T]{
-		GroupKey:  t.key,
+		GroupKey:  t.key(),
 		TaskID:    t.id,
-		Status:    t.status,
+		Status:    TaskStatus(t.status),
 		Err:       t.err,
 		Submitted: t.submitted,
 		Start:     t.at(t.start),
 		End:       t.at(t.end),
 	}
-	if t.status == StatusSuccess {
+	if r.Status == StatusSuccess {
 		r.Value = h.value
 	}
 	return r
@@ -122,7 +124,7 @@ func (h *TaskHandle[T]) run(ctx context.Context, start int64) {
 			if status == StatusSuccess {
 				h.value = v
 			}
-			t.publish(status, err, nil, start, end)
+			t.publish(status, err, false, start, end)
 		}
 		h.completed()
 	}()
@@ -163,7 +165,7 @@ func (h *TaskHandle[T]) tellCompleted(l TaskLifecycleListener) {
 	// after; the result is readable once it has.
 	h.t.wait()
 	r := h.result()
-	notifyCompleted(l, h.t.key, h.t.id, GroupResult[any]{
+	notifyCompleted(l, r.GroupKey, r.TaskID, GroupResult[any]{
 		GroupKey:  r.GroupKey,
 		TaskID:    r.TaskID,
 		Status:    r.Status,

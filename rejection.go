@@ -94,13 +94,13 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 	t := &h.t
 	var ran atomic.Bool
 	var start int64
-	r := &Rejection{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
+	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
 	r.run = func(ctx context.Context) (any, error) {
 		if !ran.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key)
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
 		}
 		start = t.since()
-		notifyStarted(t.exec.listener, t.key, t.id)
+		notifyStarted(t.exec.listener, t.key(), t.id)
 		return h.fn(ctx)
 	}
 	var (
@@ -127,7 +127,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 		case errors.Is(err, ErrRejected):
 			status = StatusRejected
 			if !errors.As(err, new(*RejectedError)) {
-				err = &RejectedError{GroupKey: t.key, TaskID: t.id, Reason: t.reason}
+				err = &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
 			}
 		default:
 			status = failedOrCancelled(ctx, err)
@@ -140,7 +140,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 			if status == StatusSuccess {
 				h.value = value
 			}
-			t.publish(status, err, nil, start, end)
+			t.publish(status, err, false, start, end)
 		}
 		if ran.Load() {
 			h.completed()

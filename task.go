@@ -61,57 +61,78 @@ type body interface {
 }
 
 // task is the untyped state of one submitted task. It lives inside its
-// TaskHandle, and its context is a field of it too, so a submission
-// allocates one struct for handle, context and bookkeeping.
+// TaskHandle, and is its context too (see taskContext), so a submission
+// allocates one struct for handle, context and bookkeeping. It is kept
+// small, since every task allocates it: what few tasks need (a built
+// context, a done channel, a rejection reason, a watch on the caller's
+// context) is allocated on the side, in a taskAside.
 type task struct {
-	ctx       taskContext
+	permits   groupstate.Permits // also the task's group key (see key)
 	exec      *GroupExecutor
 	body      body
-	permits   groupstate.Permits
-	key, id   string
+	id        string
+	caller    context.Context // the context given to Submit
 	submitted time.Time
-	reason    string // set once the task is rejected
 
-	claimed atomic.Bool // set by whoever completes the handle
-	// completed is set once the result below is written. The done channel
-	// is made only for a caller that waits before that, so the many tasks
-	// found finished by ExecuteAll or a later Wait never allocate one.
-	completed atomic.Bool
-	doneMu    sync.Mutex
-	done      chan struct{} // guarded by doneMu; closed once completed
-
-	// The result, written once by the claimer before completed is set.
-	status     TaskStatus
+	// The result, written once by the claimer before completedBit is set.
 	err        error
-	awaitErr   error // what Await returns besides the result
 	start, end int64 // offsets from submitted, in nanoseconds (see since)
+	state      atomic.Uint32
+	status     uint8 // a TaskStatus
+	abort      bool  // Await returns err too (RejectAbort)
+
+	aside atomic.Pointer[taskAside] // made on first need, then never changed
 }
 
-// taskContext is the context a task's function sees. Values and deadline
-// come from the caller's context; cancellation from the caller's context,
-// the task's group scope (ShutdownGroup, EvictGroup, and through it Close)
-// and the task's own cancel (Cancel).
+// Bits of task.state. Each is set once and never cleared.
+const (
+	claimedBit   uint32 = 1 << iota // set by whoever completes the handle
+	completedBit                    // set by the claimer once the result is written
+	cancelledBit                    // the context's own cancel has a cause
+	asideCause                      // with cancelledBit: the cause is aside.cause, not context.Canceled
+	overBit                         // the task is over: its context was released
+)
+
+// taskAside is the part of a task that few tasks need.
+type taskAside struct {
+	// reason is set once the task is rejected, by the goroutine owning the
+	// task, and read only by the task's owners.
+	reason string
+
+	cause atomic.Pointer[error] // the own cancel's cause, when not context.Canceled
+
+	mu sync.Mutex
+	// The done channel is made only for a caller that waits before the
+	// task completed, so the many tasks found finished by ExecuteAll or a
+	// later Wait never allocate one.
+	done    chan struct{} // guarded by mu; closed once completed
+	unwatch func() bool   // guarded by mu: detaches watch's function from caller
+
+	built  atomic.Bool             // ctx, cancel and stop are set and never change again
+	ctx    context.Context         // guarded by mu until built: the inner context
+	cancel context.CancelCauseFunc // guarded by mu until built
+	stop   func() bool             // guarded by mu until built; detaches from caller
+}
+
+// taskContext is the context a task's function sees: the task itself, seen
+// as a context. Values and deadline come from the caller's context;
+// cancellation from the caller's context, the task's group scope
+// (ShutdownGroup, EvictGroup, and through it Close) and the task's own
+// cancel (Cancel).
 //
 // Most functions never look at their context's Done channel, so the real
-// cancel context behind it is built lazily, by the first Done or Value call
-// (or by a wait for a permit, which needs Done). Until then Err is computed
-// from the three sources, and a cancel only records its cause. The real
-// context derives from the group scope, so Close and ShutdownGroup reach it
-// through the standard context tree, and context.Cause sees their cause.
-type taskContext struct {
-	caller context.Context
-	scope  context.Context
+// cancel context behind it, the inner context, is built lazily (in the
+// task's aside), by the first Done or Value call. Until then Err is computed
+// from the three sources, and a cancel only records its cause, in the
+// task's state. The inner context derives from the group scope, so Close
+// and ShutdownGroup reach it through the standard context tree, and
+// context.Cause sees their cause.
+type taskContext task
 
-	built     atomic.Bool // inner, cancel and stop are set and never change again
-	cancelled atomic.Bool // cause is set
-	mu        sync.Mutex
-	inner     context.Context         // guarded by mu until built
-	cancel    context.CancelCauseFunc // guarded by mu until built
-	stop      func() bool             // guarded by mu until built; detaches from caller
-	cause     error                   // guarded by mu: the own cancel's cause, once cancelled
-	unwatch   func() bool             // guarded by mu: detaches watch's function from caller
-	over      bool                    // guarded by mu: released
-}
+// context returns t as the context its function sees.
+func (t *task) context() *taskContext { return (*taskContext)(t) }
+
+func (c *taskContext) task() *task { return (*task)(c) }
 
 func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
 
@@ -122,22 +143,22 @@ func (c *taskContext) Done() <-chan struct{} { return c.build().Done() }
 // Err reports the caller's error first, so a caller's deadline shows as
 // context.DeadlineExceeded rather than as the Canceled of the forwarding.
 func (c *taskContext) Err() error {
-	if c.built.Load() {
-		if c.inner.Err() == nil {
+	if a := c.aside.Load(); a != nil && a.built.Load() {
+		if a.ctx.Err() == nil {
 			return nil
 		}
 		if err := c.caller.Err(); err != nil {
 			return err
 		}
-		return c.inner.Err()
+		return a.ctx.Err()
 	}
 	if err := c.caller.Err(); err != nil {
 		return err
 	}
-	if c.cancelled.Load() {
+	if c.state.Load()&cancelledBit != 0 {
 		return c.build().Err()
 	}
-	return c.scope.Err()
+	return c.permits.Scope().Err()
 }
 
 // Value looks in the inner context first, so context.Cause (which asks for
@@ -153,39 +174,71 @@ func (c *taskContext) Value(key any) any {
 // build returns the inner cancel context, creating it on first use already
 // cancelled if any source has been.
 func (c *taskContext) build() context.Context {
-	if c.built.Load() {
-		return c.inner
+	a := c.task().getAside()
+	if a.built.Load() {
+		return a.ctx
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.built.Load() {
-		inner, cancel := context.WithCancelCause(c.scope)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.built.Load() {
+		inner, cancel := context.WithCancelCause(c.permits.Scope())
 		switch caller := c.caller; {
-		case c.cause != nil:
-			cancel(c.cause)
+		case c.state.Load()&cancelledBit != 0:
+			cancel(c.cause())
 		case caller.Done() == nil:
 		case caller.Err() != nil:
 			cancel(context.Cause(caller))
 		default:
-			c.stop = context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+			a.stop = context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
 		}
-		c.inner, c.cancel = inner, cancel
-		c.built.Store(true)
+		a.ctx, a.cancel = inner, cancel
+		a.built.Store(true)
 	}
-	return c.inner
+	return a.ctx
 }
 
-// cancelWith cancels the context with cause; the first cause sticks.
-func (c *taskContext) cancelWith(cause error) {
-	c.mu.Lock()
-	if c.cause == nil {
-		c.cause = cause
-		c.cancelled.Store(true)
+// cause returns the own cancel's cause; call it only once cancelledBit is
+// set.
+func (c *taskContext) cause() error {
+	if c.state.Load()&asideCause != 0 {
+		return *c.aside.Load().cause.Load()
 	}
-	built := c.built.Load()
-	c.mu.Unlock()
+	return context.Canceled
+}
+
+// cancelWith cancels the context with cause; the first cause sticks. A
+// context never built only records the cause: context.Canceled costs one
+// bit of the state; another cause is kept aside.
+func (c *taskContext) cancelWith(cause error) {
+	bits := cancelledBit
+	if cause != context.Canceled {
+		p := new(error)
+		*p = cause
+		c.task().getAside().cause.CompareAndSwap(nil, p)
+		bits |= asideCause
+	}
+	for {
+		s := c.state.Load()
+		if s&cancelledBit != 0 || c.state.CompareAndSwap(s, s|bits) {
+			break
+		}
+	}
+	c.cancelBuilt()
+}
+
+// cancelBuilt cancels the inner context with the recorded cause, if it is
+// built. Called after the cause is recorded: a build that comes later sees
+// the cause, and one under way holds mu until its context is set.
+func (c *taskContext) cancelBuilt() {
+	a := c.aside.Load()
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	built := a.built.Load()
+	a.mu.Unlock()
 	if built {
-		c.cancel(cause)
+		a.cancel(c.cause())
 	}
 }
 
@@ -196,37 +249,55 @@ func (c *taskContext) watch(f func()) {
 	if c.caller.Done() == nil {
 		return
 	}
-	c.mu.Lock()
-	if !c.over {
-		c.unwatch = context.AfterFunc(c.caller, f)
+	a := c.task().getAside()
+	a.mu.Lock()
+	// release sets overBit before it looks for the aside: either it finds
+	// the aside, and takes mu after this, or overBit is seen here.
+	if c.state.Load()&overBit == 0 {
+		a.unwatch = context.AfterFunc(c.caller, f)
 	}
-	c.mu.Unlock()
+	a.mu.Unlock()
 }
 
 // release cancels the context once the task is over, and unhooks it from
 // the caller's context and the group scope so neither keeps it. A context
-// never built, nor watched, costs nothing here.
+// never built, nor watched, costs one atomic operation here.
 func (c *taskContext) release() {
-	c.cancelWith(context.Canceled)
-	c.mu.Lock()
-	c.over = true
-	unwatch := c.unwatch
-	c.mu.Unlock()
+	c.state.Or(cancelledBit | overBit) // the cause is context.Canceled unless one was set
+	a := c.aside.Load()
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	built, unwatch := a.built.Load(), a.unwatch
+	a.mu.Unlock()
 	if unwatch != nil {
 		unwatch()
 	}
-	if c.built.Load() && c.stop != nil {
-		c.stop()
+	if built {
+		a.cancel(c.cause())
+		if a.stop != nil {
+			a.stop()
+		}
 	}
 }
 
 // init prepares t as a new task of group g.
-func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, key, id string, b body) {
-	t.exec, t.body, t.key, t.id = e, b, key, id
+func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, id string, b body) {
+	t.exec, t.body, t.id = e, b, id
 	t.submitted = time.Now()
-	t.permits.Init(e.global, g, t)
-	t.ctx.caller, t.ctx.scope = ctx, t.permits.Scope()
+	t.permits.Init(g, t)
+	t.caller = ctx
 }
+
+// built reports whether the inner context exists.
+func (c *taskContext) built() bool {
+	a := c.aside.Load()
+	return a != nil && a.built.Load()
+}
+
+// key returns t's group key.
+func (t *task) key() string { return t.permits.Key() }
 
 // since returns the time elapsed since t was submitted, read on the
 // monotonic clock alone, which is cheaper than time.Now: so a task reads the
@@ -242,6 +313,30 @@ func (t *task) at(offset int64) time.Time {
 	return t.submitted.Add(time.Duration(offset))
 }
 
+// getAside returns t's aside part, making it on first use.
+func (t *task) getAside() *taskAside {
+	if a := t.aside.Load(); a != nil {
+		return a
+	}
+	a := new(taskAside)
+	if t.aside.CompareAndSwap(nil, a) {
+		return a
+	}
+	return t.aside.Load()
+}
+
+// setReason records why t was rejected. Only the goroutine owning t calls
+// it, and reason.
+func (t *task) setReason(reason string) { t.getAside().reason = reason }
+
+// reason returns why t was rejected; "" if it was not.
+func (t *task) reason() string {
+	if a := t.aside.Load(); a != nil {
+		return a.reason
+	}
+	return ""
+}
+
 // releasePermits gives back t's permits. When the executor has a listener,
 // the tasks they were handed to get goroutines at once rather than wait for
 // the listener calls that end t; otherwise the goroutine that settles t
@@ -254,20 +349,40 @@ func (t *task) releasePermits() {
 }
 
 // claim reports whether the caller is the one to complete the handle.
-func (t *task) claim() bool { return t.claimed.CompareAndSwap(false, true) }
+func (t *task) claim() bool { return t.state.Or(claimedBit)&claimedBit == 0 }
+
+// claimed reports whether the handle was claimed by anyone.
+func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
+
+// isDone reports whether the result is written.
+func (t *task) isDone() bool { return t.state.Load()&completedBit != 0 }
 
 // publish writes the result and completes the handle. Only the claimer may
 // call it, once. Permits must be released before: a caller that waits for
-// this task and then submits the next must find them free.
-func (t *task) publish(status TaskStatus, err, awaitErr error, start, end int64) {
-	t.status, t.err, t.awaitErr, t.start, t.end = status, err, awaitErr, start, end
+// this task and then submits the next must find them free. abort means
+// that Await returns err too.
+func (t *task) publish(status TaskStatus, err error, abort bool, start, end int64) {
+	t.status, t.err, t.abort, t.start, t.end = uint8(status), err, abort, start, end
 	t.exec.count(status)
-	t.doneMu.Lock()
-	t.completed.Store(true)
-	if t.done != nil {
-		close(t.done)
+	t.state.Or(completedBit)
+	// A waiter that makes its channel after this load sees completedBit
+	// (see doneChan).
+	if a := t.aside.Load(); a != nil {
+		a.mu.Lock()
+		if a.done != nil {
+			close(a.done)
+		}
+		a.mu.Unlock()
 	}
-	t.doneMu.Unlock()
+}
+
+// awaitErr is what Await returns besides the result; call it only once t
+// completed.
+func (t *task) awaitErr() error {
+	if t.abort {
+		return t.err
+	}
+	return nil
 }
 
 // closedChan is the done channel of a task completed before anyone asked.
@@ -279,23 +394,24 @@ var closedChan = func() chan struct{} {
 
 // doneChan returns the channel closed when t completes.
 func (t *task) doneChan() <-chan struct{} {
-	if t.completed.Load() {
+	if t.isDone() {
 		return closedChan
 	}
-	t.doneMu.Lock()
-	defer t.doneMu.Unlock()
-	if t.done == nil {
-		if t.completed.Load() {
+	a := t.getAside()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done == nil {
+		if t.isDone() { // published before a was there, or before the lock
 			return closedChan
 		}
-		t.done = make(chan struct{})
+		a.done = make(chan struct{})
 	}
-	return t.done
+	return a.done
 }
 
 // wait blocks until t completes.
 func (t *task) wait() {
-	if !t.completed.Load() {
+	if !t.isDone() {
 		<-t.doneChan()
 	}
 }
@@ -306,12 +422,12 @@ func (t *task) cancelNow(err error) bool {
 	if !t.claim() {
 		return false
 	}
-	t.ctx.cancelWith(err)
-	// After claimed is set: a task in no line at this moment sees it once
-	// it joins one (see GroupExecutor.stopRequested).
+	t.context().cancelWith(err)
+	// After the claim: a task in no line at this moment sees it once it
+	// joins one (see GroupExecutor.stopRequested).
 	left := t.permits.Leave()
 	now := t.since()
-	t.publish(StatusCancelled, err, nil, now, now)
+	t.publish(StatusCancelled, err, false, now, now)
 	if left {
 		go t.exec.drop(t)
 	}
@@ -320,10 +436,10 @@ func (t *task) cancelNow(err error) bool {
 
 // finish completes a task that does not run, unless its handle was already
 // completed (by Cancel).
-func (t *task) finish(status TaskStatus, err, awaitErr error) {
+func (t *task) finish(status TaskStatus, err error, abort bool) {
 	if t.claim() {
 		now := t.since()
-		t.publish(status, err, awaitErr, now, now)
+		t.publish(status, err, abort, now, now)
 	}
 }
 

@@ -300,15 +300,14 @@ const (
 // Permits is what one task holds, and its place in line while it waits.
 //
 // A Permits has one owner at a time, and only the owner may call its methods
-// (but Leave, which anyone may call). The goroutine that Inits it owns it
-// until Try or Resume returns MustWait: the task is then in a line, and the
-// line owns it. It is taken out again, and owned from then on, by whoever
+// (but Leave, Key and Scope, which anyone may call). The goroutine that
+// Inits it owns it until Try or Resume returns MustWait: the task is then in
+// a line, and the line owns it. It is taken out again, and owned from then on, by whoever
 // releases the permit it waits for (Handed returns it to that releaser,
 // which calls Resume), or by whoever makes it leave (Leave, Sweep).
 type Permits struct {
-	global  *Global
-	group   *Group
-	scope   *scope
+	group   *Group  // and through it the global layer; never changes after Init
+	scope   *scope  // never changes after Init
 	owner   any     // the task, for whoever takes it out of a line
 	held    uint8   // bits above
 	granted uint8   // the layer bit handed over with the task, until Resume takes it
@@ -316,10 +315,10 @@ type Permits struct {
 	handed  *waiter // waiters handed a permit by this task's releases, chained by next
 }
 
-// Init ties p to its layers and to the task that owns it, and fixes the group
-// scope the task belongs to.
-func (p *Permits) Init(gl *Global, g *Group, owner any) {
-	p.global, p.group, p.held, p.owner = gl, g, 0, owner
+// Init ties p to the layers of group g (its own and the global one) and to
+// the task that owns it, and fixes the group scope the task belongs to.
+func (p *Permits) Init(g *Group, owner any) {
+	p.group, p.held, p.owner = g, 0, owner
 	p.scope = g.scope.Load()
 	p.w.owner = p
 }
@@ -327,9 +326,13 @@ func (p *Permits) Init(gl *Global, g *Group, owner any) {
 // Owner returns the owner given to Init.
 func (p *Permits) Owner() any { return p.owner }
 
+// Key returns the key of the group given to Init. Safe from any goroutine,
+// as Scope is: neither reads anything that changes after Init.
+func (p *Permits) Key() string { return p.group.key }
+
 // Scope returns the context of the group scope the task was submitted in. It
 // is cancelled, with the cause given, by the group's Shutdown and by the
-// registry's Evict.
+// registry's Evict. Safe from any goroutine.
 func (p *Permits) Scope() context.Context { return p.scope.ctx }
 
 // Try walks the layers without blocking. It returns Admitted, MustWait (the
@@ -384,7 +387,8 @@ func (p *Permits) Adopt(q *Permits) {
 // that has to wait takes a queue slot and joins the layer's line, and then
 // the walk stops there.
 func (p *Permits) advance() (Outcome, string) {
-	gl, g := p.global, p.group
+	g := p.group
+	gl := g.global
 	if p.held&heldGlobal == 0 {
 		out := p.layer(gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
 		if out != Admitted {
@@ -463,7 +467,7 @@ func (p *Permits) countWaiting(bit uint8) {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
 		p.group.in.waiting.Add(1)
-		p.global.in.waiting.Add(1)
+		p.group.global.in.waiting.Add(1)
 	}
 	if bit == heldConc && p.held&countedConcWait == 0 {
 		p.held |= countedConcWait
@@ -475,7 +479,7 @@ func (p *Permits) countWaiting(bit uint8) {
 func (p *Permits) uncount() {
 	if p.held&countedWaiting != 0 {
 		p.group.out.waiting.Add(1)
-		p.global.out.waiting.Add(1)
+		p.group.global.out.waiting.Add(1)
 	}
 	if p.held&countedConcWait != 0 {
 		p.group.out.waitingConc.Add(1)
@@ -499,10 +503,11 @@ func (p *Permits) dropSlot(queue *semaphore.Weighted, slot uint8) {
 // Release is a no-op the second time, and must not be called while the task
 // is in a line.
 func (p *Permits) Release() {
-	gl, g := p.global, p.group
-	if gl == nil {
+	if p.held == 0 { // nothing held, nor counted: released already, or never walked
 		return
 	}
+	g := p.group
+	gl := g.global
 	p.uncount()
 	if p.held&heldConc != 0 {
 		g.out.running.Add(1)
@@ -519,7 +524,6 @@ func (p *Permits) Release() {
 		p.hand(gl.sem)
 	}
 	p.held = 0
-	p.global = nil
 }
 
 // hand releases a permit of l, keeping the waiter it went to, if any.

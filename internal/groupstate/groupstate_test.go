@@ -99,10 +99,10 @@ func testGroup(t *testing.T, l Limits, global, globalQueue int) (*Global, *Group
 func TestPermitsRejectionReleasesEverythingHeld(t *testing.T) {
 	gl, g := testGroup(t, Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0}, 2, Unlimited)
 	var first, second Permits
-	first.Init(gl, g, nil)
+	first.Init(g, nil)
 	out, _ := first.Try()
 	require.Equal(t, Admitted, out)
-	second.Init(gl, g, nil)
+	second.Init(g, nil)
 	out, reason := second.Try()
 	require.Equal(t, Rejected, out)
 	assert.Equal(t, "group queue threshold 0 reached", reason)
@@ -120,13 +120,13 @@ func TestPermitsRejectionReleasesEverythingHeld(t *testing.T) {
 func TestPermitsKeepTheGroupSlotFromBulkheadToConcurrency(t *testing.T) {
 	gl, g := testGroup(t, Limits{Concurrency: 1, MaxInFlight: 2, QueueThreshold: 1}, Unlimited, Unlimited)
 	var a, b, c Permits
-	a.Init(gl, g, "a")
+	a.Init(g, "a")
 	out, _ := a.Try()
 	require.Equal(t, Admitted, out)
-	b.Init(gl, g, "b")
+	b.Init(g, "b")
 	out, _ = b.Try()
 	require.Equal(t, MustWait, out, "b waits at concurrency, holding the bulkhead and the slot")
-	c.Init(gl, g, "c")
+	c.Init(g, "c")
 	out, reason := c.Try()
 	require.Equal(t, Rejected, out, "the only slot is b's")
 	assert.Equal(t, "group queue threshold 1 reached", reason)
@@ -152,10 +152,10 @@ func TestPermitsWaitAtEachLayerInTurn(t *testing.T) {
 		return Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}
 	}).Get("other")
 	var a, b Permits
-	a.Init(gl, other, "a") // holds the global permit
+	a.Init(other, "a") // holds the global permit
 	out, _ := a.Try()
 	require.Equal(t, Admitted, out)
-	b.Init(gl, g, "b")
+	b.Init(g, "b")
 	out, _ = b.Try()
 	require.Equal(t, MustWait, out, "b waits at the global layer")
 	_, waiting, _ := g.Counts()
@@ -179,7 +179,7 @@ func TestPermitsWaitAtEachLayerInTurn(t *testing.T) {
 func TestPermitsReleaseIsIdempotent(t *testing.T) {
 	gl, g := testGroup(t, Limits{Concurrency: 2, MaxInFlight: 2, QueueThreshold: Unlimited}, 2, Unlimited)
 	var p Permits
-	p.Init(gl, g, nil)
+	p.Init(g, nil)
 	out, _ := p.Try()
 	require.Equal(t, Admitted, out)
 	p.Release()

@@ -92,8 +92,8 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 	if err := e.check(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkTask("", groupKey, taskID, task == nil); err != nil {
-		return nil, err
+	if groupKey == "" || taskID == "" || task == nil { // checkTask says which
+		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
 	h := &TaskHandle[T]{fn: task}
 	if err := e.submit(ctx, &h.t, h, groupKey, taskID); err != nil {
@@ -209,15 +209,24 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		}
 	}
 	owned = false
-	go e.workSubmitted(t)
+	go t.workSubmitted()
 	return nil
 }
+
+// The goroutines started for a task run methods of the task alone, so that
+// the closure a go statement allocates holds one pointer, not two.
 
 // workSubmitted is the body of the goroutine of a task admitted inside
 // Submit (or rejected there, to be run by its handler or caller-runs
 // policy): its start is the time Submit took its permits, the time it was
 // submitted (offset 0; see task.since).
-func (e *GroupExecutor) workSubmitted(t *task) { e.work(t, 0) }
+func (t *task) workSubmitted() { t.exec.work(t, 0) }
+
+// resume runs GroupExecutor.resume on a goroutine of its own.
+func (t *task) resume() { t.exec.resume(t) }
+
+// drop runs GroupExecutor.drop on a goroutine of its own.
+func (t *task) drop() { t.exec.drop(t) }
 
 // waiting follows up on a task that Submit left in a line, which owns it
 // now: it watches the caller's context, whose end takes the task out of
@@ -300,7 +309,7 @@ func (e *GroupExecutor) drop(t *task) {
 // dropAll drops tasks swept out of their lines.
 func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
 	for _, p := range swept {
-		go e.drop(p.Owner().(*task))
+		go p.Owner().(*task).drop()
 	}
 }
 
@@ -315,7 +324,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, 
 	for q := p.Handed(); q != nil; q = p.Handed() {
 		t := q.Owner().(*task)
 		if !inline {
-			go e.resume(t)
+			go t.resume()
 			continue
 		}
 		run, at, ended := e.carryOn(t)

@@ -429,7 +429,7 @@ func (t *task) cancelNow(err error) bool {
 	now := t.since()
 	t.publish(StatusCancelled, err, false, now, now)
 	if left {
-		go t.exec.drop(t)
+		go t.drop()
 	}
 	return true
 }

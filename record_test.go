@@ -40,7 +40,9 @@ func TestWaitingTasksHoldNoGoroutine(t *testing.T) {
 			require.NoError(t, err)
 		}
 		synctest.Wait()
-		assert.Equal(t, before, runtime.NumGoroutine(), "waiting tasks started goroutines")
+		// NumGoroutine counts the whole process, where goroutines of other
+		// tests may still be ending: allow a little slack, far below 1 000.
+		assert.Less(t, runtime.NumGoroutine()-before, 10, "waiting tasks started goroutines")
 		assert.Equal(t, 1000, e.Stats().Waiting)
 
 		close(gate)

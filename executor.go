@@ -56,6 +56,7 @@ type GroupExecutor struct {
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
+	epoch     time.Time               // when New made e; see now
 
 	// The outcome counters, kept by whoever completes a handle, usually
 	// the goroutine that runs the task, just before it leaves the gate:
@@ -76,8 +77,15 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
+		epoch:     time.Now(),
 	}
 }
+
+// now returns the current time as e's epoch advanced by the monotonic clock:
+// reading the monotonic clock alone costs about half of time.Now, and every
+// Submit reads it. The result has the monotonic reading time.Now would
+// have; its wall-clock part misses any step of the system clock since New.
+func (e *GroupExecutor) now() time.Time { return e.epoch.Add(time.Since(e.epoch)) }
 
 // Submit hands task to e under groupKey and returns its handle at once: it
 // never waits for a permit. The task's context derives from ctx: values flow
@@ -228,15 +236,19 @@ func (t *task) resume() { t.exec.resume(t) }
 // drop runs GroupExecutor.drop on a goroutine of its own.
 func (t *task) drop() { t.exec.drop(t) }
 
+// callerEnded takes t out of its line, and ends it, when its caller's
+// context ends while it waits (see taskContext.watch).
+func (t *task) callerEnded() {
+	if t.permits.Leave() {
+		t.exec.drop(t)
+	}
+}
+
 // waiting follows up on a task that Submit left in a line, which owns it
 // now: it watches the caller's context, whose end takes the task out of
 // line, and takes the task out itself if it was cancelled as it joined.
 func (e *GroupExecutor) waiting(t *task) {
-	t.context().watch(func() {
-		if t.permits.Leave() {
-			e.drop(t)
-		}
-	})
+	t.context().watch()
 	if e.stopRequested(t) && t.permits.Leave() {
 		e.endWaiting(t)
 		e.settle(t, false)
@@ -316,8 +328,8 @@ func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
 // handOn carries on with the tasks that p's releases handed a permit to.
 // On a goroutine of the executor (inline) it walks each through its
 // remaining layers, and returns one that can run, with the time it got its
-// last permit (an offset from its Submitted), for this goroutine to run next; the others that can run get
-// goroutines of their own. Elsewhere (on a caller's goroutine, or where user
+// last permit (an offset from its Submitted), for this goroutine to run
+// next; the others that can run get goroutines of their own. Elsewhere (on a caller's goroutine, or where user
 // code such as a listener would delay them) each task handed a permit gets
 // a goroutine at once, which does the walking.
 func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start int64) {
@@ -343,9 +355,9 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, 
 // carryOn walks t, just handed a permit, through its remaining layers. It
 // reports whether t is to run now (it holds every permit, or it was rejected
 // and its handler or caller-runs policy runs it), with the time it got its
-// last permit (an offset from its Submitted); or whether it ended here (rejected, or found cancelled), in
-// which case the permits it gave back may have gone to others, for the
-// caller to carry on with. Otherwise t waits in its next line.
+// last permit (an offset from its Submitted); or whether it ended here
+// (rejected, or found cancelled), in which case the permits it gave back may
+// have gone to others, for the caller to carry on with. Otherwise t waits in its next line.
 func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 	out, reason := t.permits.Resume()
 	switch out {

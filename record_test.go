@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/kobe/groupconc"
 	"github.com/stretchr/testify/assert"
@@ -160,5 +161,39 @@ func TestCallerContextEndsAWaitingTask(t *testing.T) {
 		assert.Equal(t, 1, gs.Waiting, "only next waits")
 		close(gate)
 		assert.Equal(t, 2, next.Wait().Value)
+	})
+}
+
+// TestResultTimesAreExact: Submitted, Start and End are the moments of
+// submission, of holding every permit and of the end, to the nanosecond of
+// the clock, for a task that waited and for one admitted at once.
+func TestResultTimesAreExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil) // concurrency 1
+		defer e.Close()
+		time.Sleep(time.Hour) // the executor's epoch is not the tasks' clock
+		work := func(d time.Duration) groupconc.Task[int] {
+			return func(context.Context) (int, error) {
+				time.Sleep(d)
+				return 0, nil
+			}
+		}
+		t0 := time.Now()
+		first, err := groupconc.Submit(t.Context(), e, "g", "first", work(2*time.Second))
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		t1 := time.Now()
+		second, err := groupconc.Submit(t.Context(), e, "g", "second", work(3*time.Second))
+		require.NoError(t, err)
+
+		r1, r2 := first.Wait(), second.Wait()
+		assert.True(t, r1.Submitted.Equal(t0), "first Submitted %v, want %v", r1.Submitted, t0)
+		assert.True(t, r1.Start.Equal(t0), "first Start")
+		assert.Equal(t, 2*time.Second, r1.Duration())
+		assert.True(t, r2.Submitted.Equal(t1), "second Submitted %v, want %v", r2.Submitted, t1)
+		assert.Equal(t, time.Second, r2.QueueWait(), "second waited for first")
+		assert.Equal(t, 3*time.Second, r2.Duration())
+		assert.True(t, r2.End.Equal(t0.Add(5*time.Second)), "second End")
+		assert.Equal(t, t1.Format(time.RFC3339Nano), r2.Submitted.Format(time.RFC3339Nano), "wall clock")
 	})
 }

@@ -39,6 +39,12 @@ func (s TaskStatus) String() string {
 }
 
 // GroupResult is the outcome of one task.
+//
+// Submitted, Start and End carry monotonic clock readings, so comparing them
+// with each other or with time.Now (Sub, Before, After), as Duration and
+// QueueWait do, is exact. To keep Submit cheap their wall-clock part is read
+// once, when New makes the executor, and advanced by the monotonic clock: a
+// step of the system clock while the executor lives does not show in them.
 type GroupResult[T any] struct {
 	GroupKey  string
 	TaskID    string

@@ -242,10 +242,10 @@ func (c *taskContext) cancelBuilt() {
 	}
 }
 
-// watch arranges for f to run, on a goroutine of its own, when the caller's
-// context ends, until the task is over. A caller's context that never ends
-// costs nothing here.
-func (c *taskContext) watch(f func()) {
+// watch arranges for the task's callerEnded to run, on a goroutine of its
+// own, when the caller's context ends, until the task is over. A caller's
+// context that never ends costs nothing here.
+func (c *taskContext) watch() {
 	if c.caller.Done() == nil {
 		return
 	}
@@ -254,7 +254,7 @@ func (c *taskContext) watch(f func()) {
 	// release sets overBit before it looks for the aside: either it finds
 	// the aside, and takes mu after this, or overBit is seen here.
 	if c.state.Load()&overBit == 0 {
-		a.unwatch = context.AfterFunc(c.caller, f)
+		a.unwatch = context.AfterFunc(c.caller, c.task().callerEnded)
 	}
 	a.mu.Unlock()
 }
@@ -285,7 +285,7 @@ func (c *taskContext) release() {
 // init prepares t as a new task of group g.
 func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, id string, b body) {
 	t.exec, t.body, t.id = e, b, id
-	t.submitted = time.Now()
+	t.submitted = e.now()
 	t.permits.Init(g, t)
 	t.caller = ctx
 }

@@ -34,9 +34,12 @@ var (
 // and carries it through its remaining layers; when it holds them all it
 // runs, on the goroutine that just finished the releasing task if that one
 // is free (no goroutine is started), otherwise on a new one. So one
-// goroutine may run several tasks of a busy group one after another; each
+// goroutine may run several waiting tasks one after another; each
 // task still runs alone on it, with its own context, and a panic or
-// runtime.Goexit in one task never affects the next.
+// runtime.Goexit in one task never affects the next. What a task sets on
+// its goroutine itself outlives it, as on any pooled goroutine: undo
+// runtime.LockOSThread before returning, and set profiler labels with
+// pprof.Do, which restores them.
 //
 // Groups are created on first use, with limits resolved once from the
 // policy; they are remembered, with those limits, until EvictGroup. Tasks

@@ -59,7 +59,11 @@ type GroupExecutor struct {
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
-	epoch     time.Time               // when New made e; see now
+	epoch     time.Time               // when New made e; see clock
+
+	// Tasks admitted inside Submit, for the launcher to start; see launch.
+	launchable atomic.Pointer[task] // a stack, linked by task.nextLaunch
+	launching  atomic.Bool          // a launcher is at work
 
 	// The outcome counters, kept by whoever completes a handle, usually
 	// the goroutine that runs the task, just before it leaves the gate:
@@ -84,11 +88,12 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	}
 }
 
-// now returns the current time as e's epoch advanced by the monotonic clock:
-// reading the monotonic clock alone costs about half of time.Now, and every
-// Submit reads it. The result has the monotonic reading time.Now would
-// have; its wall-clock part misses any step of the system clock since New.
-func (e *GroupExecutor) now() time.Time { return e.epoch.Add(time.Since(e.epoch)) }
+// clock returns the time elapsed since e's epoch, read on the monotonic clock
+// alone, which costs about half of time.Now; a task keeps its times as such
+// offsets. e.epoch.Add of one is a time with the monotonic reading time.Now
+// would have had; its wall-clock part misses any step of the system clock
+// since New.
+func (e *GroupExecutor) clock() int64 { return int64(time.Since(e.epoch)) }
 
 // Submit hands task to e under groupKey and returns its handle at once: it
 // never waits for a permit. The task's context derives from ctx: values flow
@@ -220,17 +225,73 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		}
 	}
 	owned = false
-	go t.workSubmitted()
+	e.launch(t)
 	return nil
+}
+
+// launch starts a goroutine for t, admitted inside Submit (or rejected
+// there, to be run by its handler or caller-runs policy). Creating a
+// goroutine is most of what Submit would cost, so during a burst it is left
+// to a launcher goroutine of the executor: Submit pushes t on a stack and
+// starts a launcher only if none is at work. The launcher starts a
+// goroutine for each task it pops, but runs the last one itself, after
+// giving up its role; so a lone Submit costs one goroutine, as it would
+// without a launcher.
+func (e *GroupExecutor) launch(t *task) {
+	for {
+		head := e.launchable.Load()
+		t.nextLaunch = head
+		if e.launchable.CompareAndSwap(head, t) {
+			break
+		}
+	}
+	// The launcher clears launching before it looks at the stack for the
+	// last time: either it sees t there, or this sees launching clear.
+	if !e.launching.Load() && e.launching.CompareAndSwap(false, true) {
+		go e.launcher()
+	}
+}
+
+// launcher is the body of the launcher goroutine; see launch.
+func (e *GroupExecutor) launcher() {
+	for {
+		// Newest first: each task of the batch already holds its permits,
+		// and the oldest, popped last, runs here without a goroutine of
+		// its own.
+		t := e.launchable.Swap(nil)
+		if t == nil {
+			e.launching.Store(false)
+			if e.launchable.Load() == nil || !e.launching.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		for t != nil {
+			next := t.nextLaunch
+			t.nextLaunch = nil
+			if next == nil && e.launchable.Load() == nil {
+				// The last task: hand the role on before running it here,
+				// since it may run for long.
+				e.launching.Store(false)
+				if e.launchable.Load() != nil && e.launching.CompareAndSwap(false, true) {
+					go e.launcher()
+				}
+				e.work(t, 0)
+				return
+			}
+			go t.workSubmitted()
+			t = next
+		}
+	}
 }
 
 // The goroutines started for a task run methods of the task alone, so that
 // the closure a go statement allocates holds one pointer, not two.
 
-// workSubmitted is the body of the goroutine of a task admitted inside
-// Submit (or rejected there, to be run by its handler or caller-runs
-// policy): its start is the time Submit took its permits, the time it was
-// submitted (offset 0; see task.since).
+// workSubmitted is the body of the goroutine the launcher starts for a task
+// admitted inside Submit (or rejected there, to be run by its handler or
+// caller-runs policy): its start is the time Submit took its permits, the
+// time it was submitted (offset 0; see task.since).
 func (t *task) workSubmitted() { t.exec.work(t, 0) }
 
 // resume runs GroupExecutor.resume on a goroutine of its own.

@@ -73,7 +73,7 @@ func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
 		TaskID:    h.t.id,
 		Status:    StatusCancelled,
 		Err:       err,
-		Submitted: h.t.submitted,
+		Submitted: h.t.at(0),
 		Start:     now,
 		End:       now,
 	}, err
@@ -93,7 +93,7 @@ func (h *TaskHandle[T]) result() GroupResult[T] {
 		TaskID:    t.id,
 		Status:    TaskStatus(t.status),
 		Err:       t.err,
-		Submitted: t.submitted,
+		Submitted: t.at(0),
 		Start:     t.at(t.start),
 		End:       t.at(t.end),
 	}

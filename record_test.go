@@ -197,3 +197,36 @@ func TestResultTimesAreExact(t *testing.T) {
 		assert.Equal(t, t1.Format(time.RFC3339Nano), r2.Submitted.Format(time.RFC3339Nano), "wall clock")
 	})
 }
+
+// TestTasksAdmittedInABurstAllRun: tasks admitted inside Submit are started
+// by a launcher goroutine during a burst; one that blocks never keeps the
+// others from running, whatever the order the launcher meets them in.
+func TestTasksAdmittedInABurstAllRun(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 100} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, err := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited).Build()
+				require.NoError(t, err)
+				e := groupconc.New(p)
+				defer e.Close()
+				gate := make(chan struct{})
+				var running atomic.Int64
+				hs := make([]*groupconc.TaskHandle[int], n)
+				for i := range hs {
+					hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+						running.Add(1)
+						<-gate
+						return i, nil
+					})
+					require.NoError(t, err)
+				}
+				synctest.Wait()
+				assert.EqualValues(t, n, running.Load(), "tasks running at once")
+				close(gate)
+				for i, h := range hs {
+					assert.Equal(t, i, h.Wait().Value)
+				}
+			})
+		})
+	}
+}

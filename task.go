@@ -72,7 +72,7 @@ type task struct {
 	body      body
 	id        string
 	caller    context.Context // the context given to Submit
-	submitted time.Time
+	submitted int64           // e.exec.clock() at Submit; see at
 
 	// The result, written once by the claimer before completedBit is set.
 	err        error
@@ -82,6 +82,8 @@ type task struct {
 	abort      bool  // Await returns err too (RejectAbort)
 
 	aside atomic.Pointer[taskAside] // made on first need, then never changed
+
+	nextLaunch *task // the next task on the launcher's stack; see GroupExecutor.launch
 }
 
 // Bits of task.state. Each is set once and never cleared.
@@ -285,7 +287,7 @@ func (c *taskContext) release() {
 // init prepares t as a new task of group g.
 func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, id string, b body) {
 	t.exec, t.body, t.id = e, b, id
-	t.submitted = e.now()
+	t.submitted = e.clock()
 	t.permits.Init(g, t)
 	t.caller = ctx
 }
@@ -300,17 +302,13 @@ func (c *taskContext) built() bool {
 func (t *task) key() string { return t.permits.Key() }
 
 // since returns the time elapsed since t was submitted, read on the
-// monotonic clock alone, which is cheaper than time.Now: so a task reads the
-// wall clock once, when submitted. submitted.Add of it (see at) is a time
-// with the same monotonic reading as time.Now would have given.
-func (t *task) since() int64 { return int64(time.Since(t.submitted)) }
+// monotonic clock alone (see GroupExecutor.clock).
+func (t *task) since() int64 { return t.exec.clock() - t.submitted }
 
-// at returns the time that offset, from since, stands for.
+// at returns the time that offset, from since, stands for: 0 is the time t
+// was submitted.
 func (t *task) at(offset int64) time.Time {
-	if offset == 0 { // the Start of a task admitted inside Submit
-		return t.submitted
-	}
-	return t.submitted.Add(time.Duration(offset))
+	return t.exec.epoch.Add(time.Duration(t.submitted + offset))
 }
 
 // getAside returns t's aside part, making it on first use.

@@ -2179,7 +2179,7 @@ func TestS27DeadlineAndCancelAreTold(t *testing.T) {
 // S5 (the hand-off window): with a layer of 2 permits, two tasks waiting in
 // line and both holders returning, a task submitted in the same moment must
 // not take a permit ahead of the waiters, even while the second waiter has
-// been given its turn but its goroutine has not yet asked the semaphore.
+// been handed its permit and not yet been carried on to run.
 // The window is a real race, so it is run many times with varied yields.
 func TestS05NewcomerNeverPassesWaitersDuringHandOff(t *testing.T) {
 	passed := 0

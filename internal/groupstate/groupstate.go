@@ -4,7 +4,9 @@
 // each group's cancel scope. Permits walks one task through the layers.
 //
 // How a task waits for a permit is private to this package: callers see
-// Try, Wait and Release and nothing of the semaphores behind them.
+// Try, Resume, Handed, Leave and Release, and nothing of the semaphores and
+// lines behind them. A waiting task is a record in a line, owned by the line
+// until it is taken out (see Permits).
 package groupstate
 
 import (

@@ -24,21 +24,16 @@ func TestWaitingTasksHoldNoGoroutine(t *testing.T) {
 		e := groupconc.New(nil) // concurrency 1
 		defer e.Close()
 		gate := make(chan struct{})
-		first, err := groupconc.Submit(t.Context(), e, "g", "first", func(context.Context) (int, error) {
-			<-gate
-			return 0, nil
-		})
-		require.NoError(t, err)
+		first := coreSubmit(t, t.Context(), e, "g", "first", coreGated(gate, 0))
 		synctest.Wait()
 		before := runtime.NumGoroutine()
 		var ran atomic.Int64
 		hs := make([]*groupconc.TaskHandle[int], 1000)
 		for i := range hs {
-			hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+			hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
 				ran.Add(1)
 				return i, nil
 			})
-			require.NoError(t, err)
 		}
 		synctest.Wait()
 		// NumGoroutine counts the whole process, where goroutines of other
@@ -68,8 +63,7 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 		var order []int
 		hs := make([]*groupconc.TaskHandle[int], 6)
 		for i := range hs {
-			var err error
-			hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+			hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
 				order = append(order, i) // limit 1: one task at a time
 				switch i {
 				case 0:
@@ -79,7 +73,6 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 				}
 				return i, nil
 			})
-			require.NoError(t, err)
 		}
 		synctest.Wait()
 		close(gate)
@@ -100,27 +93,20 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 func TestSlowListenerDoesNotDelayTheNextTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		listening := make(chan struct{})
-		p, err := groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
+		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
 			Completed: func(_, taskID string, _ groupconc.GroupResult[any]) {
 				if taskID == "first" {
 					<-listening
 				}
 			},
-		}).Build()
-		require.NoError(t, err)
-		e := groupconc.New(p) // concurrency 1
+		}))) // concurrency 1
 		defer e.Close()
 		gate, secondRan := make(chan struct{}), make(chan struct{})
-		_, err = groupconc.Submit(t.Context(), e, "g", "first", func(context.Context) (int, error) {
-			<-gate
-			return 1, nil
-		})
-		require.NoError(t, err)
-		second, err := groupconc.Submit(t.Context(), e, "g", "second", func(context.Context) (int, error) {
+		coreSubmit(t, t.Context(), e, "g", "first", coreGated(gate, 1))
+		second := coreSubmit(t, t.Context(), e, "g", "second", func(context.Context) (int, error) {
 			close(secondRan)
 			return 2, nil
 		})
-		require.NoError(t, err)
 		synctest.Wait()
 		close(gate)
 		synctest.Wait()
@@ -140,17 +126,12 @@ func TestCallerContextEndsAWaitingTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := groupconc.New(nil) // concurrency 1
 		defer e.Close()
-		gate := make(chan struct{})
-		_, err := groupconc.Submit(t.Context(), e, "g", "busy", func(context.Context) (int, error) {
-			<-gate
-			return 0, nil
-		})
-		require.NoError(t, err)
+		gate, open := make(chan struct{}), make(chan struct{})
+		close(open)
+		coreSubmit(t, t.Context(), e, "g", "busy", coreGated(gate, 0))
 		ctx, cancel := context.WithCancel(t.Context())
-		cancelled, err := groupconc.Submit(ctx, e, "g", "cancelled", func(context.Context) (int, error) { return 1, nil })
-		require.NoError(t, err)
-		next, err := groupconc.Submit(t.Context(), e, "g", "next", func(context.Context) (int, error) { return 2, nil })
-		require.NoError(t, err)
+		cancelled := coreSubmit(t, ctx, e, "g", "cancelled", coreGated(open, 1))
+		next := coreSubmit(t, t.Context(), e, "g", "next", coreGated(open, 2))
 		synctest.Wait()
 		cancel()
 		r := cancelled.Wait()
@@ -171,20 +152,15 @@ func TestResultTimesAreExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := groupconc.New(nil) // concurrency 1
 		defer e.Close()
+		// Every sleep here is on the bubble's fake clock.
 		time.Sleep(time.Hour) // the executor's epoch is not the tasks' clock
-		work := func(d time.Duration) groupconc.Task[int] {
-			return func(context.Context) (int, error) {
-				time.Sleep(d)
-				return 0, nil
-			}
-		}
+		open := make(chan struct{})
+		close(open)
 		t0 := time.Now()
-		first, err := groupconc.Submit(t.Context(), e, "g", "first", work(2*time.Second))
-		require.NoError(t, err)
+		first := coreSubmit(t, t.Context(), e, "g", "first", coreGatedWork(open, 2*time.Second, 0))
 		time.Sleep(time.Second)
 		t1 := time.Now()
-		second, err := groupconc.Submit(t.Context(), e, "g", "second", work(3*time.Second))
-		require.NoError(t, err)
+		second := coreSubmit(t, t.Context(), e, "g", "second", coreGatedWork(open, 3*time.Second, 0))
 
 		r1, r2 := first.Wait(), second.Wait()
 		assert.True(t, r1.Submitted.Equal(t0), "first Submitted %v, want %v", r1.Submitted, t0)
@@ -205,23 +181,16 @@ func TestTasksAdmittedInABurstAllRun(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p, err := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited).Build()
-				require.NoError(t, err)
-				e := groupconc.New(p)
+				e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
 				defer e.Close()
 				gate := make(chan struct{})
-				var running atomic.Int64
+				var running coreGauge
 				hs := make([]*groupconc.TaskHandle[int], n)
 				for i := range hs {
-					hs[i], err = groupconc.Submit(t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
-						running.Add(1)
-						<-gate
-						return i, nil
-					})
-					require.NoError(t, err)
+					hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), coreGated(gate, i, &running))
 				}
 				synctest.Wait()
-				assert.EqualValues(t, n, running.Load(), "tasks running at once")
+				assert.EqualValues(t, n, running.cur.Load(), "tasks running at once")
 				close(gate)
 				for i, h := range hs {
 					assert.Equal(t, i, h.Wait().Value)

@@ -320,12 +320,14 @@ func (e *GroupExecutor) waiting(t *task) {
 }
 
 // stopRequested reports whether a waiting task should leave its line: it
-// was cancelled by its handle, its caller's context, its group scope or the
-// executor. Each of those first records why and then makes the task leave;
-// a task that was between two lines at that moment is in none, and finds
-// out here, after joining the next.
+// was cancelled by its handle, its caller's context or its group scope
+// (ShutdownGroup, EvictGroup, and Close through the executor's context).
+// Each of those first records why and then makes the task leave (Close
+// sweeps the lines once the cancel has reached every scope); a task that
+// was between two lines at that moment is in none, and finds out here,
+// after joining the next. So the task's context is done when it ends.
 func (e *GroupExecutor) stopRequested(t *task) bool {
-	return t.claimed() || t.caller.Err() != nil || t.permits.Scope().Err() != nil || e.root.Err() != nil
+	return t.claimed() || t.caller.Err() != nil || t.permits.Scope().Err() != nil
 }
 
 // work is the body of a goroutine of the executor: it runs t, which got its
@@ -493,11 +495,6 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 func (e *GroupExecutor) endWaiting(t *task) {
 	t.releasePermits()
 	c := t.context()
-	if c.Err() == nil {
-		// Stopped because Close cancelled the executor: the cancel is
-		// still on its way down to t's scope.
-		<-c.Done()
-	}
 	t.finish(StatusCancelled, cancelErr(c), false)
 	t.body.completed()
 }
@@ -596,7 +593,8 @@ func (e *GroupExecutor) Close() error {
 }
 
 // cancelAll cancels every task, with cause ErrClosed, and ends the waiting
-// ones.
+// ones. The cancel reaches every group scope before closeRoot returns, so
+// the sweep after it finds, or is followed by, scopes already done.
 func (e *GroupExecutor) cancelAll() {
 	e.closeRoot(ErrClosed)
 	e.dropAll(e.groups.SweepAll())

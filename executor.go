@@ -217,11 +217,8 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 		e.waiting(t)
 		return nil
 	case groupstate.Rejected:
-		t.setReason(reason)
-		notifyRejected(e.listener, key, id, reason)
-		if e.policy.rejectionHandler == nil && e.policy.rejection != RejectCallerRuns {
-			e.reject(t) // no goroutine needed
-			return nil
+		if !e.turnAway(t, reason) {
+			return nil // completed REJECTED: no goroutine needed
 		}
 	}
 	owned = false
@@ -423,7 +420,8 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, 
 // and its handler or caller-runs policy runs it), with the time it got its
 // last permit (an offset from its Submitted); or whether it ended here
 // (rejected, or found cancelled), in which case the permits it gave back may
-// have gone to others, for the caller to carry on with. Otherwise t waits in its next line.
+// have gone to others, for the caller to carry on with. Otherwise t waits
+// in its next line.
 func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 	out, reason := t.permits.Resume()
 	switch out {
@@ -437,14 +435,25 @@ func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 		}
 		return false, 0, false
 	}
+	if e.turnAway(t, reason) {
+		return true, 0, false
+	}
+	e.retire(t)
+	return false, 0, true
+}
+
+// turnAway records that a queue threshold turned t away, for the reason
+// given, and tells the listener. It reports whether t is still to run, on a
+// goroutine of the executor: its rejection handler or the caller-runs policy
+// decides its outcome there. Otherwise it completes t REJECTED here.
+func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
 	notifyRejected(e.listener, t.key(), t.id, reason)
 	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
-		return true, 0, false
+		return true
 	}
 	e.reject(t)
-	e.retire(t)
-	return false, 0, true
+	return false
 }
 
 // settle ends a task's life in the executor, deferred on the goroutine that

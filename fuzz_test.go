@@ -311,6 +311,7 @@ func relRunOps(t *testing.T, data []byte) {
 		case relOpClose:
 			o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
 		case relOpSleep:
+			// Fake time passes: deadlines and timed tasks come due.
 			time.Sleep(time.Duration(in.next()%16) * time.Millisecond)
 		}
 		synctest.Wait()

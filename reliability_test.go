@@ -525,7 +525,7 @@ func relExits() []relExit {
 			ctx, cancel := context.WithTimeout(r.ctx, time.Second)
 			defer cancel()
 			h := r.submitCtx(ctx, layer.key(10), relOK)
-			time.Sleep(2 * time.Second)
+			time.Sleep(2 * time.Second) // fake clock: past the deadline
 			synctest.Wait()
 			require.Equal(r.t, groupconc.StatusCancelled, h.Wait().Status)
 			close(gate)
@@ -1143,7 +1143,7 @@ func TestS13CancelledWaitersGiveBackTheirQueueSlots(t *testing.T) {
 				synctest.Wait()
 				ws[0].Cancel()
 				cancel()
-				time.Sleep(2 * time.Second)
+				time.Sleep(2 * time.Second) // fake clock: the deadline passes
 				synctest.Wait()
 				for _, w := range ws {
 					require.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
@@ -1684,7 +1684,7 @@ func TestS21CloseLeavesNoGoroutineBehind(t *testing.T) {
 				}
 			}))
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // fake clock: some tasks end, some run on
 		require.NoError(t, r.e.Close())
 		synctest.Wait()
 		for _, h := range hs {
@@ -1836,7 +1836,7 @@ func TestS24AwaitTimeoutsDoNotAffectTheTask(t *testing.T) {
 				results <- got{res, err}
 			}()
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // fake clock: the Await deadlines pass
 		synctest.Wait()
 		require.Len(t, results, 2, "only the short-deadline awaiters returned")
 		for range 2 {
@@ -2155,7 +2155,7 @@ func TestS27DeadlineAndCancelAreTold(t *testing.T) {
 			return 0, ctx.Err()
 		})
 		waiting := r.submitCtx(ctx, "a", relOK)
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // fake clock: the deadline passes
 		synctest.Wait()
 		close(release)
 		assert.ErrorIs(t, <-inside, context.DeadlineExceeded, "the function sees the caller's deadline")

@@ -144,7 +144,7 @@ func BenchmarkW4Utilisation(b *testing.B) {
 		var busy atomic.Int64
 		t := NewTask(func() {
 			start := time.Now()
-			time.Sleep(w4Sleep)
+			time.Sleep(w4Sleep) // the workload: 1 ms of real time holding a slot
 			busy.Add(int64(time.Since(start)))
 		})
 		slots := float64(min(w4Global, w4Groups*w4PerGroup))

@@ -33,13 +33,17 @@ var (
 // The task that releases the permit takes the waiting one out of the line
 // and carries it through its remaining layers; when it holds them all it
 // runs, on the goroutine that just finished the releasing task if that one
-// is free (no goroutine is started), otherwise on a new one. So one
-// goroutine may run several waiting tasks one after another; each
-// task still runs alone on it, with its own context, and a panic or
-// runtime.Goexit in one task never affects the next. What a task sets on
-// its goroutine itself outlives it, as on any pooled goroutine: undo
-// runtime.LockOSThread before returning, and set profiler labels with
-// pprof.Do, which restores them.
+// is free (no goroutine is started), otherwise on a new one. Tasks admitted
+// inside Submit are likewise run by goroutines of the executor that have
+// finished their task, taking the next from a ready queue rather than
+// ending; a goroutine is started only when none is free, so a task never
+// waits for another task to end, and a goroutine that finds nothing to do
+// ends (the executor keeps none idle). So one goroutine may run several
+// tasks one after another; each task still runs alone on it, with its own
+// context, and a panic or runtime.Goexit in one task never affects the
+// next. What a task sets on its goroutine itself outlives it, as on any
+// pooled goroutine: undo runtime.LockOSThread before returning, and set
+// profiler labels with pprof.Do, which restores them.
 //
 // Groups are created on first use, with limits resolved once from the
 // policy; they are remembered, with those limits, until EvictGroup. Tasks
@@ -61,9 +65,7 @@ type GroupExecutor struct {
 	gate      gate                    // also counts the tasks submitted
 	epoch     time.Time               // when New made e; see clock
 
-	// Tasks admitted inside Submit, for the launcher to start; see launch.
-	launchable atomic.Pointer[task] // a stack, linked by task.nextLaunch
-	launching  atomic.Bool          // a launcher is at work
+	ready readyQueue // tasks admitted inside Submit, until a goroutine takes them
 
 	// The outcome counters, kept by whoever completes a handle, usually
 	// the goroutine that runs the task, just before it leaves the gate:
@@ -226,70 +228,47 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	return nil
 }
 
-// launch starts a goroutine for t, admitted inside Submit (or rejected
-// there, to be run by its handler or caller-runs policy). Creating a
-// goroutine is most of what Submit would cost, so during a burst it is left
-// to a launcher goroutine of the executor: Submit pushes t on a stack and
-// starts a launcher only if none is at work. The launcher starts a
-// goroutine for each task it pops, but runs the last one itself, after
-// giving up its role; so a lone Submit costs one goroutine, as it would
-// without a launcher.
+// launch has t, admitted inside Submit (or rejected there, to be run by its
+// handler or caller-runs policy), run on a goroutine of the executor: it
+// puts t in the ready queue, and starts a goroutine to take it out only if
+// no goroutine of the executor is already bound to look there. Creating a
+// goroutine is most of what running a trivial task costs, so goroutines
+// are reused: one that has run its task takes the next from the queue
+// rather than ending (see readyQueue).
 func (e *GroupExecutor) launch(t *task) {
-	for {
-		head := e.launchable.Load()
-		t.nextLaunch = head
-		if e.launchable.CompareAndSwap(head, t) {
-			break
-		}
-	}
-	// The launcher clears launching before it looks at the stack for the
-	// last time: either it sees t there, or this sees launching clear.
-	if !e.launching.Load() && e.launching.CompareAndSwap(false, true) {
-		go e.launcher()
+	if e.ready.push(t) {
+		go e.serve()
 	}
 }
 
-// launcher is the body of the launcher goroutine; see launch.
-func (e *GroupExecutor) launcher() {
+// serve is the body of a goroutine started by the ready queue: it takes
+// the queue's role if it is still on offer, and serves the queue.
+func (e *GroupExecutor) serve() {
+	if e.ready.arrive() {
+		e.work(e.take(), 0)
+	}
+}
+
+// take takes the next task out of the ready queue; the caller holds the
+// queue's role and gives it up here. It returns nil if the queue is empty.
+// Before returning a task it leaves the role to another goroutine if more
+// tasks are ready, since the caller's task may run for long.
+func (e *GroupExecutor) take() *task {
 	for {
-		// Newest first: each task of the batch already holds its permits,
-		// and the oldest, popped last, runs here without a goroutine of
-		// its own.
-		t := e.launchable.Swap(nil)
-		if t == nil {
-			e.launching.Store(false)
-			if e.launchable.Load() == nil || !e.launching.CompareAndSwap(false, true) {
-				return
-			}
+		t, more := e.ready.pop()
+		switch {
+		case t == nil && !e.ready.release():
+			return nil
+		case t == nil: // a task came as the role was given up
 			continue
-		}
-		for t != nil {
-			next := t.nextLaunch
-			t.nextLaunch = nil
-			if next == nil && e.launchable.Load() == nil {
-				// The last task: hand the role on before running it here,
-				// since it may run for long.
-				e.launching.Store(false)
-				if e.launchable.Load() != nil && e.launching.CompareAndSwap(false, true) {
-					go e.launcher()
-				}
-				e.work(t, 0)
-				return
+		case more || e.ready.release():
+			if e.ready.hand() {
+				go e.serve()
 			}
-			go t.workSubmitted()
-			t = next
 		}
+		return t
 	}
 }
-
-// The goroutines started for a task run methods of the task alone, so that
-// the closure a go statement allocates holds one pointer, not two.
-
-// workSubmitted is the body of the goroutine the launcher starts for a task
-// admitted inside Submit (or rejected there, to be run by its handler or
-// caller-runs policy): its start is the time Submit took its permits, the
-// time it was submitted (offset 0; see task.since).
-func (t *task) workSubmitted() { t.exec.work(t, 0) }
 
 // resume runs GroupExecutor.resume on a goroutine of its own.
 func (t *task) resume() { t.exec.resume(t) }
@@ -330,10 +309,20 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // work is the body of a goroutine of the executor: it runs t, which got its
 // last permit at start (an offset from its Submitted; see task.since), and
 // then, rather than ending, each task that the released permits admitted and
-// that it was given to run next.
+// that it was given to run next, and then tasks from the ready queue while
+// it can take the queue's role. A task taken from the ready queue was
+// admitted inside Submit: its start is its Submitted (offset 0).
 func (e *GroupExecutor) work(t *task, start int64) {
-	for t != nil {
-		t, start = e.runOne(t, start)
+	for {
+		for t != nil {
+			t, start = e.runOne(t, start)
+		}
+		if !e.ready.claim() {
+			return
+		}
+		if t = e.take(); t == nil {
+			return
+		}
 	}
 }
 
@@ -666,4 +655,153 @@ func (g *gate) signal() {
 	if g.signals.CompareAndSwap(false, true) {
 		close(g.drained)
 	}
+}
+
+// readyQueue holds the tasks admitted inside Submit until a goroutine of the
+// executor takes them out to run them. Submit pushes on a lock-free stack,
+// in; the queue's role, held by one goroutine at a time, reverses what it
+// takes from in into out, so that tasks are taken oldest first.
+//
+// Goroutines are reused, and a task in the queue never waits for another
+// task to end: whenever the queue holds a task, some goroutine that runs
+// no task is bound to take it out. That is the holder of the role, or a
+// goroutine started for the role that has not run yet (the role is then on
+// offer, and the first goroutine of the executor to finish its task may
+// take it instead, which is how goroutines are reused), or, while in was
+// empty, the Submit that pushed on it, which puts the role on offer if it
+// was free. The holder hands the role on (puts it on offer) before it runs
+// the task it took if more are ready, and otherwise gives it up and looks
+// again, so a push it did not see is never left alone. No goroutine waits
+// for work: one that finds nothing to do ends.
+type readyQueue struct {
+	in atomic.Pointer[task] // pushed tasks, newest first, linked by nextLaunch
+	_  [56]byte
+	// The role (roleMask bits) and, above them, how many goroutines were
+	// started for it and have not yet run. The role on offer always has
+	// one of those goroutines coming.
+	word atomic.Uint64
+	out  *task // tasks taken from in, oldest first; touched by the role's holder only
+}
+
+const (
+	roleFree    = 0 // nobody is bound to look at the queue, which has nothing in out
+	roleHeld    = 1 // a goroutine holds the role and is looking at the queue
+	roleOffered = 2 // a goroutine started for the role will take it, unless another does first
+	roleMask    = 3
+	oneComing   = 4 // one goroutine started for the role, not yet run
+)
+
+// push adds t to the queue. It reports whether the caller must start a
+// goroutine for the role (see GroupExecutor.serve).
+func (q *readyQueue) push(t *task) (start bool) {
+	for {
+		head := q.in.Load()
+		t.nextLaunch = head
+		if q.in.CompareAndSwap(head, t) {
+			if head != nil {
+				return false // whoever is bound to take head takes t with it
+			}
+			break
+		}
+	}
+	// The holder gives the role up before it looks at in for the last
+	// time: either it sees t there, or this sees the role free.
+	for {
+		w := q.word.Load()
+		if w&roleMask != roleFree {
+			return false
+		}
+		if start, w2 := offer(w); q.word.CompareAndSwap(w, w2) {
+			return start
+		}
+	}
+}
+
+// offer returns the word with the role, free or held, put on offer, and
+// whether a goroutine must be started for it: one already coming will do.
+func offer(w uint64) (start bool, w2 uint64) {
+	coming := w &^ roleMask
+	if coming == 0 {
+		return true, roleOffered | oneComing
+	}
+	return false, roleOffered | coming
+}
+
+// hand puts the held role on offer. It reports whether the caller must
+// start a goroutine for it.
+func (q *readyQueue) hand() (start bool) {
+	for {
+		w := q.word.Load()
+		if start, w2 := offer(w); q.word.CompareAndSwap(w, w2) {
+			return start
+		}
+	}
+}
+
+// arrive is called first by a goroutine started for the role: it takes the
+// role if it is on offer and reports whether it did; otherwise the
+// goroutine has nothing to do.
+func (q *readyQueue) arrive() bool {
+	for {
+		w := q.word.Load()
+		w2 := w - oneComing
+		if w&roleMask == roleOffered {
+			w2 = w2&^roleMask | roleHeld
+		}
+		if q.word.CompareAndSwap(w, w2) {
+			return w&roleMask == roleOffered
+		}
+	}
+}
+
+// claim is called by a goroutine of the executor that has finished its
+// tasks: it takes the role if it is on offer, or free while a task is in
+// the queue, and reports whether it did.
+func (q *readyQueue) claim() bool {
+	for {
+		w := q.word.Load()
+		switch w & roleMask {
+		case roleHeld:
+			return false
+		case roleFree:
+			if q.in.Load() == nil {
+				return false
+			}
+		}
+		if q.word.CompareAndSwap(w, w&^roleMask|roleHeld) {
+			return true
+		}
+	}
+}
+
+// pop takes the oldest task out of the queue, holding the role, and reports
+// whether out holds more; nil if the queue is empty.
+func (q *readyQueue) pop() (t *task, more bool) {
+	if q.out == nil {
+		// Reverse what was pushed since the last time: oldest first.
+		for t := q.in.Swap(nil); t != nil; {
+			next := t.nextLaunch
+			t.nextLaunch = q.out
+			q.out, t = t, next
+		}
+	}
+	t = q.out
+	if t == nil {
+		return nil, false
+	}
+	q.out, t.nextLaunch = t.nextLaunch, nil
+	return t, q.out != nil || q.in.Load() != nil
+}
+
+// release gives up the held role, out being empty, and then looks at in
+// again: if a task came, it takes the role back, if it still can, and
+// reports true.
+func (q *readyQueue) release() (held bool) {
+	for {
+		w := q.word.Load()
+		if q.word.CompareAndSwap(w, w&^roleMask|roleFree) {
+			break
+		}
+	}
+	return q.claim()
 }

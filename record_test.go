@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -174,9 +175,9 @@ func TestResultTimesAreExact(t *testing.T) {
 	})
 }
 
-// TestTasksAdmittedInABurstAllRun: tasks admitted inside Submit are started
-// by a launcher goroutine during a burst; one that blocks never keeps the
-// others from running, whatever the order the launcher meets them in.
+// TestTasksAdmittedInABurstAllRun: tasks admitted inside Submit wait in the
+// ready queue for a goroutine of the executor, and goroutines are reused;
+// one task that blocks never keeps the others from running.
 func TestTasksAdmittedInABurstAllRun(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -198,4 +199,37 @@ func TestTasksAdmittedInABurstAllRun(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAdmittedTasksReuseGoroutines: a goroutine of the executor that has run
+// a task admitted inside Submit takes the next ready one rather than ending,
+// so a stream of short tasks does not cost a goroutine each. It counts the
+// goroutines that ran a thousand trivial tasks, by the ID in their stack
+// header: with a goroutine per task there would be a thousand.
+func TestAdmittedTasksReuseGoroutines(t *testing.T) {
+	e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+	defer e.Close()
+	const n = 1000
+	ids := make([]string, n)
+	hs := make([]*groupconc.TaskHandle[int], n)
+	for i := range hs {
+		hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+			ids[i] = goroutineID()
+			return i, nil
+		})
+	}
+	distinct := map[string]bool{}
+	for i, h := range hs {
+		require.Equal(t, i, h.Wait().Value)
+		distinct[ids[i]] = true
+	}
+	assert.Less(t, len(distinct), n/2, "goroutines that ran %d trivial tasks", n)
+}
+
+// goroutineID returns the calling goroutine's ID, as its stack trace shows it.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

@@ -83,7 +83,7 @@ type task struct {
 
 	aside atomic.Pointer[taskAside] // made on first need, then never changed
 
-	nextLaunch *task // the next task on the launcher's stack; see GroupExecutor.launch
+	nextLaunch *task // the next task in the ready queue; see readyQueue
 }
 
 // Bits of task.state. Each is set once and never cleared.

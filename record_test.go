@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -232,4 +233,49 @@ func goroutineID() string {
 	buf = buf[:runtime.Stack(buf, false)]
 	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
 	return id
+}
+
+// TestReadyTasksNeverWaitForRunningOnes: submitters racing each other, and
+// goroutines of the executor going back to the ready queue between short
+// tasks, never leave a ready task with no goroutine bound to take it: once
+// everything settles, every blocking task runs at once and every short one
+// has finished. A task left in the queue would show as one missing in the
+// gauge.
+func TestReadyTasksNeverWaitForRunningOnes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+		defer e.Close()
+		const submitters, each = 4, 200 // every tenth task blocks
+		gate := make(chan struct{})
+		var running coreGauge
+		hs := make([][]*groupconc.TaskHandle[int], submitters)
+		var wg sync.WaitGroup
+		for s := range submitters {
+			wg.Go(func() {
+				for i := range each {
+					task := groupconc.Task[int](func(context.Context) (int, error) { return i, nil })
+					if i%10 == 0 {
+						task = coreGated(gate, i, &running)
+					}
+					hs[s] = append(hs[s], coreSubmit(t, t.Context(), e, fmt.Sprint("g", s%2), fmt.Sprint(i), task))
+				}
+			})
+		}
+		wg.Wait()
+		synctest.Wait()
+		assert.EqualValues(t, submitters*each/10, running.cur.Load(), "blocking tasks running at once")
+		for _, hs := range hs {
+			for i, h := range hs {
+				if i%10 != 0 {
+					assert.True(t, h.IsDone(), "short task %d finished while the others block", i)
+				}
+			}
+		}
+		close(gate)
+		for _, hs := range hs {
+			for i, h := range hs {
+				assert.Equal(t, i, h.Wait().Value)
+			}
+		}
+	})
 }

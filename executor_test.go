@@ -84,6 +84,30 @@ func coreGatedWork(gate <-chan struct{}, work time.Duration, v int, gauges ...*c
 	}
 }
 
+// coreSubmitRounds submits rounds tasks to each of keys in turn, task i of
+// each key gated on gate (coreGatedWork, working for work after it) and
+// returning i, counted in the gauges gaugesOf gives for its key.
+func coreSubmitRounds(t *testing.T, e *groupconc.GroupExecutor, gate <-chan struct{}, work time.Duration, rounds int, keys []string, gaugesOf func(key string) []*coreGauge) []*groupconc.TaskHandle[int] {
+	t.Helper()
+	var hs []*groupconc.TaskHandle[int]
+	for i := range rounds {
+		for _, key := range keys {
+			hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, work, i, gaugesOf(key)...)))
+		}
+	}
+	return hs
+}
+
+// coreOpenGate closes gate and checks that every task in hs, named what in
+// messages, then succeeds.
+func coreOpenGate(t *testing.T, gate chan struct{}, hs []*groupconc.TaskHandle[int], what string) {
+	t.Helper()
+	close(gate)
+	for i, h := range hs {
+		assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "%s task %d", what, i)
+	}
+}
+
 // coreNeverRuns returns a task that records in ran that it was called.
 func coreNeverRuns(ran *atomic.Bool) groupconc.Task[int] {
 	return func(context.Context) (int, error) {
@@ -176,22 +200,13 @@ func TestGroupConcurrencyLimitRunsExactlyTheLimitAndNeverMore(t *testing.T) {
 		defer e.Close()
 		gate := make(chan struct{})
 		gauges := map[string]*coreGauge{"a": {}, "b": {}}
-		var hs []*groupconc.TaskHandle[int]
-		for i := range 10 {
-			for _, key := range []string{"a", "b"} {
-				g := gauges[key]
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, g)))
-			}
-		}
+		hs := coreSubmitRounds(t, e, gate, time.Second, 10, []string{"a", "b"}, func(key string) []*coreGauge { return []*coreGauge{gauges[key]} })
 		synctest.Wait()
 		assert.EqualValues(t, 3, gauges["a"].cur.Load(), "group a (limit 3) running with 10 waiting")
 		assert.EqualValues(t, 2, gauges["b"].cur.Load(), "group b (limit 2) running with 10 waiting")
 
 		start := time.Now()
-		close(gate)
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-		}
+		coreOpenGate(t, gate, hs, "gated")
 		assert.EqualValues(t, 3, gauges["a"].max.Load(), "most group a tasks at once")
 		assert.EqualValues(t, 2, gauges["b"].max.Load(), "most group b tasks at once")
 		// a needs 4 waves of 1s, b 5: the groups ran side by side.
@@ -208,12 +223,7 @@ func TestGlobalMaxInFlightRunsExactlyTheCapAcrossGroups(t *testing.T) {
 		defer e.Close()
 		gate := make(chan struct{})
 		var all coreGauge
-		var hs []*groupconc.TaskHandle[int]
-		for i := range 4 {
-			for _, key := range []string{"a", "b", "c"} {
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, &all)))
-			}
-		}
+		hs := coreSubmitRounds(t, e, gate, time.Second, 4, []string{"a", "b", "c"}, func(string) []*coreGauge { return []*coreGauge{&all} })
 		synctest.Wait()
 		assert.EqualValues(t, 3, all.cur.Load(), "tasks running under global cap 3 with 12 submitted")
 		s := e.Stats()
@@ -222,10 +232,7 @@ func TestGlobalMaxInFlightRunsExactlyTheCapAcrossGroups(t *testing.T) {
 		assert.Equal(t, 3, s.Running, "Stats.Running")
 		assert.Equal(t, 9, s.Waiting, "Stats.Waiting")
 
-		close(gate)
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-		}
+		coreOpenGate(t, gate, hs, "gated")
 		assert.EqualValues(t, 3, all.max.Load(), "most tasks running at once")
 		synctest.Wait()
 		assert.NoError(t, e.Quiescent())
@@ -242,13 +249,7 @@ func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
 		defer e.Close()
 		gate := make(chan struct{})
 		gauges := map[string]*coreGauge{"a": {}, "b": {}}
-		var hs []*groupconc.TaskHandle[int]
-		for i := range 5 {
-			for _, key := range []string{"a", "b"} {
-				g := gauges[key]
-				hs = append(hs, coreSubmit(t, t.Context(), e, key, fmt.Sprint(i), coreGatedWork(gate, time.Second, i, g)))
-			}
-		}
+		hs := coreSubmitRounds(t, e, gate, time.Second, 5, []string{"a", "b"}, func(key string) []*coreGauge { return []*coreGauge{gauges[key]} })
 		synctest.Wait()
 		assert.EqualValues(t, 2, gauges["a"].cur.Load(), "group a running (bulkhead 2, concurrency 5)")
 		assert.EqualValues(t, 1, gauges["b"].cur.Load(), "group b running (bulkhead 1, concurrency 5)")
@@ -259,10 +260,7 @@ func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
 			MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited,
 		}, ga)
 
-		close(gate)
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-		}
+		coreOpenGate(t, gate, hs, "gated")
 		assert.EqualValues(t, 2, gauges["a"].max.Load(), "most group a tasks at once")
 		assert.EqualValues(t, 1, gauges["b"].max.Load(), "most group b tasks at once")
 		synctest.Wait()
@@ -286,10 +284,7 @@ func TestUnlimitedConcurrencyRunsEveryTaskAtOnce(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, groupconc.Unlimited, gs.MaxConcurrency)
 		assert.Equal(t, 50, gs.Running)
-		close(gate)
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-		}
+		coreOpenGate(t, gate, hs, "gated")
 	})
 }
 
@@ -657,10 +652,7 @@ func TestTaskPanicOrGoexitFailsWithPanicErrorAndReleasesPermits(t *testing.T) {
 				gs, ok := e.GroupStats("g")
 				require.True(t, ok)
 				assert.Equal(t, 2, gs.Running, "GroupStats.Running")
-				close(nextGate)
-				for i, h := range queued {
-					assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "queued task %d", i)
-				}
+				coreOpenGate(t, nextGate, queued, "queued")
 				synctest.Wait()
 				assert.NoError(t, e.Quiescent())
 				assert.Equal(t, uint64(2), e.Stats().Failed, "Stats.Failed")
@@ -813,10 +805,7 @@ func TestWaitingTaskCancelledByAnyRouteEndsCancelledAndLeavesEveryPermit(t *test
 				for i, h := range running {
 					assert.False(t, h.IsDone(), "running task %d completed before its function returned", i)
 				}
-				close(gate)
-				for i, h := range running {
-					assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "running task %d", i)
-				}
+				coreOpenGate(t, gate, running, "running")
 				synctest.Wait()
 				assert.NoError(t, e.Quiescent())
 				s := e.Stats()
@@ -1368,10 +1357,7 @@ func TestEvictGroupCancelsItsTasksAndResolvesItsLimitsAgain(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, 3, gs.MaxConcurrency, "limit of the group after eviction")
 		assert.EqualValues(t, 3, g.cur.Load(), "tasks running under the re-resolved limit")
-		close(gate)
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-		}
+		coreOpenGate(t, gate, hs, "gated")
 		assert.EqualValues(t, 3, g.max.Load())
 		assert.EqualValues(t, 2, calls.Load(), "resolver calls")
 		synctest.Wait()
@@ -1407,10 +1393,7 @@ func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
 
 		// The old tasks return (their context was cancelled, but they ignore
 		// it) and release their permits into the evicted group's semaphores.
-		close(oldGate)
-		for i, h := range old {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "old task %d", i)
-		}
+		coreOpenGate(t, oldGate, old, "old")
 		synctest.Wait()
 		assert.EqualValues(t, 2, newG.cur.Load(), "new group running after the old tasks released")
 		gs, ok := e.GroupStats("g")
@@ -1419,10 +1402,7 @@ func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
 		assert.Equal(t, 3, gs.InFlight, "GroupStats.InFlight of the new group")
 		assert.Equal(t, 3, gs.Waiting, "GroupStats.Waiting of the new group")
 
-		close(newGate)
-		for i, h := range fresh {
-			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "new task %d", i)
-		}
+		coreOpenGate(t, newGate, fresh, "new")
 		assert.EqualValues(t, 2, newG.max.Load(), "most new-group tasks at once")
 		synctest.Wait()
 		assert.NoError(t, e.Quiescent())
@@ -1813,10 +1793,7 @@ func TestZeroAndNilPolicyBehaveAsTheDefault(t *testing.T) {
 					MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited,
 				}, gs)
 				assert.Equal(t, groupconc.Unlimited, e.Stats().GlobalMaxInFlight)
-				close(gate)
-				for _, h := range hs {
-					assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
-				}
+				coreOpenGate(t, gate, hs, "gated")
 				assert.EqualValues(t, 1, g.max.Load())
 			})
 		})

@@ -797,11 +797,6 @@ func (q *readyQueue) pop() (t *task, more bool) {
 // again: if a task came, it takes the role back, if it still can, and
 // reports true.
 func (q *readyQueue) release() (held bool) {
-	for {
-		w := q.word.Load()
-		if q.word.CompareAndSwap(w, w&^roleMask|roleFree) {
-			break
-		}
-	}
+	q.word.And(^uint64(roleMask)) // roleFree; only the holder changes the role
 	return q.claim()
 }

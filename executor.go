@@ -15,11 +15,15 @@ import (
 // or by a Shutdown whose context ended.
 var ErrClosed = errors.New("groupconc: executor closed")
 
+// ErrGroupShutdown is the context.Cause of the tasks ShutdownGroup cancels.
+var ErrGroupShutdown = errors.New("groupconc: group shut down")
+
+// ErrGroupEvicted is the context.Cause of the tasks EvictGroup cancels.
+var ErrGroupEvicted = errors.New("groupconc: group evicted")
+
 var (
-	errNilExecutor  = errors.New("groupconc: nil *GroupExecutor")
-	errNilContext   = fmt.Errorf("%w: nil context", ErrInvalidTask)
-	errGroupStopped = errors.New("groupconc: group shut down")
-	errGroupEvicted = errors.New("groupconc: group evicted")
+	errNilExecutor = errors.New("groupconc: nil *GroupExecutor")
+	errNilContext  = fmt.Errorf("%w: nil context", ErrInvalidTask)
 )
 
 // GroupExecutor runs tasks with per-group limits. A task takes its permits
@@ -535,24 +539,24 @@ func (e *GroupExecutor) count(s TaskStatus) {
 	}
 }
 
-// ShutdownGroup cancels every task of groupKey, with cause "group shut down":
+// ShutdownGroup cancels every task of groupKey, with cause ErrGroupShutdown:
 // waiting tasks end CANCELLED at once, running ones see their context
 // cancelled. Other groups are untouched. The group keeps its limits, and
 // tasks submitted to it afterwards are accepted as usual. It does nothing
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		e.dropAll(g.Shutdown(errGroupStopped))
+		e.dropAll(g.Shutdown(ErrGroupShutdown))
 	}
 }
 
-// EvictGroup cancels every task of groupKey, as ShutdownGroup does, and
-// forgets the group: its limits are resolved again for the next task, and
-// it is gone from Stats. Tasks still running on the evicted group's permits
+// EvictGroup cancels every task of groupKey, as ShutdownGroup does but with
+// cause ErrGroupEvicted, and forgets the group: its limits are resolved
+// again for the next task, and it is gone from Stats. Tasks still running on the evicted group's permits
 // release them into its old semaphores, never into the new group's; until
 // they return, the old and new group together may run more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
-	e.dropAll(e.groups.Evict(groupKey, errGroupEvicted))
+	e.dropAll(e.groups.Evict(groupKey, ErrGroupEvicted))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until

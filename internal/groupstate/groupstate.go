@@ -23,6 +23,12 @@ import (
 // Unlimited is the limit that means "no limit": no semaphore is created for it.
 const Unlimited = math.MaxInt
 
+// The reasons a walk ends Rejected: which queue threshold turned the task away.
+const (
+	ReasonGlobalQueueFull = "global_queue_full"
+	ReasonGroupQueueFull  = "group_queue_full"
+)
+
 // Limits are one group's resolved limits.
 type Limits struct {
 	Concurrency    int // >= 1
@@ -394,7 +400,7 @@ func (p *Permits) advance() (Outcome, string) {
 	if p.held&heldGlobal == 0 {
 		out := p.layer(gl.sem, gl.queue, heldGlobal, heldGlobalSlot)
 		if out != Admitted {
-			return p.stop(out, "global", gl.queueLimit)
+			return p.stop(out, ReasonGlobalQueueFull)
 		}
 		gl.in.inFlight.Add(1)
 		p.dropSlot(gl.queue, heldGlobalSlot)
@@ -402,14 +408,14 @@ func (p *Permits) advance() (Outcome, string) {
 	if p.held&heldBulkhead == 0 {
 		out := p.layer(g.bulkhead, g.queue, heldBulkhead, heldGroupSlot)
 		if out != Admitted {
-			return p.stop(out, "group", g.limits.QueueThreshold)
+			return p.stop(out, ReasonGroupQueueFull)
 		}
 		// A slot taken here is kept until the concurrency permit is held, so
 		// the task is not turned away between the two layers.
 	}
 	out := p.layer(g.conc, g.queue, heldConc, heldGroupSlot)
 	if out != Admitted {
-		return p.stop(out, "group", g.limits.QueueThreshold)
+		return p.stop(out, ReasonGroupQueueFull)
 	}
 	// Count the task running before anyone can see its permit as free again.
 	g.in.running.Add(1)
@@ -456,12 +462,12 @@ func (p *Permits) layer(l *line, queue *semaphore.Weighted, bit, slot uint8) Out
 
 // stop ends a walk that did not reach Admitted: a task that may not wait
 // gives back every permit and slot before it is rejected.
-func (p *Permits) stop(out Outcome, layer string, threshold int) (Outcome, string) {
+func (p *Permits) stop(out Outcome, reason string) (Outcome, string) {
 	if out == MustWait {
 		return out, ""
 	}
 	p.Release()
-	return out, fmt.Sprintf("%s queue threshold %d reached", layer, threshold)
+	return out, reason
 }
 
 // countWaiting counts a task about to join the line of layer bit as waiting.

@@ -67,11 +67,11 @@ type body interface {
 // context, a done channel, a rejection reason, a watch on the caller's
 // context) is allocated on the side, in a taskAside.
 type task struct {
-	permits   groupstate.Permits[task] // also the task's group key (see key)
-	exec      *GroupExecutor
-	body      body
-	id        string
-	caller    context.Context // the context given to Submit
+	permits groupstate.Permits[task] // also the task's group key (see key)
+	exec    *GroupExecutor
+	body    body
+	id      string
+	caller  context.Context // the context given to Submit
 
 	// The result, written once by the claimer before completedBit is set.
 	err        error

@@ -184,4 +184,3 @@ func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
 		Weight:         p.ResolveWeight(groupKey),
 	}
 }
-

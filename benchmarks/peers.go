@@ -275,7 +275,14 @@ type groupconcPeer struct {
 	handles []*groupconc.TaskHandle[struct{}]
 }
 
-func newGroupconc(c Config) (Runner, error) {
+func newGroupconc(c Config) (Runner, error) { return newGroupconcMode(c, groupconc.IsolationOff) }
+
+// newGroupconcFair is the groupconc peer under IsolationFairShare.
+func newGroupconcFair(c Config) (Runner, error) {
+	return newGroupconcMode(c, groupconc.IsolationFairShare)
+}
+
+func newGroupconcMode(c Config, mode groupconc.IsolationMode) (Runner, error) {
 	per, global := groupconc.Unlimited, groupconc.Unlimited
 	if c.PerGroup > 0 {
 		per = c.PerGroup
@@ -284,6 +291,7 @@ func newGroupconc(c Config) (Runner, error) {
 		global = c.Global
 	}
 	p, err := groupconc.NewPolicyBuilder().
+		Isolation(mode).
 		DefaultMaxConcurrencyPerGroup(per).
 		GlobalMaxInFlight(global).
 		Build()

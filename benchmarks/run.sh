@@ -19,7 +19,7 @@ OUT=${OUT:-results.txt} # *.txt here is git-ignored
 # benchstat's go.mod asks for Go 1.26; an older go fetches that toolchain.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-peers=(raw semmap errgroup pond ants conc groupconc)
+peers=(raw semmap errgroup pond ants conc groupconc groupconc-fair)
 workloads=(W1Unlimited W2Groups1000 W3QueuedMemory W4Utilisation W5CrossGroupOrder)
 declare -A benchtime=(
 	[W1Unlimited]=1s        # batches of 1 000 trivial tasks
@@ -86,6 +86,10 @@ echo
 echo "== W2-W5: groupconc vs the semaphore map"
 stat -filter "$units .name:(W2Groups1000 OR W3QueuedMemory OR W4Utilisation OR W5CrossGroupOrder) /peer:(semmap OR groupconc)" \
 	-col '/peer@(semmap groupconc)' "$OUT"
+
+echo
+echo "== W1-W5: groupconc under IsolationFairShare vs IsolationOff"
+stat -filter "$units /peer:(groupconc OR groupconc-fair)" -col '/peer@(groupconc groupconc-fair)' "$OUT"
 
 echo
 echo "done in $(($(date +%s) - start)) s"

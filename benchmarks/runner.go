@@ -72,6 +72,7 @@ var Peers = []Peer{
 	{"ants", newAnts},
 	{"conc", newConc},
 	{"groupconc", newGroupconc},
+	{"groupconc-fair", newGroupconcFair},
 }
 
 // UnsupportedError says why a peer cannot express a Config.

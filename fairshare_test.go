@@ -1,0 +1,383 @@
+package groupconc_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// The behaviour suite of DESIGN.md's "Isolation" paragraph: fair-share
+// isolation and weights, seen through the public API only.
+
+// fsModes are both isolation modes, for the properties they share.
+var fsModes = []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare}
+
+// fsStarts records the order in which tasks start.
+type fsStarts struct {
+	mu  sync.Mutex
+	ids []string // guarded by mu
+}
+
+// task returns k's function that first records id as started.
+func (s *fsStarts) task(id string, k *bpTask) groupconc.Task[int] {
+	return func(ctx context.Context) (int, error) {
+		s.mu.Lock()
+		s.ids = append(s.ids, id)
+		s.mu.Unlock()
+		return k.Fn(ctx)
+	}
+}
+
+// list returns the ids started so far, in start order.
+func (s *fsStarts) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ids)
+}
+
+// fsBurstThenOne submits a burst of 1 000 gated tasks to group "a"
+// (concurrency 2) under a global cap of 4 and then one task to group "b",
+// and returns b's task, its handle and the executor, with the gate of a's
+// burst. Call it inside a bubble.
+func fsBurstThenOne(t *testing.T, mode groupconc.IsolationMode) (*groupconc.GroupExecutor, chan struct{}, []*groupconc.TaskHandle[int], *bpTask, *groupconc.TaskHandle[int]) {
+	e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(mode).
+		GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(2))
+	gate := make(chan struct{})
+	burst := make([]*groupconc.TaskHandle[int], 1000)
+	for i := range burst {
+		burst[i] = bpSubmit(t, e, "a", fmt.Sprint("a", i), coreGated(gate, i))
+	}
+	b := bpNewTask(t, 1)
+	hb := bpSubmit(t, e, "b", "b0", b.Fn)
+	synctest.Wait()
+	return e, gate, burst, b, hb
+}
+
+func TestFairShareStartsALoneTaskOfAnotherGroupAtOnceBehindABurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, gate, burst, b, hb := fsBurstThenOne(t, groupconc.IsolationFairShare)
+		assert.True(t, b.started.Load(), "b's task started behind a's burst of 1 000: got false, want true")
+		s := e.Stats()
+		assert.Equal(t, 3, s.Running, "Stats.Running: a's 2 and b's 1")
+		assert.Equal(t, 3, s.GlobalInFlight, "Stats.GlobalInFlight counts running tasks only")
+		assert.Equal(t, 998, s.Waiting, "Stats.Waiting")
+
+		b.Release()
+		assert.Equal(t, groupconc.StatusSuccess, hb.Wait().Status)
+		coreOpenGate(t, gate, burst, "burst")
+		synctest.Wait()
+		assert.NoError(t, e.Quiescent())
+	})
+}
+
+func TestIsolationOffKeepsALoneTaskOfAnotherGroupBehindABurstHoldingTheGlobalPermits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, gate, burst, b, hb := fsBurstThenOne(t, groupconc.IsolationOff)
+		assert.False(t, b.started.Load(), "b's task started while a's burst held every global permit: got true, want false")
+		s := e.Stats()
+		assert.Equal(t, 2, s.Running, "Stats.Running: a's 2")
+		assert.Equal(t, 4, s.GlobalInFlight, "Stats.GlobalInFlight: a's burst holds the cap")
+		gs := stGroup(t, e, "b")
+		assert.Equal(t, [2]int{0, 1}, [2]int{gs.Running, gs.Waiting}, "b: running, waiting")
+
+		coreOpenGate(t, gate, burst, "burst")
+		synctest.Wait()
+		assert.True(t, b.started.Load(), "b's task once a's burst is over")
+		b.Release()
+		assert.Equal(t, groupconc.StatusSuccess, hb.Wait().Status)
+		synctest.Wait()
+		assert.NoError(t, e.Quiescent())
+	})
+}
+
+func TestFairShareGivesEachFreedGlobalPermitToTheFewestRunningPerWeightThenTheOldestHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Twelve fillers hold the twelve global permits; a (weight 1), b
+		// (weight 2) and c (weight 3) queue six tasks each, interleaved, at
+		// the global line. Each filler released frees one permit.
+		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			GlobalMaxInFlight(12).DefaultMaxConcurrencyPerGroup(12).
+			PerGroupWeight(map[string]int{"b": 2}).
+			WeightResolver(func(key string) int {
+				if key == "c" {
+					return 3
+				}
+				return 0 // below 1: becomes 1
+			}))
+		var starts fsStarts
+		fillers := make([]*bpTask, 12)
+		for i := range fillers {
+			fillers[i] = bpNewTask(t, i)
+			bpSubmit(t, e, "f", fmt.Sprint("f", i), fillers[i].Fn)
+		}
+		synctest.Wait()
+		for i := range 6 {
+			for _, key := range []string{"a", "b", "c"} {
+				id := fmt.Sprint(key, i)
+				bpSubmit(t, e, key, id, starts.task(id, bpNewTask(t, i)))
+				time.Sleep(time.Millisecond) // each head older than the next
+			}
+		}
+		synctest.Wait()
+		require.Empty(t, starts.list(), "tasks started with every global permit held")
+		for key, w := range map[string]int{"a": 1, "b": 2, "c": 3, "f": 1} {
+			assert.Equal(t, w, stGroup(t, e, key).Weight, "GroupStats(%q).Weight", key)
+		}
+
+		// running/weight: a 0/1 b 0/2 c 0/3 → tie, oldest head a0; then
+		// a 1 b 0 c 0 → b0; a 1 b 1/2 c 0 → c0; c 1/3 → c1; b 1/2 < c 2/3
+		// → b1; c 2/3 < 1 → c2; all 1 → oldest head a1 (a1 < b2 < c3);
+		// a 2 b 1 c 1 → b2; b 3/2 c 1 → c3; c 4/3 → c4; b 3/2 < c 5/3 →
+		// b3; b 2 c 5/3 → c5.
+		want := []string{"a0", "b0", "c0", "c1", "b1", "c2", "a1", "b2", "c3", "c4", "b3", "c5"}
+		for i, f := range fillers {
+			f.Release()
+			synctest.Wait()
+			got := starts.list()
+			require.Len(t, got, i+1, "tasks started after %d fillers ended: %v", i+1, got)
+			assert.Equal(t, want[i], got[i], "task started by filler %d's permit", i)
+		}
+		assert.Equal(t, want, starts.list())
+		s := e.Stats()
+		assert.Equal(t, 12, s.GlobalInFlight)
+		assert.Equal(t, 6, s.Waiting, "a4 a5 b4 b5 and a2 a3, still waiting")
+	})
+}
+
+func TestFairShareBreaksTiesByTheTimeWaitedInTheGlobalLineNotSinceSubmit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			GlobalMaxInFlight(1))
+		var starts fsStarts
+		tasks := map[string]*bpTask{}
+		submit := func(key, id string) {
+			tasks[id] = bpNewTask(t, 0)
+			bpSubmit(t, e, key, id, starts.task(id, tasks[id]))
+			synctest.Wait()
+			time.Sleep(time.Second)
+		}
+		submit("y", "y0") // runs, holding the one global permit
+		submit("a", "a0") // holds a's concurrency permit, joins the global line 1st
+		submit("a", "a1") // waits for a's concurrency permit: submitted early
+		submit("b", "b0") // joins the global line 2nd
+		submit("c", "c0") // joins the global line 3rd
+		step := func(id, want string) {
+			tasks[id].Release()
+			synctest.Wait()
+			got := starts.list()
+			assert.Equal(t, want, got[len(got)-1], "started once %s ended: %v", id, got)
+		}
+		step("y0", "a0")
+		step("a0", "b0") // a1 joins the global line only now, behind c0
+		step("b0", "c0") // a and c both run 0: c0 joined the line first
+		step("c0", "a1")
+		step("a1", "a1")
+		assert.Equal(t, []string{"y0", "a0", "b0", "c0", "a1"}, starts.list())
+	})
+}
+
+func TestTasksOfOneGroupStartInSubmissionOrderInBothModes(t *testing.T) {
+	for _, mode := range fsModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(mode).
+					GlobalMaxInFlight(3).
+					PerGroupMaxConcurrency(map[string]int{"a": 2, "b": 1}).
+					PerGroupMaxInFlight(map[string]int{"a": 3}))
+				var starts fsStarts
+				running := map[string]*bpTask{}
+				for i := range 20 {
+					for _, key := range []string{"a", "b"} {
+						id := fmt.Sprintf("%s%02d", key, i)
+						k := bpNewTask(t, i)
+						running[id] = k
+						bpSubmit(t, e, key, id, starts.task(id, k))
+						synctest.Wait() // tasks admitted at once start one by one
+					}
+				}
+				// Release the running tasks one at a time, in random order: each
+				// release starts at most one task of each group.
+				seed := rand.Uint64()
+				t.Logf("seed %d", seed)
+				rng := rand.New(rand.NewPCG(seed, 0))
+				released := map[string]bool{}
+				for range 40 {
+					synctest.Wait()
+					var live []string
+					for _, id := range starts.list() {
+						if !released[id] {
+							live = append(live, id)
+						}
+					}
+					require.NotEmpty(t, live, "nothing running, started %v", starts.list())
+					id := live[rng.IntN(len(live))]
+					released[id] = true
+					running[id].Release()
+				}
+				synctest.Wait()
+				var a, b []string
+				for _, id := range starts.list() {
+					if id[0] == 'a' {
+						a = append(a, id)
+					} else {
+						b = append(b, id)
+					}
+				}
+				assert.True(t, slices.IsSorted(a), "a started out of submission order: %v", a)
+				assert.True(t, slices.IsSorted(b), "b started out of submission order: %v", b)
+				assert.Len(t, starts.list(), 40)
+				assert.NoError(t, e.Quiescent())
+			})
+		})
+	}
+}
+
+func TestFairShareGroupQueueThresholdCountsTheGlobalWaitAndRejectsOnlyInsideSubmit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := bpNewRecorder()
+		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			GlobalMaxInFlight(1).
+			PerGroupMaxConcurrency(map[string]int{"a": 5}).
+			DefaultQueueThresholdPerGroup(2).
+			TaskLifecycleListener(rec))
+		holder := bpNewTask(t, 0)
+		bpSubmit(t, e, "x", "x0", holder.Fn)
+		synctest.Wait()
+		require.True(t, holder.started.Load())
+
+		// a0 and a1 hold a's concurrency permits and wait for the global one.
+		a0, a1 := bpNewTask(t, 0), bpNewTask(t, 1)
+		h0 := bpSubmit(t, e, "a", "a0", a0.Fn)
+		h1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		synctest.Wait()
+		bpRequireWaiting(t, h0, a0)
+		bpRequireWaiting(t, h1, a1)
+		gs := stGroup(t, e, "a")
+		assert.Equal(t, [3]int{0, 2, 2}, [3]int{gs.Running, gs.Waiting, gs.InFlight}, "a: running, waiting, in flight")
+
+		// The third finds both slots taken by the global wait: rejected
+		// before Submit returns, with no synctest.Wait in between.
+		var ran bool
+		h2, err := groupconc.Submit(t.Context(), e, "a", "a2", func(context.Context) (int, error) { ran = true; return 0, nil })
+		require.NoError(t, err)
+		require.True(t, h2.IsDone(), "a2: handle not complete when Submit returned, want REJECTED")
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // an Await that had to wait would return CANCELLED
+		r, err := h2.Await(ctx)
+		assert.Equal(t, groupconc.StatusRejected, r.Status)
+		var re *groupconc.RejectedError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, groupconc.ReasonGroupQueueFull, re.Reason)
+		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, rec.Events("a", "a2"))
+
+		holder.Release()
+		a0.Release()
+		a1.Release()
+		bpQuiesce(t, e, h0, h1)
+		assert.False(t, ran, "a rejected task ran")
+		assert.Equal(t, groupconc.StatusSuccess, h0.Wait().Status)
+		assert.Equal(t, groupconc.StatusSuccess, h1.Wait().Status)
+	})
+}
+
+func TestFairShareNeverRejectsATaskAfterItBeganToWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			GlobalMaxInFlight(2).
+			DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(3).
+			DefaultQueueThresholdPerGroup(2))
+		seed := rand.Uint64()
+		t.Logf("seed %d", seed)
+		rng := rand.New(rand.NewPCG(seed, 0))
+		var tasks []*bpTask
+		var hs []*groupconc.TaskHandle[int]
+		atSubmit := map[*groupconc.TaskHandle[int]]bool{} // done when Submit returned
+		for i := range 200 {
+			if rng.IntN(3) == 0 {
+				for _, k := range tasks {
+					if k.started.Load() && rng.IntN(2) == 0 {
+						k.Release()
+					}
+				}
+				synctest.Wait()
+			}
+			k := bpNewTask(t, i)
+			h := bpSubmit(t, e, fmt.Sprint("g", rng.IntN(3)), fmt.Sprint(i), k.Fn)
+			atSubmit[h] = h.IsDone()
+			tasks, hs = append(tasks, k), append(hs, h)
+		}
+		for _, k := range tasks {
+			k.Release()
+		}
+		rejected := 0
+		for i, h := range hs {
+			r := h.Wait()
+			if r.Status == groupconc.StatusRejected {
+				rejected++
+				assert.True(t, atSubmit[h], "task %d rejected after Submit returned", i)
+			} else {
+				assert.Equal(t, groupconc.StatusSuccess, r.Status, "task %d", i)
+			}
+		}
+		assert.Positive(t, rejected, "no rejection: the test did not fill the thresholds")
+		synctest.Wait()
+		assert.NoError(t, e.Quiescent())
+	})
+}
+
+func TestFairShareStatsCountOnlyRunningTasksAsGlobalInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			GlobalMaxInFlight(3).
+			PerGroupMaxConcurrency(map[string]int{"a": 2}).
+			PerGroupMaxInFlight(map[string]int{"a": 3}).
+			PerGroupWeight(map[string]int{"a": 2}))
+		var tasks []*bpTask
+		submit := func(key string) {
+			k := bpNewTask(t, 0)
+			tasks = append(tasks, k)
+			bpSubmit(t, e, key, fmt.Sprint(key, len(tasks)), k.Fn)
+			synctest.Wait()
+		}
+		submit("a") // runs
+		submit("a") // runs
+		submit("a") // waits for a's concurrency permit, past the bulkhead
+		submit("a") // waits at a's bulkhead
+		submit("b") // runs: the 3rd global permit
+		submit("b") // waits for b's concurrency permit
+		submit("c") // holds c's permits, waits for a global one
+
+		assert.Equal(t, groupconc.GroupStats{
+			GroupKey: "a", Running: 2, Waiting: 2, InFlight: 3,
+			MaxConcurrency: 2, MaxInFlight: 3, QueueThreshold: groupconc.Unlimited, Weight: 2,
+		}, stGroup(t, e, "a"))
+		assert.Equal(t, groupconc.GroupStats{
+			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 2,
+			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
+		}, stGroup(t, e, "b"))
+		assert.Equal(t, groupconc.GroupStats{
+			GroupKey: "c", Running: 0, Waiting: 1, InFlight: 1,
+			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
+		}, stGroup(t, e, "c"))
+		s := e.Stats()
+		assert.Equal(t, stCounts{Groups: 3, Running: 3, Waiting: 4, GlobalInFlight: 3}, stLive(s))
+		assert.Equal(t, 3, s.GlobalMaxInFlight)
+
+		for _, k := range tasks {
+			k.Release()
+		}
+		synctest.Wait()
+		assert.Equal(t, stCounts{Groups: 3}, stLive(e.Stats()))
+		assert.NoError(t, e.Quiescent())
+	})
+}

@@ -1,0 +1,267 @@
+package groupconc_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// The behaviour suite of DESIGN.md's "Idle groups" paragraph: IdleGroupTTL,
+// on the fake clock of a synctest bubble.
+
+const idleTTL = time.Minute
+
+// idleKeys returns the keys AllGroupStats yields.
+func idleKeys(e *groupconc.GroupExecutor) []string {
+	var keys []string
+	for gs := range e.AllGroupStats() {
+		keys = append(keys, gs.GroupKey)
+	}
+	return keys
+}
+
+func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
+	for _, via := range []string{"Stats", "Submit"} {
+		t.Run(via, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
+				bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+				require.Equal(t, []string{"a"}, idleKeys(e))
+
+				time.Sleep(2 * idleTTL)
+				switch via {
+				case "Stats":
+					assert.Equal(t, 0, e.Stats().Groups, "Stats().Groups")
+				case "Submit":
+					bpQuiesce(t, e, bpSubmit(t, e, "b", "0", relOK))
+					assert.Equal(t, 1, e.Stats().Groups, "Stats().Groups: b only")
+				}
+				_, ok := e.GroupStats("a")
+				assert.False(t, ok, "GroupStats(a) of a group idle for 2×TTL")
+				assert.NotContains(t, idleKeys(e), "a", "AllGroupStats")
+			})
+		})
+	}
+}
+
+func TestIdleGroupIsForgottenAfterEveryKindOfEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).
+			DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1))
+		gate := make(chan struct{})
+		var hs []*groupconc.TaskHandle[int]
+		hs = append(hs, bpSubmit(t, e, "a", "runs", coreGated(gate, 0)))
+		hs = append(hs, bpSubmit(t, e, "a", "cancelled", relOK))
+		hs = append(hs, bpSubmit(t, e, "a", "rejected", relOK))
+		hs = append(hs, bpSubmit(t, e, "b", "fails", func(context.Context) (int, error) { return 0, errCoreBoom }))
+		hs = append(hs, bpSubmit(t, e, "c", "panics", func(context.Context) (int, error) { panic("boom") }))
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		hs = append(hs, bpSubmitCtx(t, ctx, e, "d", "dead on arrival", relOK))
+		synctest.Wait()
+		hs[1].Cancel()
+		close(gate)
+		bpQuiesce(t, e, hs...)
+		require.ElementsMatch(t, []string{"a", "b", "c", "d"}, idleKeys(e))
+
+		time.Sleep(2 * idleTTL)
+		assert.Equal(t, 0, e.Stats().Groups)
+		assert.Empty(t, idleKeys(e))
+	})
+}
+
+func TestResolversAreCalledAgainForAForgottenGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(groupconc.IsolationFairShare).
+			ConcurrencyResolver(func(string) int { return int(calls.Add(1)) }).
+			WeightResolver(func(string) int { return 10 * int(calls.Load()) }))
+		bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+		bpQuiesce(t, e, bpSubmit(t, e, "a", "1", relOK))
+		gs := stGroup(t, e, "a")
+		require.Equal(t, [2]int{1, 10}, [2]int{gs.MaxConcurrency, gs.Weight})
+
+		time.Sleep(2 * idleTTL)
+		bpQuiesce(t, e, bpSubmit(t, e, "a", "2", relOK))
+		gs = stGroup(t, e, "a")
+		assert.Equal(t, [2]int{2, 20}, [2]int{gs.MaxConcurrency, gs.Weight}, "limits resolved again")
+		assert.EqualValues(t, 2, calls.Load(), "concurrency resolver calls")
+	})
+}
+
+func TestBusyGroupIsNeverForgottenHoweverLongItsTasksRunOrWait(t *testing.T) {
+	for _, mode := range fsModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(mode).
+					GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(1))
+				var starts fsStarts
+				run, waitA, waitB := bpNewTask(t, 0), bpNewTask(t, 1), bpNewTask(t, 2)
+				hs := []*groupconc.TaskHandle[int]{
+					bpSubmit(t, e, "a", "runs", starts.task("runs", run)),
+					bpSubmit(t, e, "a", "waits", starts.task("waits", waitA)),   // for a's concurrency
+					bpSubmit(t, e, "b", "waits", starts.task("b-waits", waitB)), // for the global permit
+				}
+				synctest.Wait()
+				require.Equal(t, []string{"runs"}, starts.list())
+
+				// 20 TTLs pass, with Submit and Stats calls to other groups.
+				for i := range 40 {
+					time.Sleep(idleTTL / 2)
+					e.Stats()
+					bpSubmit(t, e, fmt.Sprint("other", i), "0", relOK).Cancel()
+				}
+				synctest.Wait()
+				for key, busy := range map[string]int{"a": 2, "b": 1} {
+					gs, ok := e.GroupStats(key)
+					if assert.True(t, ok, "group %s forgotten while busy", key) {
+						assert.Equal(t, busy, gs.Running+gs.Waiting, "group %s: running + waiting", key)
+					}
+				}
+				// Forgetting a now would let a new task run beside "runs".
+				late := bpNewTask(t, 3)
+				hs = append(hs, bpSubmit(t, e, "a", "late", starts.task("late", late)))
+				synctest.Wait()
+				assert.Equal(t, []string{"runs"}, starts.list(), "started while a's only permit is held")
+
+				for _, k := range []*bpTask{run, waitA, waitB, late} {
+					k.Release()
+				}
+				bpQuiesce(t, e, hs...)
+				assert.Len(t, starts.list(), 4)
+			})
+		})
+	}
+}
+
+func TestIdleExecutorKeepsNoGoroutineForItsGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Never closed: the bubble must still end with no goroutine left,
+		// before and after the groups are forgotten.
+		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).GlobalMaxInFlight(3)))
+		var hs []*groupconc.TaskHandle[int]
+		for i := range 100 {
+			hs = append(hs, coreSubmit(t, t.Context(), e, fmt.Sprint("g", i), "0", relOK))
+		}
+		bpQuiesce(t, e, hs...)
+		time.Sleep(10 * idleTTL)
+		assert.Equal(t, 0, e.Stats().Groups)
+		time.Sleep(10 * idleTTL)
+		bpQuiesce(t, e, coreSubmit(t, t.Context(), e, "late", "0", relOK))
+	})
+}
+
+func TestIdleGroupTTLTurnedOnByUpdatePolicyCountsIdleGroupsFromThen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := bpNew(t, groupconc.NewPolicyBuilder())
+		bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+		time.Sleep(10 * idleTTL)
+		require.Equal(t, 1, e.Stats().Groups, "without a TTL groups are kept")
+
+		upUpdate(t, e, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
+		time.Sleep(2 * idleTTL)
+		assert.Equal(t, 0, e.Stats().Groups, "idle for 2×TTL since UpdatePolicy")
+
+		bpQuiesce(t, e, bpSubmit(t, e, "b", "0", relOK))
+		upUpdate(t, e, groupconc.NewPolicyBuilder())
+		time.Sleep(10 * idleTTL)
+		assert.Equal(t, 1, e.Stats().Groups, "the TTL turned off again")
+	})
+}
+
+func TestBuildRejectsANegativeIdleGroupTTL(t *testing.T) {
+	p, err := groupconc.NewPolicyBuilder().IdleGroupTTL(-time.Nanosecond).Build()
+	assert.Nil(t, p)
+	assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+	assert.ErrorContains(t, err, "IdleGroupTTL")
+
+	assert.Equal(t, time.Duration(0), groupconc.DefaultPolicy().IdleGroupTTL(), "default: never")
+	assert.Equal(t, time.Duration(0), coreBuild(t, groupconc.NewPolicyBuilder()).IdleGroupTTL(), "builder default")
+	assert.Equal(t, idleTTL, coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL)).IdleGroupTTL())
+}
+
+func TestManyDistinctKeysOverTimeKeepTheGroupCountBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			ttl   = time.Second
+			step  = 10 * time.Millisecond // fake time between batches
+			batch = 100
+		)
+		keys := 100_000
+		if testing.Short() {
+			keys = 10_000
+		}
+		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(ttl))
+		peak := 0
+		for i := 0; i < keys; i += batch {
+			hs := make([]*groupconc.TaskHandle[int], batch)
+			for j := range hs {
+				hs[j] = bpSubmit(t, e, fmt.Sprint("k", i+j), "0", relOK)
+			}
+			for _, h := range hs {
+				h.Wait()
+			}
+			peak = max(peak, e.Stats().Groups)
+			time.Sleep(step)
+		}
+		// A group idle for 2×ttl is gone: at most the keys of the last
+		// 2×ttl/step batches, and the current one, are known.
+		bound := int(2*ttl/step+1) * batch
+		t.Logf("%d keys over %v: peak Stats().Groups %d (bound %d)", keys, time.Duration(keys/batch)*step, peak, bound)
+		assert.LessOrEqual(t, peak, bound)
+		time.Sleep(2 * ttl)
+		assert.Equal(t, 0, e.Stats().Groups, "after 2×ttl of quiet")
+		synctest.Wait()
+		assert.NoError(t, e.Quiescent())
+	})
+}
+
+func TestIdleGroupsForgottenWhileSubmittersRaceNeverLetAKeyExceedItsLimit(t *testing.T) {
+	// Real time, a TTL of a nanosecond: groups are forgotten as soon as they
+	// are idle, while four submitters use the same three keys.
+	e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(time.Nanosecond).DefaultMaxConcurrencyPerGroup(1)))
+	defer e.Close()
+	keys := []string{"a", "b", "c"}
+	gauges := map[string]*coreGauge{"a": {}, "b": {}, "c": {}}
+	var submitters sync.WaitGroup
+	for s := range 4 {
+		submitters.Go(func() {
+			for i := range 300 {
+				key := keys[(s+i)%len(keys)]
+				g := gauges[key]
+				h, err := groupconc.Submit(context.Background(), e, key, fmt.Sprint(s, "-", i), func(context.Context) (int, error) {
+					g.enter()
+					defer g.exit()
+					runtime.Gosched()
+					return 1, nil
+				})
+				if !assert.NoError(t, err) {
+					return
+				}
+				if i%4 == 3 {
+					h.Wait()
+					e.Stats()
+				}
+			}
+		})
+	}
+	submitters.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, e.Shutdown(ctx))
+	for key, g := range gauges {
+		assert.LessOrEqual(t, g.max.Load(), int64(1), "most tasks of %s running at once", key)
+	}
+	s := e.Stats()
+	assert.Equal(t, uint64(1200), s.Succeeded, "%+v", s)
+}

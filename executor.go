@@ -137,12 +137,18 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
 	}
 	e.policy.Store(p)
-	handed := e.global.SetLimits(p.globalInFlight, p.globalQueue, nil)
-	handed = e.groups.Update(p.limits, handed)
+	c := e.groups.Update(p.globalInFlight, p.globalQueue, p.limits)
 	e.groups.SetIdleTTL(int64(p.idleTTL))
+	// A task put back in line was in none for a moment: a cancel then
+	// could not take it out, so it is checked here, as after any join.
+	for _, t := range c.Requeued {
+		if e.stopRequested(t) && t.permits.Leave() {
+			go t.drop()
+		}
+	}
 	// The tasks the raised limits let through were handed a permit away
 	// from the executor's goroutines: each goes on on one of its own.
-	for _, t := range handed {
+	for _, t := range c.Handed {
 		go t.resume()
 	}
 	return nil

@@ -196,6 +196,20 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 	}
 }
 
+// takeGroup takes every waiter of g out of the line and appends it to ws.
+func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
+	if f.waiting.Load() == 0 {
+		return ws
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for w := g.fair.head; w != nil; w = g.fair.head {
+		f.removeLocked(g, w)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
 // sweep is line.sweep over the lines of the groups in the fair line.
 func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	if f.waiting.Load() == 0 {

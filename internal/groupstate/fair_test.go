@@ -83,6 +83,6 @@ func TestFairLineRaisedLimitServesGroupsFairly(t *testing.T) {
 		f.submit(t, "a", n)
 	}
 	f.submit(t, "b", "b1")
-	assert.Equal(t, []string{"b1", "a1"}, resume(f.gl.SetLimits(3, Unlimited, nil)))
+	assert.Equal(t, []string{"b1", "a1"}, resume(f.r.Update(3, Unlimited, fixed(unlimitedGroup(1))).Handed))
 	f.end(t, holder)
 }

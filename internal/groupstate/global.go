@@ -56,14 +56,15 @@ func (gl *Global[T]) heldCount() *atomic.Int64 {
 	return &gl.line.held
 }
 
-// SetLimits makes limit and queueThreshold the global limits from now on;
-// see Group.SetLimits for out.
-func (gl *Global[T]) SetLimits(limit, queueThreshold int, out []*T) []*T {
+// setLimits makes limit and queueThreshold the global limits from now on;
+// see Registry.Update.
+func (gl *Global[T]) setLimits(limit, queueThreshold int, c *Changes[T]) {
 	gl.queue.limit.Store(int64(queueThreshold))
 	if gl.fair != nil {
-		return appendOwners(gl.fair.setLimit(limit), out)
+		c.handed(gl.fair.setLimit(limit))
+	} else {
+		c.handed(gl.line.setLimit(limit))
 	}
-	return appendOwners(gl.line.setLimit(limit), out)
 }
 
 func (gl *Global[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {

@@ -143,21 +143,6 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	return max(now-g.whead.submitted, 0)
 }
 
-// SetLimits makes l the group's limits from now on. Waiting tasks that the
-// raised limits let through are taken out of their lines and appended to
-// out, which is returned: the caller owns them, and must call Resume on
-// each. Lowered limits take nothing back.
-func (g *Group[T]) SetLimits(l Limits, out []*T) []*T {
-	l.Weight = max(l.Weight, 1)
-	g.limits.Store(&l)
-	g.queue.limit.Store(int64(l.QueueThreshold))
-	if f := g.global.fair; f != nil {
-		f.setWeight(g, l.Weight)
-	}
-	out = appendOwners(g.bulkhead.setLimit(l.MaxInFlight), out)
-	return appendOwners(g.conc.setLimit(l.Concurrency), out)
-}
-
 func appendOwners[T any](chain *waiter[T], out []*T) []*T {
 	for w := chain; w != nil; {
 		next := w.next

@@ -134,6 +134,45 @@ func (c *chain[T]) add(w *waiter[T]) {
 	c.tail = w
 }
 
+// takeAll takes every waiter out of the line and appends it to ws: the
+// caller owns their tasks now.
+func (l *line[T]) takeAll(ws []*waiter[T]) []*waiter[T] {
+	if l.waiting.Load() == 0 {
+		return ws
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for w := l.head; w != nil; w = l.head {
+		l.removeLocked(w)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
+// back at the head of the line, in order, taking their permits back; then
+// hands free permits on as setLimit does.
+func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		w.owner.held &^= bit
+		w.bit = bit
+		w.prev, w.next = nil, l.head
+		if l.head == nil {
+			l.tail = w
+		} else {
+			l.head.prev = w
+		}
+		l.head = w
+		w.line.Store(l)
+		l.waiting.Add(1)
+		l.held.Add(-1)
+	}
+	return l.grantLocked()
+}
+
 // sweep takes every waiter whose task matches out of the line and appends
 // their tasks to out: the caller owns them now.
 func (l *line[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {

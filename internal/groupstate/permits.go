@@ -276,6 +276,7 @@ func (p *Permits[T]) Release() {
 
 func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 	if p.held&bit != 0 {
+		p.held &^= bit
 		p.keep(l.release())
 	}
 }

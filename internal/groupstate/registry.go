@@ -112,18 +112,31 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 	return out
 }
 
-// Update makes resolve the source of limits, for new groups and, at once,
-// for every known group (see Group.SetLimits; handed tasks are appended to
-// out). Calls must not overlap.
-func (r *Registry[T]) Update(resolve func(key string) Limits, out []*T) []*T {
+// Update makes limit and queueThreshold the global limits, and resolve the
+// source of limits for new groups and, at once, for every known group (see
+// Group.SetLimits). Under IsolationOff a lowered global limit is enforced
+// as a group's are: tasks holding a global permit but still waiting for
+// their group's go back to the head of the global line. Calls must not
+// overlap.
+func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
+	c := new(Changes[T])
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.global.setLimits(limit, queueThreshold, c)
 	r.resolve = resolve
 	r.Range(func(g *Group[T]) bool {
-		out = g.SetLimits(resolve(g.key), out)
+		g.SetLimits(resolve(g.key), c)
 		return true
 	})
-	return out
+	if l := r.global.line; l != nil && l.held.Load() > l.limit.Load() {
+		var ws []*waiter[T]
+		r.Range(func(g *Group[T]) bool {
+			ws = g.conc.takeAll(g.bulkhead.takeAll(ws))
+			return true
+		})
+		requeue(l, heldGlobal, ws, c)
+	}
+	return c
 }
 
 // SetIdleTTL has groups with no task for ttl (clock units) forgotten by

@@ -12,7 +12,7 @@ func TestRegistryUpdateResolvesEveryGroupAgainAndStartsWaiters(t *testing.T) {
 	f.submit(t, "g", "g1")
 	f.submit(t, "g", "g2")
 	f.submit(t, "g", "g3")
-	admitted := resume(f.r.Update(fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: 5}), nil))
+	admitted := resume(f.r.Update(Unlimited, Unlimited, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: 5})).Handed)
 	assert.Equal(t, []string{"g2", "g3"}, admitted)
 	g, _ := f.r.Lookup("g")
 	assert.Equal(t, 3, g.Limits().Concurrency)

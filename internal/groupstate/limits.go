@@ -1,0 +1,79 @@
+package groupstate
+
+import "slices"
+
+// Changes collects the tasks a change of limits moved.
+type Changes[T any] struct {
+	// Handed were handed a permit: the caller owns them, and must call
+	// Resume on each.
+	Handed []*T
+	// Requeued were put back in a line (see lower); they were out of every
+	// line for a moment, so the caller checks each for a cancellation that
+	// came meanwhile, and makes it Leave.
+	Requeued []*T
+}
+
+func (c *Changes[T]) handed(chain *waiter[T]) { c.Handed = appendOwners(chain, c.Handed) }
+
+// SetLimits makes l the group's limits from now on. Waiting tasks that
+// raised limits let through are handed their permits. A lowered limit
+// takes no permit back from a running task, and lets no task start past it
+// until the layer's count is below it: tasks that hold its permit but still
+// wait at a later layer go back to the head of its line (see lower).
+func (g *Group[T]) SetLimits(l Limits, c *Changes[T]) {
+	l.Weight = max(l.Weight, 1)
+	g.limits.Store(&l)
+	g.queue.limit.Store(int64(l.QueueThreshold))
+	if f := g.global.fair; f != nil {
+		f.setWeight(g, l.Weight)
+	}
+	c.handed(g.bulkhead.setLimit(l.MaxInFlight))
+	c.handed(g.conc.setLimit(l.Concurrency))
+	if f := g.global.fair; f != nil {
+		g.lower(g.bulkhead, heldBulkhead, c, g.conc)
+		g.lower(g.conc, heldConc, c)
+	} else {
+		g.lower(g.bulkhead, heldBulkhead, c, g.conc)
+	}
+}
+
+// lower enforces l's limit, if its count is over it, on the group's tasks
+// that hold l's permit and wait at a later layer (in the later lines, and
+// under fair share in the global one): they give back what they took from
+// l on, and wait again at the head of l's line, oldest first.
+func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T], later ...*line[T]) {
+	if l.held.Load() <= l.limit.Load() {
+		return
+	}
+	var ws []*waiter[T]
+	for _, m := range later {
+		ws = m.takeAll(ws)
+	}
+	if f := g.global.fair; f != nil {
+		ws = f.takeGroup(g, ws)
+	}
+	requeue(l, bit, ws, c)
+}
+
+// requeue puts ws back at the head of l, giving back the permits they hold
+// past l's layer first.
+func requeue[T any](l *line[T], bit uint8, ws []*waiter[T], c *Changes[T]) {
+	if len(ws) == 0 {
+		return
+	}
+	slices.SortStableFunc(ws, func(a, b *waiter[T]) int { return int(a.owner.submitted - b.owner.submitted) })
+	for _, w := range ws {
+		p := w.owner
+		if p.group.global.fair != nil && bit == heldBulkhead {
+			p.releaseLine(p.group.conc, heldConc)
+		}
+		if p.group.global.fair == nil && bit == heldGlobal {
+			p.releaseLine(p.group.bulkhead, heldBulkhead)
+		}
+		for h := p.Handed(); h != nil; h = p.Handed() {
+			c.Handed = append(c.Handed, h)
+		}
+		c.Requeued = append(c.Requeued, p.owner)
+	}
+	c.handed(l.requeue(ws, bit))
+}

@@ -62,8 +62,8 @@ var (
 type GroupExecutor struct {
 	policy    *GroupPolicy
 	listener  TaskLifecycleListener
-	global    *groupstate.Global
-	groups    *groupstate.Registry
+	global    *groupstate.Global[task]
+	groups    *groupstate.Registry[task]
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
@@ -81,17 +81,18 @@ type GroupExecutor struct {
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	root, closeRoot := context.WithCancelCause(context.Background())
-	global := groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue)
-	return &GroupExecutor{
+	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, false)
+	e := &GroupExecutor{
 		policy:    policy,
 		listener:  policy.listener,
 		global:    global,
-		groups:    groupstate.NewRegistry(root, global, policy.limits),
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
 		epoch:     time.Now(),
 	}
+	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	return e
 }
 
 // clock returns the time elapsed since e's epoch, read on the monotonic clock
@@ -375,9 +376,9 @@ func (e *GroupExecutor) drop(t *task) {
 }
 
 // dropAll drops tasks swept out of their lines.
-func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
-	for _, p := range swept {
-		go p.Owner().(*task).drop()
+func (e *GroupExecutor) dropAll(swept []*task) {
+	for _, t := range swept {
+		go t.drop()
 	}
 }
 
@@ -388,9 +389,8 @@ func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
 // next; the others that can run get goroutines of their own. Elsewhere (on a caller's goroutine, or where user
 // code such as a listener would delay them) each task handed a permit gets
 // a goroutine at once, which does the walking.
-func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start int64) {
-	for q := p.Handed(); q != nil; q = p.Handed() {
-		t := q.Owner().(*task)
+func (e *GroupExecutor) handOn(p *groupstate.Permits[task], inline bool) (next *task, start int64) {
+	for t := p.Handed(); t != nil; t = p.Handed() {
 		if !inline {
 			go t.resume()
 			continue
@@ -467,6 +467,7 @@ func (e *GroupExecutor) settle(t *task, inline bool) (*task, int64) {
 // the count Shutdown waits on.
 func (e *GroupExecutor) retire(t *task) {
 	t.permits.Release()
+	t.permits.Exit()
 	if !t.claimed() {
 		t.finish(StatusFailed, panicError(nil), false)
 	}
@@ -546,7 +547,7 @@ func (e *GroupExecutor) count(s TaskStatus) {
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		e.dropAll(g.Shutdown(ErrGroupShutdown))
+		e.dropAll(g.Shutdown(ErrGroupShutdown, nil))
 	}
 }
 
@@ -556,7 +557,7 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 // release them into its old semaphores, never into the new group's; until
 // they return, the old and new group together may run more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
-	e.dropAll(e.groups.Evict(groupKey, ErrGroupEvicted))
+	e.dropAll(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
@@ -599,7 +600,7 @@ func (e *GroupExecutor) Close() error {
 // the sweep after it finds, or is followed by, scopes already done.
 func (e *GroupExecutor) cancelAll() {
 	e.closeRoot(ErrClosed)
-	e.dropAll(e.groups.SweepAll())
+	e.dropAll(e.groups.SweepAll(nil))
 }
 
 // gate counts the accepted tasks, and those that finished, and refuses new

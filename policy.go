@@ -134,6 +134,7 @@ func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
 		Concurrency:    p.ResolveConcurrency(groupKey),
 		MaxInFlight:    p.ResolveMaxInFlight(groupKey),
 		QueueThreshold: p.ResolveQueueThreshold(groupKey),
+		Weight:         1,
 	}
 }
 

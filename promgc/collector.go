@@ -31,8 +31,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.submitted, m.completed, m.oldestWait} {
 		ch <- d
 	}
-	m.wait.Describe(ch)
-	m.run.Describe(ch)
+	ch <- m.wait
+	ch <- m.run
 	m.rejected.Describe(ch)
 }
 
@@ -79,8 +79,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	if m.listening.Load() {
-		m.wait.Collect(ch)
-		m.run.Collect(ch)
+		m.labels.each(func(_ string, s *series) {
+			s.durations.collect(ch, m.wait, m.run, s.labelValues)
+		})
 		m.rejected.Collect(ch)
 	}
 }

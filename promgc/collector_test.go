@@ -108,7 +108,8 @@ func TestHistogramsObserveWaitAndRunTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, c := newMetrics(t, promgc.Options{Buckets: []float64{1, 2.5}}, groupconc.NewPolicyBuilder())
 		first := submit(t, e, "a", sleeper(2*time.Second))
-		second := submit(t, e, "a", sleeper(500*time.Millisecond)) // waits for first
+		second := submit(t, e, "a", sleeper(time.Second)) // waits for first; on a bound
+
 		first.Wait()
 		second.Wait()
 		synctest.Wait() // the listener has heard of both
@@ -121,7 +122,7 @@ func TestHistogramsObserveWaitAndRunTimes(t *testing.T) {
 			groupconc_task_run_seconds_bucket{le="1"} 1
 			groupconc_task_run_seconds_bucket{le="2.5"} 2
 			groupconc_task_run_seconds_bucket{le="+Inf"} 2
-			groupconc_task_run_seconds_sum 2.5
+			groupconc_task_run_seconds_sum 3
 			groupconc_task_run_seconds_count 2
 		`)
 	})

@@ -23,8 +23,7 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 		return
 	}
 	s, _ := l.m.labels.series(groupKey)
-	s.wait.Observe(r.QueueWait().Seconds())
-	s.run.Observe(r.Duration().Seconds())
+	s.durations.observe(r.QueueWait(), r.Duration())
 }
 
 // OnRejected counts a rejection by its reason; a reason other than the two

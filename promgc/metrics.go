@@ -3,6 +3,8 @@ package promgc
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
@@ -37,7 +39,9 @@ type Options struct {
 	// is labelled Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
 	// Buckets are the upper bounds of the wait and run histograms, in
-	// seconds, strictly increasing; nil means DefaultBuckets.
+	// seconds, strictly increasing and finite (a last +Inf is allowed, and
+	// implied); nil means DefaultBuckets. Durations are compared with them
+	// to the nanosecond.
 	Buckets []float64
 }
 
@@ -55,7 +59,8 @@ type Metrics struct {
 	tasks, globalInFlight, globalLimit, groups, submitted, completed, oldestWait *prometheus.Desc
 
 	// What the listener feeds; exported only once Listener was called.
-	wait, run *prometheus.HistogramVec
+	wait, run *prometheus.Desc
+	buckets   []float64
 	rejected  *prometheus.CounterVec
 	listening atomic.Bool
 }
@@ -63,7 +68,7 @@ type Metrics struct {
 // series holds the listener's metrics for one group label value, resolved
 // once so that a task costs no label lookup.
 type series struct {
-	wait, run                     prometheus.Observer
+	durations                     *durations
 	rejectedGlobal, rejectedGroup prometheus.Counter
 	labelValues                   []string // the group label's value, if on
 }
@@ -92,22 +97,16 @@ func New(o Options) (*Metrics, error) {
 	m.submitted = prometheus.NewDesc("groupconc_tasks_submitted_total", "Tasks Submit accepted.", nil, m.constLabels)
 	m.completed = prometheus.NewDesc("groupconc_tasks_completed_total", "Tasks that ended, by the status their handle reports.", []string{"status"}, m.constLabels)
 
-	buckets := o.Buckets
-	if buckets == nil {
-		buckets = DefaultBuckets
+	m.buckets = o.Buckets
+	if m.buckets == nil {
+		m.buckets = DefaultBuckets
 	}
-	m.wait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:        "groupconc_task_wait_seconds",
-		Help:        "How long tasks that ran waited for their permits, from Submit to start.",
-		Buckets:     buckets,
-		ConstLabels: m.constLabels,
-	}, m.groupLabel)
-	m.run = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:        "groupconc_task_run_seconds",
-		Help:        "How long task functions ran.",
-		Buckets:     buckets,
-		ConstLabels: m.constLabels,
-	}, m.groupLabel)
+	m.buckets = slices.Clone(m.buckets)
+	if len(m.buckets) > 0 && math.IsInf(m.buckets[len(m.buckets)-1], 1) {
+		m.buckets = m.buckets[:len(m.buckets)-1] // +Inf is always there
+	}
+	m.wait = desc("groupconc_task_wait_seconds", "How long tasks that ran waited for their permits, from Submit to start.")
+	m.run = desc("groupconc_task_run_seconds", "How long task functions ran.")
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name:        "groupconc_tasks_rejected_total",
 		Help:        "Tasks a queue threshold turned away, by reason, whatever the rejection policy then did with them.",
@@ -125,8 +124,12 @@ func (o Options) validate() error {
 	if o.Buckets != nil && len(o.Buckets) == 0 {
 		errs = append(errs, errors.New("promgc: Buckets is empty"))
 	}
-	for i := 1; i < len(o.Buckets); i++ {
-		if o.Buckets[i] <= o.Buckets[i-1] {
+	for i, b := range o.Buckets {
+		if math.IsNaN(b) || math.IsInf(b, 0) && (i < len(o.Buckets)-1 || b < 0) {
+			errs = append(errs, fmt.Errorf("promgc: Buckets[%d] is %v", i, b))
+			break
+		}
+		if i > 0 && b <= o.Buckets[i-1] {
 			errs = append(errs, fmt.Errorf("promgc: Buckets are not strictly increasing at index %d", i))
 			break
 		}
@@ -142,8 +145,7 @@ func (m *Metrics) newSeries(value string) *series {
 		lv = []string{value}
 	}
 	return &series{
-		wait:           m.wait.WithLabelValues(lv...),
-		run:            m.run.WithLabelValues(lv...),
+		durations:      newDurations(m.buckets),
 		rejectedGlobal: m.rejectedCounter(groupconc.ReasonGlobalQueueFull, lv),
 		rejectedGroup:  m.rejectedCounter(groupconc.ReasonGroupQueueFull, lv),
 		labelValues:    lv,

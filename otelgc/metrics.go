@@ -3,6 +3,7 @@ package otelgc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
@@ -54,8 +55,9 @@ type Options struct {
 	// is Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
 	// Buckets are the explicit bucket boundaries of the duration
-	// histograms, in seconds, strictly increasing; nil means DefaultBuckets.
-	// A View registered with the MeterProvider overrides them.
+	// histograms, in seconds, finite and strictly increasing; nil means
+	// DefaultBuckets. A View registered with the MeterProvider overrides
+	// them.
 	Buckets []float64
 }
 
@@ -161,8 +163,12 @@ func (o Options) validate() error {
 	if o.Buckets != nil && len(o.Buckets) == 0 {
 		errs = append(errs, errors.New("otelgc: Buckets is empty"))
 	}
-	for i := 1; i < len(o.Buckets); i++ {
-		if o.Buckets[i] <= o.Buckets[i-1] {
+	for i, b := range o.Buckets {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			errs = append(errs, fmt.Errorf("otelgc: Buckets[%d] is %v", i, b))
+			break
+		}
+		if i > 0 && b <= o.Buckets[i-1] {
 			errs = append(errs, fmt.Errorf("otelgc: Buckets are not strictly increasing at index %d", i))
 			break
 		}

@@ -1,6 +1,7 @@
 package otelgc_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/kobe/groupconc/otelgc"
@@ -19,6 +20,8 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"negative cap", otelgc.Options{MaxGroupValues: -1}, "otelgc: MaxGroupValues -1 is negative"},
 		{"empty buckets", otelgc.Options{Buckets: []float64{}}, "otelgc: Buckets is empty"},
 		{"unsorted buckets", otelgc.Options{Buckets: []float64{1, 1}}, "otelgc: Buckets are not strictly increasing at index 1"},
+		{"+Inf bucket", otelgc.Options{Buckets: []float64{1, math.Inf(1)}}, "otelgc: Buckets[1] is +Inf"},
+		{"NaN bucket", otelgc.Options{Buckets: []float64{math.NaN()}}, "otelgc: Buckets[0] is NaN"},
 		{"two errors", otelgc.Options{MaxGroupValues: -2, Buckets: []float64{2, 1}},
 			"otelgc: MaxGroupValues -2 is negative\notelgc: Buckets are not strictly increasing at index 1"},
 	}

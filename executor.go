@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,8 +61,9 @@ var (
 // value is not usable. Call Shutdown or Close when done with it: until then
 // its group contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
-	policy    *GroupPolicy
-	listener  TaskLifecycleListener
+	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
+	updating  sync.Mutex                  // serialises UpdatePolicy
+	pressure  pressure
 	global    *groupstate.Global[task]
 	groups    *groupstate.Registry[task]
 	root      context.Context         // parent of every group scope
@@ -81,18 +83,69 @@ type GroupExecutor struct {
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	root, closeRoot := context.WithCancelCause(context.Background())
-	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, false)
+	fair := policy.isolation == IsolationFairShare
+	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, fair)
 	e := &GroupExecutor{
-		policy:    policy,
-		listener:  policy.listener,
 		global:    global,
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
 		epoch:     time.Now(),
 	}
+	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	return e
+}
+
+// listener returns the listener of the policy in force.
+func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
+
+// UpdatePolicy makes p the executor's policy. From its return, new groups
+// resolve their limits from p, and every known group's limits
+// (concurrency, bulkhead, queue threshold, weight) are resolved again from
+// p and govern every permit handed out afterwards; so do p's global limit
+// and threshold, rejection policy and handler, listener, pressure warnings
+// and idle TTL.
+//
+// A raised limit starts the waiting tasks that now fit at once, in their
+// order. A lowered limit interrupts nothing: no new task starts in that
+// group (for the global limit, anywhere) until the running count is below
+// the new limit, the one case where Running may exceed MaxConcurrency. A
+// lowered queue threshold rejects no task already waiting; new tasks are
+// rejected while the waiting count is at or above it. Waiting tasks keep
+// their place in line. UpdatePolicy does not wait for running tasks.
+//
+// It returns an error wrapping ErrInvalidPolicy for a nil p or one whose
+// Isolation differs from the executor's (the mode is fixed for its life),
+// and ErrClosed once Shutdown or Close has begun. Concurrent calls are
+// serialised.
+func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
+	if e == nil {
+		return errNilExecutor
+	}
+	if p == nil {
+		return fmt.Errorf("%w: UpdatePolicy: nil policy", ErrInvalidPolicy)
+	}
+	p = p.orDefault()
+	e.updating.Lock()
+	defer e.updating.Unlock()
+	if e.gate.closed.Load() {
+		return ErrClosed
+	}
+	if was := e.policy.Load().isolation; p.isolation != was {
+		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
+	}
+	e.policy.Store(p)
+	handed := e.global.SetLimits(p.globalInFlight, p.globalQueue, nil)
+	handed = e.groups.Update(p.limits, handed)
+	e.groups.SetIdleTTL(int64(p.idleTTL))
+	// The tasks the raised limits let through were handed a permit away
+	// from the executor's goroutines: each goes on on one of its own.
+	for _, t := range handed {
+		go t.resume()
+	}
+	return nil
 }
 
 // clock returns the time elapsed since e's epoch, read on the monotonic clock
@@ -205,6 +258,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	if !e.gate.enter() {
 		return ErrClosed
 	}
+	e.groups.ForgetIdle()
 	g := e.groups.Get(key)
 	t.init(ctx, e, g, id, b)
 	owned := true // until t is handed to a line or a goroutine
@@ -213,7 +267,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 			e.settle(t, false)
 		}
 	}()
-	notifySubmitted(e.listener, key, id)
+	notifySubmitted(e.listener(), key, id)
 	if t.context().Err() != nil {
 		e.endWaiting(t)
 		return nil
@@ -222,6 +276,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
+		e.pressureWaiting(g)
 		return nil
 	case groupstate.Rejected:
 		if !e.turnAway(t, reason) {
@@ -347,7 +402,7 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		// wins: the function never starts on a cancelled context.
 		e.endWaiting(t)
 	default:
-		notifyStarted(e.listener, t.key(), t.id)
+		notifyStarted(e.listener(), t.key(), t.id)
 		t.body.run(t.context(), start)
 	}
 	normal = true
@@ -441,8 +496,8 @@ func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 // decides its outcome there. Otherwise it completes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
-	notifyRejected(e.listener, t.key(), t.id, reason)
-	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
+	notifyRejected(e.listener(), t.key(), t.id, reason)
+	if e.policy.Load().rejectionHandler != nil || e.policy.Load().rejection == RejectCallerRuns {
 		return true
 	}
 	e.reject(t)
@@ -506,14 +561,14 @@ func (e *GroupExecutor) endWaiting(t *task) {
 func (e *GroupExecutor) rejectAsync(t *task) {
 	ctx := t.context()
 	switch {
-	case e.policy.rejectionHandler != nil:
-		t.body.handleRejection(ctx, e.policy.rejectionHandler)
-	case e.policy.rejection == RejectCallerRuns:
+	case e.policy.Load().rejectionHandler != nil:
+		t.body.handleRejection(ctx, e.policy.Load().rejectionHandler)
+	case e.policy.Load().rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
 			t.finish(StatusCancelled, cancelErr(ctx), false)
 			return
 		}
-		notifyStarted(e.listener, t.key(), t.id)
+		notifyStarted(e.listener(), t.key(), t.id)
 		t.body.run(ctx, t.since())
 	default:
 		e.reject(t)
@@ -523,7 +578,7 @@ func (e *GroupExecutor) rejectAsync(t *task) {
 // reject completes t REJECTED; under RejectAbort Await also returns the error.
 func (e *GroupExecutor) reject(t *task) {
 	err := &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
-	t.finish(StatusRejected, err, e.policy.rejection == RejectAbort)
+	t.finish(StatusRejected, err, e.policy.Load().rejection == RejectAbort)
 }
 
 // count records a task's final status in the outcome counters.
@@ -577,10 +632,12 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		select {
 		case <-e.gate.drained:
 		case <-ctx.Done():
+			e.stopPressure()
 			e.cancelAll()
 			return ctx.Err()
 		}
 	}
+	e.stopPressure()
 	e.closeRoot(ErrClosed)
 	return nil
 }
@@ -591,6 +648,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
+	e.stopPressure()
 	e.cancelAll()
 	return nil
 }

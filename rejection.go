@@ -109,7 +109,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
 		}
 		start = t.since()
-		notifyStarted(t.exec.listener, t.key(), t.id)
+		notifyStarted(t.exec.listener(), t.key(), t.id)
 		return h.fn(ctx)
 	}
 	var (

@@ -48,13 +48,14 @@ type ExecutorStats struct {
 // often as wanted. The counters are read one by one while tasks move, so
 // they are exact only when the executor is still.
 func (e *GroupExecutor) Stats() ExecutorStats {
+	e.groups.ForgetIdle()
 	running, waiting, inFlight := e.global.Counts()
 	return ExecutorStats{
 		Groups:            e.groups.Len(),
 		Running:           running,
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
-		GlobalMaxInFlight: e.policy.globalInFlight,
+		GlobalMaxInFlight: e.policy.Load().globalInFlight,
 		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),
 		Failed:            e.failed.Load(),

@@ -339,7 +339,7 @@ func (t *task) reason() string {
 // carries on with them (see GroupExecutor.handOn).
 func (t *task) releasePermits() {
 	t.permits.Release()
-	if t.exec.listener != nil {
+	if t.exec.listener() != nil {
 		t.exec.handOn(&t.permits, false)
 	}
 }

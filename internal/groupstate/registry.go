@@ -5,16 +5,19 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Registry maps group keys to their state. Lookups of known groups take no
 // lock, and Range never blocks them. It is safe for concurrent use.
 type Registry[T any] struct {
-	groups sync.Map // string -> *Group[T]
-	count  atomic.Int64
-	parent context.Context
-	global *Global[T]
-	clock  func() int64 // the clock tasks are stamped with
+	groups   sync.Map // string -> *Group[T]
+	creating singleflight.Group
+	count    atomic.Int64
+	parent   context.Context
+	global   *Global[T]
+	clock    func() int64 // the clock tasks are stamped with
 
 	// mu orders group creation (read side) with Update (write side), so
 	// that no group is created with limits resolved from a replaced
@@ -37,8 +40,7 @@ func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key 
 // Get returns the group for key, creating it on first use, and counts a
 // task in it: the caller must Init a Permits with the group, whose Exit
 // counts the task out again. A group with a task counted is never
-// forgotten as idle. When two callers create the same group at once, one
-// state wins and both get it.
+// forgotten as idle.
 func (r *Registry[T]) Get(key string) *Group[T] {
 	for {
 		if v, ok := r.groups.Load(key); ok {
@@ -49,26 +51,30 @@ func (r *Registry[T]) Get(key string) *Group[T] {
 			r.groups.CompareAndDelete(key, g) // forgotten as idle, on its way out
 			continue
 		}
-		r.mu.RLock()
-		g := newGroup(r, key, r.resolve(key))
-		g.refs.Store(1)
-		v, loaded := r.groups.LoadOrStore(key, g)
-		r.mu.RUnlock()
-		if !loaded {
-			r.count.Add(1)
+		// Callers creating the same group at once share one creation, so
+		// the policy's resolvers run once per group.
+		v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
+		if g := v.(*Group[T]); g.enter() {
 			return g
-		}
-		g.scope.Load().cancel(errLostRace) // detach the unused scope from parent
-		if other := v.(*Group[T]); other.enter() {
-			return other
 		}
 	}
 }
 
-var (
-	errLostRace  = errors.New("groupconc: duplicate group state discarded")
-	errForgotten = errors.New("groupconc: idle group forgotten")
-)
+// create makes the group for key and stores it, unless one is there.
+func (r *Registry[T]) create(key string) *Group[T] {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if v, ok := r.groups.Load(key); ok {
+		return v.(*Group[T])
+	}
+	g := newGroup(r, key, r.resolve(key))
+	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
+	r.groups.Store(key, g)
+	r.count.Add(1)
+	return g
+}
+
+var errForgotten = errors.New("groupconc: idle group forgotten")
 
 // Lookup returns the group for key if it exists.
 func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {

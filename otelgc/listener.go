@@ -1,0 +1,46 @@
+package otelgc
+
+import (
+	"context"
+
+	"github.com/kobe/groupconc"
+)
+
+// listener records the histograms and the rejection counter. It keeps no
+// per-task state: everything it needs comes with OnCompleted's result.
+type listener struct{ m *Metrics }
+
+// OnSubmitted does nothing: the callback reads the submitted count.
+func (listener) OnSubmitted(string, string) {}
+
+// OnStarted does nothing: the result given to OnCompleted has the times.
+func (listener) OnStarted(string, string) {}
+
+// OnCompleted records a task's wait and run times. A task cancelled before
+// it ran, or through its handle, has Start == End at the moment it was
+// cancelled, not when it ran: it is left out of both histograms rather than
+// recorded as a run of zero seconds.
+func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) {
+	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
+		return
+	}
+	s, _ := l.m.labels.series(groupKey)
+	ctx := context.Background()
+	l.m.wait.Record(ctx, r.QueueWait().Seconds(), s.record...)
+	l.m.run.Record(ctx, r.Duration().Seconds(), s.record...)
+}
+
+// OnRejected counts a rejection by its reason; a reason other than the two
+// queue thresholds' (none is sent today) is counted as Other.
+func (l listener) OnRejected(groupKey, _, reason string) {
+	s, _ := l.m.labels.series(groupKey)
+	opts := s.rejectedGlobal
+	switch reason {
+	case groupconc.ReasonGlobalQueueFull:
+	case groupconc.ReasonGroupQueueFull:
+		opts = s.rejectedGroup
+	default:
+		opts = l.m.rejectedOptions(Other, s.value)
+	}
+	l.m.rejected.Add(context.Background(), 1, opts...)
+}

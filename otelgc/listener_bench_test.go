@@ -1,0 +1,45 @@
+package otelgc_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/otelgc"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// BenchmarkListenerOnCompleted measures the listener's own cost per task,
+// called from every CPU at once, without an executor: OnCompleted for a task
+// that waited and ran, with the group attribute off and on, recording into
+// the SDK.
+func BenchmarkListenerOnCompleted(b *testing.B) {
+	for _, grouped := range []bool{false, true} {
+		b.Run(fmt.Sprint("grouped=", grouped), func(b *testing.B) {
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			defer mp.Shutdown(context.Background())
+			o := otelgc.Options{MeterProvider: mp}
+			if grouped {
+				o.GroupClass = tier
+			}
+			m, err := otelgc.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := m.Listener()
+			now := time.Now()
+			r := groupconc.GroupResult[any]{
+				GroupKey: "gold-1", TaskID: "t", Status: groupconc.StatusSuccess,
+				Submitted: now, Start: now.Add(3 * time.Millisecond), End: now.Add(5 * time.Millisecond),
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					l.OnCompleted("gold-1", "t", r)
+				}
+			})
+		})
+	}
+}

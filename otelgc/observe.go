@@ -1,0 +1,107 @@
+package otelgc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"go.opentelemetry.io/otel/metric"
+)
+
+var errObserved = errors.New("otelgc: Observe called twice on one Metrics")
+
+// statuses are the outcome counters of ExecutorStats, as attribute values.
+var statuses = [...]string{
+	strings.ToLower(groupconc.StatusSuccess.String()),
+	strings.ToLower(groupconc.StatusFailed.String()),
+	strings.ToLower(groupconc.StatusCancelled.String()),
+	strings.ToLower(groupconc.StatusRejected.String()),
+}
+
+// Observe registers a callback that reads e's Stats, and walks its
+// AllGroupStats once, at each collection; nothing is spent between
+// collections. Unregister the returned Registration when e is no longer to
+// be reported. A Metrics observes one executor: a second call returns an
+// error. Observe panics if e is nil.
+func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, error) {
+	if e == nil {
+		panic("otelgc: Observe of a nil executor")
+	}
+	if !m.observed.CompareAndSwap(false, true) {
+		return nil, errObserved
+	}
+	cb := func(_ context.Context, o metric.Observer) error {
+		m.observe(e, o)
+		return nil
+	}
+	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.oldestWait, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
+	if err != nil {
+		m.observed.Store(false)
+		return nil, errors.Join(errors.New("otelgc: registering the callback"), err)
+	}
+	return reg, nil
+}
+
+// groupAgg sums the groups of one group attribute value.
+type groupAgg struct {
+	running, waiting, groups int
+	oldestWait               time.Duration
+}
+
+// observe reports e's state to o.
+func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
+	s := e.Stats()
+	base := metric.WithAttributeSet(m.attrs(""))
+	o.ObserveInt64(m.inFlight, int64(s.GlobalInFlight), base)
+	if s.GlobalMaxInFlight != groupconc.Unlimited {
+		o.ObserveInt64(m.inFlightLimit, int64(s.GlobalMaxInFlight), base)
+	}
+	o.ObserveInt64(m.submitted, int64(s.Submitted), base)
+	for i, n := range [...]uint64{s.Succeeded, s.Failed, s.Cancelled, s.Rejected} {
+		o.ObserveInt64(m.completed, int64(n), metric.WithAttributeSet(m.attrs("", AttrTaskStatus.String(statuses[i]))))
+	}
+
+	if !m.labels.enabled {
+		// The executor's own totals, which also count tasks of evicted
+		// groups still finishing; only the oldest wait needs the groups.
+		var oldest time.Duration
+		for g := range e.AllGroupStats() {
+			oldest = max(oldest, g.OldestWait)
+		}
+		m.observeGroups("", groupAgg{running: s.Running, waiting: s.Waiting, groups: s.Groups, oldestWait: oldest}, o)
+		return
+	}
+	// Every value admitted so far is reported, at 0 if none of its groups
+	// is left, so that a value's series do not come and go with its groups.
+	aggs := make(map[string]*groupAgg)
+	for g := range e.AllGroupStats() {
+		_, v := m.labels.series(g.GroupKey)
+		a := aggs[v]
+		if a == nil {
+			a = &groupAgg{}
+			aggs[v] = a
+		}
+		a.running += g.Running
+		a.waiting += g.Waiting
+		a.groups++
+		a.oldestWait = max(a.oldestWait, g.OldestWait)
+	}
+	m.labels.each(func(v string, _ *series) {
+		var a groupAgg
+		if p := aggs[v]; p != nil {
+			a = *p
+		}
+		m.observeGroups(v, a, o)
+	})
+}
+
+// observeGroups reports the per-group instruments of one group attribute
+// value ("" when the attribute is off).
+func (m *Metrics) observeGroups(v string, a groupAgg, o metric.Observer) {
+	o.ObserveInt64(m.tasks, int64(a.running), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("running"))))
+	o.ObserveInt64(m.tasks, int64(a.waiting), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("waiting"))))
+	o.ObserveInt64(m.groups, int64(a.groups), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveFloat64(m.oldestWait, a.oldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
+}

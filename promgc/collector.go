@@ -1,0 +1,117 @@
+package promgc
+
+import (
+	"strings"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector is a prometheus.Collector of one executor's metrics, made by
+// Metrics.Collector. It reads the executor's Stats and walks AllGroupStats
+// once per scrape, and does nothing between scrapes. Register it once. It
+// is safe for concurrent use; its zero value is not usable.
+type Collector struct {
+	m *Metrics
+	e *groupconc.GroupExecutor
+}
+
+// statuses are the outcome counters of ExecutorStats, as status label values.
+var statuses = [...]string{
+	strings.ToLower(groupconc.StatusSuccess.String()),
+	strings.ToLower(groupconc.StatusFailed.String()),
+	strings.ToLower(groupconc.StatusCancelled.String()),
+	strings.ToLower(groupconc.StatusRejected.String()),
+}
+
+// Describe sends the descriptions of every metric c may export.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	m := c.m
+	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.submitted, m.completed, m.oldestWait} {
+		ch <- d
+	}
+	ch <- m.wait
+	ch <- m.run
+	m.rejected.Describe(ch)
+}
+
+// groupAgg sums the groups of one group label value.
+type groupAgg struct {
+	running, waiting, groups int
+	oldestWait               time.Duration
+}
+
+// Collect reads the executor and sends its metrics, and the listener's if
+// Metrics.Listener was called.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	s := c.e.Stats()
+	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+	}
+
+	gauge(m.globalInFlight, float64(s.GlobalInFlight))
+	if s.GlobalMaxInFlight != groupconc.Unlimited {
+		gauge(m.globalLimit, float64(s.GlobalMaxInFlight))
+	}
+	counter(m.submitted, s.Submitted)
+	for i, n := range [...]uint64{s.Succeeded, s.Failed, s.Cancelled, s.Rejected} {
+		counter(m.completed, n, statuses[i])
+	}
+
+	if m.groupLabel == nil {
+		// The executor's own totals, which also count tasks of evicted
+		// groups still finishing; only the oldest wait needs the groups.
+		var oldest time.Duration
+		for g := range c.e.AllGroupStats() {
+			oldest = max(oldest, g.OldestWait)
+		}
+		gauge(m.tasks, float64(s.Running), "running")
+		gauge(m.tasks, float64(s.Waiting), "waiting")
+		gauge(m.groups, float64(s.Groups))
+		gauge(m.oldestWait, oldest.Seconds())
+	} else {
+		c.collectGrouped(gauge)
+	}
+
+	if m.listening.Load() {
+		m.labels.each(func(_ string, s *series) {
+			s.durations.collect(ch, m.wait, m.run, s.labelValues)
+		})
+		m.rejected.Collect(ch)
+	}
+}
+
+// collectGrouped sends the per-group gauges summed by group label value.
+// Every value admitted so far is sent, at 0 if none of its groups is left,
+// so that a value's series do not come and go with its groups.
+func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv ...string)) {
+	m := c.m
+	aggs := make(map[string]*groupAgg)
+	for g := range c.e.AllGroupStats() {
+		_, v := m.labels.series(g.GroupKey)
+		a := aggs[v]
+		if a == nil {
+			a = &groupAgg{}
+			aggs[v] = a
+		}
+		a.running += g.Running
+		a.waiting += g.Waiting
+		a.groups++
+		a.oldestWait = max(a.oldestWait, g.OldestWait)
+	}
+	m.labels.each(func(v string, _ *series) {
+		a := aggs[v]
+		if a == nil {
+			a = &groupAgg{}
+		}
+		gauge(m.tasks, float64(a.running), "running", v)
+		gauge(m.tasks, float64(a.waiting), "waiting", v)
+		gauge(m.groups, float64(a.groups), v)
+		gauge(m.oldestWait, a.oldestWait.Seconds(), v)
+	})
+}

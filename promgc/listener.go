@@ -1,0 +1,41 @@
+package promgc
+
+import (
+	"github.com/kobe/groupconc"
+)
+
+// listener feeds the histograms and the rejection counter. It keeps no
+// per-task state: everything it needs comes with OnCompleted's result.
+type listener struct{ m *Metrics }
+
+// OnSubmitted does nothing: the collector reads the submitted count.
+func (listener) OnSubmitted(string, string) {}
+
+// OnStarted does nothing: the result given to OnCompleted has the times.
+func (listener) OnStarted(string, string) {}
+
+// OnCompleted observes a task's wait and run times. A task cancelled before
+// it ran, or through its handle, has Start == End at the moment it was
+// cancelled, not when it ran: it is left out of both histograms rather than
+// counted as a run of zero seconds.
+func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) {
+	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
+		return
+	}
+	s, _ := l.m.labels.series(groupKey)
+	s.durations.observe(r.QueueWait(), r.Duration())
+}
+
+// OnRejected counts a rejection by its reason; a reason other than the two
+// queue thresholds' (none is sent today) is counted as Other.
+func (l listener) OnRejected(groupKey, _, reason string) {
+	s, _ := l.m.labels.series(groupKey)
+	switch reason {
+	case groupconc.ReasonGlobalQueueFull:
+		s.rejectedGlobal.Inc()
+	case groupconc.ReasonGroupQueueFull:
+		s.rejectedGroup.Inc()
+	default:
+		l.m.rejectedCounter(Other, s.labelValues).Inc()
+	}
+}

@@ -166,9 +166,8 @@ func (f *fairLine[T]) grantLocked() *waiter[T] {
 func (f *fairLine[T]) popLocked() *waiter[T] {
 	g := f.groups[0]
 	w := g.fair.head
+	g.fair.running.Add(1) // before removeLocked, which fixes g's place once
 	f.removeLocked(g, w)
-	g.fair.running.Add(1)
-	f.fixLocked(g)
 	return w
 }
 

@@ -89,36 +89,45 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 	})
 }
 
-// TestSlowListenerDoesNotDelayTheNextTask: the permit a finished task gives
-// back reaches the task waiting for it at once, while the listener is still
-// being told that the first one completed.
-func TestSlowListenerDoesNotDelayTheNextTask(t *testing.T) {
+// TestListenerDoesNotChangeHowPermitsAreHandedOn: with a listener installed,
+// as without one, the task waiting for a permit runs on the goroutine of the
+// task that gave it back (no goroutine per hand-off), once the listener has
+// heard that task complete, on that goroutine. So a slow listener holds up
+// the task handed on to its goroutine, and no other: another group's task
+// still starts.
+func TestListenerDoesNotChangeHowPermitsAreHandedOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		listening := make(chan struct{})
+		var firstOn, firstToldOn, secondOn string
 		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
 			Completed: func(_, taskID string, _ groupconc.GroupResult[any]) {
 				if taskID == "first" {
+					firstToldOn = goroutineID()
 					<-listening
 				}
 			},
 		}))) // concurrency 1
 		defer e.Close()
-		gate, secondRan := make(chan struct{}), make(chan struct{})
-		coreSubmit(t, t.Context(), e, "g", "first", coreGated(gate, 1))
+		gate := make(chan struct{})
+		coreSubmit(t, t.Context(), e, "g", "first", func(context.Context) (int, error) {
+			firstOn = goroutineID()
+			<-gate
+			return 1, nil
+		})
 		second := coreSubmit(t, t.Context(), e, "g", "second", func(context.Context) (int, error) {
-			close(secondRan)
+			secondOn = goroutineID()
 			return 2, nil
 		})
 		synctest.Wait()
 		close(gate)
 		synctest.Wait()
-		select {
-		case <-secondRan:
-		default:
-			t.Fatal("the waiting task did not start while the listener held the first task's goroutine")
-		}
-		assert.Equal(t, groupconc.StatusSuccess, second.Wait().Status)
+		assert.False(t, second.IsDone(), "the task handed the permit started before the listener returned")
+		other := coreSubmit(t, t.Context(), e, "other", "other", func(context.Context) (int, error) { return 3, nil })
+		assert.Equal(t, groupconc.StatusSuccess, other.Wait().Status, "another group's task waited for the listener")
 		close(listening)
+		assert.Equal(t, 2, second.Wait().Value)
+		assert.Equal(t, firstOn, firstToldOn, "OnCompleted ran on the goroutine that ran the task")
+		assert.Equal(t, firstOn, secondOn, "the permit was not handed on inline")
 	})
 }
 

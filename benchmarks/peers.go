@@ -275,7 +275,11 @@ type groupconcPeer struct {
 	handles []*groupconc.TaskHandle[struct{}]
 }
 
-func newGroupconc(c Config) (Runner, error) {
+func newGroupconc(c Config) (Runner, error) { return newGroupconcListening(c, nil) }
+
+// newGroupconcListening is newGroupconc with l installed as the executor's
+// listener (none if nil).
+func newGroupconcListening(c Config, l groupconc.TaskLifecycleListener) (Runner, error) {
 	per, global := groupconc.Unlimited, groupconc.Unlimited
 	if c.PerGroup > 0 {
 		per = c.PerGroup
@@ -286,6 +290,7 @@ func newGroupconc(c Config) (Runner, error) {
 	p, err := groupconc.NewPolicyBuilder().
 		DefaultMaxConcurrencyPerGroup(per).
 		GlobalMaxInFlight(global).
+		TaskLifecycleListener(l).
 		Build()
 	if err != nil {
 		return nil, err

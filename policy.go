@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 // Unlimited is the limit that means "no limit". A layer whose limit is
 // Unlimited has no semaphore and costs nothing on the hot path.
-const Unlimited = groupstate.Unlimited
+const Unlimited = math.MaxInt
 
 // ErrInvalidPolicy is wrapped by the error Build returns for a bad setting.
 var ErrInvalidPolicy = errors.New("groupconc: invalid policy")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,9 +29,9 @@ var (
 )
 
 // GroupExecutor runs tasks with per-group limits. A task takes its permits
-// in a fixed order (global in-flight, then the group's bulkhead, then the
-// group's concurrency), runs on a goroutine owned by the executor, and gives
-// them back in reverse order before its handle completes.
+// in the fixed order of the policy's IsolationMode, runs on a goroutine
+// owned by the executor, and gives them back in reverse order before its
+// handle completes.
 //
 // A task that must wait for a permit waits as a record in a first-come,
 // first-served line, not as a parked goroutine: the tasks of a group get its
@@ -46,21 +47,22 @@ var (
 // outlives it, as on any pooled goroutine: undo runtime.LockOSThread, and
 // set profiler labels with pprof.Do.
 //
-// Groups are created on first use, with limits resolved once from the
-// policy, and remembered until EvictGroup.
+// Groups are created on first use, with limits resolved from the policy,
+// and remembered until EvictGroup (or, with IdleGroupTTL, until idle).
 //
 // A GroupExecutor is safe for concurrent use. Create it with New; the zero
 // value is not usable. Call Shutdown or Close when done with it: until then
 // its group contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
-	policy    *GroupPolicy
-	listener  TaskLifecycleListener
-	global    *groupstate.Global
-	groups    *groupstate.Registry
+	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
+	updating  sync.Mutex                  // serialises UpdatePolicy
+	pressure  pressure
+	global    *groupstate.Global[task]
+	groups    *groupstate.Registry[task]
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
-	clock     clock
+	epoch     time.Time               // when New made e; see clock
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
@@ -75,17 +77,66 @@ type GroupExecutor struct {
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	root, closeRoot := context.WithCancelCause(context.Background())
-	global := groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue)
-	return &GroupExecutor{
-		policy:    policy,
-		listener:  policy.listener,
+	fair := policy.isolation == IsolationFairShare
+	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, fair)
+	e := &GroupExecutor{
 		global:    global,
-		groups:    groupstate.NewRegistry(root, global, policy.limits),
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      newGate(),
-		clock:     clock{epoch: time.Now()},
+		epoch:     time.Now(),
 	}
+	e.policy.Store(policy)
+	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	e.groups.SetIdleTTL(int64(policy.idleTTL))
+	return e
+}
+
+// UpdatePolicy makes p the executor's policy. From its return, new groups
+// resolve their limits from p, and every known group's limits
+// (concurrency, bulkhead, queue threshold, weight) are resolved again from
+// p and govern every permit handed out afterwards; so do p's global limit
+// and threshold, rejection policy and handler, listener, pressure warnings
+// and idle TTL.
+//
+// A raised limit starts the waiting tasks that now fit at once, in their
+// order. A lowered limit interrupts nothing: no new task starts in that
+// group (for the global limit, anywhere) until the running count is below
+// the new limit, the one case where Running may exceed MaxConcurrency. A
+// lowered queue threshold rejects no task already waiting; new tasks are
+// rejected while the waiting count is at or above it. Waiting tasks keep
+// their place in line. UpdatePolicy does not wait for running tasks.
+//
+// It returns an error wrapping ErrInvalidPolicy for a nil p or one whose
+// Isolation differs from the executor's (the mode is fixed for its life),
+// and ErrClosed once Shutdown or Close has begun. Concurrent calls are
+// serialised.
+func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
+	if e == nil {
+		return errNilExecutor
+	}
+	if p == nil {
+		return fmt.Errorf("%w: UpdatePolicy: nil policy", ErrInvalidPolicy)
+	}
+	p = p.orDefault()
+	e.updating.Lock()
+	defer e.updating.Unlock()
+	if e.gate.closed.Load() {
+		return ErrClosed
+	}
+	if was := e.policy.Load().isolation; p.isolation != was {
+		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
+	}
+	e.policy.Store(p)
+	handed := e.global.SetLimits(p.globalInFlight, p.globalQueue, nil)
+	handed = e.groups.Update(p.limits, handed)
+	e.groups.SetIdleTTL(int64(p.idleTTL))
+	// The tasks the raised limits let through were handed a permit away
+	// from the executor's goroutines: each goes on on one of its own.
+	for _, t := range handed {
+		go e.resume(t)
+	}
+	return nil
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it
@@ -186,7 +237,7 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		e.endAllCancelled(g.Shutdown(ErrGroupShutdown))
+		e.endAllCancelled(g.Shutdown(ErrGroupShutdown, nil))
 	}
 }
 
@@ -196,7 +247,7 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 // release them into its old semaphores, never into the new group's; until
 // they return, the old and new group together may run more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
-	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted))
+	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
@@ -216,10 +267,12 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		select {
 		case <-e.gate.drained:
 		case <-ctx.Done():
+			e.stopPressure()
 			e.cancelAll()
 			return ctx.Err()
 		}
 	}
+	e.stopPressure()
 	e.closeRoot(ErrClosed)
 	return nil
 }
@@ -230,6 +283,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
+	e.stopPressure()
 	e.cancelAll()
 	return nil
 }
@@ -239,5 +293,5 @@ func (e *GroupExecutor) Close() error {
 // the sweep after it finds, or is followed by, scopes already done.
 func (e *GroupExecutor) cancelAll() {
 	e.closeRoot(ErrClosed)
-	e.endAllCancelled(e.groups.SweepAll())
+	e.endAllCancelled(e.groups.SweepAll(nil))
 }

@@ -2,6 +2,7 @@ package groupconc
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
 
 	"github.com/kobe/groupconc/internal/groupstate"
@@ -10,13 +11,13 @@ import (
 // Probes for the tests of package groupconc_test. They live here, not in
 // the library: the library keeps no test-only code.
 
-// Quiescent reports an error naming every semaphore of e (global, and each
-// known group's) that does not have all its permits available. Call it only
-// once every task has finished.
+// Quiescent reports an error naming every layer of e (global, and each
+// known group's) that does not have all its permits and queue slots back,
+// or still counts a waiting task. Call it only once every task has finished.
 func (e *GroupExecutor) Quiescent() error {
-	errs := []error{e.global.Probe()}
-	e.groups.Range(func(g *groupstate.Group) bool {
-		errs = append(errs, g.Probe())
+	errs := []error{quietGlobal(e.global)}
+	e.groups.Range(func(g *groupstate.Group[task]) bool {
+		errs = append(errs, quietGroup(g))
 		return true
 	})
 	return errors.Join(errs...)
@@ -24,17 +25,35 @@ func (e *GroupExecutor) Quiescent() error {
 
 // GroupProbe returns a probe of groupKey's current group state, or false if
 // the group does not exist. The probe keeps that state: called after
-// EvictGroup, it still checks the old semaphores, which the registry has
-// forgotten but the old group's tasks release into. Like Quiescent, call the
-// probe only once the group's tasks have all finished.
+// EvictGroup, it still checks the old group, which the registry has
+// forgotten but the old group's tasks release into. Like Quiescent, call
+// the probe only once the group's tasks have all finished.
 func (e *GroupExecutor) GroupProbe(groupKey string) (probe func() error, ok bool) {
 	g, ok := e.groups.Lookup(groupKey)
 	if !ok {
 		return nil, false
 	}
-	return g.Probe, true
+	return func() error { return quietGroup(g) }, true
 }
 
 // HandleSize is the size of a handle whose value takes no room: what every
 // Submit allocates beyond the value, and what every waiting task is.
 const HandleSize = unsafe.Sizeof(TaskHandle[struct{}]{})
+
+func quietGlobal(gl *groupstate.Global[task]) error {
+	running, waiting, _ := gl.Counts()
+	inFlight, slots := gl.Held()
+	if running|waiting|inFlight|slots != 0 {
+		return fmt.Errorf("global: %d running, %d waiting, %d permits and %d queue slots held", running, waiting, inFlight, slots)
+	}
+	return nil
+}
+
+func quietGroup(g *groupstate.Group[task]) error {
+	bulkhead, conc, slots := g.Held()
+	_, waiting, _ := g.Counts()
+	if bulkhead|conc|slots|waiting != 0 {
+		return fmt.Errorf("group %q: %d waiting, %d bulkhead and %d concurrency permits and %d queue slots held", g.Key(), waiting, bulkhead, conc, slots)
+	}
+	return nil
+}

@@ -56,9 +56,8 @@ const (
 	stepEnded                   // it ended; its permits' hand-offs are left in it
 )
 
-// owner returns the task p belongs to: the one place the root reads
-// groupstate's untyped owner.
-func owner(p *groupstate.Permits) *task { return p.Owner().(*task) }
+// listener returns the listener of the policy in force.
+func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
 
 // admit accepts t into its group and sets it going. It does not block: the
 // layers are tried at once, on the caller's goroutine, so a task that can
@@ -69,16 +68,17 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	if !e.gate.enter() {
 		return ErrClosed
 	}
+	e.groups.ForgetIdle()
+	g := e.groups.Get(key)
 	t.exec, t.body, t.id, t.caller = e, b, id, ctx
-	t.submitted = e.clock.now()
-	t.permits.Init(e.groups.Get(key), t)
+	t.permits.Init(g, t, e.clock())
 	owned := true // until t is handed to a line or the ready queue
 	defer func() {
 		if owned {
 			e.end(t, handOffSpawn)
 		}
 	}()
-	notifySubmitted(e.listener, key, id)
+	notifySubmitted(e.listener(), key, id)
 	if t.context().Err() != nil {
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
@@ -88,6 +88,7 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
+		e.pressureWaiting(g)
 		return nil
 	case groupstate.Rejected:
 		if !e.turnAway(t, reason) {
@@ -163,12 +164,11 @@ func (e *GroupExecutor) carryOn(t *task) (step, int64) {
 // goroutine to run next, starting no goroutine (what W2 and W4 of the
 // benchmarks module measure: most of their tasks are handed a permit); the
 // others that can run get goroutines of their own.
-func (e *GroupExecutor) handOn(p *groupstate.Permits, how handOff) (next *task, start int64) {
+func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff) (next *task, start int64) {
 	if how == handOffKeep {
 		return nil, 0
 	}
-	for q := p.Handed(); q != nil; q = p.Handed() {
-		t := owner(q)
+	for t := p.Handed(); t != nil; t = p.Handed() {
 		if how == handOffSpawn {
 			go e.resume(t)
 			continue
@@ -191,8 +191,8 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits, how handOff) (next *task, 
 // decides its outcome there. Otherwise it finishes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
-	notifyRejected(e.listener, t.key(), t.id, reason)
-	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
+	notifyRejected(e.listener(), t.key(), t.id, reason)
+	if p := e.policy.Load(); p.rejectionHandler != nil || p.rejection == RejectCallerRuns {
 		return true
 	}
 	e.reject(t)

@@ -48,13 +48,14 @@ type ExecutorStats struct {
 // often as wanted. The counters are read one by one while tasks move, so
 // they are exact only when the executor is still.
 func (e *GroupExecutor) Stats() ExecutorStats {
+	e.groups.ForgetIdle()
 	running, waiting, inFlight := e.global.Counts()
 	return ExecutorStats{
 		Groups:            e.groups.Len(),
 		Running:           running,
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
-		GlobalMaxInFlight: e.policy.globalInFlight,
+		GlobalMaxInFlight: e.policy.Load().globalInFlight,
 		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),
 		Failed:            e.failed.Load(),
@@ -70,7 +71,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !ok {
 		return GroupStats{}, false
 	}
-	return groupStats(g), true
+	return e.groupStats(g), true
 }
 
 // AllGroupStats returns an iterator over a snapshot of every known group,
@@ -79,11 +80,11 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 // forgotten during the loop may or may not be seen.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
-		e.groups.Range(func(g *groupstate.Group) bool { return yield(groupStats(g)) })
+		e.groups.Range(func(g *groupstate.Group[task]) bool { return yield(e.groupStats(g)) })
 	}
 }
 
-func groupStats(g *groupstate.Group) GroupStats {
+func (e *GroupExecutor) groupStats(g *groupstate.Group[task]) GroupStats {
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()
 	return GroupStats{
@@ -94,6 +95,7 @@ func groupStats(g *groupstate.Group) GroupStats {
 		MaxConcurrency: l.Concurrency,
 		MaxInFlight:    l.MaxInFlight,
 		QueueThreshold: l.QueueThreshold,
-		Weight:         1,
+		Weight:         l.Weight,
+		OldestWait:     time.Duration(g.OldestWait(e.clock())),
 	}
 }

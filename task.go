@@ -48,14 +48,13 @@ func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 // so a submission allocates one struct for handle, context and bookkeeping.
 // What few tasks need (a built context, a done channel, a rejection reason,
 // a watch on the caller's context) is allocated on the side, in a taskAside
-// (TestTaskHandleSize guards the size).
+// (TestTaskHandleStaysWithinItsSizeClass guards the size).
 type task struct {
-	permits   groupstate.Permits // also the task's group key (see key)
-	exec      *GroupExecutor     // for the layers above: scheduler, handle
-	body      body
-	id        string
-	caller    context.Context // the context given to Submit
-	submitted int64           // exec.clock.now() at Submit; see since
+	permits groupstate.Permits[task] // also the task's group key and Submitted time
+	exec    *GroupExecutor           // for the layers above: scheduler, handle
+	body    body
+	id      string
+	caller  context.Context // the context given to Submit
 
 	// The result, written once by the claimer before completedBit is set.
 	err        error

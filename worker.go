@@ -4,8 +4,6 @@ package groupconc
 // the executor starts runs one of serve, work, resume or endCancelled, and
 // belongs to the task it was started for (see scheduler.go's table).
 
-import "github.com/kobe/groupconc/internal/groupstate"
-
 // launch has t, admitted inside Submit (or rejected there, to be run by its
 // handler or the caller-runs policy), run on a goroutine of the executor: it
 // puts t in the ready queue, which says whether a goroutine must be started
@@ -80,9 +78,9 @@ func (e *GroupExecutor) endCancelled(t *task) {
 }
 
 // endAllCancelled ends tasks a group sweep took out of their lines.
-func (e *GroupExecutor) endAllCancelled(swept []*groupstate.Permits) {
-	for _, p := range swept {
-		go e.endCancelled(owner(p))
+func (e *GroupExecutor) endAllCancelled(swept []*task) {
+	for _, t := range swept {
+		go e.endCancelled(t)
 	}
 }
 
@@ -113,7 +111,7 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 // under caller-runs), and finishes t with what it returned. A panic is
 // FAILED; so is runtime.Goexit, which finishes t as it unwinds.
 func (e *GroupExecutor) run(t *task, start int64) {
-	notifyStarted(e.listener, t.key(), t.id)
+	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	o.status, o.err = t.body.call(t.context())
@@ -124,12 +122,12 @@ func (e *GroupExecutor) run(t *task, start int64) {
 // its handler, the caller-runs policy or REJECTED.
 func (e *GroupExecutor) runRejected(t *task) {
 	ctx := t.context()
-	switch {
-	case e.policy.rejectionHandler != nil:
+	switch p := e.policy.Load(); {
+	case p.rejectionHandler != nil:
 		var o outcome
 		defer e.finish(t, &o)
-		t.body.callHandler(ctx, e.policy.rejectionHandler, e.listener, &o)
-	case e.policy.rejection == RejectCallerRuns:
+		t.body.callHandler(ctx, p.rejectionHandler, p.listener, &o)
+	case p.rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
 			now := t.since()
 			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
@@ -148,7 +146,7 @@ func (e *GroupExecutor) reject(t *task) {
 		status: StatusRejected,
 		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()},
 		start:  now, end: now,
-		abort: e.policy.rejection == RejectAbort,
+		abort: e.policy.Load().rejection == RejectAbort,
 	})
 }
 
@@ -172,19 +170,21 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if t.claim() {
 		e.completeClaimed(t, o)
 	}
-	if o.told && e.listener != nil {
-		t.body.tellCompleted(e.listener)
+	if l := e.listener(); o.told && l != nil {
+		t.body.tellCompleted(l)
 	}
 }
 
 // end takes t out of the executor, once, on its owner's goroutine: its
-// permits given back (if finish did not), its handle completed FAILED if
+// permits given back (if finish did not) and the task counted out of its
+// group (which may then be forgotten as idle), its handle completed FAILED if
 // nothing completed it (runtime.Goexit unwound the goroutine first), its
 // context closed and Shutdown's count left. It then carries on with the
 // tasks its permits went to, as how says, and returns the one to run next
 // on this goroutine, if any.
 func (e *GroupExecutor) end(t *task, how handOff) (next *task, start int64) {
 	t.permits.Release()
+	t.permits.Exit()
 	if t.claim() {
 		now := t.since()
 		e.completeClaimed(t, &outcome{status: StatusFailed, err: panicError(nil), start: now, end: now})

@@ -35,20 +35,20 @@ func TestFairShareEndsTasksWaitingForAGlobalPermitCancelledWithoutLeaks(t *testi
 	for _, route := range routes {
 		t.Run(route.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rec := bpNewRecorder()
-				e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+				rec := newRecorder()
+				e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 					GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(2).TaskLifecycleListener(rec))
-				holder := bpNewTask(t, 0)
-				hx := bpSubmit(t, e, "x", "x0", holder.Fn)
+				holder := newGatedTask(t, 0)
+				hx := submit(t, t.Context(), e, "x", "x0", holder.Fn)
 				ctx, stop := context.WithCancel(t.Context())
 				defer stop()
 				var ran [2]bool
 				hs := make([]*groupconc.TaskHandle[int], 2)
 				for i := range hs {
-					hs[i] = bpSubmitCtx(t, ctx, e, "a", fmt.Sprint("a", i), func(context.Context) (int, error) { ran[i] = true; return i, nil })
+					hs[i] = submit(t, ctx, e, "a", fmt.Sprint("a", i), func(context.Context) (int, error) { ran[i] = true; return i, nil })
 				}
 				synctest.Wait()
-				require.Equal(t, 2, stGroup(t, e, "a").Waiting)
+				require.Equal(t, 2, groupStats(t, e, "a").Waiting)
 
 				route.cancel(e, hs[0], stop)
 				synctest.Wait()
@@ -57,12 +57,12 @@ func TestFairShareEndsTasksWaitingForAGlobalPermitCancelledWithoutLeaks(t *testi
 					ends = hs[:1]
 				}
 				for i, h := range ends {
-					r := bpResult(t, h)
+					r := doneResult(t, h)
 					assert.Equal(t, groupconc.StatusCancelled, r.Status, "a%d: %v", i, r.Err)
 					if route.cause != nil {
 						assert.ErrorIs(t, r.Err, route.cause, "a%d: Err names the cause", i)
 					}
-					assert.Equal(t, []string{bpEvSubmitted, bpEvCompleted}, rec.Events("a", h.TaskID()), "a%d events", i)
+					assert.Equal(t, []string{evSubmitted, evCompleted}, rec.Events("a", h.TaskID()), "a%d events", i)
 				}
 				holder.Release()
 				hx.Wait()
@@ -74,15 +74,15 @@ func TestFairShareEndsTasksWaitingForAGlobalPermitCancelledWithoutLeaks(t *testi
 					return
 				}
 				// a's two concurrency permits and the global one are whole.
-				var gauge coreGauge
+				var gauge gauge
 				gate := make(chan struct{})
 				more := []*groupconc.TaskHandle[int]{
-					bpSubmit(t, e, "a", "later0", coreGated(gate, 0, &gauge)),
-					bpSubmit(t, e, "b", "later1", coreGated(gate, 1, &gauge)),
+					submit(t, t.Context(), e, "a", "later0", gated(gate, 0, &gauge)),
+					submit(t, t.Context(), e, "b", "later1", gated(gate, 1, &gauge)),
 				}
 				synctest.Wait()
 				assert.EqualValues(t, 1, gauge.cur.Load(), "later tasks running under the global cap 1")
-				coreOpenGate(t, gate, more, "later")
+				openGate(t, gate, more, "later")
 				synctest.Wait()
 				assert.NoError(t, e.Quiescent())
 			})

@@ -21,20 +21,20 @@ import (
 func fsTrace(t *testing.T, mode groupconc.IsolationMode) []string {
 	var trace []string
 	synctest.Test(t, func(t *testing.T) {
-		rec := bpNewRecorder()
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(mode).
+		rec := newRecorder()
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).
 			PerGroupMaxConcurrency(map[string]int{"a": 1, "b": 2}).
 			PerGroupMaxInFlight(map[string]int{"a": 2}).
 			PerGroupQueueThreshold(map[string]int{"a": 2, "b": 1}).
 			TaskLifecycleListener(rec))
 		var starts fsStarts
-		tasks := map[string]*bpTask{}
+		tasks := map[string]*gatedTask{}
 		var hs []*groupconc.TaskHandle[int]
 		snap := func(what string) {
 			synctest.Wait()
 			// GlobalInFlight is left out: it counts the tasks past layer 1,
 			// which the mode moves from first to last.
-			s := stLive(e.Stats())
+			s := live(e.Stats())
 			s.GlobalInFlight = 0
 			trace = append(trace, fmt.Sprintf("%s: started %v stats %+v", what, starts.list(), s))
 			for _, key := range []string{"a", "b"} {
@@ -46,8 +46,8 @@ func fsTrace(t *testing.T, mode groupconc.IsolationMode) []string {
 		for i := range 5 {
 			for _, key := range []string{"a", "b"} {
 				id := fmt.Sprint(key, i)
-				tasks[id] = bpNewTask(t, i)
-				hs = append(hs, bpSubmit(t, e, key, id, starts.task(id, tasks[id])))
+				tasks[id] = newGatedTask(t, i)
+				hs = append(hs, submit(t, t.Context(), e, key, id, starts.task(id, tasks[id])))
 				snap("submit " + id)
 			}
 		}
@@ -112,7 +112,7 @@ func TestBuildRejectsInvalidWeightAndIsolationSettings(t *testing.T) {
 }
 
 func TestResolveWeightTriesTheMapThenTheResolverThenTheDefault(t *testing.T) {
-	p := coreBuild(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+	p := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 		PerGroupWeight(map[string]int{"mapped": 5, "both": 6}).
 		WeightResolver(func(key string) int {
 			switch key {
@@ -137,7 +137,7 @@ func TestResolveWeightTriesTheMapThenTheResolverThenTheDefault(t *testing.T) {
 	}
 	assert.Equal(t, groupconc.IsolationFairShare, p.Isolation())
 
-	q := coreBuild(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).DefaultWeightPerGroup(4))
+	q := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).DefaultWeightPerGroup(4))
 	assert.Equal(t, 4, q.ResolveWeight("any"), "the default alone")
 	assert.Equal(t, 1, groupconc.DefaultPolicy().ResolveWeight("any"), "DefaultPolicy's weight")
 	assert.Equal(t, groupconc.IsolationOff, groupconc.DefaultPolicy().Isolation())
@@ -149,7 +149,7 @@ func TestFairShareResolvesAGroupsWeightOncePerGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		calls := map[string]int{}
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			WeightResolver(func(key string) int {
 				mu.Lock()
 				defer mu.Unlock()
@@ -162,12 +162,12 @@ func TestFairShareResolvesAGroupsWeightOncePerGroup(t *testing.T) {
 		var hs []*groupconc.TaskHandle[int]
 		for i := range 5 {
 			for _, key := range []string{"abc", "p"} {
-				hs = append(hs, bpSubmit(t, e, key, fmt.Sprint(i), relOK))
+				hs = append(hs, submit(t, t.Context(), e, key, fmt.Sprint(i), succeed))
 			}
 		}
-		bpQuiesce(t, e, hs...)
-		assert.Equal(t, 3, stGroup(t, e, "abc").Weight)
-		assert.Equal(t, 2, stGroup(t, e, "p").Weight, "a panicking resolver gives the default")
+		quiesce(t, e, hs...)
+		assert.Equal(t, 3, groupStats(t, e, "abc").Weight)
+		assert.Equal(t, 2, groupStats(t, e, "p").Weight, "a panicking resolver gives the default")
 		mu.Lock()
 		defer mu.Unlock()
 		assert.Equal(t, map[string]int{"abc": 1, "p": 1}, calls, "resolver calls per group")

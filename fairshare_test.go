@@ -29,7 +29,7 @@ type fsStarts struct {
 }
 
 // task returns k's function that first records id as started.
-func (s *fsStarts) task(id string, k *bpTask) groupconc.Task[int] {
+func (s *fsStarts) task(id string, k *gatedTask) groupconc.Task[int] {
 	return func(ctx context.Context) (int, error) {
 		s.mu.Lock()
 		s.ids = append(s.ids, id)
@@ -49,16 +49,16 @@ func (s *fsStarts) list() []string {
 // (concurrency 2) under a global cap of 4 and then one task to group "b",
 // and returns b's task, its handle and the executor, with the gate of a's
 // burst. Call it inside a bubble.
-func fsBurstThenOne(t *testing.T, mode groupconc.IsolationMode) (*groupconc.GroupExecutor, chan struct{}, []*groupconc.TaskHandle[int], *bpTask, *groupconc.TaskHandle[int]) {
-	e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(mode).
+func fsBurstThenOne(t *testing.T, mode groupconc.IsolationMode) (*groupconc.GroupExecutor, chan struct{}, []*groupconc.TaskHandle[int], *gatedTask, *groupconc.TaskHandle[int]) {
+	e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).
 		GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(2))
 	gate := make(chan struct{})
 	burst := make([]*groupconc.TaskHandle[int], 1000)
 	for i := range burst {
-		burst[i] = bpSubmit(t, e, "a", fmt.Sprint("a", i), coreGated(gate, i))
+		burst[i] = submit(t, t.Context(), e, "a", fmt.Sprint("a", i), gated(gate, i))
 	}
-	b := bpNewTask(t, 1)
-	hb := bpSubmit(t, e, "b", "b0", b.Fn)
+	b := newGatedTask(t, 1)
+	hb := submit(t, t.Context(), e, "b", "b0", b.Fn)
 	synctest.Wait()
 	return e, gate, burst, b, hb
 }
@@ -74,7 +74,7 @@ func TestFairShareStartsALoneTaskOfAnotherGroupAtOnceBehindABurst(t *testing.T) 
 
 		b.Release()
 		assert.Equal(t, groupconc.StatusSuccess, hb.Wait().Status)
-		coreOpenGate(t, gate, burst, "burst")
+		openGate(t, gate, burst, "burst")
 		synctest.Wait()
 		assert.NoError(t, e.Quiescent())
 	})
@@ -87,10 +87,10 @@ func TestIsolationOffKeepsALoneTaskOfAnotherGroupBehindABurstHoldingTheGlobalPer
 		s := e.Stats()
 		assert.Equal(t, 2, s.Running, "Stats.Running: a's 2")
 		assert.Equal(t, 4, s.GlobalInFlight, "Stats.GlobalInFlight: a's burst holds the cap")
-		gs := stGroup(t, e, "b")
+		gs := groupStats(t, e, "b")
 		assert.Equal(t, [2]int{0, 1}, [2]int{gs.Running, gs.Waiting}, "b: running, waiting")
 
-		coreOpenGate(t, gate, burst, "burst")
+		openGate(t, gate, burst, "burst")
 		synctest.Wait()
 		assert.True(t, b.started.Load(), "b's task once a's burst is over")
 		b.Release()
@@ -105,7 +105,7 @@ func TestFairShareGivesEachFreedGlobalPermitToTheFewestRunningPerWeightThenTheOl
 		// Twelve fillers hold the twelve global permits; a (weight 1), b
 		// (weight 2) and c (weight 3) queue six tasks each, interleaved, at
 		// the global line. Each filler released frees one permit.
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			GlobalMaxInFlight(12).DefaultMaxConcurrencyPerGroup(12).
 			PerGroupWeight(map[string]int{"b": 2}).
 			WeightResolver(func(key string) int {
@@ -115,23 +115,23 @@ func TestFairShareGivesEachFreedGlobalPermitToTheFewestRunningPerWeightThenTheOl
 				return 0 // below 1: becomes 1
 			}))
 		var starts fsStarts
-		fillers := make([]*bpTask, 12)
+		fillers := make([]*gatedTask, 12)
 		for i := range fillers {
-			fillers[i] = bpNewTask(t, i)
-			bpSubmit(t, e, "f", fmt.Sprint("f", i), fillers[i].Fn)
+			fillers[i] = newGatedTask(t, i)
+			submit(t, t.Context(), e, "f", fmt.Sprint("f", i), fillers[i].Fn)
 		}
 		synctest.Wait()
 		for i := range 6 {
 			for _, key := range []string{"a", "b", "c"} {
 				id := fmt.Sprint(key, i)
-				bpSubmit(t, e, key, id, starts.task(id, bpNewTask(t, i)))
+				submit(t, t.Context(), e, key, id, starts.task(id, newGatedTask(t, i)))
 				time.Sleep(time.Millisecond) // each head older than the next
 			}
 		}
 		synctest.Wait()
 		require.Empty(t, starts.list(), "tasks started with every global permit held")
 		for key, w := range map[string]int{"a": 1, "b": 2, "c": 3, "f": 1} {
-			assert.Equal(t, w, stGroup(t, e, key).Weight, "GroupStats(%q).Weight", key)
+			assert.Equal(t, w, groupStats(t, e, key).Weight, "GroupStats(%q).Weight", key)
 		}
 
 		// running/weight: a 0/1 b 0/2 c 0/3 → tie, oldest head a0; then
@@ -156,13 +156,13 @@ func TestFairShareGivesEachFreedGlobalPermitToTheFewestRunningPerWeightThenTheOl
 
 func TestFairShareBreaksTiesByTheTimeWaitedInTheGlobalLineNotSinceSubmit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			GlobalMaxInFlight(1))
 		var starts fsStarts
-		tasks := map[string]*bpTask{}
+		tasks := map[string]*gatedTask{}
 		submit := func(key, id string) {
-			tasks[id] = bpNewTask(t, 0)
-			bpSubmit(t, e, key, id, starts.task(id, tasks[id]))
+			tasks[id] = newGatedTask(t, 0)
+			submit(t, t.Context(), e, key, id, starts.task(id, tasks[id]))
 			synctest.Wait()
 			time.Sleep(time.Second)
 		}
@@ -190,18 +190,18 @@ func TestTasksOfOneGroupStartInSubmissionOrderInBothModes(t *testing.T) {
 	for _, mode := range fsModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(mode).
+				e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).
 					GlobalMaxInFlight(3).
 					PerGroupMaxConcurrency(map[string]int{"a": 2, "b": 1}).
 					PerGroupMaxInFlight(map[string]int{"a": 3}))
 				var starts fsStarts
-				running := map[string]*bpTask{}
+				running := map[string]*gatedTask{}
 				for i := range 20 {
 					for _, key := range []string{"a", "b"} {
 						id := fmt.Sprintf("%s%02d", key, i)
-						k := bpNewTask(t, i)
+						k := newGatedTask(t, i)
 						running[id] = k
-						bpSubmit(t, e, key, id, starts.task(id, k))
+						submit(t, t.Context(), e, key, id, starts.task(id, k))
 						synctest.Wait() // tasks admitted at once start one by one
 					}
 				}
@@ -244,25 +244,25 @@ func TestTasksOfOneGroupStartInSubmissionOrderInBothModes(t *testing.T) {
 
 func TestFairShareGroupQueueThresholdCountsTheGlobalWaitAndRejectsOnlyInsideSubmit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := bpNewRecorder()
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		rec := newRecorder()
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			GlobalMaxInFlight(1).
 			PerGroupMaxConcurrency(map[string]int{"a": 5}).
 			DefaultQueueThresholdPerGroup(2).
 			TaskLifecycleListener(rec))
-		holder := bpNewTask(t, 0)
-		bpSubmit(t, e, "x", "x0", holder.Fn)
+		holder := newGatedTask(t, 0)
+		submit(t, t.Context(), e, "x", "x0", holder.Fn)
 		synctest.Wait()
 		require.True(t, holder.started.Load())
 
 		// a0 and a1 hold a's concurrency permits and wait for the global one.
-		a0, a1 := bpNewTask(t, 0), bpNewTask(t, 1)
-		h0 := bpSubmit(t, e, "a", "a0", a0.Fn)
-		h1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		a0, a1 := newGatedTask(t, 0), newGatedTask(t, 1)
+		h0 := submit(t, t.Context(), e, "a", "a0", a0.Fn)
+		h1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
 		synctest.Wait()
-		bpRequireWaiting(t, h0, a0)
-		bpRequireWaiting(t, h1, a1)
-		gs := stGroup(t, e, "a")
+		requireWaiting(t, h0, a0)
+		requireWaiting(t, h1, a1)
+		gs := groupStats(t, e, "a")
 		assert.Equal(t, [3]int{0, 2, 2}, [3]int{gs.Running, gs.Waiting, gs.InFlight}, "a: running, waiting, in flight")
 
 		// The third finds both slots taken by the global wait: rejected
@@ -278,12 +278,12 @@ func TestFairShareGroupQueueThresholdCountsTheGlobalWaitAndRejectsOnlyInsideSubm
 		var re *groupconc.RejectedError
 		require.ErrorAs(t, err, &re)
 		assert.Equal(t, groupconc.ReasonGroupQueueFull, re.Reason)
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, rec.Events("a", "a2"))
+		assert.Equal(t, []string{evSubmitted, evRejected}, rec.Events("a", "a2"))
 
 		holder.Release()
 		a0.Release()
 		a1.Release()
-		bpQuiesce(t, e, h0, h1)
+		quiesce(t, e, h0, h1)
 		assert.False(t, ran, "a rejected task ran")
 		assert.Equal(t, groupconc.StatusSuccess, h0.Wait().Status)
 		assert.Equal(t, groupconc.StatusSuccess, h1.Wait().Status)
@@ -292,14 +292,14 @@ func TestFairShareGroupQueueThresholdCountsTheGlobalWaitAndRejectsOnlyInsideSubm
 
 func TestFairShareNeverRejectsATaskAfterItBeganToWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			GlobalMaxInFlight(2).
 			DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(3).
 			DefaultQueueThresholdPerGroup(2))
 		seed := rand.Uint64()
 		t.Logf("seed %d", seed)
 		rng := rand.New(rand.NewPCG(seed, 0))
-		var tasks []*bpTask
+		var tasks []*gatedTask
 		var hs []*groupconc.TaskHandle[int]
 		atSubmit := map[*groupconc.TaskHandle[int]]bool{} // done when Submit returned
 		for i := range 200 {
@@ -311,8 +311,8 @@ func TestFairShareNeverRejectsATaskAfterItBeganToWait(t *testing.T) {
 				}
 				synctest.Wait()
 			}
-			k := bpNewTask(t, i)
-			h := bpSubmit(t, e, fmt.Sprint("g", rng.IntN(3)), fmt.Sprint(i), k.Fn)
+			k := newGatedTask(t, i)
+			h := submit(t, t.Context(), e, fmt.Sprint("g", rng.IntN(3)), fmt.Sprint(i), k.Fn)
 			atSubmit[h] = h.IsDone()
 			tasks, hs = append(tasks, k), append(hs, h)
 		}
@@ -337,16 +337,16 @@ func TestFairShareNeverRejectsATaskAfterItBeganToWait(t *testing.T) {
 
 func TestFairShareStatsCountOnlyRunningTasksAsGlobalInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			GlobalMaxInFlight(3).
 			PerGroupMaxConcurrency(map[string]int{"a": 2}).
 			PerGroupMaxInFlight(map[string]int{"a": 3}).
 			PerGroupWeight(map[string]int{"a": 2}))
-		var tasks []*bpTask
+		var tasks []*gatedTask
 		submit := func(key string) {
-			k := bpNewTask(t, 0)
+			k := newGatedTask(t, 0)
 			tasks = append(tasks, k)
-			bpSubmit(t, e, key, fmt.Sprint(key, len(tasks)), k.Fn)
+			submit(t, t.Context(), e, key, fmt.Sprint(key, len(tasks)), k.Fn)
 			synctest.Wait()
 		}
 		submit("a") // runs
@@ -360,24 +360,24 @@ func TestFairShareStatsCountOnlyRunningTasksAsGlobalInFlight(t *testing.T) {
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "a", Running: 2, Waiting: 2, InFlight: 3,
 			MaxConcurrency: 2, MaxInFlight: 3, QueueThreshold: groupconc.Unlimited, Weight: 2,
-		}, stGroup(t, e, "a"))
+		}, groupStats(t, e, "a"))
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 2,
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
-		}, stGroup(t, e, "b"))
+		}, groupStats(t, e, "b"))
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "c", Running: 0, Waiting: 1, InFlight: 1,
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
-		}, stGroup(t, e, "c"))
+		}, groupStats(t, e, "c"))
 		s := e.Stats()
-		assert.Equal(t, stCounts{Groups: 3, Running: 3, Waiting: 4, GlobalInFlight: 3}, stLive(s))
+		assert.Equal(t, liveCounts{Groups: 3, Running: 3, Waiting: 4, GlobalInFlight: 3}, live(s))
 		assert.Equal(t, 3, s.GlobalMaxInFlight)
 
 		for _, k := range tasks {
 			k.Release()
 		}
 		synctest.Wait()
-		assert.Equal(t, stCounts{Groups: 3}, stLive(e.Stats()))
+		assert.Equal(t, liveCounts{Groups: 3}, live(e.Stats()))
 		assert.NoError(t, e.Quiescent())
 	})
 }

@@ -27,13 +27,13 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// relBytes hands out the fuzz input one byte at a time, then zeros.
-type relBytes struct {
+// fuzzBytes hands out the fuzz input one byte at a time, then zeros.
+type fuzzBytes struct {
 	b []byte
 	i int
 }
 
-func (r *relBytes) next() byte {
+func (r *fuzzBytes) next() byte {
 	if r.i >= len(r.b) {
 		r.i++
 		return 0
@@ -43,47 +43,47 @@ func (r *relBytes) next() byte {
 	return v
 }
 
-func (r *relBytes) done() bool { return r.i >= len(r.b) }
+func (r *fuzzBytes) done() bool { return r.i >= len(r.b) }
 
-// relPick maps v onto choices.
-func relPick[T any](v byte, choices ...T) T { return choices[int(v)%len(choices)] }
+// fuzzPick maps v onto choices.
+func fuzzPick[T any](v byte, choices ...T) T { return choices[int(v)%len(choices)] }
 
 const (
-	relOpSubmit = iota
-	relOpRelease
-	relOpReleaseAll
-	relOpCancel
-	relOpCancelCtx
-	relOpAwait
-	relOpShutdownGroup
-	relOpEvict
-	relOpShutdown
-	relOpClose
-	relOpSleep
-	relOpCount
+	fuzzOpSubmit = iota
+	fuzzOpRelease
+	fuzzOpReleaseAll
+	fuzzOpCancel
+	fuzzOpCancelCtx
+	fuzzOpAwait
+	fuzzOpShutdownGroup
+	fuzzOpEvict
+	fuzzOpShutdown
+	fuzzOpClose
+	fuzzOpSleep
+	fuzzOpCount
 )
 
 // Task behaviours a submit op can ask for.
 const (
-	relDoSucceed = iota
-	relDoFail
-	relDoPanic
-	relDoGoexit
-	relDoBlock    // until its gate opens, ignoring its context
-	relDoBlockCtx // until its gate opens or its context ends
-	relDoSleep    // fake-time work, ends early when its context ends
-	relDoPreCancelled
-	relDoCount
+	fuzzDoSucceed = iota
+	fuzzDoFail
+	fuzzDoPanic
+	fuzzDoGoexit
+	fuzzDoBlock    // until its gate opens, ignoring its context
+	fuzzDoBlockCtx // until its gate opens or its context ends
+	fuzzDoSleep    // fake-time work, ends early when its context ends
+	fuzzDoPreCancelled
+	fuzzDoCount
 )
 
-// relFuzzError is the error the failing fuzz and soak tasks return (and
+// fuzzError is the error the failing fuzz and soak tasks return (and
 // panic with); errors.Is compares it by value.
-type relFuzzError struct{}
+type fuzzError struct{}
 
-func (relFuzzError) Error() string { return "fuzz task failed" }
+func (fuzzError) Error() string { return "fuzz task failed" }
 
-// relFuzzTask is what the harness knows of one accepted task.
-type relFuzzTask struct {
+// fuzzTask is what the harness knows of one accepted task.
+type fuzzTask struct {
 	h         *groupconc.TaskHandle[int]
 	do        int
 	gate      chan struct{}
@@ -95,22 +95,22 @@ func FuzzOps(f *testing.F) {
 	for _, seed := range [][]byte{
 		{},
 		// global 1, queue 0..: submits to a, b, c, releases, close
-		{1, 1, 0, 0, 0, 0, 0, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoBlock, relOpSubmit, 2, relDoSucceed, relOpRelease, 0, relOpReleaseAll, relOpClose},
+		{1, 1, 0, 0, 0, 0, 0, 0, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 1, fuzzDoBlock, fuzzOpSubmit, 2, fuzzDoSucceed, fuzzOpRelease, 0, fuzzOpReleaseAll, fuzzOpClose},
 		// every behaviour, then Shutdown with a deadline
 		{2, 0, 1, 2, 2, 1, 0, 0,
-			relOpSubmit, 0, relDoSucceed, relOpSubmit, 0, relDoFail, relOpSubmit, 1, relDoPanic, relOpSubmit, 1, relDoGoexit,
-			relOpSubmit, 2, relDoBlock, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 0, relDoSleep, 3, relOpSubmit, 0, relDoPreCancelled,
-			relOpSleep, 5, relOpShutdown, 2, relOpReleaseAll, relOpShutdown, 9},
+			fuzzOpSubmit, 0, fuzzDoSucceed, fuzzOpSubmit, 0, fuzzDoFail, fuzzOpSubmit, 1, fuzzDoPanic, fuzzOpSubmit, 1, fuzzDoGoexit,
+			fuzzOpSubmit, 2, fuzzDoBlock, fuzzOpSubmit, 2, fuzzDoBlockCtx, fuzzOpSubmit, 0, fuzzDoSleep, 3, fuzzOpSubmit, 0, fuzzDoPreCancelled,
+			fuzzOpSleep, 5, fuzzOpShutdown, 2, fuzzOpReleaseAll, fuzzOpShutdown, 9},
 		// cancels, awaits, group shutdown, eviction
 		{0, 0, 0, 1, 1, 2, 0, 0,
-			relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlockCtx,
-			relOpCancel, 1, relOpCancelCtx, 3, relOpAwait, 2, 4, relOpShutdownGroup, 0, relOpSubmit, 0, relDoBlock,
-			relOpEvict, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlock, relOpReleaseAll, relOpSleep, 1},
+			fuzzOpSubmit, 0, fuzzDoBlockCtx, fuzzOpSubmit, 0, fuzzDoBlockCtx, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlockCtx,
+			fuzzOpCancel, 1, fuzzOpCancelCtx, 3, fuzzOpAwait, 2, 4, fuzzOpShutdownGroup, 0, fuzzOpSubmit, 0, fuzzDoBlock,
+			fuzzOpEvict, 0, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpReleaseAll, fuzzOpSleep, 1},
 		// caller-runs and handlers under thresholds 0
-		{1, 1, 0, 1, 1, 2, 1, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoPanic, relOpSubmit, 2, relDoGoexit, relOpReleaseAll},
-		{1, 1, 0, 1, 1, 4, 1, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 0, relDoBlockCtx, relOpSubmit, 1, relDoFail, relOpClose, relOpReleaseAll},
-		{3, 2, 1, 3, 2, 5, 0, 1, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 0, relDoSleep, 9, relOpSubmit, 1, relDoSleep, 2, relOpEvict, 0, relOpSleep, 20},
-		{2, 1, 0, 1, 2, 3, 0, 0, relOpSubmit, 0, relDoBlock, relOpSubmit, 1, relDoBlock, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 2, relDoBlockCtx, relOpSubmit, 2, relDoBlock, relOpRelease, 1, relOpShutdownGroup, 2, relOpReleaseAll},
+		{1, 1, 0, 1, 1, 2, 1, 0, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 1, fuzzDoPanic, fuzzOpSubmit, 2, fuzzDoGoexit, fuzzOpReleaseAll},
+		{1, 1, 0, 1, 1, 4, 1, 0, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlockCtx, fuzzOpSubmit, 1, fuzzDoFail, fuzzOpClose, fuzzOpReleaseAll},
+		{3, 2, 1, 3, 2, 5, 0, 1, fuzzOpSubmit, 0, fuzzDoSleep, 9, fuzzOpSubmit, 0, fuzzDoSleep, 9, fuzzOpSubmit, 0, fuzzDoSleep, 9, fuzzOpSubmit, 1, fuzzDoSleep, 2, fuzzOpEvict, 0, fuzzOpSleep, 20},
+		{2, 1, 0, 1, 2, 3, 0, 0, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 1, fuzzDoBlock, fuzzOpSubmit, 2, fuzzDoBlockCtx, fuzzOpSubmit, 2, fuzzDoBlockCtx, fuzzOpSubmit, 2, fuzzDoBlock, fuzzOpRelease, 1, fuzzOpShutdownGroup, 2, fuzzOpReleaseAll},
 	} {
 		f.Add(seed)
 	}
@@ -118,20 +118,20 @@ func FuzzOps(f *testing.F) {
 		if len(data) > 512 {
 			data = data[:512] // keep each run small
 		}
-		synctest.Test(t, func(t *testing.T) { relRunOps(t, data) })
+		synctest.Test(t, func(t *testing.T) { fuzzRunOps(t, data) })
 	})
 }
 
-// relFuzzPolicy decodes the policy: small limits, thresholds (including 0),
+// fuzzPolicy decodes the policy: small limits, thresholds (including 0),
 // every rejection policy and three handler behaviours.
-func relFuzzPolicy(in *relBytes, o *oracle) *groupconc.PolicyBuilder {
+func fuzzPolicy(in *fuzzBytes, o *oracle) *groupconc.PolicyBuilder {
 	u := groupconc.Unlimited
-	b := relBuilder().
-		GlobalMaxInFlight(relPick(in.next(), u, 1, 2, 3, 4)).
-		GlobalQueueThreshold(relPick(in.next(), u, 0, 1, 2, 3)).
-		DefaultMaxConcurrencyPerGroup(relPick(in.next(), 1, 2, 3, u)).
-		DefaultMaxInFlightPerGroup(relPick(in.next(), u, 1, 2, 3, 4)).
-		DefaultQueueThresholdPerGroup(relPick(in.next(), u, 0, 1, 2, 3))
+	b := builder().
+		GlobalMaxInFlight(fuzzPick(in.next(), u, 1, 2, 3, 4)).
+		GlobalQueueThreshold(fuzzPick(in.next(), u, 0, 1, 2, 3)).
+		DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u)).
+		DefaultMaxInFlightPerGroup(fuzzPick(in.next(), u, 1, 2, 3, 4)).
+		DefaultQueueThresholdPerGroup(fuzzPick(in.next(), u, 0, 1, 2, 3))
 	switch in.next() % 6 {
 	case 0:
 		b.RejectionPolicy(groupconc.RejectAbort)
@@ -158,16 +158,16 @@ func relFuzzPolicy(in *relBytes, o *oracle) *groupconc.PolicyBuilder {
 	return b
 }
 
-func relRunOps(t *testing.T, data []byte) {
-	in := &relBytes{b: data}
+func fuzzRunOps(t *testing.T, data []byte) {
+	in := &fuzzBytes{b: data}
 	o := newOracle()
-	p, err := relFuzzPolicy(in, o).TaskLifecycleListener(o.rec).Build()
+	p, err := fuzzPolicy(in, o).TaskLifecycleListener(o.rec).Build()
 	require.NoError(t, err)
 	e := groupconc.New(p)
 	keys := []string{"a", "b", "c"}
 	gen := map[string]int{} // eviction generation per key: the gauge key suffix
 	var probes []func() error
-	var tasks []*relFuzzTask
+	var tasks []*fuzzTask
 	var ctxCancels []context.CancelFunc
 	defer func() {
 		for _, c := range ctxCancels {
@@ -175,7 +175,7 @@ func relRunOps(t *testing.T, data []byte) {
 		}
 	}()
 	stopped := false // Shutdown returned nil: everything is over
-	pick := func() *relFuzzTask {
+	pick := func() *fuzzTask {
 		if len(tasks) == 0 {
 			in.next()
 			return nil
@@ -184,43 +184,43 @@ func relRunOps(t *testing.T, data []byte) {
 	}
 
 	for step := 0; !in.done() && step < 96; step++ {
-		op := int(in.next()) % relOpCount
+		op := int(in.next()) % fuzzOpCount
 		switch op {
-		case relOpSubmit:
+		case fuzzOpSubmit:
 			key := keys[int(in.next())%len(keys)]
-			do := int(in.next()) % relDoCount
+			do := int(in.next()) % fuzzDoCount
 			if len(tasks) >= 48 {
 				continue
 			}
-			ft := &relFuzzTask{do: do, gate: make(chan struct{})}
+			ft := &fuzzTask{do: do, gate: make(chan struct{})}
 			ctx := t.Context()
 			switch do {
-			case relDoPreCancelled:
+			case fuzzDoPreCancelled:
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				cancel()
-			case relDoBlockCtx, relDoSleep:
+			case fuzzDoBlockCtx, fuzzDoSleep:
 				ctx, ft.cancelCtx = context.WithCancel(ctx)
 				ctxCancels = append(ctxCancels, ft.cancelCtx)
 			}
 			sleep := time.Duration(in.next()%8) * time.Millisecond
 			fn := func(ctx context.Context) (int, error) {
 				switch do {
-				case relDoFail:
-					return 0, relFuzzError{}
-				case relDoPanic:
-					panic(relFuzzError{})
-				case relDoGoexit:
+				case fuzzDoFail:
+					return 0, fuzzError{}
+				case fuzzDoPanic:
+					panic(fuzzError{})
+				case fuzzDoGoexit:
 					runtime.Goexit()
-				case relDoBlock:
+				case fuzzDoBlock:
 					<-ft.gate
-				case relDoBlockCtx:
+				case fuzzDoBlockCtx:
 					select {
 					case <-ft.gate:
 					case <-ctx.Done():
 						return 0, ctx.Err()
 					}
-				case relDoSleep:
+				case fuzzDoSleep:
 					select {
 					case <-time.After(sleep):
 					case <-ctx.Done():
@@ -239,7 +239,7 @@ func relRunOps(t *testing.T, data []byte) {
 			}
 			ft.h = h
 			tasks = append(tasks, ft)
-		case relOpRelease:
+		case fuzzOpRelease:
 			if ft := pick(); ft != nil {
 				select {
 				case <-ft.gate:
@@ -247,7 +247,7 @@ func relRunOps(t *testing.T, data []byte) {
 					close(ft.gate)
 				}
 			}
-		case relOpReleaseAll:
+		case fuzzOpReleaseAll:
 			for _, ft := range tasks {
 				select {
 				case <-ft.gate:
@@ -255,16 +255,16 @@ func relRunOps(t *testing.T, data []byte) {
 					close(ft.gate)
 				}
 			}
-		case relOpCancel:
+		case fuzzOpCancel:
 			if ft := pick(); ft != nil && ft.h.Cancel() {
 				assert.False(t, ft.cancelled, "Cancel won twice")
 				ft.cancelled = true
 			}
-		case relOpCancelCtx:
+		case fuzzOpCancelCtx:
 			if ft := pick(); ft != nil && ft.cancelCtx != nil {
 				ft.cancelCtx()
 			}
-		case relOpAwait:
+		case fuzzOpAwait:
 			ft := pick()
 			d := time.Duration(in.next()%8) * time.Millisecond
 			if ft == nil {
@@ -283,16 +283,16 @@ func relRunOps(t *testing.T, data []byte) {
 			} else if err != nil {
 				assert.ErrorIs(t, err, groupconc.ErrRejected)
 			}
-		case relOpShutdownGroup:
+		case fuzzOpShutdownGroup:
 			e.ShutdownGroup(keys[int(in.next())%len(keys)])
-		case relOpEvict:
+		case fuzzOpEvict:
 			key := keys[int(in.next())%len(keys)]
-			if probe, ok := e.RelGroupProbe(key); ok {
+			if probe, ok := e.GroupProbe(key); ok {
 				probes = append(probes, probe)
 				gen[key]++
 			}
 			e.EvictGroup(key)
-		case relOpShutdown:
+		case fuzzOpShutdown:
 			d := time.Duration(in.next()%8) * time.Millisecond
 			ctx, cancel := context.WithTimeout(t.Context(), d)
 			start := time.Now()
@@ -308,9 +308,9 @@ func relRunOps(t *testing.T, data []byte) {
 				assert.ErrorIs(t, err, context.DeadlineExceeded)
 				assert.Equal(t, d, time.Since(start), "I7: Shutdown returns at its deadline")
 			}
-		case relOpClose:
+		case fuzzOpClose:
 			o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
-		case relOpSleep:
+		case fuzzOpSleep:
 			// Fake time passes: deadlines and timed tasks come due.
 			time.Sleep(time.Duration(in.next()%16) * time.Millisecond)
 		}
@@ -342,15 +342,15 @@ func relRunOps(t *testing.T, data []byte) {
 	for i, probe := range probes {
 		assert.NoError(t, probe(), "I2: evicted group state %d", i)
 	}
-	relCheckOutcomes(t, o, tasks)
+	fuzzCheckOutcomes(t, o, tasks)
 	if testing.Verbose() {
 		t.Logf("%d tasks, %d evictions; %+v", len(tasks), len(probes), e.Stats())
 	}
 }
 
-// relCheckOutcomes checks each task's result against what its function did:
+// fuzzCheckOutcomes checks each task's result against what its function did:
 // a function that ran to its end decides the result unless Cancel won first.
-func relCheckOutcomes(t *testing.T, o *oracle, tasks []*relFuzzTask) {
+func fuzzCheckOutcomes(t *testing.T, o *oracle, tasks []*fuzzTask) {
 	t.Helper()
 	for _, ft := range tasks {
 		res := ft.h.Wait()
@@ -360,7 +360,7 @@ func relCheckOutcomes(t *testing.T, o *oracle, tasks []*relFuzzTask) {
 		case ft.cancelled:
 			assert.Equal(t, groupconc.StatusCancelled, res.Status, "Cancel won")
 			assert.Equal(t, context.Canceled, res.Err)
-		case ft.do == relDoPreCancelled:
+		case ft.do == fuzzDoPreCancelled:
 			assert.Equal(t, groupconc.StatusCancelled, res.Status)
 			assert.False(t, ran, "a task with a done context never runs")
 		case !ran:
@@ -368,17 +368,17 @@ func relCheckOutcomes(t *testing.T, o *oracle, tasks []*relFuzzTask) {
 			if !o.handler {
 				assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected}, res.Status, "a task that never ran")
 			}
-		case ft.do == relDoSucceed:
+		case ft.do == fuzzDoSucceed:
 			assert.Equal(t, groupconc.StatusSuccess, res.Status)
 			assert.Equal(t, 1, res.Value)
-		case ft.do == relDoFail:
+		case ft.do == fuzzDoFail:
 			assert.Equal(t, groupconc.StatusFailed, res.Status)
-			assert.ErrorIs(t, res.Err, relFuzzError{}, "the task's own error, unwrapped")
-		case ft.do == relDoPanic, ft.do == relDoGoexit:
+			assert.ErrorIs(t, res.Err, fuzzError{}, "the task's own error, unwrapped")
+		case ft.do == fuzzDoPanic, ft.do == fuzzDoGoexit:
 			assert.Equal(t, groupconc.StatusFailed, res.Status)
 			var pe *groupconc.PanicError
 			assert.ErrorAs(t, res.Err, &pe)
-		case ft.do == relDoBlock:
+		case ft.do == fuzzDoBlock:
 			assert.Equal(t, groupconc.StatusSuccess, res.Status, "it ignores its context")
 		default: // blockCtx, sleep: finished or cancelled
 			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusSuccess, groupconc.StatusCancelled}, res.Status)

@@ -2,12 +2,8 @@ package groupconc
 
 import (
 	"context"
-	"errors"
-	"runtime/debug"
 	"time"
 )
-
-var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's goroutine")
 
 // TaskHandle is the caller's view of one submitted task: its result, a way to
 // wait for it, and a way to cancel it. Submit returns it; the zero value is
@@ -20,7 +16,7 @@ var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's gorou
 // until it returns.
 type TaskHandle[T any] struct {
 	t     task
-	value T // written before the task completes, and only on success
+	value T // written by the task's body on success; read only if the result says SUCCESS
 	// fn comes after value: a zero-size value last (T = struct{}) would
 	// pad the handle by a word, so that &value points inside it.
 	fn Task[T]
@@ -45,7 +41,7 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 // gives back the permits of earlier layers and its queue slot a moment
 // later, on a goroutine of the executor; a running function sees its context
 // cancelled and keeps its permits until it returns.
-func (h *TaskHandle[T]) Cancel() bool { return h.t.cancelNow(context.Canceled) }
+func (h *TaskHandle[T]) Cancel() bool { return h.t.exec.cancel(&h.t, context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
@@ -101,85 +97,4 @@ func (h *TaskHandle[T]) result() GroupResult[T] {
 		r.Value = h.value
 	}
 	return r
-}
-
-func (h *TaskHandle[T]) run(ctx context.Context, start int64) {
-	t := &h.t
-	var (
-		v        T
-		err      error
-		returned bool
-	)
-	defer func() {
-		status := StatusSuccess
-		switch {
-		case !returned:
-			status, err = StatusFailed, panicError(recover())
-		case err != nil:
-			status = failedOrCancelled(ctx, err)
-		}
-		end := t.since()
-		t.releasePermits()
-		if t.claim() {
-			if status == StatusSuccess {
-				h.value = v
-			}
-			t.publish(status, err, false, start, end)
-		}
-		h.completed()
-	}()
-	v, err = h.fn(ctx)
-	returned = true
-}
-
-// panicError wraps what recover returned; nil means the function called
-// runtime.Goexit (a panic(nil) recovers as *runtime.PanicNilError).
-func panicError(r any) *PanicError {
-	if r == nil {
-		r = errGoexit
-	}
-	return &PanicError{Value: r, Stack: debug.Stack()}
-}
-
-// failedOrCancelled classifies a function's error: its context's own error,
-// returned while that context is done, means CANCELLED.
-func failedOrCancelled(ctx context.Context, err error) TaskStatus {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return StatusCancelled
-	}
-	return StatusFailed
-}
-
-// completed tells the listener, if any, the task's final result. It is kept
-// small: building the GroupResult[any] takes a large frame, which would grow
-// every task goroutine's stack if it were reserved when there is no listener.
-func (h *TaskHandle[T]) completed() {
-	if l := h.t.exec.listener(); l != nil {
-		h.tellCompleted(l)
-	}
-}
-
-//go:noinline
-func (h *TaskHandle[T]) tellCompleted(l TaskLifecycleListener) {
-	// The handle may have been claimed by Cancel, which publishes right
-	// after; the result is readable once it has.
-	h.t.wait()
-	r := h.result()
-	notifyCompleted(l, r.GroupKey, r.TaskID, GroupResult[any]{
-		GroupKey:  r.GroupKey,
-		TaskID:    r.TaskID,
-		Status:    r.Status,
-		Value:     anyValue(r),
-		Err:       r.Err,
-		Submitted: r.Submitted,
-		Start:     r.Start,
-		End:       r.End,
-	})
-}
-
-func anyValue[T any](r GroupResult[T]) any {
-	if r.Status != StatusSuccess {
-		return nil
-	}
-	return r.Value
 }

@@ -34,8 +34,8 @@ func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
 	for _, via := range []string{"Stats", "Submit"} {
 		t.Run(via, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
-				bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+				e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
+				quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
 				require.Equal(t, []string{"a"}, idleKeys(e))
 
 				time.Sleep(2 * idleTTL)
@@ -43,7 +43,7 @@ func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
 				case "Stats":
 					assert.Equal(t, 0, e.Stats().Groups, "Stats().Groups")
 				case "Submit":
-					bpQuiesce(t, e, bpSubmit(t, e, "b", "0", relOK))
+					quiesce(t, e, submit(t, t.Context(), e, "b", "0", succeed))
 					assert.Equal(t, 1, e.Stats().Groups, "Stats().Groups: b only")
 				}
 				_, ok := e.GroupStats("a")
@@ -56,22 +56,22 @@ func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
 
 func TestIdleGroupIsForgottenAfterEveryKindOfEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).
 			DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1))
 		gate := make(chan struct{})
 		var hs []*groupconc.TaskHandle[int]
-		hs = append(hs, bpSubmit(t, e, "a", "runs", coreGated(gate, 0)))
-		hs = append(hs, bpSubmit(t, e, "a", "cancelled", relOK))
-		hs = append(hs, bpSubmit(t, e, "a", "rejected", relOK))
-		hs = append(hs, bpSubmit(t, e, "b", "fails", func(context.Context) (int, error) { return 0, errCoreBoom }))
-		hs = append(hs, bpSubmit(t, e, "c", "panics", func(context.Context) (int, error) { panic("boom") }))
+		hs = append(hs, submit(t, t.Context(), e, "a", "runs", gated(gate, 0)))
+		hs = append(hs, submit(t, t.Context(), e, "a", "cancelled", succeed))
+		hs = append(hs, submit(t, t.Context(), e, "a", "rejected", succeed))
+		hs = append(hs, submit(t, t.Context(), e, "b", "fails", func(context.Context) (int, error) { return 0, errBoom }))
+		hs = append(hs, submit(t, t.Context(), e, "c", "panics", func(context.Context) (int, error) { panic("boom") }))
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		hs = append(hs, bpSubmitCtx(t, ctx, e, "d", "dead on arrival", relOK))
+		hs = append(hs, submit(t, ctx, e, "d", "dead on arrival", succeed))
 		synctest.Wait()
 		hs[1].Cancel()
 		close(gate)
-		bpQuiesce(t, e, hs...)
+		quiesce(t, e, hs...)
 		require.ElementsMatch(t, []string{"a", "b", "c", "d"}, idleKeys(e))
 
 		time.Sleep(2 * idleTTL)
@@ -83,17 +83,17 @@ func TestIdleGroupIsForgottenAfterEveryKindOfEnd(t *testing.T) {
 func TestResolversAreCalledAgainForAForgottenGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
-		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(groupconc.IsolationFairShare).
+		e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(groupconc.IsolationFairShare).
 			ConcurrencyResolver(func(string) int { return int(calls.Add(1)) }).
 			WeightResolver(func(string) int { return 10 * int(calls.Load()) }))
-		bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
-		bpQuiesce(t, e, bpSubmit(t, e, "a", "1", relOK))
-		gs := stGroup(t, e, "a")
+		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
+		quiesce(t, e, submit(t, t.Context(), e, "a", "1", succeed))
+		gs := groupStats(t, e, "a")
 		require.Equal(t, [2]int{1, 10}, [2]int{gs.MaxConcurrency, gs.Weight})
 
 		time.Sleep(2 * idleTTL)
-		bpQuiesce(t, e, bpSubmit(t, e, "a", "2", relOK))
-		gs = stGroup(t, e, "a")
+		quiesce(t, e, submit(t, t.Context(), e, "a", "2", succeed))
+		gs = groupStats(t, e, "a")
 		assert.Equal(t, [2]int{2, 20}, [2]int{gs.MaxConcurrency, gs.Weight}, "limits resolved again")
 		assert.EqualValues(t, 2, calls.Load(), "concurrency resolver calls")
 	})
@@ -103,14 +103,14 @@ func TestBusyGroupIsNeverForgottenHoweverLongItsTasksRunOrWait(t *testing.T) {
 	for _, mode := range fsModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(mode).
+				e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).Isolation(mode).
 					GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(1))
 				var starts fsStarts
-				run, waitA, waitB := bpNewTask(t, 0), bpNewTask(t, 1), bpNewTask(t, 2)
+				run, waitA, waitB := newGatedTask(t, 0), newGatedTask(t, 1), newGatedTask(t, 2)
 				hs := []*groupconc.TaskHandle[int]{
-					bpSubmit(t, e, "a", "runs", starts.task("runs", run)),
-					bpSubmit(t, e, "a", "waits", starts.task("waits", waitA)),   // for a's concurrency
-					bpSubmit(t, e, "b", "waits", starts.task("b-waits", waitB)), // for the global permit
+					submit(t, t.Context(), e, "a", "runs", starts.task("runs", run)),
+					submit(t, t.Context(), e, "a", "waits", starts.task("waits", waitA)),   // for a's concurrency
+					submit(t, t.Context(), e, "b", "waits", starts.task("b-waits", waitB)), // for the global permit
 				}
 				synctest.Wait()
 				require.Equal(t, []string{"runs"}, starts.list())
@@ -119,7 +119,7 @@ func TestBusyGroupIsNeverForgottenHoweverLongItsTasksRunOrWait(t *testing.T) {
 				for i := range 40 {
 					time.Sleep(idleTTL / 2)
 					e.Stats()
-					bpSubmit(t, e, fmt.Sprint("other", i), "0", relOK).Cancel()
+					submit(t, t.Context(), e, fmt.Sprint("other", i), "0", succeed).Cancel()
 				}
 				synctest.Wait()
 				for key, busy := range map[string]int{"a": 2, "b": 1} {
@@ -129,15 +129,15 @@ func TestBusyGroupIsNeverForgottenHoweverLongItsTasksRunOrWait(t *testing.T) {
 					}
 				}
 				// Forgetting a now would let a new task run beside "runs".
-				late := bpNewTask(t, 3)
-				hs = append(hs, bpSubmit(t, e, "a", "late", starts.task("late", late)))
+				late := newGatedTask(t, 3)
+				hs = append(hs, submit(t, t.Context(), e, "a", "late", starts.task("late", late)))
 				synctest.Wait()
 				assert.Equal(t, []string{"runs"}, starts.list(), "started while a's only permit is held")
 
-				for _, k := range []*bpTask{run, waitA, waitB, late} {
+				for _, k := range []*gatedTask{run, waitA, waitB, late} {
 					k.Release()
 				}
-				bpQuiesce(t, e, hs...)
+				quiesce(t, e, hs...)
 				assert.Len(t, starts.list(), 4)
 			})
 		})
@@ -148,23 +148,23 @@ func TestIdleExecutorKeepsNoGoroutineForItsGroups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Never closed: the bubble must still end with no goroutine left,
 		// before and after the groups are forgotten.
-		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).GlobalMaxInFlight(3)))
+		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).GlobalMaxInFlight(3)))
 		var hs []*groupconc.TaskHandle[int]
 		for i := range 100 {
-			hs = append(hs, coreSubmit(t, t.Context(), e, fmt.Sprint("g", i), "0", relOK))
+			hs = append(hs, submit(t, t.Context(), e, fmt.Sprint("g", i), "0", succeed))
 		}
-		bpQuiesce(t, e, hs...)
+		quiesce(t, e, hs...)
 		time.Sleep(10 * idleTTL)
 		assert.Equal(t, 0, e.Stats().Groups)
 		time.Sleep(10 * idleTTL)
-		bpQuiesce(t, e, coreSubmit(t, t.Context(), e, "late", "0", relOK))
+		quiesce(t, e, submit(t, t.Context(), e, "late", "0", succeed))
 	})
 }
 
 func TestIdleGroupTTLTurnedOnByUpdatePolicyCountsIdleGroupsFromThen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder())
-		bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+		e := newExecutor(t, groupconc.NewPolicyBuilder())
+		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
 		time.Sleep(10 * idleTTL)
 		require.Equal(t, 1, e.Stats().Groups, "without a TTL groups are kept")
 
@@ -172,7 +172,7 @@ func TestIdleGroupTTLTurnedOnByUpdatePolicyCountsIdleGroupsFromThen(t *testing.T
 		time.Sleep(2 * idleTTL)
 		assert.Equal(t, 0, e.Stats().Groups, "idle for 2×TTL since UpdatePolicy")
 
-		bpQuiesce(t, e, bpSubmit(t, e, "b", "0", relOK))
+		quiesce(t, e, submit(t, t.Context(), e, "b", "0", succeed))
 		upUpdate(t, e, groupconc.NewPolicyBuilder())
 		time.Sleep(10 * idleTTL)
 		assert.Equal(t, 1, e.Stats().Groups, "the TTL turned off again")
@@ -186,8 +186,8 @@ func TestBuildRejectsANegativeIdleGroupTTL(t *testing.T) {
 	assert.ErrorContains(t, err, "IdleGroupTTL")
 
 	assert.Equal(t, time.Duration(0), groupconc.DefaultPolicy().IdleGroupTTL(), "default: never")
-	assert.Equal(t, time.Duration(0), coreBuild(t, groupconc.NewPolicyBuilder()).IdleGroupTTL(), "builder default")
-	assert.Equal(t, idleTTL, coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL)).IdleGroupTTL())
+	assert.Equal(t, time.Duration(0), mustBuild(t, groupconc.NewPolicyBuilder()).IdleGroupTTL(), "builder default")
+	assert.Equal(t, idleTTL, mustBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL)).IdleGroupTTL())
 }
 
 func TestManyDistinctKeysOverTimeKeepTheGroupCountBounded(t *testing.T) {
@@ -201,12 +201,12 @@ func TestManyDistinctKeysOverTimeKeepTheGroupCountBounded(t *testing.T) {
 		if testing.Short() {
 			keys = 10_000
 		}
-		e := bpNew(t, groupconc.NewPolicyBuilder().IdleGroupTTL(ttl))
+		e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(ttl))
 		peak := 0
 		for i := 0; i < keys; i += batch {
 			hs := make([]*groupconc.TaskHandle[int], batch)
 			for j := range hs {
-				hs[j] = bpSubmit(t, e, fmt.Sprint("k", i+j), "0", relOK)
+				hs[j] = submit(t, t.Context(), e, fmt.Sprint("k", i+j), "0", succeed)
 			}
 			for _, h := range hs {
 				h.Wait()
@@ -229,10 +229,10 @@ func TestManyDistinctKeysOverTimeKeepTheGroupCountBounded(t *testing.T) {
 func TestIdleGroupsForgottenWhileSubmittersRaceNeverLetAKeyExceedItsLimit(t *testing.T) {
 	// Real time, a TTL of a nanosecond: groups are forgotten as soon as they
 	// are idle, while four submitters use the same three keys.
-	e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(time.Nanosecond).DefaultMaxConcurrencyPerGroup(1)))
+	e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().IdleGroupTTL(time.Nanosecond).DefaultMaxConcurrencyPerGroup(1)))
 	defer e.Close()
 	keys := []string{"a", "b", "c"}
-	gauges := map[string]*coreGauge{"a": {}, "b": {}, "c": {}}
+	gauges := map[string]*gauge{"a": {}, "b": {}, "c": {}}
 	var submitters sync.WaitGroup
 	for s := range 4 {
 		submitters.Go(func() {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,155 +19,65 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// Listener events as bpRecorder names them.
-const (
-	bpEvSubmitted = "submitted"
-	bpEvRejected  = "rejected"
-	bpEvStarted   = "started"
-	bpEvCompleted = "completed"
-)
-
-// bpRecorder is a TaskLifecycleListener that keeps each task's events in
-// order, with its OnCompleted result and OnRejected reason.
-type bpRecorder struct {
-	mu      sync.Mutex
-	events  map[string][]string                   // guarded by mu; by bpKey
-	results map[string]groupconc.GroupResult[any] // guarded by mu
-	reasons map[string]string                     // guarded by mu
-}
-
-func bpNewRecorder() *bpRecorder {
-	return &bpRecorder{
-		events:  map[string][]string{},
-		results: map[string]groupconc.GroupResult[any]{},
-		reasons: map[string]string{},
-	}
-}
-
-func bpKey(groupKey, taskID string) string { return groupKey + "/" + taskID }
-
-func (r *bpRecorder) add(groupKey, taskID, ev string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	k := bpKey(groupKey, taskID)
-	r.events[k] = append(r.events[k], ev)
-}
-
-func (r *bpRecorder) OnSubmitted(groupKey, taskID string) { r.add(groupKey, taskID, bpEvSubmitted) }
-func (r *bpRecorder) OnStarted(groupKey, taskID string)   { r.add(groupKey, taskID, bpEvStarted) }
-
-func (r *bpRecorder) OnCompleted(groupKey, taskID string, result groupconc.GroupResult[any]) {
-	r.mu.Lock()
-	r.results[bpKey(groupKey, taskID)] = result
-	r.mu.Unlock()
-	r.add(groupKey, taskID, bpEvCompleted)
-}
-
-func (r *bpRecorder) OnRejected(groupKey, taskID, reason string) {
-	r.mu.Lock()
-	r.reasons[bpKey(groupKey, taskID)] = reason
-	r.mu.Unlock()
-	r.add(groupKey, taskID, bpEvRejected)
-}
-
-// Events returns a copy of the task's events so far.
-func (r *bpRecorder) Events(groupKey, taskID string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.events[bpKey(groupKey, taskID)]...)
-}
-
-// Result returns the result OnCompleted reported for the task.
-func (r *bpRecorder) Result(groupKey, taskID string) (groupconc.GroupResult[any], bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res, ok := r.results[bpKey(groupKey, taskID)]
-	return res, ok
-}
-
-// Reason returns the reason OnRejected reported for the task.
-func (r *bpRecorder) Reason(groupKey, taskID string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.reasons[bpKey(groupKey, taskID)]
-}
-
-// Count returns how many events of kind ev were recorded, over all tasks.
-func (r *bpRecorder) Count(ev string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, evs := range r.events {
-		for _, e := range evs {
-			if e == ev {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-var _ groupconc.TaskLifecycleListener = (*bpRecorder)(nil)
-
 func TestListenerSeesEachTasksEventsInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := bpNewRecorder()
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		rec := newRecorder()
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"r": 0}).
 			TaskLifecycleListener(rec))
-		crec := bpNewRecorder()
-		ce := bpNew(t, groupconc.NewPolicyBuilder().
+		crec := newRecorder()
+		ce := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultQueueThresholdPerGroup(0).
 			RejectionPolicy(groupconc.RejectCallerRuns).
 			TaskLifecycleListener(crec))
 
-		a1, a2, a3 := bpNewTask(t, 1), bpNewTask(t, 2), bpNewTask(t, 3)
-		hA1 := bpSubmit(t, e, "a", "runs", a1.Fn)
+		a1, a2, a3 := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
+		hA1 := submit(t, t.Context(), e, "a", "runs", a1.Fn)
 		synctest.Wait()
-		hA2 := bpSubmit(t, e, "a", "waits-then-runs", a2.Fn)
-		hA3 := bpSubmit(t, e, "a", "cancelled-waiting", a3.Fn)
+		hA2 := submit(t, t.Context(), e, "a", "waits-then-runs", a2.Fn)
+		hA3 := submit(t, t.Context(), e, "a", "cancelled-waiting", a3.Fn)
 		synctest.Wait()
-		assert.Equal(t, []string{bpEvSubmitted, bpEvStarted}, rec.Events("a", "runs"))
-		assert.Equal(t, []string{bpEvSubmitted}, rec.Events("a", "waits-then-runs"))
+		assert.Equal(t, []string{evSubmitted, evStarted}, rec.Events("a", "runs"))
+		assert.Equal(t, []string{evSubmitted}, rec.Events("a", "waits-then-runs"))
 		require.True(t, hA3.Cancel())
 
-		r1 := bpNewTask(t, 4)
-		hR1 := bpSubmit(t, e, "r", "runs", r1.Fn)
+		r1 := newGatedTask(t, 4)
+		hR1 := submit(t, t.Context(), e, "r", "runs", r1.Fn)
 		synctest.Wait()
-		hR2 := bpSubmit(t, e, "r", "rejected", r1.Fn)
+		hR2 := submit(t, t.Context(), e, "r", "rejected", r1.Fn)
 
 		errBoom := errors.New("boom")
-		hErr := bpSubmit(t, e, "f", "error", func(context.Context) (int, error) { return 0, errBoom })
-		hPanic := bpSubmit(t, e, "p", "panic", func(context.Context) (int, error) { panic("boom") })
+		hErr := submit(t, t.Context(), e, "f", "error", func(context.Context) (int, error) { return 0, errBoom })
+		hPanic := submit(t, t.Context(), e, "p", "panic", func(context.Context) (int, error) { panic("boom") })
 
-		c1, c2 := bpNewTask(t, 5), bpNewTask(t, 6)
-		hC1 := bpSubmit(t, ce, "c", "runs", c1.Fn)
+		c1, c2 := newGatedTask(t, 5), newGatedTask(t, 6)
+		hC1 := submit(t, t.Context(), ce, "c", "runs", c1.Fn)
 		synctest.Wait()
-		hC2 := bpSubmit(t, ce, "c", "caller-runs", c2.Fn)
+		hC2 := submit(t, t.Context(), ce, "c", "caller-runs", c2.Fn)
 
-		for _, k := range []*bpTask{a1, a2, a3, r1, c1, c2} {
+		for _, k := range []*gatedTask{a1, a2, a3, r1, c1, c2} {
 			k.Release()
 		}
-		bpQuiesce(t, e, hA1, hA2, hA3, hR1, hR2, hErr, hPanic)
-		bpQuiesce(t, ce, hC1, hC2)
+		quiesce(t, e, hA1, hA2, hA3, hR1, hR2, hErr, hPanic)
+		quiesce(t, ce, hC1, hC2)
 
-		ran := []string{bpEvSubmitted, bpEvStarted, bpEvCompleted}
+		ran := []string{evSubmitted, evStarted, evCompleted}
 		for _, c := range []struct {
-			rec          *bpRecorder
+			rec          *recorder
 			h            *groupconc.TaskHandle[int]
 			want         []string
 			wantComplete bool
 		}{
 			{rec, hA1, ran, true},
 			{rec, hA2, ran, true},
-			{rec, hA3, []string{bpEvSubmitted, bpEvCompleted}, true},
+			{rec, hA3, []string{evSubmitted, evCompleted}, true},
 			{rec, hR1, ran, true},
-			{rec, hR2, []string{bpEvSubmitted, bpEvRejected}, false},
+			{rec, hR2, []string{evSubmitted, evRejected}, false},
 			{rec, hErr, ran, true},
 			{rec, hPanic, ran, true},
 			{crec, hC1, ran, true},
-			{crec, hC2, []string{bpEvSubmitted, bpEvRejected, bpEvStarted, bpEvCompleted}, true},
+			{crec, hC2, []string{evSubmitted, evRejected, evStarted, evCompleted}, true},
 		} {
 			g, id := c.h.GroupKey(), c.h.TaskID()
 			assert.Equal(t, c.want, c.rec.Events(g, id), "events of %s/%s", g, id)
@@ -196,28 +108,28 @@ func TestListenerPanicsAreRecoveredAndTheExecutorKeepsWorking(t *testing.T) {
 			Completed: func(string, string, groupconc.GroupResult[any]) { completed.Add(1); panic("OnCompleted") },
 			Rejected:  func(string, string, string) { rejected.Add(1); panic(errors.New("OnRejected")) },
 		}
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": 1, "c": 0}).
 			TaskLifecycleListener(l))
-		a1, a2 := bpNewTask(t, 1), bpNewTask(t, 2)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		a1, a2 := newGatedTask(t, 1), newGatedTask(t, 2)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
 		synctest.Wait()
 		require.True(t, a1.started.Load())
-		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn)
-		hA3 := bpSubmit(t, e, "a", "a3", a2.Fn)
+		hA2 := submit(t, t.Context(), e, "a", "a2", a2.Fn)
+		hA3 := submit(t, t.Context(), e, "a", "a3", a2.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hA3, "group")
+		requireRejected(t, hA3, "group")
 		a1.Release()
 		a2.Release()
-		bpQuiesce(t, e, hA1, hA2)
-		assert.Equal(t, 1, bpResult(t, hA1).Value)
-		assert.Equal(t, 2, bpResult(t, hA2).Value)
+		quiesce(t, e, hA1, hA2)
+		assert.Equal(t, 1, doneResult(t, hA1).Value)
+		assert.Equal(t, 2, doneResult(t, hA2).Value)
 
 		// A panicking task completes FAILED with the listener panicking
 		// around it.
-		hPanic := bpSubmit(t, e, "b", "panic", func(context.Context) (int, error) { panic("task") })
-		bpQuiesce(t, e, hPanic)
+		hPanic := submit(t, t.Context(), e, "b", "panic", func(context.Context) (int, error) { panic("task") })
+		quiesce(t, e, hPanic)
 		var pe *groupconc.PanicError
 		require.ErrorAs(t, hPanic.Wait().Err, &pe)
 		assert.Equal(t, "task", pe.Value)
@@ -228,13 +140,13 @@ func TestListenerPanicsAreRecoveredAndTheExecutorKeepsWorking(t *testing.T) {
 		assert.Equal(t, int32(1), rejected.Load(), "OnRejected calls")
 
 		// The executor still accepts, runs and limits tasks.
-		c1, c2 := bpNewTask(t, 5), bpNewTask(t, 6)
-		hC1 := bpSubmit(t, e, "c", "c1", c1.Fn)
+		c1, c2 := newGatedTask(t, 5), newGatedTask(t, 6)
+		hC1 := submit(t, t.Context(), e, "c", "c1", c1.Fn)
 		synctest.Wait()
 		require.True(t, c1.started.Load())
-		bpRequireRejected(t, bpSubmit(t, e, "c", "c2", c2.Fn), "group")
+		requireRejected(t, submit(t, t.Context(), e, "c", "c2", c2.Fn), "group")
 		c1.Release()
-		bpQuiesce(t, e, hC1)
+		quiesce(t, e, hC1)
 		assert.Equal(t, groupconc.StatusSuccess, hC1.Wait().Status)
 		s := e.Stats()
 		assert.Equal(t, uint64(6), s.Submitted, "submitted")
@@ -261,14 +173,14 @@ func TestListenerCanSubmitFromOnCompletedWithoutDeadlock(t *testing.T) {
 				next <- h
 			},
 		}
-		e = bpNew(t, groupconc.NewPolicyBuilder().
+		e = newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			DefaultQueueThresholdPerGroup(0).
 			TaskLifecycleListener(l))
-		first := bpSubmit(t, e, "a", "first", func(context.Context) (int, error) { return 1, nil })
+		first := submit(t, t.Context(), e, "a", "first", func(context.Context) (int, error) { return 1, nil })
 		second := <-next
 		require.NotNil(t, second)
-		bpQuiesce(t, e, first, second)
+		quiesce(t, e, first, second)
 		assert.Equal(t, 1, first.Wait().Value)
 		r := second.Wait()
 		assert.Equal(t, groupconc.StatusSuccess, r.Status, "err %v", r.Err)
@@ -291,18 +203,18 @@ func TestListenerFuncsWithNilFieldsIsFine(t *testing.T) {
 		{Completed: func(string, string, groupconc.GroupResult[any]) { completed.Add(1) }},
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			e := bpNew(t, groupconc.NewPolicyBuilder().
+			e := newExecutor(t, groupconc.NewPolicyBuilder().
 				DefaultQueueThresholdPerGroup(0).
 				RejectionPolicy(groupconc.RejectCallerRuns).
 				TaskLifecycleListener(l))
-			busy := bpNewTask(t, 1)
-			hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
+			busy := newGatedTask(t, 1)
+			hBusy := submit(t, t.Context(), e, "a", "busy", busy.Fn)
 			synctest.Wait()
-			hCallerRuns := bpSubmit(t, e, "a", "caller-runs", func(context.Context) (int, error) { return 2, nil })
-			hCancelled := bpSubmit(t, e, "b", "cancelled", busy.Fn)
+			hCallerRuns := submit(t, t.Context(), e, "a", "caller-runs", func(context.Context) (int, error) { return 2, nil })
+			hCancelled := submit(t, t.Context(), e, "b", "cancelled", busy.Fn)
 			hCancelled.Cancel() // waiting or running: either way it completes once
 			busy.Release()
-			bpQuiesce(t, e, hBusy, hCallerRuns, hCancelled)
+			quiesce(t, e, hBusy, hCallerRuns, hCancelled)
 			assert.Equal(t, 1, hBusy.Wait().Value)
 			assert.Equal(t, 2, hCallerRuns.Wait().Value)
 		})
@@ -310,18 +222,18 @@ func TestListenerFuncsWithNilFieldsIsFine(t *testing.T) {
 	assert.Equal(t, int32(3), completed.Load(), "OnCompleted calls of the listener that has Completed")
 }
 
-// bpLoadExecutor is one executor of the mixed load, with what the test
+// loadExecutor is one executor of the mixed load, with what the test
 // needs to check it afterwards.
-type bpLoadExecutor struct {
+type loadExecutor struct {
 	name    string
 	e       *groupconc.GroupExecutor
-	rec     *bpRecorder
+	rec     *recorder
 	mu      sync.Mutex
 	handles []*groupconc.TaskHandle[int] // guarded by mu
 	cancel  []*groupconc.TaskHandle[int] // guarded by mu; to cancel by handle
 }
 
-func (x *bpLoadExecutor) add(h *groupconc.TaskHandle[int], byHandle bool) {
+func (x *loadExecutor) add(h *groupconc.TaskHandle[int], byHandle bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.handles = append(x.handles, h)
@@ -330,8 +242,8 @@ func (x *bpLoadExecutor) add(h *groupconc.TaskHandle[int], byHandle bool) {
 	}
 }
 
-// bpTaskIndex returns n for a task ID "t<n>".
-func bpTaskIndex(id string) int {
+// taskIndex returns n for a task ID "t<n>".
+func taskIndex(id string) int {
 	n, _ := strconv.Atoi(strings.TrimPrefix(id, "t"))
 	return n
 }
@@ -349,7 +261,7 @@ func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
 		defer cancelCtx()
 
 		handler := func(ctx context.Context, r *groupconc.Rejection) (any, error) {
-			switch bpTaskIndex(r.TaskID) % 4 {
+			switch taskIndex(r.TaskID) % 4 {
 			case 0:
 				return r.Run(ctx)
 			case 1:
@@ -360,7 +272,7 @@ func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
 				panic("handler boom")
 			}
 		}
-		base := func(rec *bpRecorder) *groupconc.PolicyBuilder {
+		base := func(rec *recorder) *groupconc.PolicyBuilder {
 			return groupconc.NewPolicyBuilder().
 				DefaultMaxConcurrencyPerGroup(2).
 				DefaultQueueThresholdPerGroup(2).
@@ -368,7 +280,7 @@ func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
 				GlobalQueueThreshold(3).
 				TaskLifecycleListener(rec)
 		}
-		var xs []*bpLoadExecutor
+		var xs []*loadExecutor
 		for _, c := range []struct {
 			name    string
 			policy  groupconc.RejectionPolicy
@@ -379,9 +291,9 @@ func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
 			{"caller-runs", groupconc.RejectCallerRuns, nil},
 			{"handler", groupconc.RejectAbort, handler},
 		} {
-			rec := bpNewRecorder()
-			e := bpNew(t, base(rec).RejectionPolicy(c.policy).RejectionHandler(c.handler))
-			xs = append(xs, &bpLoadExecutor{name: c.name, rec: rec, e: e})
+			rec := newRecorder()
+			e := newExecutor(t, base(rec).RejectionPolicy(c.policy).RejectionHandler(c.handler))
+			xs = append(xs, &loadExecutor{name: c.name, rec: rec, e: e})
 		}
 
 		// Every task waits for release (or its context), then succeeds,
@@ -433,17 +345,17 @@ func TestListenerEventsBalanceUnderAConcurrentMixedLoad(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		for _, x := range xs {
-			bpQuiesce(t, x.e, x.handles...)
-			bpCheckBalanced(t, x)
+			quiesce(t, x.e, x.handles...)
+			checkBalanced(t, x)
 		}
 	})
 }
 
-// bpCheckBalanced checks a quiescent executor of the mixed load: each task's
+// checkBalanced checks a quiescent executor of the mixed load: each task's
 // events come in one of the orders the contract allows, submitted ==
 // completed + rejected-and-never-run, started == completed less the tasks
 // cancelled before they started, and the outcome counters add up.
-func bpCheckBalanced(t *testing.T, x *bpLoadExecutor) {
+func checkBalanced(t *testing.T, x *loadExecutor) {
 	t.Helper()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -473,11 +385,11 @@ func bpCheckBalanced(t *testing.T, x *bpLoadExecutor) {
 		}
 		for _, ev := range evs {
 			switch ev {
-			case bpEvSubmitted:
+			case evSubmitted:
 				submitted++
-			case bpEvStarted:
+			case evStarted:
 				started++
-			case bpEvCompleted:
+			case evCompleted:
 				completed++
 			}
 		}
@@ -494,10 +406,10 @@ func bpCheckBalanced(t *testing.T, x *bpLoadExecutor) {
 		}
 	}
 	assert.Equal(t, len(x.handles), submitted, "%s: submitted events, accepted submits", x.name)
-	assert.Equal(t, x.rec.Count(bpEvSubmitted), submitted, "%s: submitted events of unknown tasks", x.name)
+	assert.Equal(t, x.rec.Count(evSubmitted), submitted, "%s: submitted events of unknown tasks", x.name)
 	assert.Equal(t, submitted, completed+rejectedNeverRun, "%s: submitted, completed + rejected-never-run", x.name)
 	assert.Equal(t, started, completed-cancelledBeforeStart, "%s: started, completed - cancelled-before-start", x.name)
-	assert.Positive(t, x.rec.Count(bpEvRejected), "%s: the load should reject tasks", x.name)
+	assert.Positive(t, x.rec.Count(evRejected), "%s: the load should reject tasks", x.name)
 	assert.Positive(t, started, "%s: the load should run tasks", x.name)
 
 	s := x.e.Stats()
@@ -510,4 +422,118 @@ func bpCheckBalanced(t *testing.T, x *bpLoadExecutor) {
 	assert.Zero(t, s.Running, "%s: running", x.name)
 	assert.Zero(t, s.Waiting, "%s: waiting", x.name)
 	assert.Zero(t, s.GlobalInFlight, "%s: global in flight", x.name)
+}
+
+// Listeners that panic in every event, re-enter the executor, or
+// block: no escaped panic, no lock held (re-entry works), Close returns
+// while one blocks, and every task's events still balance.
+func TestListenerThatPanicsInEveryEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := groupconc.ListenerFuncs{
+			Submitted: func(string, string) { panic("submitted") },
+			Started:   func(string, string) { panic("started") },
+			Completed: func(string, string, groupconc.GroupResult[any]) { panic("completed") },
+			Rejected:  func(string, string, string) { panic("rejected") },
+		}
+		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1).RejectionPolicy(groupconc.RejectCallerRuns), boom)
+		gate := make(chan struct{})
+		var hs []*groupconc.TaskHandle[int]
+		for range 4 { // 1 runs, 1 waits, 2 caller-run
+			hs = append(hs, r.submit("a", block(gate)))
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		cancel()
+		hs = append(hs, r.submitCtx(ctx, "a", succeed)) // cancelled at Submit
+		synctest.Wait()
+		close(gate)
+		for _, h := range hs {
+			h.Wait()
+		}
+		r.finish()
+	})
+}
+
+func TestListenerThatReentersTheExecutor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r *env
+		var follow atomic.Int32
+		reenter := groupconc.ListenerFuncs{
+			Started: func(g, _ string) {
+				if g == "a" {
+					_, _ = r.e.GroupStats(g)
+					_ = r.e.Stats()
+					r.e.ShutdownGroup("unknown")
+				}
+			},
+			Completed: func(g, id string, _ groupconc.GroupResult[any]) {
+				if g == "a" && follow.Add(1) <= 5 {
+					_, err := oracleSubmit(r.o, context.Background(), r.e, "b", id+"+", succeed)
+					assert.NoError(t, err)
+				}
+				if g == "b" {
+					r.e.ShutdownGroup("b")
+				}
+			},
+		}
+		r = newEnv(t, builder().DefaultMaxConcurrencyPerGroup(2), reenter)
+		for range 5 {
+			r.submit("a", succeed)
+		}
+		synctest.Wait()
+		assert.EqualValues(t, 5, follow.Load())
+		r.finish()
+	})
+}
+
+func TestListenerThatBlocksDoesNotBlockClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1), groupconc.ListenerFuncs{
+			Started: func(g, _ string) {
+				if g == "slow" {
+					<-unblock
+				}
+			},
+		})
+		slow := r.submit("slow", succeed)
+		fast := r.submit("fast", succeed)
+		synctest.Wait()
+		assert.Equal(t, groupconc.StatusSuccess, fast.Wait().Status, "a slow listener delays only its own task")
+		assert.False(t, slow.IsDone())
+		start := time.Now()
+		require.NoError(t, r.e.Close())
+		assert.Zero(t, time.Since(start))
+		close(unblock)
+		slow.Wait()
+		r.finish()
+	})
+}
+
+// A listener that calls runtime.Goexit (t.FailNow in a test
+// listener) in OnStarted. The design recovers listener panics, and for the
+// task function it turns Goexit into FAILED so the handle never hangs; the
+// same must hold when the listener does it on the task's goroutine: the
+// permits must come back and the handle must complete.
+func TestListenerGoexitDoesNotStrandTheTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1), groupconc.ListenerFuncs{
+			Started: func(g, _ string) {
+				if g == "goexit" {
+					runtime.Goexit()
+				}
+			},
+		})
+		h := r.submit("goexit", succeed)
+		next := r.submit("goexit", succeed)
+		ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+		defer cancel()
+		_, err := h.Await(ctx)
+		assert.NoError(t, err, "I3/I7: the handle of a task whose listener called Goexit never completes")
+		_, err = next.Await(ctx)
+		assert.NoError(t, err, "I2: the task behind it never gets the permit")
+		assert.NoError(t, r.e.Quiescent(), "I2")
+		// Let the bubble end whatever happened.
+		require.NoError(t, r.e.Close())
+		synctest.Wait()
+	})
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// obsLog is a listener that appends "name:event:task" lines to a shared log.
-func obsLog(mu *sync.Mutex, log *[]string, name string) groupconc.ListenerFuncs {
+// logListener is a listener that appends "name:event:task" lines to a shared log.
+func logListener(mu *sync.Mutex, log *[]string, name string) groupconc.ListenerFuncs {
 	add := func(event, id string) {
 		mu.Lock()
 		*log = append(*log, name+":"+event+":"+id)
@@ -35,7 +35,7 @@ func TestListenersCallEachListenerInOrderAndIsolateTheirPanics(t *testing.T) {
 		Started:   func(string, string) { panic("started") },
 		Completed: func(string, string, groupconc.GroupResult[any]) { panic("completed") },
 	}
-	l := groupconc.Listeners(obsLog(&mu, &log, "first"), nil, panicky, obsLog(&mu, &log, "second"))
+	l := groupconc.Listeners(logListener(&mu, &log, "first"), nil, panicky, logListener(&mu, &log, "second"))
 	p, err := groupconc.NewPolicyBuilder().TaskLifecycleListener(l).Build()
 	require.NoError(t, err)
 	e := groupconc.New(p)

@@ -1,7 +1,7 @@
 package groupconc_test
 
-// The reliability oracle: one reusable set of checks for the invariants of
-// shared/RELIABILITY.md §1, shared by reliability_test.go, fuzz_test.go and
+// The reliability oracle: one reusable set of checks for the invariants
+// below (I1–I8), shared by the env of helpers_test.go, fuzz_test.go and
 // soak_test.go (and usable by any other test of the package).
 //
 //   - I1 limits: gauges raised and lowered inside each task's function

@@ -14,29 +14,29 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// prWarnings records pressure warnings.
-type prWarnings struct {
+// warningLog records pressure warnings.
+type warningLog struct {
 	mu   sync.Mutex
 	list []groupconc.PressureWarning
 }
 
-func (w *prWarnings) add(pw groupconc.PressureWarning) {
+func (w *warningLog) add(pw groupconc.PressureWarning) {
 	w.mu.Lock()
 	w.list = append(w.list, pw)
 	w.mu.Unlock()
 }
 
-func (w *prWarnings) all() []groupconc.PressureWarning {
+func (w *warningLog) all() []groupconc.PressureWarning {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]groupconc.PressureWarning(nil), w.list...)
 }
 
-// prExecutor returns an executor of concurrency 1 per group that reports
+// newWarningExecutor returns an executor of concurrency 1 per group that reports
 // warnings under cfg, and a gate that holds every task it runs.
-func prExecutor(t *testing.T, cfg groupconc.PressureConfig) (*groupconc.GroupExecutor, *prWarnings, chan struct{}) {
+func newWarningExecutor(t *testing.T, cfg groupconc.PressureConfig) (*groupconc.GroupExecutor, *warningLog, chan struct{}) {
 	t.Helper()
-	w := new(prWarnings)
+	w := new(warningLog)
 	p, err := groupconc.NewPolicyBuilder().PressureWarnings(cfg, w.add).Build()
 	require.NoError(t, err)
 	e := groupconc.New(p)
@@ -44,23 +44,14 @@ func prExecutor(t *testing.T, cfg groupconc.PressureConfig) (*groupconc.GroupExe
 	return e, w, make(chan struct{})
 }
 
-func prSubmit(t *testing.T, e *groupconc.GroupExecutor, gate chan struct{}, key, id string) {
-	t.Helper()
-	_, err := groupconc.Submit(context.Background(), e, key, id, func(context.Context) (int, error) {
-		<-gate
-		return 0, nil
-	})
-	require.NoError(t, err)
-}
-
 func TestPressureWarnsWhenAGroupsBacklogReachesTheCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogCount: 3, BacklogAge: time.Hour})
-		prSubmit(t, e, gate, "a", "running")
-		prSubmit(t, e, gate, "a", "w1")
-		prSubmit(t, e, gate, "a", "w2")
+		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogCount: 3, BacklogAge: time.Hour})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "w1", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "w2", gated(gate, 0))
 		assert.Empty(t, w.all(), "2 waiting, below the count")
-		prSubmit(t, e, gate, "a", "w3")
+		submit(t, context.Background(), e, "a", "w3", gated(gate, 0))
 		got := w.all()
 		require.Len(t, got, 1)
 		assert.Equal(t, "a", got[0].GroupKey)
@@ -74,10 +65,10 @@ func TestPressureWarnsWhenAGroupsBacklogReachesTheCount(t *testing.T) {
 
 func TestPressureWarnsAboutAnOldBacklogExactlyWhenItReachesTheAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
+		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
 		start := time.Now()
-		prSubmit(t, e, gate, "a", "running")
-		prSubmit(t, e, gate, "a", "waiting")
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
 		time.Sleep(4*time.Second - time.Nanosecond) // fake clock
 		assert.Empty(t, w.all())
 		time.Sleep(time.Nanosecond)
@@ -96,13 +87,13 @@ func TestPressureWarnsAboutAnOldBacklogExactlyWhenItReachesTheAge(t *testing.T) 
 
 func TestPressureStillWarnsAboutAStuckGroupThatReceivesNothingNew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
-		prSubmit(t, e, gate, "a", "running")
-		prSubmit(t, e, gate, "a", "waiting") // arms the timer for t=4s
+		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for t=4s
 		time.Sleep(time.Second)
-		prSubmit(t, e, gate, "b", "running")
-		prSubmit(t, e, gate, "b", "waiting") // waits from t=1s; the armed timer is a's
-		time.Sleep(5 * time.Second)          // fake clock: to t=6s, 1.5×age after b began
+		submit(t, context.Background(), e, "b", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "b", "waiting", gated(gate, 0)) // waits from t=1s; the armed timer is a's
+		time.Sleep(5 * time.Second)                                        // fake clock: to t=6s, 1.5×age after b began
 		synctest.Wait()
 		var b []groupconc.PressureWarning
 		for _, pw := range w.all() {
@@ -119,20 +110,20 @@ func TestPressureStillWarnsAboutAStuckGroupThatReceivesNothingNew(t *testing.T) 
 
 func TestPressureCooldownCountsTheTriggersItHoldsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Hour, Cooldown: 10 * time.Second})
-		prSubmit(t, e, gate, "a", "running")
-		prSubmit(t, e, gate, "a", "w1") // fires
-		prSubmit(t, e, gate, "a", "w2") // held back
-		prSubmit(t, e, gate, "a", "w3") // held back
+		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Hour, Cooldown: 10 * time.Second})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "w1", gated(gate, 0)) // fires
+		submit(t, context.Background(), e, "a", "w2", gated(gate, 0)) // held back
+		submit(t, context.Background(), e, "a", "w3", gated(gate, 0)) // held back
 		require.Len(t, w.all(), 1)
 		time.Sleep(10 * time.Second)
-		prSubmit(t, e, gate, "a", "w4")
+		submit(t, context.Background(), e, "a", "w4", gated(gate, 0))
 		got := w.all()
 		require.Len(t, got, 2)
 		assert.Equal(t, 2, got[1].Suppressed)
 		assert.Equal(t, 4, got[1].Waiting)
-		prSubmit(t, e, gate, "b", "running")
-		prSubmit(t, e, gate, "b", "w1")
+		submit(t, context.Background(), e, "b", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "b", "w1", gated(gate, 0))
 		assert.Len(t, w.all(), 3, "the cooldown is per group")
 		close(gate)
 	})
@@ -165,9 +156,9 @@ func TestPressureCallbackPanicIsContained(t *testing.T) {
 
 func TestPressureTimerIsDisarmedOnceNothingWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: time.Second})
-		prSubmit(t, e, gate, "a", "running")
-		prSubmit(t, e, gate, "a", "waiting")
+		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogAge: time.Second})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
 		close(gate)
 		synctest.Wait()
 		time.Sleep(time.Hour) // fake clock: a timer still armed would keep firing

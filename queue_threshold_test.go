@@ -3,7 +3,6 @@ package groupconc_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,168 +13,66 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// bpTask is a task whose start the test observes and whose end it controls.
-// Its function ignores its context on purpose: once running, it keeps its
-// permits until the test releases it, whatever cancels it.
-type bpTask struct {
-	value   int
-	started atomic.Bool
-	release chan struct{}
-	once    sync.Once
-}
-
-// bpNewTask returns a gated task returning value; the test's cleanup
-// releases it if the test did not, so no goroutine outlives the bubble.
-func bpNewTask(t *testing.T, value int) *bpTask {
-	k := &bpTask{value: value, release: make(chan struct{})}
-	t.Cleanup(k.Release)
-	return k
-}
-
-// Release lets the task return; it may be called more than once.
-func (k *bpTask) Release() { k.once.Do(func() { close(k.release) }) }
-
-// Fn is the task's function.
-func (k *bpTask) Fn(context.Context) (int, error) {
-	k.started.Store(true)
-	<-k.release
-	return k.value, nil
-}
-
-// bpNew builds b and returns an executor for it, closed by the cleanup.
-func bpNew(t *testing.T, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
-	t.Helper()
-	p, err := b.Build()
-	require.NoError(t, err)
-	e := groupconc.New(p)
-	t.Cleanup(func() { _ = e.Close() })
-	return e
-}
-
-// bpSubmit submits fn under the test's context and requires it accepted.
-func bpSubmit(t *testing.T, e *groupconc.GroupExecutor, group, id string, fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
-	t.Helper()
-	return bpSubmitCtx(t, t.Context(), e, group, id, fn)
-}
-
-func bpSubmitCtx(t *testing.T, ctx context.Context, e *groupconc.GroupExecutor, group, id string, fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
-	t.Helper()
-	h, err := groupconc.Submit(ctx, e, group, id, fn)
-	require.NoError(t, err, "Submit(%s/%s)", group, id)
-	require.NotNil(t, h)
-	return h
-}
-
-// bpResult returns the result of a handle that must already be complete.
-func bpResult(t *testing.T, h *groupconc.TaskHandle[int]) groupconc.GroupResult[int] {
-	t.Helper()
-	require.True(t, h.IsDone(), "task %s/%s: handle not complete, want complete", h.GroupKey(), h.TaskID())
-	return h.Wait()
-}
-
-// bpRequireWaiting requires that the task of h, running k, is accepted but
-// neither started nor complete.
-func bpRequireWaiting(t *testing.T, h *groupconc.TaskHandle[int], k *bpTask) {
-	t.Helper()
-	require.False(t, h.IsDone(), "task %s/%s: complete (%v), want waiting", h.GroupKey(), h.TaskID(), bpStatusIfDone(h))
-	require.False(t, k.started.Load(), "task %s/%s: started, want waiting", h.GroupKey(), h.TaskID())
-}
-
-func bpStatusIfDone(h *groupconc.TaskHandle[int]) groupconc.TaskStatus {
-	if !h.IsDone() {
-		return 0
-	}
-	return h.Wait().Status
-}
-
-// bpRequireRejected requires h complete and REJECTED by the threshold of
-// layer ("group" or "global"), and returns its *RejectedError.
-func bpRequireRejected(t *testing.T, h *groupconc.TaskHandle[int], layer string) *groupconc.RejectedError {
-	t.Helper()
-	r := bpResult(t, h)
-	require.Equal(t, groupconc.StatusRejected, r.Status, "task %s/%s: err %v", h.GroupKey(), h.TaskID(), r.Err)
-	var re *groupconc.RejectedError
-	require.ErrorAs(t, r.Err, &re)
-	require.ErrorIs(t, r.Err, groupconc.ErrRejected)
-	assert.Equal(t, h.GroupKey(), re.GroupKey)
-	assert.Equal(t, h.TaskID(), re.TaskID)
-	other := map[string]string{"group": "global", "global": "group"}[layer]
-	assert.Contains(t, re.Reason, layer, "reason should name the %s threshold", layer)
-	assert.NotContains(t, re.Reason, other, "reason should not name the %s threshold", other)
-	return re
-}
-
-// bpQuiesce waits for every handle, lets every goroutine settle and requires
-// every semaphore of e to be fully available.
-func bpQuiesce(t *testing.T, e *groupconc.GroupExecutor, hs ...*groupconc.TaskHandle[int]) {
-	t.Helper()
-	for _, h := range hs {
-		h.Wait()
-	}
-	synctest.Wait()
-	require.NoError(t, e.Quiescent())
-}
-
 func TestGroupQueueThresholdZeroRejectsOnlyATaskThatWouldHaveToWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			DefaultQueueThresholdPerGroup(0))
-		first := bpNewTask(t, 1)
-		hFirst := bpSubmit(t, e, "a", "first", first.Fn)
+		first := newGatedTask(t, 1)
+		hFirst := submit(t, t.Context(), e, "a", "first", first.Fn)
 		synctest.Wait()
 		require.True(t, first.started.Load(), "a task that can start at once must run under threshold 0")
 		require.False(t, hFirst.IsDone())
 
-		second := bpNewTask(t, 2)
-		hSecond := bpSubmit(t, e, "a", "second", second.Fn)
+		second := newGatedTask(t, 2)
+		hSecond := submit(t, t.Context(), e, "a", "second", second.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hSecond, "group")
+		requireRejected(t, hSecond, "group")
 		assert.False(t, second.started.Load(), "a rejected task must not run")
 
 		// The threshold is per group: another group's task starts at once.
-		other := bpNewTask(t, 3)
-		hOther := bpSubmit(t, e, "b", "other", other.Fn)
+		other := newGatedTask(t, 3)
+		hOther := submit(t, t.Context(), e, "b", "other", other.Fn)
 		synctest.Wait()
 		assert.True(t, other.started.Load(), "group b's task should start: group a's threshold is not b's")
 
 		first.Release()
 		other.Release()
-		bpQuiesce(t, e, hFirst, hOther)
+		quiesce(t, e, hFirst, hOther)
 		assert.Equal(t, groupconc.StatusSuccess, hFirst.Wait().Status)
 
 		// Once the group is free again, a task can start at once and is accepted.
-		third := bpNewTask(t, 4)
+		third := newGatedTask(t, 4)
 		third.Release()
-		assert.Equal(t, groupconc.StatusSuccess, bpSubmit(t, e, "a", "third", third.Fn).Wait().Status)
+		assert.Equal(t, groupconc.StatusSuccess, submit(t, t.Context(), e, "a", "third", third.Fn).Wait().Status)
 	})
 }
 
 func TestGlobalQueueThresholdZeroRejectsOnlyATaskThatWouldHaveToWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(1).
 			GlobalQueueThreshold(0))
-		first := bpNewTask(t, 1)
-		hFirst := bpSubmit(t, e, "a", "first", first.Fn)
+		first := newGatedTask(t, 1)
+		hFirst := submit(t, t.Context(), e, "a", "first", first.Fn)
 		synctest.Wait()
 		require.True(t, first.started.Load(), "a task that can start at once must run under global threshold 0")
 
-		second := bpNewTask(t, 2)
-		hSecond := bpSubmit(t, e, "b", "second", second.Fn)
+		second := newGatedTask(t, 2)
+		hSecond := submit(t, t.Context(), e, "b", "second", second.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hSecond, "global")
+		requireRejected(t, hSecond, "global")
 		assert.False(t, second.started.Load(), "a rejected task must not run")
 
 		first.Release()
-		bpQuiesce(t, e, hFirst)
+		quiesce(t, e, hFirst)
 
-		third := bpNewTask(t, 3)
-		hThird := bpSubmit(t, e, "b", "third", third.Fn)
+		third := newGatedTask(t, 3)
+		hThird := submit(t, t.Context(), e, "b", "third", third.Fn)
 		synctest.Wait()
 		assert.True(t, third.started.Load(), "with the global permit free, a task should start at once")
 		third.Release()
-		bpQuiesce(t, e, hThird)
+		quiesce(t, e, hThird)
 		assert.Equal(t, groupconc.StatusSuccess, hThird.Wait().Status)
 	})
 }
@@ -183,37 +80,37 @@ func TestGlobalQueueThresholdZeroRejectsOnlyATaskThatWouldHaveToWait(t *testing.
 func TestGroupQueueThresholdNAdmitsExactlyNWaiters(t *testing.T) {
 	const n = 3
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": n}))
-		running := bpNewTask(t, 0)
-		hs := []*groupconc.TaskHandle[int]{bpSubmit(t, e, "a", "running", running.Fn)}
+		running := newGatedTask(t, 0)
+		hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "a", "running", running.Fn)}
 		synctest.Wait()
 		require.True(t, running.started.Load())
 
-		waiters := make([]*bpTask, n)
+		waiters := make([]*gatedTask, n)
 		for i := range waiters {
-			waiters[i] = bpNewTask(t, i+1)
-			hs = append(hs, bpSubmit(t, e, "a", "waiter"+string(rune('1'+i)), waiters[i].Fn))
+			waiters[i] = newGatedTask(t, i+1)
+			hs = append(hs, submit(t, t.Context(), e, "a", "waiter"+string(rune('1'+i)), waiters[i].Fn))
 		}
 		synctest.Wait()
 		for i, k := range waiters {
-			bpRequireWaiting(t, hs[i+1], k)
+			requireWaiting(t, hs[i+1], k)
 		}
 		gs, ok := e.GroupStats("a")
 		require.True(t, ok)
 		assert.Equal(t, n, gs.Waiting, "waiting")
 
-		extra := bpNewTask(t, 99)
-		hExtra := bpSubmit(t, e, "a", "extra", extra.Fn)
+		extra := newGatedTask(t, 99)
+		hExtra := submit(t, t.Context(), e, "a", "extra", extra.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hExtra, "group")
+		requireRejected(t, hExtra, "group")
 
 		running.Release()
 		for _, k := range waiters {
 			k.Release()
 		}
-		bpQuiesce(t, e, hs...)
+		quiesce(t, e, hs...)
 		for i, h := range hs {
 			r := h.Wait()
 			assert.Equal(t, groupconc.StatusSuccess, r.Status, "task %s", h.TaskID())
@@ -226,36 +123,36 @@ func TestGroupQueueThresholdNAdmitsExactlyNWaiters(t *testing.T) {
 func TestGlobalQueueThresholdNAdmitsExactlyNWaiters(t *testing.T) {
 	const n = 2
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(1).
 			GlobalQueueThreshold(n))
-		running := bpNewTask(t, 0)
-		hs := []*groupconc.TaskHandle[int]{bpSubmit(t, e, "x", "running", running.Fn)}
+		running := newGatedTask(t, 0)
+		hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "x", "running", running.Fn)}
 		synctest.Wait()
 		require.True(t, running.started.Load())
 
 		// Waiters of distinct groups, so only the global threshold applies.
-		waiters := make([]*bpTask, n)
+		waiters := make([]*gatedTask, n)
 		for i := range waiters {
-			waiters[i] = bpNewTask(t, i+1)
-			hs = append(hs, bpSubmit(t, e, "g"+string(rune('1'+i)), "waiter", waiters[i].Fn))
+			waiters[i] = newGatedTask(t, i+1)
+			hs = append(hs, submit(t, t.Context(), e, "g"+string(rune('1'+i)), "waiter", waiters[i].Fn))
 		}
 		synctest.Wait()
 		for i, k := range waiters {
-			bpRequireWaiting(t, hs[i+1], k)
+			requireWaiting(t, hs[i+1], k)
 		}
 		assert.Equal(t, n, e.Stats().Waiting, "waiting")
 
-		extra := bpNewTask(t, 99)
-		hExtra := bpSubmit(t, e, "extra", "extra", extra.Fn)
+		extra := newGatedTask(t, 99)
+		hExtra := submit(t, t.Context(), e, "extra", "extra", extra.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hExtra, "global")
+		requireRejected(t, hExtra, "global")
 
 		running.Release()
 		for _, k := range waiters {
 			k.Release()
 		}
-		bpQuiesce(t, e, hs...)
+		quiesce(t, e, hs...)
 		for _, h := range hs {
 			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "task %s/%s", h.GroupKey(), h.TaskID())
 		}
@@ -267,24 +164,24 @@ func TestTaskRejectedAtTheConcurrencyLayerGivesBackItsGlobalAndBulkheadPermits(t
 	synctest.Test(t, func(t *testing.T) {
 		// a2 takes the second global permit and the second bulkhead permit of
 		// a, then finds a's concurrency permit taken and may not wait.
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(2).
 			PerGroupMaxInFlight(map[string]int{"a": 2}).
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": 0}))
-		a1 := bpNewTask(t, 1)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		a1 := newGatedTask(t, 1)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
 		synctest.Wait()
 		require.True(t, a1.started.Load())
 
-		a2 := bpNewTask(t, 2)
-		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn)
+		a2 := newGatedTask(t, 2)
+		hA2 := submit(t, t.Context(), e, "a", "a2", a2.Fn)
 		synctest.Wait()
-		bpRequireRejected(t, hA2, "group")
+		requireRejected(t, hA2, "group")
 
 		// Had a2 kept its global permit, b1 would wait for it.
-		b1 := bpNewTask(t, 3)
-		hB1 := bpSubmit(t, e, "b", "b1", b1.Fn)
+		b1 := newGatedTask(t, 3)
+		hB1 := submit(t, t.Context(), e, "b", "b1", b1.Fn)
 		synctest.Wait()
 		assert.True(t, b1.started.Load(), "b1 should start at once: the rejected a2 must give back its global permit")
 		assert.Equal(t, 2, e.Stats().GlobalInFlight, "global in flight (a1, b1)")
@@ -295,73 +192,73 @@ func TestTaskRejectedAtTheConcurrencyLayerGivesBackItsGlobalAndBulkheadPermits(t
 
 		a1.Release()
 		b1.Release()
-		bpQuiesce(t, e, hA1, hB1)
+		quiesce(t, e, hA1, hB1)
 	})
 }
 
 func TestTaskRejectedAfterWaitingForTheGlobalPermitGivesItBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := bpNewRecorder()
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		rec := newRecorder()
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(2).
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": 0}).
 			TaskLifecycleListener(rec))
-		a1 := bpNewTask(t, 1)
-		x1 := bpNewTask(t, 2)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
-		hX1 := bpSubmit(t, e, "x", "x1", x1.Fn)
+		a1 := newGatedTask(t, 1)
+		x1 := newGatedTask(t, 2)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
+		hX1 := submit(t, t.Context(), e, "x", "x1", x1.Fn)
 		synctest.Wait()
 		require.True(t, a1.started.Load())
 		require.True(t, x1.started.Load())
 
 		// a2 waits for a global permit (no global threshold), gets x1's, then
 		// meets a's concurrency limit with a queue threshold of 0.
-		a2 := bpNewTask(t, 3)
-		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn)
+		a2 := newGatedTask(t, 3)
+		hA2 := submit(t, t.Context(), e, "a", "a2", a2.Fn)
 		synctest.Wait()
-		bpRequireWaiting(t, hA2, a2)
+		requireWaiting(t, hA2, a2)
 		x1.Release()
 		synctest.Wait()
-		re := bpRequireRejected(t, hA2, "group")
+		re := requireRejected(t, hA2, "group")
 		assert.False(t, a2.started.Load())
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, rec.Events("a", "a2"), "a2's events")
+		assert.Equal(t, []string{evSubmitted, evRejected}, rec.Events("a", "a2"), "a2's events")
 		assert.Equal(t, re.Reason, rec.Reason("a", "a2"), "OnRejected reason")
 
-		b1 := bpNewTask(t, 4)
-		hB1 := bpSubmit(t, e, "b", "b1", b1.Fn)
+		b1 := newGatedTask(t, 4)
+		hB1 := submit(t, t.Context(), e, "b", "b1", b1.Fn)
 		synctest.Wait()
 		assert.True(t, b1.started.Load(), "b1 should start at once: the rejected a2 must give back the global permit it waited for")
 
 		// The cap binds: with a1 and b1 running, a third group waits.
-		c1 := bpNewTask(t, 5)
-		hC1 := bpSubmit(t, e, "c", "c1", c1.Fn)
+		c1 := newGatedTask(t, 5)
+		hC1 := submit(t, t.Context(), e, "c", "c1", c1.Fn)
 		synctest.Wait()
-		bpRequireWaiting(t, hC1, c1)
+		requireWaiting(t, hC1, c1)
 		assert.Equal(t, 2, e.Stats().GlobalInFlight, "global in flight")
 
 		a1.Release()
 		b1.Release()
 		c1.Release()
-		bpQuiesce(t, e, hA1, hX1, hB1, hC1)
+		quiesce(t, e, hA1, hX1, hB1, hC1)
 		assert.Equal(t, groupconc.StatusSuccess, hC1.Wait().Status)
 	})
 }
 
 func TestCallerRunsTaskHoldsNoPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(2).
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": 0}).
 			RejectionPolicy(groupconc.RejectCallerRuns))
-		a1 := bpNewTask(t, 1)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		a1 := newGatedTask(t, 1)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
 		synctest.Wait()
 		require.True(t, a1.started.Load())
 
-		a2 := bpNewTask(t, 2)
-		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn)
+		a2 := newGatedTask(t, 2)
+		hA2 := submit(t, t.Context(), e, "a", "a2", a2.Fn)
 		synctest.Wait()
 		require.True(t, a2.started.Load(), "the rejected a2 should run at once under RejectCallerRuns")
 		require.False(t, hA2.IsDone())
@@ -374,38 +271,38 @@ func TestCallerRunsTaskHoldsNoPermit(t *testing.T) {
 		assert.Equal(t, 1, e.Stats().GlobalInFlight, "global in flight")
 
 		// Were a2 holding a global permit, b1 would wait for one.
-		b1 := bpNewTask(t, 3)
-		hB1 := bpSubmit(t, e, "b", "b1", b1.Fn)
+		b1 := newGatedTask(t, 3)
+		hB1 := submit(t, t.Context(), e, "b", "b1", b1.Fn)
 		synctest.Wait()
 		assert.True(t, b1.started.Load(), "b1 should start at once while the caller-runs a2 runs")
 
-		c1 := bpNewTask(t, 4)
-		hC1 := bpSubmit(t, e, "c", "c1", c1.Fn)
+		c1 := newGatedTask(t, 4)
+		hC1 := submit(t, t.Context(), e, "c", "c1", c1.Fn)
 		synctest.Wait()
-		bpRequireWaiting(t, hC1, c1) // the global cap is full with a1 and b1
+		requireWaiting(t, hC1, c1) // the global cap is full with a1 and b1
 
 		a2.Release()
 		synctest.Wait()
-		r := bpResult(t, hA2)
+		r := doneResult(t, hA2)
 		assert.Equal(t, groupconc.StatusSuccess, r.Status)
 		assert.Equal(t, 2, r.Value)
-		bpRequireWaiting(t, hC1, c1) // a2 gave back nothing it did not hold
+		requireWaiting(t, hC1, c1) // a2 gave back nothing it did not hold
 
 		a1.Release()
 		b1.Release()
 		c1.Release()
-		bpQuiesce(t, e, hA1, hA2, hB1, hC1)
+		quiesce(t, e, hA1, hA2, hB1, hC1)
 	})
 }
 
 func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 	const n = 3
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": n}))
-		running := bpNewTask(t, 0) // ignores its context: survives ShutdownGroup
-		hRunning := bpSubmit(t, e, "a", "running", running.Fn)
+		running := newGatedTask(t, 0) // ignores its context: survives ShutdownGroup
+		hRunning := submit(t, t.Context(), e, "a", "running", running.Fn)
 		synctest.Wait()
 		require.True(t, running.started.Load())
 		all := []*groupconc.TaskHandle[int]{hRunning}
@@ -419,19 +316,19 @@ func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 				cancels []context.CancelFunc
 			)
 			for i := range n {
-				w := bpNewTask(t, 0)
+				w := newGatedTask(t, 0)
 				w.Release() // returns at once when it runs
 				ctx, cancel := context.WithCancel(t.Context())
 				t.Cleanup(cancel)
-				hs = append(hs, bpSubmitCtx(t, ctx, e, "a", prefix+string(rune('1'+i)), w.Fn))
+				hs = append(hs, submit(t, ctx, e, "a", prefix+string(rune('1'+i)), w.Fn))
 				cancels = append(cancels, cancel)
 			}
 			synctest.Wait()
 			for _, h := range hs {
-				require.False(t, h.IsDone(), "%s: complete (%v), want waiting", h.TaskID(), bpStatusIfDone(h))
+				require.False(t, h.IsDone(), "%s: complete (%v), want waiting", h.TaskID(), statusIfDone(h))
 			}
-			over := bpNewTask(t, 0)
-			bpRequireRejected(t, bpSubmit(t, e, "a", prefix+"-over", over.Fn), "group")
+			over := newGatedTask(t, 0)
+			requireRejected(t, submit(t, t.Context(), e, "a", prefix+"-over", over.Fn), "group")
 			all = append(all, hs...)
 			return hs, cancels
 		}
@@ -444,7 +341,7 @@ func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 		}
 		synctest.Wait()
 		for _, h := range first {
-			assert.Equal(t, groupconc.StatusCancelled, bpResult(t, h).Status, "task %s", h.TaskID())
+			assert.Equal(t, groupconc.StatusCancelled, doneResult(t, h).Status, "task %s", h.TaskID())
 		}
 
 		// ShutdownGroup: n waiters, admitted again in the freed slots.
@@ -452,7 +349,7 @@ func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 		e.ShutdownGroup("a")
 		synctest.Wait()
 		for _, h := range shut {
-			assert.Equal(t, groupconc.StatusCancelled, bpResult(t, h).Status, "task %s", h.TaskID())
+			assert.Equal(t, groupconc.StatusCancelled, doneResult(t, h).Status, "task %s", h.TaskID())
 		}
 		require.False(t, hRunning.IsDone(), "the running task ignores its context")
 
@@ -460,7 +357,7 @@ func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 		last, _ := fill("last")
 
 		running.Release()
-		bpQuiesce(t, e, all...)
+		quiesce(t, e, all...)
 		assert.Equal(t, groupconc.StatusSuccess, hRunning.Wait().Status)
 		for _, h := range last {
 			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "task %s", h.TaskID())
@@ -471,45 +368,45 @@ func TestCancelledGroupWaiterNeverLeaksItsQueueSlot(t *testing.T) {
 func TestCancelledGlobalWaiterNeverLeaksItsGlobalQueueSlot(t *testing.T) {
 	const n = 3
 	synctest.Test(t, func(t *testing.T) {
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(1).
 			GlobalQueueThreshold(n))
-		running := bpNewTask(t, 0)
-		hRunning := bpSubmit(t, e, "x", "running", running.Fn)
+		running := newGatedTask(t, 0)
+		hRunning := submit(t, t.Context(), e, "x", "running", running.Fn)
 		synctest.Wait()
 		require.True(t, running.started.Load())
 
 		noop := func(context.Context) (int, error) { return 1, nil }
-		wHandle := bpSubmit(t, e, "w1", "by-handle", noop)
+		wHandle := submit(t, t.Context(), e, "w1", "by-handle", noop)
 		ctx, cancel := context.WithCancel(t.Context())
-		wCtx := bpSubmitCtx(t, ctx, e, "w2", "by-ctx", noop)
-		wGroup := bpSubmit(t, e, "w3", "by-group", noop)
+		wCtx := submit(t, ctx, e, "w2", "by-ctx", noop)
+		wGroup := submit(t, t.Context(), e, "w3", "by-group", noop)
 		synctest.Wait()
 		for _, h := range []*groupconc.TaskHandle[int]{wHandle, wCtx, wGroup} {
 			require.False(t, h.IsDone(), "%s: complete, want waiting", h.TaskID())
 		}
-		bpRequireRejected(t, bpSubmit(t, e, "w4", "over", noop), "global")
+		requireRejected(t, submit(t, t.Context(), e, "w4", "over", noop), "global")
 
 		require.True(t, wHandle.Cancel())
 		cancel()
 		e.ShutdownGroup("w3")
 		synctest.Wait()
 		for _, h := range []*groupconc.TaskHandle[int]{wHandle, wCtx, wGroup} {
-			assert.Equal(t, groupconc.StatusCancelled, bpResult(t, h).Status, "task %s", h.TaskID())
+			assert.Equal(t, groupconc.StatusCancelled, doneResult(t, h).Status, "task %s", h.TaskID())
 		}
 
 		var again []*groupconc.TaskHandle[int]
 		for i := range n {
-			again = append(again, bpSubmit(t, e, "n"+string(rune('1'+i)), "again", noop))
+			again = append(again, submit(t, t.Context(), e, "n"+string(rune('1'+i)), "again", noop))
 		}
 		synctest.Wait()
 		for _, h := range again {
-			require.False(t, h.IsDone(), "%s/%s: complete (%v), want waiting", h.GroupKey(), h.TaskID(), bpStatusIfDone(h))
+			require.False(t, h.IsDone(), "%s/%s: complete (%v), want waiting", h.GroupKey(), h.TaskID(), statusIfDone(h))
 		}
-		bpRequireRejected(t, bpSubmit(t, e, "n4", "over", noop), "global")
+		requireRejected(t, submit(t, t.Context(), e, "n4", "over", noop), "global")
 
 		running.Release()
-		bpQuiesce(t, e, append(again, hRunning, wHandle, wCtx, wGroup)...)
+		quiesce(t, e, append(again, hRunning, wHandle, wCtx, wGroup)...)
 		for _, h := range again {
 			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "task %s/%s", h.GroupKey(), h.TaskID())
 		}
@@ -519,21 +416,21 @@ func TestCancelledGlobalWaiterNeverLeaksItsGlobalQueueSlot(t *testing.T) {
 func TestTaskThatWaitedAtTheBulkheadKeepsOneQueueSlotUntilItHoldsTheConcurrencyPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Bulkhead 2, concurrency 1, 2 queue slots shared by both layers.
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			PerGroupMaxInFlight(map[string]int{"a": 2}).
 			DefaultMaxConcurrencyPerGroup(1).
 			PerGroupQueueThreshold(map[string]int{"a": 2}))
-		a1, a2, a3 := bpNewTask(t, 1), bpNewTask(t, 2), bpNewTask(t, 3)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn) // runs
+		a1, a2, a3 := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn) // runs
 		synctest.Wait()
-		hA2 := bpSubmit(t, e, "a", "a2", a2.Fn) // past the bulkhead, waits for concurrency
+		hA2 := submit(t, t.Context(), e, "a", "a2", a2.Fn) // past the bulkhead, waits for concurrency
 		synctest.Wait()
-		hA3 := bpSubmit(t, e, "a", "a3", a3.Fn) // waits at the bulkhead
+		hA3 := submit(t, t.Context(), e, "a", "a3", a3.Fn) // waits at the bulkhead
 		synctest.Wait()
 		require.True(t, a1.started.Load())
-		bpRequireWaiting(t, hA2, a2)
-		bpRequireWaiting(t, hA3, a3)
-		bpRequireRejected(t, bpSubmit(t, e, "a", "full", a3.Fn), "group")
+		requireWaiting(t, hA2, a2)
+		requireWaiting(t, hA3, a3)
+		requireRejected(t, submit(t, t.Context(), e, "a", "full", a3.Fn), "group")
 		gs, ok := e.GroupStats("a")
 		require.True(t, ok)
 		require.Equal(t, 1, gs.Running, "running")
@@ -544,60 +441,60 @@ func TestTaskThatWaitedAtTheBulkheadKeepsOneQueueSlotUntilItHoldsTheConcurrencyP
 		// the concurrency permit a1 holds, on the slot it already has.
 		require.True(t, hA2.Cancel())
 		synctest.Wait()
-		bpRequireWaiting(t, hA3, a3)
+		requireWaiting(t, hA3, a3)
 		gs, _ = e.GroupStats("a")
 		assert.Equal(t, 2, gs.InFlight, "in flight (a1, a3)")
 		assert.Equal(t, 1, gs.Waiting, "waiting (a3)")
 
 		// a3 holds exactly one slot: one newcomer may wait, the next may not.
-		a4 := bpNewTask(t, 4)
-		hA4 := bpSubmit(t, e, "a", "a4", a4.Fn)
+		a4 := newGatedTask(t, 4)
+		hA4 := submit(t, t.Context(), e, "a", "a4", a4.Fn)
 		synctest.Wait()
-		bpRequireWaiting(t, hA4, a4)
-		bpRequireRejected(t, bpSubmit(t, e, "a", "over", a4.Fn), "group")
+		requireWaiting(t, hA4, a4)
+		requireRejected(t, submit(t, t.Context(), e, "a", "over", a4.Fn), "group")
 
 		a1.Release()
 		synctest.Wait()
 		assert.True(t, a3.started.Load(), "a3 should run once a1 is done")
 		a3.Release()
 		a4.Release()
-		bpQuiesce(t, e, hA1, hA2, hA3, hA4)
+		quiesce(t, e, hA1, hA2, hA3, hA4)
 		assert.Equal(t, groupconc.StatusSuccess, hA3.Wait().Status)
 		assert.Equal(t, groupconc.StatusSuccess, hA4.Wait().Status)
 	})
 }
 
-// bpBusyGroupA builds an executor from b with every group limited to one
+// busyGroupA builds an executor from b with every group limited to one
 // running task and no waiting one, and fills group a with a gated task
 // that has started. It returns the executor and that task with its handle.
-func bpBusyGroupA(t *testing.T, b *groupconc.PolicyBuilder) (*groupconc.GroupExecutor, *bpTask, *groupconc.TaskHandle[int]) {
+func busyGroupA(t *testing.T, b *groupconc.PolicyBuilder) (*groupconc.GroupExecutor, *gatedTask, *groupconc.TaskHandle[int]) {
 	t.Helper()
-	e := bpNew(t, b.DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
-	busy := bpNewTask(t, 1)
-	hBusy := bpSubmit(t, e, "a", "busy", busy.Fn)
+	e := newExecutor(t, b.DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
+	busy := newGatedTask(t, 1)
+	hBusy := submit(t, t.Context(), e, "a", "busy", busy.Fn)
 	synctest.Wait()
 	require.True(t, busy.started.Load())
 	return e, busy, hBusy
 }
 
-// bpRejectedByHandler runs, in a bubble, one task of group a that is
+// rejectedByHandler runs, in a bubble, one task of group a that is
 // rejected (group a is busy and may not queue) under a policy whose handler
 // is h. It returns the result of the rejected task, whether its function
 // ran, its listener events, and its Await error.
-func bpRejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h groupconc.RejectionHandler) (groupconc.GroupResult[int], bool, []string, error) {
+func rejectedByHandler(t *testing.T, policy groupconc.RejectionPolicy, h groupconc.RejectionHandler) (groupconc.GroupResult[int], bool, []string, error) {
 	t.Helper()
-	rec := bpNewRecorder()
-	e, busy, hBusy := bpBusyGroupA(t, groupconc.NewPolicyBuilder().
+	rec := newRecorder()
+	e, busy, hBusy := busyGroupA(t, groupconc.NewPolicyBuilder().
 		RejectionPolicy(policy).
 		RejectionHandler(h).
 		TaskLifecycleListener(rec))
 
-	rejected := bpNewTask(t, 7)
+	rejected := newGatedTask(t, 7)
 	rejected.Release() // returns at once if the handler runs it
-	hRejected := bpSubmit(t, e, "a", "rejected", rejected.Fn)
+	hRejected := submit(t, t.Context(), e, "a", "rejected", rejected.Fn)
 	r, err := hRejected.Await(t.Context())
 	busy.Release()
-	bpQuiesce(t, e, hBusy, hRejected)
+	quiesce(t, e, hBusy, hRejected)
 	return r, rejected.started.Load(), rec.Events("a", "rejected"), err
 }
 
@@ -606,7 +503,7 @@ func TestRejectionHandlerReplacesTheRejectionPolicy(t *testing.T) {
 		t.Run(policy.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var calls atomic.Int32
-				r, ran, events, err := bpRejectedByHandler(t, policy, func(_ context.Context, rej *groupconc.Rejection) (any, error) {
+				r, ran, events, err := rejectedByHandler(t, policy, func(_ context.Context, rej *groupconc.Rejection) (any, error) {
 					calls.Add(1)
 					assert.Equal(t, "a", rej.GroupKey)
 					assert.Equal(t, "rejected", rej.TaskID)
@@ -618,7 +515,7 @@ func TestRejectionHandlerReplacesTheRejectionPolicy(t *testing.T) {
 				assert.Equal(t, groupconc.StatusSuccess, r.Status, "err %v", r.Err)
 				assert.Equal(t, 42, r.Value)
 				assert.False(t, ran, "the handler did not call Run: the task must not run")
-				assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, events)
+				assert.Equal(t, []string{evSubmitted, evRejected}, events)
 			})
 		})
 	}
@@ -712,12 +609,12 @@ func TestRejectionHandlerOutcomeMapsToTheTaskResult(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r, ran, events, err := bpRejectedByHandler(t, groupconc.RejectAbort, c.handler)
+				r, ran, events, err := rejectedByHandler(t, groupconc.RejectAbort, c.handler)
 				c.check(t, r, err)
 				assert.Equal(t, c.runs, ran, "task function ran")
-				want := []string{bpEvSubmitted, bpEvRejected}
+				want := []string{evSubmitted, evRejected}
 				if c.runs {
-					want = append(want, bpEvStarted, bpEvCompleted)
+					want = append(want, evStarted, evCompleted)
 				}
 				assert.Equal(t, want, events, "listener events")
 			})
@@ -725,29 +622,29 @@ func TestRejectionHandlerOutcomeMapsToTheTaskResult(t *testing.T) {
 	}
 }
 
-// bpRejectOne runs, in a bubble, a task of group a rejected under policy
+// rejectOne runs, in a bubble, a task of group a rejected under policy
 // while a's only permit is held, and returns its handle (already complete
 // unless the policy runs it), its task, and the listener's events for it.
-func bpRejectOne(t *testing.T, policy groupconc.RejectionPolicy) (*groupconc.TaskHandle[int], *bpTask, *bpRecorder, func()) {
+func rejectOne(t *testing.T, policy groupconc.RejectionPolicy) (*groupconc.TaskHandle[int], *gatedTask, *recorder, func()) {
 	t.Helper()
-	rec := bpNewRecorder()
-	e, busy, hBusy := bpBusyGroupA(t, groupconc.NewPolicyBuilder().
+	rec := newRecorder()
+	e, busy, hBusy := busyGroupA(t, groupconc.NewPolicyBuilder().
 		RejectionPolicy(policy).
 		TaskLifecycleListener(rec))
-	k := bpNewTask(t, 7)
-	h := bpSubmit(t, e, "a", "rejected", k.Fn)
+	k := newGatedTask(t, 7)
+	h := submit(t, t.Context(), e, "a", "rejected", k.Fn)
 	synctest.Wait()
 	return h, k, rec, func() {
 		busy.Release()
 		k.Release()
-		bpQuiesce(t, e, hBusy, h)
+		quiesce(t, e, hBusy, h)
 	}
 }
 
 func TestRejectAbortCompletesRejectedAndAwaitReturnsTheRejectedError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, k, rec, done := bpRejectOne(t, groupconc.RejectAbort)
-		re := bpRequireRejected(t, h, "group")
+		h, k, rec, done := rejectOne(t, groupconc.RejectAbort)
+		re := requireRejected(t, h, "group")
 		r, err := h.Await(t.Context())
 		assert.Equal(t, groupconc.StatusRejected, r.Status)
 		require.ErrorIs(t, err, groupconc.ErrRejected)
@@ -756,27 +653,27 @@ func TestRejectAbortCompletesRejectedAndAwaitReturnsTheRejectedError(t *testing.
 		assert.Equal(t, re.Reason, awaitRE.Reason)
 		assert.False(t, k.started.Load(), "a rejected task must not run")
 		done()
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, rec.Events("a", "rejected"))
+		assert.Equal(t, []string{evSubmitted, evRejected}, rec.Events("a", "rejected"))
 	})
 }
 
 func TestRejectDiscardCompletesRejectedAndAwaitReturnsNoError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, k, rec, done := bpRejectOne(t, groupconc.RejectDiscard)
-		bpRequireRejected(t, h, "group")
+		h, k, rec, done := rejectOne(t, groupconc.RejectDiscard)
+		requireRejected(t, h, "group")
 		r, err := h.Await(t.Context())
 		assert.NoError(t, err)
 		assert.Equal(t, groupconc.StatusRejected, r.Status)
 		assert.ErrorIs(t, r.Err, groupconc.ErrRejected)
 		assert.False(t, k.started.Load(), "a discarded task must not run")
 		done()
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, rec.Events("a", "rejected"))
+		assert.Equal(t, []string{evSubmitted, evRejected}, rec.Events("a", "rejected"))
 	})
 }
 
 func TestRejectCallerRunsRunsTheRejectedTaskAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, k, rec, done := bpRejectOne(t, groupconc.RejectCallerRuns)
+		h, k, rec, done := rejectOne(t, groupconc.RejectCallerRuns)
 		require.True(t, k.started.Load(), "the rejected task should run at once, while the group is busy")
 		k.Release()
 		r, err := h.Await(t.Context())
@@ -784,35 +681,35 @@ func TestRejectCallerRunsRunsTheRejectedTaskAtOnce(t *testing.T) {
 		assert.Equal(t, groupconc.StatusSuccess, r.Status, "err %v", r.Err)
 		assert.Equal(t, 7, r.Value)
 		done()
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected, bpEvStarted, bpEvCompleted}, rec.Events("a", "rejected"))
+		assert.Equal(t, []string{evSubmitted, evRejected, evStarted, evCompleted}, rec.Events("a", "rejected"))
 	})
 }
 
 func TestRejectedErrorReasonNamesTheThresholdThatRejected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := bpNewRecorder()
-		e := bpNew(t, groupconc.NewPolicyBuilder().
+		rec := newRecorder()
+		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(2).
 			GlobalQueueThreshold(0).
 			DefaultMaxConcurrencyPerGroup(1).
 			DefaultQueueThresholdPerGroup(0).
 			TaskLifecycleListener(rec))
-		a1, x1 := bpNewTask(t, 1), bpNewTask(t, 2)
-		hA1 := bpSubmit(t, e, "a", "a1", a1.Fn)
+		a1, x1 := newGatedTask(t, 1), newGatedTask(t, 2)
+		hA1 := submit(t, t.Context(), e, "a", "a1", a1.Fn)
 		synctest.Wait()
 		// The global layer has room for a2, a's concurrency layer has not.
-		groupRE := bpRequireRejected(t, bpSubmit(t, e, "a", "a2", a1.Fn), "group")
-		hX1 := bpSubmit(t, e, "x", "x1", x1.Fn)
+		groupRE := requireRejected(t, submit(t, t.Context(), e, "a", "a2", a1.Fn), "group")
+		hX1 := submit(t, t.Context(), e, "x", "x1", x1.Fn)
 		synctest.Wait()
 		require.True(t, x1.started.Load())
 		// Now the global layer is full.
-		globalRE := bpRequireRejected(t, bpSubmit(t, e, "y", "y1", x1.Fn), "global")
+		globalRE := requireRejected(t, submit(t, t.Context(), e, "y", "y1", x1.Fn), "global")
 
 		assert.NotEqual(t, groupRE.Reason, globalRE.Reason)
 		assert.Equal(t, groupRE.Reason, rec.Reason("a", "a2"), "OnRejected reason")
 		assert.Equal(t, globalRE.Reason, rec.Reason("y", "y1"), "OnRejected reason")
 		a1.Release()
 		x1.Release()
-		bpQuiesce(t, e, hA1, hX1)
+		quiesce(t, e, hA1, hX1)
 	})
 }

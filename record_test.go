@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,13 +25,13 @@ func TestWaitingTasksHoldNoGoroutine(t *testing.T) {
 		e := groupconc.New(nil) // concurrency 1
 		defer e.Close()
 		gate := make(chan struct{})
-		first := coreSubmit(t, t.Context(), e, "g", "first", coreGated(gate, 0))
+		first := submit(t, t.Context(), e, "g", "first", gated(gate, 0))
 		synctest.Wait()
 		before := runtime.NumGoroutine()
 		var ran atomic.Int64
 		hs := make([]*groupconc.TaskHandle[int], 1000)
 		for i := range hs {
-			hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+			hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
 				ran.Add(1)
 				return i, nil
 			})
@@ -65,7 +64,7 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 		var order []int
 		hs := make([]*groupconc.TaskHandle[int], 6)
 		for i := range hs {
-			hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+			hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
 				order = append(order, i) // limit 1: one task at a time
 				switch i {
 				case 0:
@@ -89,36 +88,45 @@ func TestGoexitInAChainedTaskDoesNotStrandTheNext(t *testing.T) {
 	})
 }
 
-// TestSlowListenerDoesNotDelayTheNextTask: the permit a finished task gives
-// back reaches the task waiting for it at once, while the listener is still
-// being told that the first one completed.
-func TestSlowListenerDoesNotDelayTheNextTask(t *testing.T) {
+// TestListenerDoesNotChangeHowPermitsAreHandedOn: with a listener installed,
+// as without one, the task waiting for a permit runs on the goroutine of the
+// task that gave it back (no goroutine per hand-off), once the listener has
+// heard that task complete, on that goroutine. So a slow listener holds up
+// the task handed on to its goroutine, and no other: another group's task
+// still starts.
+func TestListenerDoesNotChangeHowPermitsAreHandedOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		listening := make(chan struct{})
-		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
+		var firstOn, firstToldOn, secondOn string
+		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
 			Completed: func(_, taskID string, _ groupconc.GroupResult[any]) {
 				if taskID == "first" {
+					firstToldOn = goroutineID()
 					<-listening
 				}
 			},
 		}))) // concurrency 1
 		defer e.Close()
-		gate, secondRan := make(chan struct{}), make(chan struct{})
-		coreSubmit(t, t.Context(), e, "g", "first", coreGated(gate, 1))
-		second := coreSubmit(t, t.Context(), e, "g", "second", func(context.Context) (int, error) {
-			close(secondRan)
+		gate := make(chan struct{})
+		submit(t, t.Context(), e, "g", "first", func(context.Context) (int, error) {
+			firstOn = goroutineID()
+			<-gate
+			return 1, nil
+		})
+		second := submit(t, t.Context(), e, "g", "second", func(context.Context) (int, error) {
+			secondOn = goroutineID()
 			return 2, nil
 		})
 		synctest.Wait()
 		close(gate)
 		synctest.Wait()
-		select {
-		case <-secondRan:
-		default:
-			t.Fatal("the waiting task did not start while the listener held the first task's goroutine")
-		}
-		assert.Equal(t, groupconc.StatusSuccess, second.Wait().Status)
+		assert.False(t, second.IsDone(), "the task handed the permit started before the listener returned")
+		other := submit(t, t.Context(), e, "other", "other", func(context.Context) (int, error) { return 3, nil })
+		assert.Equal(t, groupconc.StatusSuccess, other.Wait().Status, "another group's task waited for the listener")
 		close(listening)
+		assert.Equal(t, 2, second.Wait().Value)
+		assert.Equal(t, firstOn, firstToldOn, "OnCompleted ran on the goroutine that ran the task")
+		assert.Equal(t, firstOn, secondOn, "the permit was not handed on inline")
 	})
 }
 
@@ -130,10 +138,10 @@ func TestCallerContextEndsAWaitingTask(t *testing.T) {
 		defer e.Close()
 		gate, open := make(chan struct{}), make(chan struct{})
 		close(open)
-		coreSubmit(t, t.Context(), e, "g", "busy", coreGated(gate, 0))
+		submit(t, t.Context(), e, "g", "busy", gated(gate, 0))
 		ctx, cancel := context.WithCancel(t.Context())
-		cancelled := coreSubmit(t, ctx, e, "g", "cancelled", coreGated(open, 1))
-		next := coreSubmit(t, t.Context(), e, "g", "next", coreGated(open, 2))
+		cancelled := submit(t, ctx, e, "g", "cancelled", gated(open, 1))
+		next := submit(t, t.Context(), e, "g", "next", gated(open, 2))
 		synctest.Wait()
 		cancel()
 		r := cancelled.Wait()
@@ -159,10 +167,10 @@ func TestResultTimesAreExact(t *testing.T) {
 		open := make(chan struct{})
 		close(open)
 		t0 := time.Now()
-		first := coreSubmit(t, t.Context(), e, "g", "first", coreGatedWork(open, 2*time.Second, 0))
+		first := submit(t, t.Context(), e, "g", "first", gatedWork(open, 2*time.Second, 0))
 		time.Sleep(time.Second)
 		t1 := time.Now()
-		second := coreSubmit(t, t.Context(), e, "g", "second", coreGatedWork(open, 3*time.Second, 0))
+		second := submit(t, t.Context(), e, "g", "second", gatedWork(open, 3*time.Second, 0))
 
 		r1, r2 := first.Wait(), second.Wait()
 		assert.True(t, r1.Submitted.Equal(t0), "first Submitted %v, want %v", r1.Submitted, t0)
@@ -183,13 +191,13 @@ func TestTasksAdmittedInABurstAllRun(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+				e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
 				defer e.Close()
 				gate := make(chan struct{})
-				var running coreGauge
+				var running gauge
 				hs := make([]*groupconc.TaskHandle[int], n)
 				for i := range hs {
-					hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), coreGated(gate, i, &running))
+					hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), gated(gate, i, &running))
 				}
 				synctest.Wait()
 				assert.EqualValues(t, n, running.cur.Load(), "tasks running at once")
@@ -208,13 +216,13 @@ func TestTasksAdmittedInABurstAllRun(t *testing.T) {
 // goroutines that ran a thousand trivial tasks, by the ID in their stack
 // header: with a goroutine per task there would be a thousand.
 func TestAdmittedTasksReuseGoroutines(t *testing.T) {
-	e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+	e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
 	defer e.Close()
 	const n = 1000
 	ids := make([]string, n)
 	hs := make([]*groupconc.TaskHandle[int], n)
 	for i := range hs {
-		hs[i] = coreSubmit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+		hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
 			ids[i] = goroutineID()
 			return i, nil
 		})
@@ -227,14 +235,6 @@ func TestAdmittedTasksReuseGoroutines(t *testing.T) {
 	assert.Less(t, len(distinct), n/2, "goroutines that ran %d trivial tasks", n)
 }
 
-// goroutineID returns the calling goroutine's ID, as its stack trace shows it.
-func goroutineID() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
-	return id
-}
-
 // TestReadyTasksNeverWaitForRunningOnes: submitters racing each other, and
 // goroutines of the executor going back to the ready queue between short
 // tasks, never leave a ready task with no goroutine bound to take it: once
@@ -243,11 +243,11 @@ func goroutineID() string {
 // gauge.
 func TestReadyTasksNeverWaitForRunningOnes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := groupconc.New(coreBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
 		defer e.Close()
 		const submitters, each = 4, 200 // every tenth task blocks
 		gate := make(chan struct{})
-		var running coreGauge
+		var running gauge
 		hs := make([][]*groupconc.TaskHandle[int], submitters)
 		var wg sync.WaitGroup
 		for s := range submitters {
@@ -255,9 +255,9 @@ func TestReadyTasksNeverWaitForRunningOnes(t *testing.T) {
 				for i := range each {
 					task := groupconc.Task[int](func(context.Context) (int, error) { return i, nil })
 					if i%10 == 0 {
-						task = coreGated(gate, i, &running)
+						task = gated(gate, i, &running)
 					}
-					hs[s] = append(hs[s], coreSubmit(t, t.Context(), e, fmt.Sprint("g", s%2), fmt.Sprint(i), task))
+					hs[s] = append(hs[s], submit(t, t.Context(), e, fmt.Sprint("g", s%2), fmt.Sprint(i), task))
 				}
 			})
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/kobe/groupconc/internal/groupstate"
 )
@@ -98,63 +97,3 @@ func (r *Rejection) Run(ctx context.Context) (any, error) {
 // A handler that panics gives FAILED with a *PanicError. ctx is the task's
 // context.
 type RejectionHandler func(ctx context.Context, r *Rejection) (any, error)
-
-func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHandler) {
-	t := &h.t
-	var ran atomic.Bool
-	var start int64
-	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
-	r.run = func(ctx context.Context) (any, error) {
-		if !ran.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
-		}
-		start = t.since()
-		notifyStarted(t.exec.listener(), t.key(), t.id)
-		return h.fn(ctx)
-	}
-	var (
-		v        any
-		err      error
-		returned bool
-	)
-	defer func() {
-		var (
-			status = StatusSuccess
-			value  T
-		)
-		switch {
-		case !returned:
-			status, err = StatusFailed, panicError(recover())
-		case err == nil:
-			if v != nil {
-				tv, ok := v.(T)
-				if !ok {
-					status, err = StatusFailed, fmt.Errorf("groupconc: rejection handler returned %T, want %T", v, value)
-				}
-				value = tv
-			}
-		case errors.Is(err, ErrRejected):
-			status = StatusRejected
-			if !errors.As(err, new(*RejectedError)) {
-				err = &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
-			}
-		default:
-			status = failedOrCancelled(ctx, err)
-		}
-		end := t.since()
-		if !ran.Load() {
-			start = end
-		}
-		if t.claim() {
-			if status == StatusSuccess {
-				h.value = value
-			}
-			t.publish(status, err, false, start, end)
-		}
-		if ran.Load() {
-			h.completed()
-		}
-	}()
-	v, err = handler(ctx, r)
-	returned = true
-}

@@ -26,22 +26,22 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-var relSoak = flag.Bool("soak", false, "run TestSoakMixedOutcomesWithChurn at full size (1 000 000 tasks over 1 000 groups)")
+var soak = flag.Bool("soak", false, "run TestSoakMixedOutcomesWithChurn at full size (1 000 000 tasks over 1 000 groups)")
 
-// Task kinds of the soak, by submission index modulo relSoakKinds.
+// Task kinds of the soak, by submission index modulo soakKinds.
 const (
-	relSoakFail = iota
-	relSoakPanic
-	relSoakGoexit
-	relSoakPreCancelled
-	relSoakHandleCancel
-	relSoakCallerCancel
-	relSoakKinds = 20 // the rest succeed
+	soakFail = iota
+	soakPanic
+	soakGoexit
+	soakPreCancelled
+	soakHandleCancel
+	soakCallerCancel
+	soakKinds = 20 // the rest succeed
 )
 
 func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 	total, groups, submitters := 20_000, 100, 16
-	if *relSoak {
+	if *soak {
 		total, groups = 1_000_000, 1_000
 	} else if testing.Short() {
 		total = 4_000
@@ -61,7 +61,7 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 		}
 		return -1, nil
 	}
-	p, err := relBuilder().GlobalMaxInFlight(64).GlobalQueueThreshold(512).
+	p, err := builder().GlobalMaxInFlight(64).GlobalQueueThreshold(512).
 		DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(4).DefaultQueueThresholdPerGroup(6).
 		RejectionHandler(handler).TaskLifecycleListener(o.rec).Build()
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 			if res.Status != groupconc.StatusCancelled {
 				badf("task %s: Cancel won but the result is %v", pd.h.TaskID(), res.Status)
 			}
-		case pd.kind == relSoakPreCancelled:
+		case pd.kind == soakPreCancelled:
 			if res.Status != groupconc.StatusCancelled {
 				badf("task %s with a done context ended %v", pd.h.TaskID(), res.Status)
 			}
@@ -115,7 +115,7 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 			if res.Value != 1 && res.Value != -1 {
 				badf("task %s succeeded with %d", pd.h.TaskID(), res.Value)
 			}
-		case res.Status == groupconc.StatusFailed && (pd.kind == relSoakPanic || pd.kind == relSoakGoexit):
+		case res.Status == groupconc.StatusFailed && (pd.kind == soakPanic || pd.kind == soakGoexit):
 			var pe *groupconc.PanicError
 			if !assert.ErrorAs(t, res.Err, &pe) {
 				bad.Add(1)
@@ -140,23 +140,23 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 				if !protected(gi) {
 					gaugeKey = key + "#churn"
 				}
-				kind := n % relSoakKinds
+				kind := n % soakKinds
 				ctx, cancel := context.Background(), context.CancelFunc(func() {})
 				switch kind {
-				case relSoakPreCancelled:
+				case soakPreCancelled:
 					ctx, cancel = context.WithCancel(ctx)
 					cancel()
-				case relSoakCallerCancel:
+				case soakCallerCancel:
 					ctx, cancel = context.WithCancel(ctx)
 				}
 				id := fmt.Sprintf("s%d-%d", s, i)
 				fn := func(ctx context.Context) (int, error) {
 					switch kind {
-					case relSoakFail:
-						return 0, relFuzzError{}
-					case relSoakPanic:
-						panic(relFuzzError{})
-					case relSoakGoexit:
+					case soakFail:
+						return 0, fuzzError{}
+					case soakPanic:
+						panic(fuzzError{})
+					case soakGoexit:
 						runtime.Goexit()
 					}
 					runtime.Gosched()
@@ -172,14 +172,14 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 					continue
 				}
 				pd := pending{h: h, kind: kind}
-				if kind == relSoakHandleCancel {
+				if kind == soakHandleCancel {
 					pd.cancelled = h.Cancel()
 				}
-				cancel() // a no-op but for relSoakCallerCancel
+				cancel() // a no-op but for soakCallerCancel
 				// Churn, concurrent with the other submitters.
 				if n%997 == 0 {
 					if ci := (n / 997) % groups; !protected(ci) {
-						if probe, ok := e.RelGroupProbe(keys[ci]); ok {
+						if probe, ok := e.GroupProbe(keys[ci]); ok {
 							probesMu.Lock()
 							probes = append(probes, probe)
 							probesMu.Unlock()

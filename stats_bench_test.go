@@ -11,24 +11,24 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// stBenchGroups is how many groups the executor knows in these benchmarks.
-const stBenchGroups = 10_000
+// benchGroups is how many groups the executor knows in these benchmarks.
+const benchGroups = 10_000
 
-// stPollEvery is how often the poller goroutine of the Submit benchmarks
+// pollEvery is how often the poller goroutine of the Submit benchmarks
 // wakes up.
-const stPollEvery = 10 * time.Millisecond
+const pollEvery = 10 * time.Millisecond
 
-func stNoop(context.Context) (struct{}, error) { return struct{}{}, nil }
+func benchNoopStruct(context.Context) (struct{}, error) { return struct{}{}, nil }
 
-// stWarm runs one task in each of n groups, so that e knows them all, and
+// benchWarm runs one task in each of n groups, so that e knows them all, and
 // returns their keys.
-func stWarm(b *testing.B, e *groupconc.GroupExecutor, n int) []string {
+func benchWarm(b *testing.B, e *groupconc.GroupExecutor, n int) []string {
 	b.Helper()
 	keys := make([]string, n)
 	hs := make([]*groupconc.TaskHandle[struct{}], n)
 	for i := range keys {
 		keys[i] = "group-" + strconv.Itoa(i)
-		h, err := groupconc.Submit(context.Background(), e, keys[i], "warm", stNoop)
+		h, err := groupconc.Submit(context.Background(), e, keys[i], "warm", benchNoopStruct)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,8 +43,8 @@ func stWarm(b *testing.B, e *groupconc.GroupExecutor, n int) []string {
 	return keys
 }
 
-// stShutdown waits for e's tasks and stops it.
-func stShutdown(b *testing.B, e *groupconc.GroupExecutor) {
+// benchShutdown waits for e's tasks and stops it.
+func benchShutdown(b *testing.B, e *groupconc.GroupExecutor) {
 	b.Helper()
 	if err := e.Shutdown(context.Background()); err != nil {
 		b.Fatal(err)
@@ -55,12 +55,12 @@ func stShutdown(b *testing.B, e *groupconc.GroupExecutor) {
 // knows 10 000 idle groups.
 func BenchmarkStats10000Groups(b *testing.B) {
 	e := groupconc.New(nil)
-	defer stShutdown(b, e)
-	stWarm(b, e, stBenchGroups)
+	defer benchShutdown(b, e)
+	benchWarm(b, e, benchGroups)
 	b.ReportAllocs()
 	for b.Loop() {
-		if s := e.Stats(); s.Groups != stBenchGroups {
-			b.Fatalf("Stats().Groups = %d, want %d", s.Groups, stBenchGroups)
+		if s := e.Stats(); s.Groups != benchGroups {
+			b.Fatalf("Stats().Groups = %d, want %d", s.Groups, benchGroups)
 		}
 	}
 }
@@ -74,19 +74,19 @@ func BenchmarkStats10000Groups(b *testing.B) {
 // submitters. (The waking goroutine itself costs them something on a small
 // machine, Stats or not, which is why both benchmarks have it.)
 func BenchmarkSubmitWait10000Groups(b *testing.B) {
-	stBenchSubmitWait(b, false)
+	benchSubmitWaitGroups(b, false)
 }
 
 // BenchmarkSubmitWait10000GroupsWhileStatsPolled is
 // BenchmarkSubmitWait10000Groups with a Stats snapshot at every wake-up.
 func BenchmarkSubmitWait10000GroupsWhileStatsPolled(b *testing.B) {
-	stBenchSubmitWait(b, true)
+	benchSubmitWaitGroups(b, true)
 }
 
-func stBenchSubmitWait(b *testing.B, poll bool) {
+func benchSubmitWaitGroups(b *testing.B, poll bool) {
 	e := groupconc.New(nil)
-	defer stShutdown(b, e)
-	keys := stWarm(b, e, stBenchGroups)
+	defer benchShutdown(b, e)
+	keys := benchWarm(b, e, benchGroups)
 
 	var (
 		stop  = make(chan struct{})
@@ -94,7 +94,7 @@ func stBenchSubmitWait(b *testing.B, poll bool) {
 		polls atomic.Int64
 	)
 	wg.Go(func() {
-		tick := time.NewTicker(stPollEvery)
+		tick := time.NewTicker(pollEvery)
 		defer tick.Stop()
 		for {
 			select {
@@ -114,8 +114,8 @@ func stBenchSubmitWait(b *testing.B, poll bool) {
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			key := keys[next.Add(1)%stBenchGroups]
-			h, err := groupconc.Submit(ctx, e, key, "task", stNoop)
+			key := keys[next.Add(1)%benchGroups]
+			h, err := groupconc.Submit(ctx, e, key, "task", benchNoopStruct)
 			if err != nil {
 				b.Error(err)
 				return

@@ -40,7 +40,7 @@ func TestUpdatePolicyTakesEveryLayerFromUnlimitedToALimitAndBack(t *testing.T) {
 	} {
 		t.Run(l.name, func(t *testing.T) {
 			upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-				e := bpNew(t, l.open(b()))
+				e := newExecutor(t, l.open(b()))
 				g := upNewGated()
 				for i, key := range l.keys {
 					g.submit(t, e, key, fmt.Sprint("old", i))
@@ -73,19 +73,19 @@ func TestUpdatePolicyTakesEveryLayerFromUnlimitedToALimitAndBack(t *testing.T) {
 
 func TestUpdatePolicyTakesAGroupQueueThresholdFromUnlimitedToALimitAndBack(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b())
+		e := newExecutor(t, b())
 		g := upNewGated()
 		for i := range 4 {
 			g.submit(t, e, "a", fmt.Sprint(i))
 		}
 		synctest.Wait()
 		upUpdate(t, e, b().DefaultQueueThresholdPerGroup(2))
-		bpRequireRejected(t, g.submit(t, e, "a", "over"), "group")
+		requireRejected(t, g.submit(t, e, "a", "over"), "group")
 		upUpdate(t, e, b())
 		h := g.submit(t, e, "a", "accepted")
 		synctest.Wait()
 		assert.False(t, h.IsDone(), "a task rejected once the threshold was lifted")
-		assert.Equal(t, 4, stGroup(t, e, "a").Waiting)
+		assert.Equal(t, 4, groupStats(t, e, "a").Waiting)
 		g.finish(t, e)
 	})
 }
@@ -93,7 +93,7 @@ func TestUpdatePolicyTakesAGroupQueueThresholdFromUnlimitedToALimitAndBack(t *te
 func TestUpdatePolicyTakesTheGlobalQueueThresholdFromUnlimitedToALimitAndBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().GlobalMaxInFlight(1) }
-		e := bpNew(t, b())
+		e := newExecutor(t, b())
 		g := upNewGated()
 		for i := range 4 {
 			g.submit(t, e, fmt.Sprint("g", i), fmt.Sprint(i))
@@ -101,7 +101,7 @@ func TestUpdatePolicyTakesTheGlobalQueueThresholdFromUnlimitedToALimitAndBack(t 
 		synctest.Wait()
 		require.Equal(t, 3, e.Stats().Waiting)
 		upUpdate(t, e, b().GlobalQueueThreshold(2))
-		bpRequireRejected(t, g.submit(t, e, "x", "over"), "global")
+		requireRejected(t, g.submit(t, e, "x", "over"), "global")
 		upUpdate(t, e, b())
 		h := g.submit(t, e, "x", "accepted")
 		synctest.Wait()
@@ -123,17 +123,17 @@ func TestUpdatePolicyResolvesEveryKnownGroupAndEveryNewGroupFromTheNewPolicy(t *
 			}
 		}
 		b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare)
-		e := bpNew(t, b.ConcurrencyResolver(resolver(1)).WeightResolver(resolver(1)))
-		bpQuiesce(t, e, bpSubmit(t, e, "old", "0", relOK))
+		e := newExecutor(t, b.ConcurrencyResolver(resolver(1)).WeightResolver(resolver(1)))
+		quiesce(t, e, submit(t, t.Context(), e, "old", "0", succeed))
 
 		upUpdate(t, e, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			ConcurrencyResolver(resolver(4)).WeightResolver(resolver(3)).
 			DefaultMaxInFlightPerGroup(9).DefaultQueueThresholdPerGroup(7).GlobalMaxInFlight(8))
 		want := groupconc.GroupStats{GroupKey: "old", MaxConcurrency: 4, MaxInFlight: 9, QueueThreshold: 7, Weight: 3}
-		assert.Equal(t, want, stGroup(t, e, "old"), "a known group")
-		bpQuiesce(t, e, bpSubmit(t, e, "new", "0", relOK))
+		assert.Equal(t, want, groupStats(t, e, "old"), "a known group")
+		quiesce(t, e, submit(t, t.Context(), e, "new", "0", succeed))
 		want.GroupKey = "new"
-		assert.Equal(t, want, stGroup(t, e, "new"), "a new group")
+		assert.Equal(t, want, groupStats(t, e, "new"), "a new group")
 		assert.Equal(t, 8, e.Stats().GlobalMaxInFlight)
 		mu.Lock()
 		defer mu.Unlock()
@@ -152,7 +152,7 @@ func TestUpdatePolicyWeightsGovernTheNextFreedGlobalPermit(t *testing.T) {
 					return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 						GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(4)
 				}
-				e := bpNew(t, b())
+				e := newExecutor(t, b())
 				g := upNewGated()
 				for _, id := range []string{"f0", "a0", "a1", "b0", "a2", "b1"} {
 					g.submit(t, e, id[:1], id)
@@ -160,7 +160,7 @@ func TestUpdatePolicyWeightsGovernTheNextFreedGlobalPermit(t *testing.T) {
 				}
 				require.Len(t, g.starts.list(), 4, "f0 a0 a1 b0 run; a2 and b1 wait, a2 first")
 				upUpdate(t, e, b().PerGroupWeight(map[string]int{"a": c.weightA}))
-				assert.Equal(t, c.weightA, stGroup(t, e, "a").Weight)
+				assert.Equal(t, c.weightA, groupStats(t, e, "a").Weight)
 				g.release("f0") // a runs 2/weight, b 1/1
 				got := g.starts.list()
 				assert.Equal(t, c.want, got[len(got)-1])
@@ -172,12 +172,12 @@ func TestUpdatePolicyWeightsGovernTheNextFreedGlobalPermit(t *testing.T) {
 
 func TestUpdatePolicySwapsTheRejectionPolicyHandlerAndListener(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		first, second := bpNewRecorder(), bpNewRecorder()
-		e := bpNew(t, b().DefaultQueueThresholdPerGroup(0).TaskLifecycleListener(first))
+		first, second := newRecorder(), newRecorder()
+		e := newExecutor(t, b().DefaultQueueThresholdPerGroup(0).TaskLifecycleListener(first))
 		g := upNewGated()
 		g.submit(t, e, "a", "running")
 		synctest.Wait()
-		bpRequireRejected(t, g.submit(t, e, "a", "abort"), "group")
+		requireRejected(t, g.submit(t, e, "a", "abort"), "group")
 		_, err := g.hs["abort"].Await(t.Context())
 		assert.ErrorIs(t, err, groupconc.ErrRejected, "under RejectAbort")
 
@@ -186,7 +186,7 @@ func TestUpdatePolicySwapsTheRejectionPolicyHandlerAndListener(t *testing.T) {
 		r, err := h.Await(t.Context())
 		assert.Equal(t, groupconc.StatusRejected, r.Status)
 		assert.NoError(t, err, "under RejectDiscard")
-		assert.Equal(t, []string{bpEvSubmitted, bpEvRejected}, second.Events("a", "discard"), "the new listener")
+		assert.Equal(t, []string{evSubmitted, evRejected}, second.Events("a", "discard"), "the new listener")
 		assert.Empty(t, first.Events("a", "discard"), "the old listener")
 
 		var handled []string
@@ -194,7 +194,7 @@ func TestUpdatePolicySwapsTheRejectionPolicyHandlerAndListener(t *testing.T) {
 			handled = append(handled, r.TaskID)
 			return 42, nil
 		}))
-		h = bpSubmit(t, e, "a", "handled", relOK)
+		h = submit(t, t.Context(), e, "a", "handled", succeed)
 		r = h.Wait()
 		assert.Equal(t, groupconc.StatusSuccess, r.Status)
 		assert.Equal(t, 42, r.Value, "the handler's value")
@@ -206,23 +206,23 @@ func TestUpdatePolicySwapsTheRejectionPolicyHandlerAndListener(t *testing.T) {
 
 func TestUpdatePolicyRefusesANilPolicyAnotherModeAndAClosedExecutor(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().DefaultMaxConcurrencyPerGroup(2))
-		bpQuiesce(t, e, bpSubmit(t, e, "a", "0", relOK))
+		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2))
+		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
 		assert.ErrorIs(t, e.UpdatePolicy(nil), groupconc.ErrInvalidPolicy, "nil policy")
 
 		other := groupconc.IsolationFairShare
-		if coreBuild(t, b()).Isolation() == other {
+		if mustBuild(t, b()).Isolation() == other {
 			other = groupconc.IsolationOff
 		}
-		err := e.UpdatePolicy(coreBuild(t, groupconc.NewPolicyBuilder().Isolation(other).DefaultMaxConcurrencyPerGroup(5)))
+		err := e.UpdatePolicy(mustBuild(t, groupconc.NewPolicyBuilder().Isolation(other).DefaultMaxConcurrencyPerGroup(5)))
 		assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy, "another isolation mode")
-		assert.Equal(t, 2, stGroup(t, e, "a").MaxConcurrency, "limits after a refused update")
+		assert.Equal(t, 2, groupStats(t, e, "a").MaxConcurrency, "limits after a refused update")
 
 		require.NoError(t, e.Shutdown(t.Context()))
-		assert.ErrorIs(t, e.UpdatePolicy(coreBuild(t, b())), groupconc.ErrClosed, "after Shutdown")
+		assert.ErrorIs(t, e.UpdatePolicy(mustBuild(t, b())), groupconc.ErrClosed, "after Shutdown")
 
-		e2 := groupconc.New(coreBuild(t, b()))
+		e2 := groupconc.New(mustBuild(t, b()))
 		require.NoError(t, e2.Close())
-		assert.ErrorIs(t, e2.UpdatePolicy(coreBuild(t, b())), groupconc.ErrClosed, "after Close")
+		assert.ErrorIs(t, e2.UpdatePolicy(mustBuild(t, b())), groupconc.ErrClosed, "after Close")
 	})
 }

@@ -18,7 +18,7 @@ import (
 
 func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowItUnderIsolationOff(t *testing.T) {
 	upIn(t, []groupconc.IsolationMode{groupconc.IsolationOff}, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().DefaultMaxConcurrencyPerGroup(2))
+		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2))
 		g := upNewGated()
 		for i := range 4 {
 			for _, key := range []string{"a", "b", "c"} {
@@ -53,7 +53,7 @@ func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowIt
 func TestUpdatePolicyLoweredGlobalCapStartsNothingUntilRunningIsBelowItUnderIsolationOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2) }
-		e := bpNew(t, b().GlobalMaxInFlight(12))
+		e := newExecutor(t, b().GlobalMaxInFlight(12))
 		g := upNewGated()
 		for i := range 4 {
 			for _, key := range []string{"a", "b", "c"} {

@@ -31,7 +31,7 @@ func upRacePolicies(t *testing.T, mode groupconc.IsolationMode) [2]*groupconc.Gr
 		b1.GlobalQueueThreshold(8)
 		b2.GlobalQueueThreshold(3)
 	}
-	return [2]*groupconc.GroupPolicy{coreBuild(t, b1), coreBuild(t, b2)}
+	return [2]*groupconc.GroupPolicy{mustBuild(t, b1), mustBuild(t, b2)}
 }
 
 // The limits the gauges are checked against: max(old, new) of each.
@@ -54,12 +54,12 @@ func upRace(t *testing.T, mode groupconc.IsolationMode) {
 	// Gauges of running functions: global, and per group for the groups
 	// never evicted (old and new tasks of an evicted key may together
 	// exceed its limit, DESIGN "Groups"). Evicted keys count globally.
-	var global coreGauge
+	var global gauge
 	kept := []string{"k0", "k1", "k2"}
 	evicted := []string{"e0", "e1"}
-	perGroup := map[string]*coreGauge{}
+	perGroup := map[string]*gauge{}
 	for _, k := range kept {
-		perGroup[k] = new(coreGauge)
+		perGroup[k] = new(gauge)
 	}
 	keys := append(append([]string(nil), kept...), evicted...)
 

@@ -18,7 +18,7 @@ import (
 // upUpdate builds b and makes it e's policy; both must succeed.
 func upUpdate(t *testing.T, e *groupconc.GroupExecutor, b *groupconc.PolicyBuilder) {
 	t.Helper()
-	require.NoError(t, e.UpdatePolicy(coreBuild(t, b)))
+	require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
 }
 
 // upModes runs f in a bubble once per isolation mode, with a builder of
@@ -42,23 +42,23 @@ func upIn(t *testing.T, modes []groupconc.IsolationMode, f func(t *testing.T, b 
 // reads.
 type upGated struct {
 	starts  fsStarts
-	running coreGauge
-	tasks   map[string]*bpTask
+	running gauge
+	tasks   map[string]*gatedTask
 	hs      map[string]*groupconc.TaskHandle[int]
 }
 
 func upNewGated() *upGated {
-	return &upGated{tasks: map[string]*bpTask{}, hs: map[string]*groupconc.TaskHandle[int]{}}
+	return &upGated{tasks: map[string]*gatedTask{}, hs: map[string]*groupconc.TaskHandle[int]{}}
 }
 
 // submit submits a gated task id to key, counted in g.running and in the
 // extra gauges while it runs.
-func (g *upGated) submit(t *testing.T, e *groupconc.GroupExecutor, key, id string, extra ...*coreGauge) *groupconc.TaskHandle[int] {
+func (g *upGated) submit(t *testing.T, e *groupconc.GroupExecutor, key, id string, extra ...*gauge) *groupconc.TaskHandle[int] {
 	t.Helper()
-	k := bpNewTask(t, 0)
+	k := newGatedTask(t, 0)
 	fn := g.starts.task(id, k)
-	gauges := append([]*coreGauge{&g.running}, extra...)
-	h := bpSubmit(t, e, key, id, func(ctx context.Context) (int, error) {
+	gauges := append([]*gauge{&g.running}, extra...)
+	h := submit(t, t.Context(), e, key, id, func(ctx context.Context) (int, error) {
 		for _, gg := range gauges {
 			gg.enter()
 		}
@@ -107,7 +107,7 @@ func (g *upGated) finish(t *testing.T, e *groupconc.GroupExecutor) {
 
 func TestUpdatePolicyRaisingAGroupLimitStartsTheWaitingTasksAtOnceInTheirOrder(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(1))
+		e := newExecutor(t, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(1))
 		g := upNewGated()
 		for i := range 6 {
 			g.submit(t, e, "a", fmt.Sprint(i))
@@ -118,7 +118,7 @@ func TestUpdatePolicyRaisingAGroupLimitStartsTheWaitingTasksAtOnceInTheirOrder(t
 		upUpdate(t, e, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(3))
 		synctest.Wait() // no task has finished
 		assert.ElementsMatch(t, []string{"0", "1", "2"}, g.starts.list(), "started once the limit rose to 3")
-		gs := stGroup(t, e, "a")
+		gs := groupStats(t, e, "a")
 		assert.Equal(t, [3]int{3, 3, 3}, [3]int{gs.MaxConcurrency, gs.Running, gs.Waiting}, "a: limit, running, waiting")
 
 		upUpdate(t, e, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(5))
@@ -131,13 +131,13 @@ func TestUpdatePolicyRaisingAGroupLimitStartsTheWaitingTasksAtOnceInTheirOrder(t
 
 func TestUpdatePolicyLoweringAGroupLimitInterruptsNothingAndHoldsTheNewLimitOnceDrained(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(3))
+		e := newExecutor(t, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(3))
 		g := upNewGated()
-		var after coreGauge // tasks 3..7, which start under the lowered limit
+		var after gauge // tasks 3..7, which start under the lowered limit
 		for i := range 8 {
-			var extra []*coreGauge
+			var extra []*gauge
 			if i >= 3 {
-				extra = []*coreGauge{&after}
+				extra = []*gauge{&after}
 			}
 			g.submit(t, e, "a", fmt.Sprint(i), extra...)
 			synctest.Wait()
@@ -147,7 +147,7 @@ func TestUpdatePolicyLoweringAGroupLimitInterruptsNothingAndHoldsTheNewLimitOnce
 		upUpdate(t, e, b().GlobalMaxInFlight(10).DefaultMaxConcurrencyPerGroup(1))
 		synctest.Wait()
 		assert.EqualValues(t, 3, g.running.cur.Load(), "running tasks after the limit fell to 1")
-		gs := stGroup(t, e, "a")
+		gs := groupStats(t, e, "a")
 		assert.Equal(t, [3]int{1, 3, 5}, [3]int{gs.MaxConcurrency, gs.Running, gs.Waiting}, "a: limit, running (above it while draining), waiting")
 
 		g.release("0")
@@ -168,7 +168,7 @@ func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowIt
 	// Fair share only: under IsolationOff the tasks already past the global
 	// layer keep starting (see the report of /tmp/failing_tests).
 	upIn(t, []groupconc.IsolationMode{groupconc.IsolationFairShare}, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().DefaultMaxConcurrencyPerGroup(2))
+		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2))
 		g := upNewGated()
 		for i := range 4 {
 			for _, key := range []string{"a", "b", "c"} {
@@ -202,34 +202,34 @@ func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowIt
 
 func TestUpdatePolicyLoweredQueueThresholdRejectsNoWaitingTaskButNewOnesWhileWaitingIsAtLeastIt(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		e := bpNew(t, b().DefaultQueueThresholdPerGroup(5))
+		e := newExecutor(t, b().DefaultQueueThresholdPerGroup(5))
 		g := upNewGated()
 		for i := range 5 {
 			g.submit(t, e, "a", fmt.Sprint(i))
 			synctest.Wait()
 		}
-		require.Equal(t, 4, stGroup(t, e, "a").Waiting)
+		require.Equal(t, 4, groupStats(t, e, "a").Waiting)
 
 		upUpdate(t, e, b().DefaultQueueThresholdPerGroup(2))
 		synctest.Wait()
 		for i := 1; i < 5; i++ {
 			assert.False(t, g.hs[fmt.Sprint(i)].IsDone(), "waiting task %d ended when the threshold fell", i)
 		}
-		assert.Equal(t, 2, stGroup(t, e, "a").QueueThreshold)
+		assert.Equal(t, 2, groupStats(t, e, "a").QueueThreshold)
 		n := 0
 		submitNew := func() *groupconc.TaskHandle[int] {
 			n++
 			return g.submit(t, e, "a", fmt.Sprint("new", n))
 		}
 		for waiting := 4; waiting >= 2; waiting-- {
-			require.Equal(t, waiting, stGroup(t, e, "a").Waiting)
-			bpRequireRejected(t, submitNew(), "group")
+			require.Equal(t, waiting, groupStats(t, e, "a").Waiting)
+			requireRejected(t, submitNew(), "group")
 			g.release(fmt.Sprint(4 - waiting)) // the running task ends; the next runs
 		}
-		require.Equal(t, 1, stGroup(t, e, "a").Waiting)
+		require.Equal(t, 1, groupStats(t, e, "a").Waiting)
 		h := submitNew()
 		assert.False(t, h.IsDone(), "a task accepted with 1 waiting under threshold 2")
-		bpRequireRejected(t, submitNew(), "group")
+		requireRejected(t, submitNew(), "group")
 		g.finish(t, e)
 	})
 }

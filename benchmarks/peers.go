@@ -275,14 +275,22 @@ type groupconcPeer struct {
 	handles []*groupconc.TaskHandle[struct{}]
 }
 
-func newGroupconc(c Config) (Runner, error) { return newGroupconcMode(c, groupconc.IsolationOff) }
+func newGroupconc(c Config) (Runner, error) {
+	return newGroupconcPeer(c, groupconc.IsolationOff, nil)
+}
 
 // newGroupconcFair is the groupconc peer under IsolationFairShare.
 func newGroupconcFair(c Config) (Runner, error) {
-	return newGroupconcMode(c, groupconc.IsolationFairShare)
+	return newGroupconcPeer(c, groupconc.IsolationFairShare, nil)
 }
 
-func newGroupconcMode(c Config, mode groupconc.IsolationMode) (Runner, error) {
+// newGroupconcListening is newGroupconc with l installed as the executor's
+// listener (none if nil).
+func newGroupconcListening(c Config, l groupconc.TaskLifecycleListener) (Runner, error) {
+	return newGroupconcPeer(c, groupconc.IsolationOff, l)
+}
+
+func newGroupconcPeer(c Config, mode groupconc.IsolationMode, l groupconc.TaskLifecycleListener) (Runner, error) {
 	per, global := groupconc.Unlimited, groupconc.Unlimited
 	if c.PerGroup > 0 {
 		per = c.PerGroup
@@ -294,6 +302,7 @@ func newGroupconcMode(c Config, mode groupconc.IsolationMode) (Runner, error) {
 		Isolation(mode).
 		DefaultMaxConcurrencyPerGroup(per).
 		GlobalMaxInFlight(global).
+		TaskLifecycleListener(l).
 		Build()
 	if err != nil {
 		return nil, err

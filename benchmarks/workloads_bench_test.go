@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kobe/groupconc"
 )
 
 // Workload sizes. RESULTS.md describes each workload; run.sh sets the
@@ -57,6 +59,26 @@ func BenchmarkW2Groups1000(b *testing.B) {
 	forEachPeer(b, Config{PerGroup: w2PerGroup, Global: w2Global}, func(b *testing.B, r Runner) {
 		benchThroughput(b, r, groupKeys(w2Groups), w2Batch)
 	})
+}
+
+// BenchmarkW2Listener is W2 for groupconc alone, with no listener and with a
+// no-op one (a ListenerFuncs with no field set) installed. A listener must not
+// change how permits are handed on between tasks, so the two stay within
+// noise of each other: compare them from one run (-count 10, benchstat).
+func BenchmarkW2Listener(b *testing.B) {
+	for _, v := range []struct {
+		name string
+		l    groupconc.TaskLifecycleListener
+	}{{"none", nil}, {"noop", groupconc.ListenerFuncs{}}} {
+		b.Run("listener="+v.name, func(b *testing.B) {
+			r, err := newGroupconcListening(Config{PerGroup: w2PerGroup, Global: w2Global}, v.l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			benchThroughput(b, r, groupKeys(w2Groups), w2Batch)
+		})
+	}
 }
 
 // benchThroughput reports the cost per task of submitting batch trivial

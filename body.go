@@ -1,0 +1,151 @@
+package groupconc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+)
+
+var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's goroutine")
+
+// body is the typed side of a task, implemented by *TaskHandle[T]. The
+// scheduler is not generic: it drives a task through its layers and calls
+// body only to run typed code. body never completes the handle nor gives
+// back permits: it returns how the code ended, and the scheduler does the
+// rest (see GroupExecutor.finish).
+type body interface {
+	// call calls the task's function on the calling goroutine and returns
+	// how it ended; a value it returned is kept in the handle, to be
+	// shown only if the result says SUCCESS. A panic becomes FAILED; on
+	// runtime.Goexit call does not return.
+	call(ctx context.Context) (TaskStatus, error)
+	// callHandler runs h for the rejected task, which it may run through
+	// Rejection.Run (l hears OnStarted then), and records in o how it
+	// ended, even when h panics or calls runtime.Goexit.
+	callHandler(ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
+	// tellCompleted tells l the task's result; the handle has been claimed.
+	tellCompleted(l TaskLifecycleListener)
+}
+
+func (h *TaskHandle[T]) call(ctx context.Context) (status TaskStatus, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			// nil: runtime.Goexit, which goes on unwinding; the scheduler
+			// sees no status (a panic(nil) recovers as *runtime.PanicNilError).
+			if r := recover(); r != nil {
+				status, err = StatusFailed, panicError(r)
+			}
+		}
+	}()
+	v, err := h.fn(ctx)
+	returned = true
+	if err != nil {
+		return failedOrCancelled(ctx, err), err
+	}
+	h.value = v
+	return StatusSuccess, nil
+}
+
+func (h *TaskHandle[T]) callHandler(ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) {
+	t := &h.t
+	var ran atomic.Bool
+	var start int64
+	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
+	r.run = func(ctx context.Context) (any, error) {
+		if !ran.CompareAndSwap(false, true) {
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
+		}
+		start = t.since()
+		notifyStarted(l, t.key(), t.id)
+		return h.fn(ctx)
+	}
+	var (
+		v        any
+		err      error
+		returned bool
+	)
+	defer func() {
+		status := StatusSuccess
+		switch {
+		case !returned:
+			status, err = StatusFailed, panicError(recover())
+		case err == nil && v != nil:
+			if tv, ok := v.(T); ok {
+				h.value = tv
+			} else {
+				status, err = StatusFailed, fmt.Errorf("groupconc: rejection handler returned %T, want %T", v, tv)
+			}
+		case err == nil: // SUCCESS with the zero value
+		case errors.Is(err, ErrRejected):
+			status = StatusRejected
+			if !errors.As(err, new(*RejectedError)) {
+				err = &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
+			}
+		default:
+			status = failedOrCancelled(ctx, err)
+		}
+		o.status, o.err, o.end, o.told = status, err, t.since(), ran.Load()
+		o.start = o.end
+		if o.told {
+			o.start = start
+		}
+	}()
+	v, err = handler(ctx, r)
+	returned = true
+}
+
+func (h *TaskHandle[T]) tellCompleted(l TaskLifecycleListener) {
+	if l != nil {
+		h.tellCompletedTo(l)
+	}
+}
+
+// tellCompletedTo is kept apart: building the GroupResult[any] takes a large
+// frame, which would grow every task goroutine's stack if it were reserved
+// when there is no listener.
+//
+//go:noinline
+func (h *TaskHandle[T]) tellCompletedTo(l TaskLifecycleListener) {
+	// The handle may have been claimed by Cancel, which publishes right
+	// after; the result is readable once it has.
+	h.t.wait()
+	r := h.result()
+	notifyCompleted(l, r.GroupKey, r.TaskID, GroupResult[any]{
+		GroupKey:  r.GroupKey,
+		TaskID:    r.TaskID,
+		Status:    r.Status,
+		Value:     anyValue(r),
+		Err:       r.Err,
+		Submitted: r.Submitted,
+		Start:     r.Start,
+		End:       r.End,
+	})
+}
+
+// panicError wraps what recover returned; nil means the function called
+// runtime.Goexit (a panic(nil) recovers as *runtime.PanicNilError).
+func panicError(r any) *PanicError {
+	if r == nil {
+		r = errGoexit
+	}
+	return &PanicError{Value: r, Stack: debug.Stack()}
+}
+
+// failedOrCancelled classifies a function's error: its context's own error,
+// returned while that context is done, means CANCELLED.
+func failedOrCancelled(ctx context.Context, err error) TaskStatus {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return StatusCancelled
+	}
+	return StatusFailed
+}
+
+func anyValue[T any](r GroupResult[T]) any {
+	if r.Status != StatusSuccess {
+		return nil
+	}
+	return r.Value
+}

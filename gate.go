@@ -1,0 +1,72 @@
+package groupconc
+
+import "sync/atomic"
+
+// gate counts the accepted tasks, and those that ended, and refuses new ones
+// once closed: Shutdown waits on it, Stats reads Submitted from it.
+//
+// Careful interleaving: entering takes no lock. entered holds both the count
+// and the closed bit, so either enter sees the bit and fails, or close sees
+// the task counted and the drain waits for it. Of the last leave and close,
+// the later one sees the other's write: both write, then read what the other
+// wrote.
+//
+// The two counts only grow, and sit on cache lines of their own, so that the
+// goroutine submitting tasks and the goroutines running them, which usually
+// enter and leave, do not write to the same line (W1 and W2 of the
+// benchmarks module: one goroutine submits, the executor's run the tasks).
+type gate struct {
+	drained chan struct{} // closed when the gate is closed and every task left
+	closed  atomic.Bool   // set once entered carries closedBit
+	signals atomic.Bool   // set by whoever closes drained
+	_       [64]byte
+	entered atomic.Uint64 // accepted tasks (Stats' Submitted); closedBit once closed
+	_       [64]byte
+	left    atomic.Uint64 // accepted tasks that have ended
+}
+
+const closedBit = 1 << 62
+
+func newGate() gate { return gate{drained: make(chan struct{})} }
+
+// enter counts a new task in and reports true, or reports false once the
+// gate is closed.
+func (g *gate) enter() bool {
+	for {
+		n := g.entered.Load()
+		if n&closedBit != 0 {
+			return false
+		}
+		if g.entered.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// submitted returns how many tasks were accepted.
+func (g *gate) submitted() uint64 { return g.entered.Load() &^ closedBit }
+
+// leave counts a task out; the last one out of a closed gate signals drained.
+func (g *gate) leave() {
+	// entered no longer grows once closed is set.
+	left := g.left.Add(1)
+	if g.closed.Load() && left == g.submitted() {
+		g.signal()
+	}
+}
+
+// close refuses every later enter, and signals drained if no task is in.
+func (g *gate) close() {
+	n := g.entered.Or(closedBit) &^ closedBit
+	g.closed.Store(true)
+	if g.left.Load() == n {
+		g.signal()
+	}
+}
+
+// signal closes drained, once.
+func (g *gate) signal() {
+	if g.signals.CompareAndSwap(false, true) {
+		close(g.drained)
+	}
+}

@@ -1,0 +1,240 @@
+package groupconc
+
+// The scheduler: how a task goes from Submit to its end. Each state below
+// has one owner, the only code that may drive the task there (walk it
+// through its layers, give back its permits, end it):
+//
+//	state     where the task is             owner                        leaves to
+//	--------  ----------------------------  ---------------------------  ----------------------------------
+//	admitted  inside Submit (admit)         the submitting goroutine     waiting, ready, ended
+//	waiting   a groupstate line, as a       the line                     carried (a releaser's Handed),
+//	          record (no goroutine)                                      leaving (Leave, a group sweep)
+//	carried   carryOn, just handed a permit the goroutine that took it   running, waiting, ended
+//	ready     the ready queue (readyq)      the queue                    running (a worker's Take)
+//	leaving   out of its line, cancelled    endCancelled's goroutine     ended
+//	running   a worker (work → runOne),     that worker                  ended
+//	          in its function or handler
+//	ended     nowhere: permits given back,  nobody; its handle keeps     —
+//	          context closed, gate left     the result
+//
+// Every task ends through end, once, on its owner's goroutine. Its handle
+// is completed on the side, by whoever claims it first: complete (the
+// owner, with the task's outcome) or cancel (Cancel, from any goroutine;
+// it never drives the task, it only cancels its context and makes it leave
+// its line). A listener is told after the permits' hand-off is decided, on
+// the owner's goroutine: it never changes where permits go.
+//
+// Comments that begin "Interleaving:" mark code whose correctness rests on
+// an argument about concurrent goroutines; change it only with the argument.
+
+import (
+	"context"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
+// handOff says what becomes of the tasks a task's given-back permits went to.
+type handOff uint8
+
+const (
+	// handOffInline carries them on here; one that can run is returned to
+	// run next on this goroutine, which is free to run it.
+	handOffInline handOff = iota + 1
+	// handOffSpawn gives each a goroutine of its own: this goroutine is not
+	// free (a Submit caller, a handler to run, a runtime.Goexit unwinding).
+	handOffSpawn
+	// handOffKeep leaves them in the task's permits, for the caller to adopt.
+	handOffKeep
+)
+
+// step is where carryOn leaves a task.
+type step uint8
+
+const (
+	stepRun     step = iota + 1 // it holds every permit, or runs as a rejected task
+	stepWaiting                 // it waits in its next line, which owns it
+	stepEnded                   // it ended; its permits' hand-offs are left in it
+)
+
+// listener returns the listener of the policy in force.
+func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
+
+// admit accepts t into its group and sets it going. It does not block: the
+// layers are tried at once, on the caller's goroutine, so a task that can
+// start, and a task that must be rejected, is known before Submit returns.
+func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string) error {
+	// After this, Shutdown waits for t; enter fails once Shutdown or Close
+	// has begun, so no task is accepted after the drain started.
+	if !e.gate.enter() {
+		return ErrClosed
+	}
+	e.groups.ForgetIdle()
+	g := e.groups.Get(key)
+	t.exec, t.body, t.id, t.caller = e, b, id, ctx
+	t.permits.Init(g, t, e.clock())
+	owned := true // until t is handed to a line or the ready queue
+	defer func() {
+		if owned {
+			e.end(t, handOffSpawn)
+		}
+	}()
+	notifySubmitted(e.listener(), key, id)
+	if t.context().Err() != nil {
+		o := cancelledOutcome(t)
+		e.finish(t, &o)
+		return nil
+	}
+	switch out, reason := t.permits.Try(); out {
+	case groupstate.MustWait:
+		owned = false
+		e.waiting(t)
+		e.pressureWaiting(g)
+		return nil
+	case groupstate.Rejected:
+		if !e.turnAway(t, reason) {
+			return nil // completed REJECTED: no goroutine needed
+		}
+	}
+	owned = false
+	e.launch(t)
+	return nil
+}
+
+// waiting follows up on a task that Submit left in a line, which owns it
+// now: it watches the caller's context, whose end takes the task out of
+// line, and takes the task out itself if it was cancelled as it joined.
+func (e *GroupExecutor) waiting(t *task) {
+	if t.caller.Done() != nil {
+		t.context().watch(func() { e.callerEnded(t) })
+	}
+	if e.stopRequested(t) && t.permits.Leave() {
+		defer e.end(t, handOffSpawn)
+		o := cancelledOutcome(t)
+		e.finish(t, &o)
+	}
+}
+
+// callerEnded takes t out of its line, and ends it, when its caller's
+// context ends while it waits; it runs on a goroutine of its own.
+func (e *GroupExecutor) callerEnded(t *task) {
+	if t.permits.Leave() {
+		e.endCancelled(t)
+	}
+}
+
+// stopRequested reports whether a waiting task should leave its line: it
+// was cancelled by its handle, its caller's context or its group scope
+// (ShutdownGroup, EvictGroup, and Close through the executor's context).
+//
+// Interleaving: each of those first records why and then makes the task
+// leave (Close sweeps the lines once the cancel has reached every scope); a
+// task that was between two lines at that moment is in none, and finds out
+// here, after joining the next. So the task's context is done when it ends.
+func (e *GroupExecutor) stopRequested(t *task) bool {
+	return t.claimed() || t.caller.Err() != nil || t.permits.Scope().Err() != nil
+}
+
+// carryOn walks t, just handed a permit, through its remaining layers, and
+// returns where that leaves it, with the time it got its last permit (an
+// offset from its Submitted) if it is to run.
+func (e *GroupExecutor) carryOn(t *task) (step, int64) {
+	out, reason := t.permits.Resume()
+	switch out {
+	case groupstate.Admitted:
+		return stepRun, t.since()
+	case groupstate.MustWait:
+		if e.stopRequested(t) && t.permits.Leave() {
+			o := cancelledOutcome(t)
+			e.finish(t, &o)
+			e.end(t, handOffKeep)
+			return stepEnded, 0
+		}
+		return stepWaiting, 0
+	}
+	if e.turnAway(t, reason) {
+		return stepRun, 0
+	}
+	e.end(t, handOffKeep)
+	return stepEnded, 0
+}
+
+// handOn carries on with the tasks that p's releases handed a permit to, as
+// how says. Inline, it walks each through its remaining layers and returns
+// one that can run, with the time it got its last permit, for this
+// goroutine to run next, starting no goroutine (what W2 and W4 of the
+// benchmarks module measure: most of their tasks are handed a permit); the
+// others that can run get goroutines of their own.
+func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff) (next *task, start int64) {
+	if how == handOffKeep {
+		return nil, 0
+	}
+	for t := p.Handed(); t != nil; t = p.Handed() {
+		if how == handOffSpawn {
+			go e.resume(t)
+			continue
+		}
+		switch s, at := e.carryOn(t); {
+		case s == stepEnded:
+			p.Adopt(&t.permits) // t's releases handed permits on too
+		case s == stepRun && next == nil:
+			next, start = t, at
+		case s == stepRun:
+			go e.work(t, at)
+		}
+	}
+	return next, start
+}
+
+// turnAway records that a queue threshold turned t away, for the reason
+// given, and tells the listener. It reports whether t is still to run, on a
+// goroutine of the executor: its rejection handler or the caller-runs policy
+// decides its outcome there. Otherwise it finishes t REJECTED here.
+func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
+	t.setReason(reason)
+	notifyRejected(e.listener(), t.key(), t.id, reason)
+	if p := e.policy.Load(); p.rejectionHandler != nil || p.rejection == RejectCallerRuns {
+		return true
+	}
+	e.reject(t)
+	return false
+}
+
+// cancel is Cancel: it completes t's handle CANCELLED with cause, and
+// cancels its context with cause, unless the handle already completed. It
+// does not own t: a waiting t it takes out of its line goes to a goroutine
+// of its own to end.
+func (e *GroupExecutor) cancel(t *task, cause error) bool {
+	if !t.claim() {
+		return false
+	}
+	t.context().cancelWith(cause)
+	// Interleaving: after the claim, a task in no line at this moment sees
+	// it once it joins one (see stopRequested).
+	left := t.permits.Leave()
+	now := t.since()
+	e.completeClaimed(t, &outcome{status: StatusCancelled, err: cause, start: now, end: now})
+	if left {
+		go e.endCancelled(t)
+	}
+	return true
+}
+
+// cancelledBeforeRun reports whether t, holding every permit, has been
+// cancelled, and if so waits until its context is done.
+//
+// Interleaving: ShutdownGroup, EvictGroup and Close cancel a scope whose
+// error is set at once but whose child contexts are cancelled one by one,
+// and the caller's cancel reaches the task's context through
+// context.AfterFunc, on another goroutine: a task whose own context has not
+// been reached yet may meanwhile get a permit freed by a sibling that did
+// react. So the caller's context, the scope and the executor are asked too,
+// and the task's context is waited for (its cancel is on the way) so that
+// its error is set when the result is written.
+func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
+	c := t.context()
+	if c.Err() == nil && e.root.Err() == nil && (!c.built() || c.caller.Err() == nil && c.permits.Scope().Err() == nil) {
+		return false
+	}
+	<-c.Done()
+	return true
+}

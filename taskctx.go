@@ -1,0 +1,182 @@
+package groupconc
+
+import (
+	"context"
+	"time"
+)
+
+// taskContext is the context a task's function sees: the task itself, seen
+// as a context. Values and deadline come from the caller's context;
+// cancellation from the caller's context, the task's group scope
+// (ShutdownGroup, EvictGroup, and through it Close) and the task's own
+// cancel (Cancel).
+//
+// Most functions never look at their context's Done channel, so the real
+// cancel context behind it, the inner context, is built lazily (in the
+// task's aside), by the first Done or Value call. Until then Err is computed
+// from the three sources, and a cancel only records its cause, in the
+// task's state. The inner context derives from the group scope, so Close
+// and ShutdownGroup reach it through the standard context tree, and
+// context.Cause sees their cause. BenchmarkSubmitWait's one allocation per
+// task (the handle) is what this keeps: a context built per task would add
+// its own, and register it with the group scope.
+type taskContext task
+
+// context returns t as the context its function sees.
+func (t *task) context() *taskContext { return (*taskContext)(t) }
+
+func (c *taskContext) task() *task { return (*task)(c) }
+
+func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() }
+
+func (c *taskContext) String() string { return "groupconc.taskContext" }
+
+func (c *taskContext) Done() <-chan struct{} { return c.build().Done() }
+
+// Err reports the caller's error first, so a caller's deadline shows as
+// context.DeadlineExceeded rather than as the Canceled of the forwarding.
+func (c *taskContext) Err() error {
+	if a := c.aside.Load(); a != nil && a.built.Load() {
+		if a.ctx.Err() == nil {
+			return nil
+		}
+		if err := c.caller.Err(); err != nil {
+			return err
+		}
+		return a.ctx.Err()
+	}
+	if err := c.caller.Err(); err != nil {
+		return err
+	}
+	if c.state.Load()&cancelledBit != 0 {
+		return c.build().Err()
+	}
+	return c.permits.Scope().Err()
+}
+
+// Value looks in the inner context first, so context.Cause (which asks for
+// the nearest cancel context by a private key) finds the task's own cause;
+// no other key is stored there, so values come from the caller.
+func (c *taskContext) Value(key any) any {
+	if v := c.build().Value(key); v != nil {
+		return v
+	}
+	return c.caller.Value(key)
+}
+
+// build returns the inner cancel context, creating it on first use already
+// cancelled if any source has been.
+func (c *taskContext) build() context.Context {
+	a := c.task().getAside()
+	if a.built.Load() {
+		return a.ctx
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.built.Load() {
+		inner, cancel := context.WithCancelCause(c.permits.Scope())
+		switch caller := c.caller; {
+		case c.state.Load()&cancelledBit != 0:
+			cancel(c.cause())
+		case caller.Done() == nil:
+		case caller.Err() != nil:
+			cancel(context.Cause(caller))
+		default:
+			a.stop = context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+		}
+		a.ctx, a.cancel = inner, cancel
+		a.built.Store(true)
+	}
+	return a.ctx
+}
+
+// built reports whether the inner context exists.
+func (c *taskContext) built() bool {
+	a := c.aside.Load()
+	return a != nil && a.built.Load()
+}
+
+// cause returns the own cancel's cause; call it only once cancelledBit is
+// set.
+func (c *taskContext) cause() error {
+	if c.state.Load()&asideCause != 0 {
+		return *c.aside.Load().cause.Load()
+	}
+	return context.Canceled
+}
+
+// cancelWith cancels the context with cause; the first cause sticks. A
+// context never built only records the cause: context.Canceled costs one
+// bit of the state; another cause is kept aside.
+func (c *taskContext) cancelWith(cause error) {
+	bits := cancelledBit
+	if cause != context.Canceled {
+		p := new(error)
+		*p = cause
+		c.task().getAside().cause.CompareAndSwap(nil, p)
+		bits |= asideCause
+	}
+	for {
+		s := c.state.Load()
+		if s&cancelledBit != 0 || c.state.CompareAndSwap(s, s|bits) {
+			break
+		}
+	}
+	c.cancelBuilt()
+}
+
+// cancelBuilt cancels the inner context with the recorded cause, if it is
+// built. Called after the cause is recorded: a build that comes later sees
+// the cause, and one under way holds mu until its context is set.
+func (c *taskContext) cancelBuilt() {
+	a := c.aside.Load()
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	built := a.built.Load()
+	a.mu.Unlock()
+	if built {
+		a.cancel(c.cause())
+	}
+}
+
+// watch arranges for f to run, on a goroutine of its own, when the caller's
+// context ends, until the context is closed. A caller's context that never
+// ends costs nothing here.
+func (c *taskContext) watch(f func()) {
+	if c.caller.Done() == nil {
+		return
+	}
+	a := c.task().getAside()
+	a.mu.Lock()
+	// close sets overBit before it looks for the aside: either it finds
+	// the aside, and takes mu after this, or overBit is seen here.
+	if c.state.Load()&overBit == 0 {
+		a.unwatch = context.AfterFunc(c.caller, f)
+	}
+	a.mu.Unlock()
+}
+
+// close cancels the context once the task is over, and unhooks it from the
+// caller's context and the group scope so neither keeps it. A context never
+// built, nor watched, costs one atomic operation here.
+func (c *taskContext) close() {
+	c.state.Or(cancelledBit | overBit) // the cause is context.Canceled unless one was set
+	a := c.aside.Load()
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	built, unwatch := a.built.Load(), a.unwatch
+	a.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	if built {
+		a.cancel(c.cause())
+		if a.stop != nil {
+			a.stop()
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package groupconc
+
+// The executor's goroutines, and how a task ends on them. Every goroutine
+// the executor starts runs one of serve, work, resume or endCancelled, and
+// belongs to the task it was started for (see scheduler.go's table).
+
+// launch has t, admitted inside Submit (or rejected there, to be run by its
+// handler or the caller-runs policy), run on a goroutine of the executor: it
+// puts t in the ready queue, which says whether a goroutine must be started
+// to take it out. Starting a goroutine is most of what running a trivial
+// task costs (W1 of the benchmarks module), so goroutines are reused.
+func (e *GroupExecutor) launch(t *task) {
+	if e.ready.Push(t) {
+		go e.serve()
+	}
+}
+
+// serve is the body of a goroutine started for the ready queue's role.
+func (e *GroupExecutor) serve() {
+	if e.ready.Arrive() {
+		e.work(e.take(), 0)
+	}
+}
+
+// take takes the next task out of the ready queue, holding its role; nil
+// once the queue is empty and the role given up.
+func (e *GroupExecutor) take() *task {
+	t, start := e.ready.Take()
+	if start {
+		go e.serve()
+	}
+	return t
+}
+
+// work runs t, which got its last permit at start (an offset from its
+// Submitted), and then, rather than ending, each task that the released
+// permits let run next on this goroutine, and then tasks from the ready
+// queue while it can take the queue's role. A task taken from the ready
+// queue was admitted inside Submit: its start is its Submitted (offset 0).
+func (e *GroupExecutor) work(t *task, start int64) {
+	for {
+		for t != nil {
+			t, start = e.runOne(t, start)
+		}
+		if !e.ready.Claim() {
+			return
+		}
+		if t = e.take(); t == nil {
+			return
+		}
+	}
+}
+
+// resume is the body of a goroutine started for a task handed a permit
+// where no goroutine was free to carry it on (handOffSpawn).
+func (e *GroupExecutor) resume(t *task) {
+	switch s, start := e.carryOn(t); s {
+	case stepRun:
+		e.work(t, start)
+	case stepEnded:
+		e.work(e.handOn(&t.permits, handOffInline))
+	}
+}
+
+// endCancelled is the body of a goroutine that owns a task a cancellation
+// took out of its line: the task ends CANCELLED, as its wait would have.
+func (e *GroupExecutor) endCancelled(t *task) {
+	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
+	defer func() {
+		if how == handOffSpawn {
+			e.end(t, how)
+		}
+	}()
+	o := cancelledOutcome(t)
+	e.finish(t, &o)
+	how = handOffInline
+	e.work(e.end(t, how))
+}
+
+// endAllCancelled ends tasks a group sweep took out of their lines.
+func (e *GroupExecutor) endAllCancelled(swept []*task) {
+	for _, t := range swept {
+		go e.endCancelled(t)
+	}
+}
+
+// runOne runs t (or has its rejection handled), ends it, and returns the
+// task to run next on this goroutine, if any.
+func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int64) {
+	how := handOffSpawn // until t ended normally: runtime.Goexit may be unwinding
+	defer func() { next, nextStart = e.end(t, how) }()
+	switch {
+	case t.reason() != "":
+		// Whoever waits for the permits t gave back need not wait for the
+		// rejection handler.
+		e.handOn(&t.permits, handOffSpawn)
+		e.runRejected(t)
+	case e.cancelledBeforeRun(t):
+		// A context that ended while the last permit was granted still
+		// wins: the function never starts on a cancelled context.
+		o := cancelledOutcome(t)
+		e.finish(t, &o)
+	default:
+		e.run(t, start)
+	}
+	how = handOffInline
+	return nil, 0
+}
+
+// run calls t's function, which holds its permits since start (or none,
+// under caller-runs), and finishes t with what it returned. A panic is
+// FAILED; so is runtime.Goexit, which finishes t as it unwinds.
+func (e *GroupExecutor) run(t *task, start int64) {
+	notifyStarted(e.listener(), t.key(), t.id)
+	o := outcome{start: start, told: true}
+	defer e.finish(t, &o)
+	o.status, o.err = t.body.call(t.context())
+	o.end = t.since()
+}
+
+// runRejected decides what becomes of a task a queue threshold turned away:
+// its handler, the caller-runs policy or REJECTED.
+func (e *GroupExecutor) runRejected(t *task) {
+	ctx := t.context()
+	switch p := e.policy.Load(); {
+	case p.rejectionHandler != nil:
+		var o outcome
+		defer e.finish(t, &o)
+		t.body.callHandler(ctx, p.rejectionHandler, p.listener, &o)
+	case p.rejection == RejectCallerRuns:
+		if ctx.Err() != nil {
+			now := t.since()
+			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
+			return
+		}
+		e.run(t, t.since())
+	default:
+		e.reject(t)
+	}
+}
+
+// reject finishes t REJECTED; under RejectAbort Await also returns the error.
+func (e *GroupExecutor) reject(t *task) {
+	now := t.since()
+	e.finish(t, &outcome{
+		status: StatusRejected,
+		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()},
+		start:  now, end: now,
+		abort: e.policy.Load().rejection == RejectAbort,
+	})
+}
+
+// cancelledOutcome is the outcome of a task cancelled before it ran; the
+// listener hears OnCompleted, as for any task cancelled while waiting.
+func cancelledOutcome(t *task) outcome {
+	now := t.since()
+	return outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true}
+}
+
+// finish gives t its outcome: it gives back t's permits, which decides who
+// they go to, completes the handle (a task's permits are free before its
+// handle completes: a caller that waits for one task and then submits the
+// next never finds them held), and then tells the listener. The tasks the
+// permits went to are carried on by end, after the listener.
+func (e *GroupExecutor) finish(t *task, o *outcome) {
+	if o.status == 0 { // the body did not return: runtime.Goexit
+		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()
+	}
+	t.permits.Release()
+	if t.claim() {
+		e.completeClaimed(t, o)
+	}
+	if l := e.listener(); o.told && l != nil {
+		t.body.tellCompleted(l)
+	}
+}
+
+// end takes t out of the executor, once, on its owner's goroutine: its
+// permits given back (if finish did not) and the task counted out of its
+// group (which may then be forgotten as idle), its handle completed FAILED if
+// nothing completed it (runtime.Goexit unwound the goroutine first), its
+// context closed and Shutdown's count left. It then carries on with the
+// tasks its permits went to, as how says, and returns the one to run next
+// on this goroutine, if any.
+func (e *GroupExecutor) end(t *task, how handOff) (next *task, start int64) {
+	t.permits.Release()
+	t.permits.Exit()
+	if t.claim() {
+		now := t.since()
+		e.completeClaimed(t, &outcome{status: StatusFailed, err: panicError(nil), start: now, end: now})
+	}
+	t.context().close()
+	e.gate.leave()
+	return e.handOn(&t.permits, how)
+}
+
+// completeClaimed counts t's outcome and completes its handle; the caller
+// has claimed it.
+func (e *GroupExecutor) completeClaimed(t *task, o *outcome) {
+	e.count(o.status)
+	t.publish(o)
+}
+
+// count records a task's final status in the outcome counters.
+func (e *GroupExecutor) count(s TaskStatus) {
+	switch s {
+	case StatusSuccess:
+		e.succeeded.Add(1)
+	case StatusFailed:
+		e.failed.Add(1)
+	case StatusCancelled:
+		e.cancelled.Add(1)
+	case StatusRejected:
+		e.rejected.Add(1)
+	}
+}

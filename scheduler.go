@@ -17,6 +17,14 @@ package groupconc
 //	ended     nowhere: permits given back,  nobody; its handle keeps     —
 //	          context closed, gate left     the result
 //
+// UpdatePolicy moves waiting tasks too: a raised limit hands them permits
+// (carried, each on a goroutine of its own); a lowered one takes the tasks
+// holding an over-limit layer's permit out of the later lines and puts them
+// back at the head of that layer's line (waiting again; owned by the
+// updating goroutine in between, which then checks them for a cancel that
+// came meanwhile). Under IsolationFairShare the global line is the fair
+// one (groupstate's fairLine); ownership is the same.
+//
 // Every task ends through end, once, on its owner's goroutine. Its handle
 // is completed on the side, by whoever claims it first: complete (the
 // owner, with the task's outcome) or cancel (Cancel, from any goroutine;

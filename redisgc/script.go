@@ -80,4 +80,3 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	}
 	return r, nil
 }
-

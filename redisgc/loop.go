@@ -147,7 +147,9 @@ func (c *Coordinator) fallBack() error {
 		p.held = p.local
 	}
 	c.member, c.mode = "", ModeFallback
-	return c.apply()
+	err := c.apply()
+	c.publish()
+	return err
 }
 
 // leave stops coordinating: the executor keeps the fallback limits, and

@@ -2,6 +2,7 @@ package redisgc
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -15,5 +16,8 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
+	if env := os.Getenv(childEnv); env != "" {
+		os.Exit(runChild(env))
+	}
 	goleak.VerifyTestMain(m)
 }

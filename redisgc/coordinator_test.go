@@ -67,7 +67,18 @@ func (f *fakeExec) total() load {
 	for _, l := range f.groups {
 		t.running, t.waiting = t.running+l.running, t.waiting+l.waiting
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.global > 0 && t.running > f.global {
+		t.running, t.waiting = f.global, t.waiting+t.running-f.global
+	}
 	return t
+}
+
+func (f *fakeExec) globalLimit() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.global
 }
 
 func (f *fakeExec) apply(limits map[string]int, global int) error {
@@ -232,5 +243,31 @@ func TestCloseLeavesTheFleetAndKeepsTheFallback(t *testing.T) {
 		"b never took the share a gave back on Close")
 	if err := a.c.Run(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Run after Close: got %v, want ErrClosed", err)
+	}
+}
+
+func TestTheGlobalLimitIsSharedAcrossGroupsAndReplicas(t *testing.T) {
+	s := startRedis(t)
+	o := testOptions(0)
+	o.Limits, o.DefaultLimit, o.GlobalLimit = nil, 100, 8
+	a := startReplica(t, s.client(t), o)
+	b := startReplica(t, s.client(t), o)
+	if a.exec.globalLimit() != 1 {
+		t.Fatalf("before joining: global limit %d, want 1", a.exec.globalLimit())
+	}
+	a.exec.set("x", 10, 0)
+	a.exec.set("y", 10, 0)
+	eventually(t, 5*time.Second, func() bool { return a.exec.globalLimit() == 7 && a.exec.limit("x") == 10 },
+		"a alone never took 7 of 8 (got %d)", a.exec.globalLimit())
+	b.exec.set("y", 10, 0)
+	eventually(t, 5*time.Second, func() bool {
+		ga, gb := a.exec.globalLimit(), b.exec.globalLimit()
+		if ga+gb > 8 {
+			t.Fatalf("global limits sum to %d+%d, above 8", ga, gb)
+		}
+		return ga == 4 && gb == 4
+	}, "the global limit never split 4/4")
+	if st := a.c.Status(); st.Global.FleetLimit != 8 || st.Global.Limit != 4 {
+		t.Errorf("status: got %+v, want the global share", st.Global)
 	}
 }

@@ -37,12 +37,6 @@ func (f *fakeExec) limit(g string) int {
 	return max(f.limits[g], 1)
 }
 
-func (f *fakeExec) running(g string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.runningLocked(g)
-}
-
 func (f *fakeExec) runningLocked(g string) int {
 	return max(min(f.demand[g], max(f.limits[g], 1)), f.pinned[g])
 }

@@ -78,11 +78,3 @@ func (s *simExec) apply(limits map[string]int, _ int) error {
 	}
 	return nil
 }
-
-// close drops the waiting tasks and waits for the running ones.
-func (s *simExec) close() {
-	s.mu.Lock()
-	clear(s.queue)
-	s.mu.Unlock()
-	s.wg.Wait()
-}

@@ -384,7 +384,7 @@ func ExampleListenerFuncs() {
 	}
 	// Output:
 	// first: submitted, started, completed SUCCESS
-	// second: submitted, rejected (group queue threshold 0 reached)
+	// second: submitted, rejected (group_queue_full)
 }
 
 func ExampleRejectionPolicy_abort() {
@@ -413,8 +413,8 @@ func ExampleRejectionPolicy_abort() {
 	// Output:
 	// submit error: <nil>
 	// REJECTED
-	// await error: groupconc: task "extra" of group "api" rejected: group queue threshold 0 reached
-	// reason: group queue threshold 0 reached
+	// await error: groupconc: task "extra" of group "api" rejected: group_queue_full
+	// reason: group_queue_full
 	// is ErrRejected: true
 	// busy: SUCCESS
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,11 +16,15 @@ import (
 // or by a Shutdown whose context ended.
 var ErrClosed = errors.New("groupconc: executor closed")
 
+// ErrGroupShutdown is the context.Cause of the tasks ShutdownGroup cancels.
+var ErrGroupShutdown = errors.New("groupconc: group shut down")
+
+// ErrGroupEvicted is the context.Cause of the tasks EvictGroup cancels.
+var ErrGroupEvicted = errors.New("groupconc: group evicted")
+
 var (
-	errNilExecutor  = errors.New("groupconc: nil *GroupExecutor")
-	errNilContext   = fmt.Errorf("%w: nil context", ErrInvalidTask)
-	errGroupStopped = errors.New("groupconc: group shut down")
-	errGroupEvicted = errors.New("groupconc: group evicted")
+	errNilExecutor = errors.New("groupconc: nil *GroupExecutor")
+	errNilContext  = fmt.Errorf("%w: nil context", ErrInvalidTask)
 )
 
 // GroupExecutor runs tasks with per-group limits. A task takes its permits
@@ -56,10 +61,11 @@ var (
 // value is not usable. Call Shutdown or Close when done with it: until then
 // its group contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
-	policy    *GroupPolicy
-	listener  TaskLifecycleListener
-	global    *groupstate.Global
-	groups    *groupstate.Registry
+	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
+	updating  sync.Mutex                  // serialises UpdatePolicy
+	pressure  pressure
+	global    *groupstate.Global[task]
+	groups    *groupstate.Registry[task]
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
@@ -77,17 +83,69 @@ type GroupExecutor struct {
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	root, closeRoot := context.WithCancelCause(context.Background())
-	global := groupstate.NewGlobal(policy.globalInFlight, policy.globalQueue)
-	return &GroupExecutor{
-		policy:    policy,
-		listener:  policy.listener,
+	fair := policy.isolation == IsolationFairShare
+	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, fair)
+	e := &GroupExecutor{
 		global:    global,
-		groups:    groupstate.NewRegistry(root, global, policy.limits),
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      gate{drained: make(chan struct{})},
 		epoch:     time.Now(),
 	}
+	e.policy.Store(policy)
+	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	e.groups.SetIdleTTL(int64(policy.idleTTL))
+	return e
+}
+
+// listener returns the listener of the policy in force.
+func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
+
+// UpdatePolicy makes p the executor's policy. From its return, new groups
+// resolve their limits from p, and every known group's limits
+// (concurrency, bulkhead, queue threshold, weight) are resolved again from
+// p and govern every permit handed out afterwards; so do p's global limit
+// and threshold, rejection policy and handler, listener, pressure warnings
+// and idle TTL.
+//
+// A raised limit starts the waiting tasks that now fit at once, in their
+// order. A lowered limit interrupts nothing: no new task starts in that
+// group (for the global limit, anywhere) until the running count is below
+// the new limit, the one case where Running may exceed MaxConcurrency. A
+// lowered queue threshold rejects no task already waiting; new tasks are
+// rejected while the waiting count is at or above it. Waiting tasks keep
+// their place in line. UpdatePolicy does not wait for running tasks.
+//
+// It returns an error wrapping ErrInvalidPolicy for a nil p or one whose
+// Isolation differs from the executor's (the mode is fixed for its life),
+// and ErrClosed once Shutdown or Close has begun. Concurrent calls are
+// serialised.
+func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
+	if e == nil {
+		return errNilExecutor
+	}
+	if p == nil {
+		return fmt.Errorf("%w: UpdatePolicy: nil policy", ErrInvalidPolicy)
+	}
+	p = p.orDefault()
+	e.updating.Lock()
+	defer e.updating.Unlock()
+	if e.gate.closed.Load() {
+		return ErrClosed
+	}
+	if was := e.policy.Load().isolation; p.isolation != was {
+		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
+	}
+	e.policy.Store(p)
+	handed := e.global.SetLimits(p.globalInFlight, p.globalQueue, nil)
+	handed = e.groups.Update(p.limits, handed)
+	e.groups.SetIdleTTL(int64(p.idleTTL))
+	// The tasks the raised limits let through were handed a permit away
+	// from the executor's goroutines: each goes on on one of its own.
+	for _, t := range handed {
+		go t.resume()
+	}
+	return nil
 }
 
 // clock returns the time elapsed since e's epoch, read on the monotonic clock
@@ -200,6 +258,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	if !e.gate.enter() {
 		return ErrClosed
 	}
+	e.groups.ForgetIdle()
 	g := e.groups.Get(key)
 	t.init(ctx, e, g, id, b)
 	owned := true // until t is handed to a line or a goroutine
@@ -208,7 +267,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 			e.settle(t, false)
 		}
 	}()
-	notifySubmitted(e.listener, key, id)
+	notifySubmitted(e.listener(), key, id)
 	if t.context().Err() != nil {
 		e.endWaiting(t)
 		return nil
@@ -217,6 +276,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
+		e.pressureWaiting(g)
 		return nil
 	case groupstate.Rejected:
 		if !e.turnAway(t, reason) {
@@ -342,7 +402,7 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		// wins: the function never starts on a cancelled context.
 		e.endWaiting(t)
 	default:
-		notifyStarted(e.listener, t.key(), t.id)
+		notifyStarted(e.listener(), t.key(), t.id)
 		t.body.run(t.context(), start)
 	}
 	normal = true
@@ -371,9 +431,9 @@ func (e *GroupExecutor) drop(t *task) {
 }
 
 // dropAll drops tasks swept out of their lines.
-func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
-	for _, p := range swept {
-		go p.Owner().(*task).drop()
+func (e *GroupExecutor) dropAll(swept []*task) {
+	for _, t := range swept {
+		go t.drop()
 	}
 }
 
@@ -384,9 +444,8 @@ func (e *GroupExecutor) dropAll(swept []*groupstate.Permits) {
 // next; the others that can run get goroutines of their own. Elsewhere (on a caller's goroutine, or where user
 // code such as a listener would delay them) each task handed a permit gets
 // a goroutine at once, which does the walking.
-func (e *GroupExecutor) handOn(p *groupstate.Permits, inline bool) (next *task, start int64) {
-	for q := p.Handed(); q != nil; q = p.Handed() {
-		t := q.Owner().(*task)
+func (e *GroupExecutor) handOn(p *groupstate.Permits[task], inline bool) (next *task, start int64) {
+	for t := p.Handed(); t != nil; t = p.Handed() {
 		if !inline {
 			go t.resume()
 			continue
@@ -437,8 +496,8 @@ func (e *GroupExecutor) carryOn(t *task) (run bool, start int64, ended bool) {
 // decides its outcome there. Otherwise it completes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
-	notifyRejected(e.listener, t.key(), t.id, reason)
-	if e.policy.rejectionHandler != nil || e.policy.rejection == RejectCallerRuns {
+	notifyRejected(e.listener(), t.key(), t.id, reason)
+	if e.policy.Load().rejectionHandler != nil || e.policy.Load().rejection == RejectCallerRuns {
 		return true
 	}
 	e.reject(t)
@@ -463,6 +522,7 @@ func (e *GroupExecutor) settle(t *task, inline bool) (*task, int64) {
 // the count Shutdown waits on.
 func (e *GroupExecutor) retire(t *task) {
 	t.permits.Release()
+	t.permits.Exit()
 	if !t.claimed() {
 		t.finish(StatusFailed, panicError(nil), false)
 	}
@@ -501,14 +561,14 @@ func (e *GroupExecutor) endWaiting(t *task) {
 func (e *GroupExecutor) rejectAsync(t *task) {
 	ctx := t.context()
 	switch {
-	case e.policy.rejectionHandler != nil:
-		t.body.handleRejection(ctx, e.policy.rejectionHandler)
-	case e.policy.rejection == RejectCallerRuns:
+	case e.policy.Load().rejectionHandler != nil:
+		t.body.handleRejection(ctx, e.policy.Load().rejectionHandler)
+	case e.policy.Load().rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
 			t.finish(StatusCancelled, cancelErr(ctx), false)
 			return
 		}
-		notifyStarted(e.listener, t.key(), t.id)
+		notifyStarted(e.listener(), t.key(), t.id)
 		t.body.run(ctx, t.since())
 	default:
 		e.reject(t)
@@ -518,7 +578,7 @@ func (e *GroupExecutor) rejectAsync(t *task) {
 // reject completes t REJECTED; under RejectAbort Await also returns the error.
 func (e *GroupExecutor) reject(t *task) {
 	err := &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
-	t.finish(StatusRejected, err, e.policy.rejection == RejectAbort)
+	t.finish(StatusRejected, err, e.policy.Load().rejection == RejectAbort)
 }
 
 // count records a task's final status in the outcome counters.
@@ -535,24 +595,24 @@ func (e *GroupExecutor) count(s TaskStatus) {
 	}
 }
 
-// ShutdownGroup cancels every task of groupKey, with cause "group shut down":
+// ShutdownGroup cancels every task of groupKey, with cause ErrGroupShutdown:
 // waiting tasks end CANCELLED at once, running ones see their context
 // cancelled. Other groups are untouched. The group keeps its limits, and
 // tasks submitted to it afterwards are accepted as usual. It does nothing
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		e.dropAll(g.Shutdown(errGroupStopped))
+		e.dropAll(g.Shutdown(ErrGroupShutdown, nil))
 	}
 }
 
-// EvictGroup cancels every task of groupKey, as ShutdownGroup does, and
-// forgets the group: its limits are resolved again for the next task, and
-// it is gone from Stats. Tasks still running on the evicted group's permits
+// EvictGroup cancels every task of groupKey, as ShutdownGroup does but with
+// cause ErrGroupEvicted, and forgets the group: its limits are resolved
+// again for the next task, and it is gone from Stats. Tasks still running on the evicted group's permits
 // release them into its old semaphores, never into the new group's; until
 // they return, the old and new group together may run more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
-	e.dropAll(e.groups.Evict(groupKey, errGroupEvicted))
+	e.dropAll(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
@@ -572,10 +632,12 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		select {
 		case <-e.gate.drained:
 		case <-ctx.Done():
+			e.stopPressure()
 			e.cancelAll()
 			return ctx.Err()
 		}
 	}
+	e.stopPressure()
 	e.closeRoot(ErrClosed)
 	return nil
 }
@@ -586,6 +648,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
+	e.stopPressure()
 	e.cancelAll()
 	return nil
 }
@@ -595,7 +658,7 @@ func (e *GroupExecutor) Close() error {
 // the sweep after it finds, or is followed by, scopes already done.
 func (e *GroupExecutor) cancelAll() {
 	e.closeRoot(ErrClosed)
-	e.dropAll(e.groups.SweepAll())
+	e.dropAll(e.groups.SweepAll(nil))
 }
 
 // gate counts the accepted tasks, and those that finished, and refuses new

@@ -257,7 +257,7 @@ func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "a", Running: 2, Waiting: 3, InFlight: 2,
-			MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited,
+			MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, ga)
 
 		coreOpenGate(t, gate, hs, "gated")
@@ -1790,7 +1790,7 @@ func TestZeroAndNilPolicyBehaveAsTheDefault(t *testing.T) {
 				require.True(t, ok)
 				assert.Equal(t, groupconc.GroupStats{
 					GroupKey: "g", Running: 1, Waiting: 2, InFlight: 3, // no bulkhead: all are past it
-					MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited,
+					MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 				}, gs)
 				assert.Equal(t, groupconc.Unlimited, e.Stats().GlobalMaxInFlight)
 				coreOpenGate(t, gate, hs, "gated")

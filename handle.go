@@ -154,7 +154,7 @@ func failedOrCancelled(ctx context.Context, err error) TaskStatus {
 // small: building the GroupResult[any] takes a large frame, which would grow
 // every task goroutine's stack if it were reserved when there is no listener.
 func (h *TaskHandle[T]) completed() {
-	if l := h.t.exec.listener; l != nil {
+	if l := h.t.exec.listener(); l != nil {
 		h.tellCompleted(l)
 	}
 }

@@ -60,6 +60,47 @@ func (f ListenerFuncs) OnRejected(groupKey, taskID, reason string) {
 	}
 }
 
+// Listeners returns one listener that calls each non-nil listener of ls in
+// order, recovering a panic in each one separately, so that one listener's
+// panic neither stops the others nor reaches the executor. With no non-nil
+// listener it returns a listener that ignores everything.
+func Listeners(ls ...TaskLifecycleListener) TaskLifecycleListener {
+	m := make(multiListener, 0, len(ls))
+	for _, l := range ls {
+		if l != nil {
+			m = append(m, l)
+		}
+	}
+	return m
+}
+
+// multiListener is the listener Listeners returns.
+type multiListener []TaskLifecycleListener
+
+func (m multiListener) OnSubmitted(groupKey, taskID string) {
+	for _, l := range m {
+		notifySubmitted(l, groupKey, taskID)
+	}
+}
+
+func (m multiListener) OnStarted(groupKey, taskID string) {
+	for _, l := range m {
+		notifyStarted(l, groupKey, taskID)
+	}
+}
+
+func (m multiListener) OnCompleted(groupKey, taskID string, result GroupResult[any]) {
+	for _, l := range m {
+		notifyCompleted(l, groupKey, taskID, result)
+	}
+}
+
+func (m multiListener) OnRejected(groupKey, taskID, reason string) {
+	for _, l := range m {
+		notifyRejected(l, groupKey, taskID, reason)
+	}
+}
+
 // The notify helpers call one listener method, recovering a panic in it. A
 // nil listener costs one comparison.
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/kobe/groupconc/internal/groupstate"
 )
 
 // RejectionPolicy decides what happens to a task that a queue threshold turns
@@ -40,9 +42,16 @@ func (p RejectionPolicy) String() string {
 // RejectionHandler returns an error matching it to reject a task.
 var ErrRejected = errors.New("groupconc: task rejected")
 
-// RejectedError is the Err of every REJECTED result. Reason names the
-// threshold that turned the task away, such as "group queue threshold 0
-// reached".
+// The RejectedError.Reason, and the OnRejected reason, of a task turned away
+// by a queue threshold: the global one or its group's.
+const (
+	ReasonGlobalQueueFull = groupstate.ReasonGlobalQueueFull
+	ReasonGroupQueueFull  = groupstate.ReasonGroupQueueFull
+)
+
+// RejectedError is the Err of every REJECTED result. Reason says why the
+// task was turned away: ReasonGlobalQueueFull or ReasonGroupQueueFull for a
+// queue threshold, or what a RejectionHandler's own *RejectedError says.
 type RejectedError struct {
 	GroupKey, TaskID, Reason string
 }
@@ -100,7 +109,7 @@ func (h *TaskHandle[T]) handleRejection(ctx context.Context, handler RejectionHa
 			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
 		}
 		start = t.since()
-		notifyStarted(t.exec.listener, t.key(), t.id)
+		notifyStarted(t.exec.listener(), t.key(), t.id)
 		return h.fn(ctx)
 	}
 	var (

@@ -5,7 +5,7 @@ package groupconc
 
 // RelGroupProbe returns a probe of groupKey's current group state, or false
 // if the group does not exist. The probe keeps that state: called after
-// EvictGroup, it still checks the old semaphores, which the registry has
+// EvictGroup, it still checks the old group, which the registry has
 // forgotten but the old group's tasks release into (DESIGN "Groups"). Like
 // Quiescent, call the probe only once the group's tasks have all finished.
 func (e *GroupExecutor) RelGroupProbe(groupKey string) (probe func() error, ok bool) {
@@ -13,5 +13,5 @@ func (e *GroupExecutor) RelGroupProbe(groupKey string) (probe func() error, ok b
 	if !ok {
 		return nil, false
 	}
-	return g.Probe, true
+	return func() error { return quietGroup(g) }, true
 }

@@ -1,5 +1,12 @@
 package groupconc
 
+import (
+	"iter"
+	"time"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
 // GroupStats is a point-in-time snapshot of one group.
 type GroupStats struct {
 	GroupKey string
@@ -15,6 +22,12 @@ type GroupStats struct {
 	InFlight int
 	// The limits resolved for the group.
 	MaxConcurrency, MaxInFlight, QueueThreshold int
+	// Weight is the group's fair-share weight (1 unless IsolationFairShare
+	// gives it another).
+	Weight int
+	// OldestWait is how long the group's oldest waiting task has waited,
+	// since Submit; 0 if no task waits.
+	OldestWait time.Duration
 }
 
 // ExecutorStats is a point-in-time snapshot of an executor.
@@ -35,13 +48,14 @@ type ExecutorStats struct {
 // often as wanted. The counters are read one by one while tasks move, so
 // they are exact only when the executor is still.
 func (e *GroupExecutor) Stats() ExecutorStats {
+	e.groups.ForgetIdle()
 	running, waiting, inFlight := e.global.Counts()
 	return ExecutorStats{
 		Groups:            e.groups.Len(),
 		Running:           running,
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
-		GlobalMaxInFlight: e.policy.globalInFlight,
+		GlobalMaxInFlight: e.policy.Load().globalInFlight,
 		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),
 		Failed:            e.failed.Load(),
@@ -57,15 +71,31 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !ok {
 		return GroupStats{}, false
 	}
+	return e.groupStats(g), true
+}
+
+// AllGroupStats returns an iterator over a snapshot of every known group,
+// one GroupStats each, in no particular order. It holds no lock while it
+// yields, so the loop body may call into the executor; a group created or
+// forgotten during the loop may or may not be seen.
+func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
+	return func(yield func(GroupStats) bool) {
+		e.groups.Range(func(g *groupstate.Group[task]) bool { return yield(e.groupStats(g)) })
+	}
+}
+
+func (e *GroupExecutor) groupStats(g *groupstate.Group[task]) GroupStats {
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()
 	return GroupStats{
-		GroupKey:       groupKey,
+		GroupKey:       g.Key(),
 		Running:        running,
 		Waiting:        waiting,
 		InFlight:       inFlight,
 		MaxConcurrency: l.Concurrency,
 		MaxInFlight:    l.MaxInFlight,
 		QueueThreshold: l.QueueThreshold,
-	}, true
+		Weight:         l.Weight,
+		OldestWait:     time.Duration(g.OldestWait(e.clock())),
+	}
 }

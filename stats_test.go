@@ -49,11 +49,11 @@ func TestStatsCountTasksRunningAndWaitingAtEachLayer(t *testing.T) {
 
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "a", Running: 1, Waiting: 3, InFlight: 2,
-			MaxConcurrency: 1, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited,
+			MaxConcurrency: 1, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, stGroup(t, e, "a"))
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 1,
-			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited,
+			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, stGroup(t, e, "b"))
 		s := e.Stats()
 		assert.Equal(t, stCounts{Groups: 2, Running: 2, Waiting: 4, GlobalInFlight: 4}, stLive(s))
@@ -100,7 +100,7 @@ func TestStatsCountInFlightPastAnUnlimitedBulkhead(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, groupconc.GroupStats{
 			GroupKey: "a", Running: 1, Waiting: 2, InFlight: 3,
-			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited,
+			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, stGroup(t, e, "a"))
 		s := e.Stats()
 		assert.Equal(t, stCounts{Groups: 1, Running: 1, Waiting: 2, GlobalInFlight: 3}, stLive(s),

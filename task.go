@@ -67,12 +67,11 @@ type body interface {
 // context, a done channel, a rejection reason, a watch on the caller's
 // context) is allocated on the side, in a taskAside.
 type task struct {
-	permits   groupstate.Permits // also the task's group key (see key)
-	exec      *GroupExecutor
-	body      body
-	id        string
-	caller    context.Context // the context given to Submit
-	submitted int64           // e.exec.clock() at Submit; see at
+	permits groupstate.Permits[task] // also the task's group key (see key)
+	exec    *GroupExecutor
+	body    body
+	id      string
+	caller  context.Context // the context given to Submit
 
 	// The result, written once by the claimer before completedBit is set.
 	err        error
@@ -285,10 +284,9 @@ func (c *taskContext) release() {
 }
 
 // init prepares t as a new task of group g.
-func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group, id string, b body) {
+func (t *task) init(ctx context.Context, e *GroupExecutor, g *groupstate.Group[task], id string, b body) {
 	t.exec, t.body, t.id = e, b, id
-	t.submitted = e.clock()
-	t.permits.Init(g, t)
+	t.permits.Init(g, t, e.clock())
 	t.caller = ctx
 }
 
@@ -303,12 +301,12 @@ func (t *task) key() string { return t.permits.Key() }
 
 // since returns the time elapsed since t was submitted, read on the
 // monotonic clock alone (see GroupExecutor.clock).
-func (t *task) since() int64 { return t.exec.clock() - t.submitted }
+func (t *task) since() int64 { return t.exec.clock() - t.permits.Submitted() }
 
 // at returns the time that offset, from since, stands for: 0 is the time t
 // was submitted.
 func (t *task) at(offset int64) time.Time {
-	return t.exec.epoch.Add(time.Duration(t.submitted + offset))
+	return t.exec.epoch.Add(time.Duration(t.permits.Submitted() + offset))
 }
 
 // getAside returns t's aside part, making it on first use.
@@ -341,7 +339,7 @@ func (t *task) reason() string {
 // carries on with them (see GroupExecutor.handOn).
 func (t *task) releasePermits() {
 	t.permits.Release()
-	if t.exec.listener != nil {
+	if t.exec.listener() != nil {
 		t.exec.handOn(&t.permits, false)
 	}
 }

@@ -3,85 +3,65 @@ package groupstate
 import (
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sync/semaphore"
 )
 
-// line is one layer's semaphore with a first-come, first-served line of the
-// tasks waiting for it. The semaphore counts the permits; the line decides
-// who gets a released one.
+// line is one layer's permits, counted against a limit that may change,
+// with a first-come, first-served line of the tasks waiting for one.
 //
-// A waiting task is a record in the line, not a parked goroutine: tasks join
-// inside Submit, on the caller's goroutine, and a released permit is handed
-// to the record at the head, which the releaser takes out of the line and
-// carries on with. So a group's waiting tasks get their permits in Submit
-// order, and a waiting task costs its record and nothing else.
+// A waiting task is a record in the line, not a parked goroutine. A permit
+// given back while a task waits goes to the record at the head, which the
+// releaser takes out of the line and carries on with; so waiters get their
+// permits in the order they joined, and a newcomer never passes one.
 //
-// Nobody blocks inside the semaphore: it is only tried and released, under
-// mu whenever the line may have waiters, so a permit is never released to
-// the semaphore while a task waits for it. It is safe for concurrent use.
-type line struct {
-	sem   *semaphore.Weighted
-	size  int
-	count atomic.Int64 // waiters in line; written under mu
+// The count is lock-free while nobody waits: tryAcquire and release are one
+// atomic operation each. Everything that involves a waiter happens under mu.
+// A joiner announces itself (waiting) before it tries the count once more,
+// and a releaser lowers the count before it looks for waiters: one of the
+// two sees the other, so a permit is never left free while a task waits.
+type line[T any] struct {
+	limit   atomic.Int64 // Unlimited never fills; changed under mu
+	held    atomic.Int64 // permits held; may exceed limit while a lowered limit drains
+	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
 
 	mu         sync.Mutex
-	head, tail *waiter // guarded by mu
+	head, tail *waiter[T] // guarded by mu
+
+	fair *fairLine[T] // for the lock of a fair line: whose it is
 }
 
-// newLine returns a line of n permits, or nil (no line, no cost) for
-// Unlimited.
-func newLine(n int) *line {
-	if n >= Unlimited {
-		return nil
+func newLine[T any](limit int) *line[T] {
+	l := new(line[T])
+	l.limit.Store(int64(limit))
+	return l
+}
+
+// tryAcquire takes a permit at once if one is free and nobody waits for it.
+func (l *line[T]) tryAcquire() bool {
+	return l.waiting.Load() == 0 && l.take()
+}
+
+// take takes a free permit, waiters or not; the caller sees to fairness.
+func (l *line[T]) take() bool {
+	for {
+		h := l.held.Load()
+		if h >= l.limit.Load() {
+			return false
+		}
+		if l.held.CompareAndSwap(h, h+1) {
+			return true
+		}
 	}
-	return &line{sem: semaphore.NewWeighted(int64(n)), size: n}
 }
 
-// tryAcquire takes a permit at once if one is free and nobody waits for it:
-// a newcomer never passes a waiter.
-func (l *line) tryAcquire() bool {
-	return l.count.Load() == 0 && l.sem.TryAcquire(1)
-}
-
-// release gives a permit back: to the head of the line if someone waits,
-// and then returns that waiter, taken out of the line and now the caller's
-// to carry on with; else to the semaphore, and returns nil.
-func (l *line) release() *waiter {
-	l.mu.Lock()
-	w := l.head
-	if w != nil {
-		l.removeLocked(w)
-	} else {
-		l.sem.Release(1)
-	}
-	l.mu.Unlock()
-	return w
-}
-
-// waiter is a task's place in a line. Its zero value is in no line.
-//
-// Whoever takes a waiter out of its line owns the task from then on: the
-// releaser that hands it a permit, or the canceller that makes it leave.
-// The goroutine that put it in the line no longer owns it, and may touch it
-// again only by making it leave.
-type waiter struct {
-	line  atomic.Pointer[line] // the line w waits in; nil when in none
-	prev  *waiter              // guarded by line.mu
-	next  *waiter              // guarded by line.mu; out of line, links a Permits' handed list
-	bit   uint8                // the layer w waits for; set before joining
-	owner *Permits             // the Permits w belongs to
-}
-
-// join takes a permit for w at once if the line is empty and one is free,
-// and reports true; otherwise it puts w at the tail of the line and reports
-// false. Trying again under mu closes the gap between a failed tryAcquire
-// and joining, in which the last holder may have released its permit to the
-// semaphore.
-func (l *line) join(w *waiter) (acquired bool) {
+// join takes a permit for w at once if nobody waits and one is free, and
+// reports true; otherwise it puts w at the tail of the line and reports
+// false: the line owns w's task now.
+func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.count.Load() == 0 && l.sem.TryAcquire(1) {
+	l.waiting.Add(1) // before take: a release after this sees a waiter
+	if l.head == nil && l.take() {
+		l.waiting.Add(-1)
 		return true
 	}
 	w.prev, w.next = l.tail, nil
@@ -91,34 +71,73 @@ func (l *line) join(w *waiter) (acquired bool) {
 		l.tail.next = w
 	}
 	l.tail = w
-	l.count.Add(1)
 	w.line.Store(l)
 	return false
 }
 
-// leave takes w out of its line and reports whether it did so, in which case
-// the caller now owns the task (holding no permit of that line). It reports
-// false if w is in no line: its task belongs to whoever took it out, who
-// sees the reason for leaving (its task's cancellation) when next it looks.
-// Safe from any goroutine.
-func (w *waiter) leave() bool {
-	l := w.line.Load()
-	if l == nil {
-		return false
+// release gives back one permit. It returns the waiters handed a permit,
+// taken out of the line and chained by next: the caller owns them now.
+// The permit passes straight to the head while the limit has room for it.
+func (l *line[T]) release() *waiter[T] {
+	if l.waiting.Load() == 0 {
+		l.held.Add(-1)
+		if l.waiting.Load() == 0 {
+			return nil
+		}
+		// A task joined as the permit came back; it may have found the
+		// count full.
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.grantLocked()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w.line.Load() != l { // taken out (and perhaps put in another) meanwhile
-		return false
+	if w := l.head; w != nil && l.held.Load() <= l.limit.Load() {
+		l.removeLocked(w)
+		return w
 	}
-	l.removeLocked(w)
-	return true
+	l.held.Add(-1)
+	return l.grantLocked()
 }
 
-// sweep takes every waiter whose owner matches out of the line and returns
-// their owners, which the caller now owns.
-func (l *line) sweep(match func(p *Permits) bool, out []*Permits) []*Permits {
-	if l == nil || l.count.Load() == 0 {
+// setLimit changes the limit. Waiters that now fit get their permits, in
+// order, and are returned as release returns them. A lowered limit takes
+// nothing back: tasks holding permits keep them, and no permit is given
+// until the count is below the new limit.
+func (l *line[T]) setLimit(n int) *waiter[T] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limit.Store(int64(n))
+	return l.grantLocked()
+}
+
+// grantLocked hands free permits to the waiters at the head and returns
+// them chained in line order.
+func (l *line[T]) grantLocked() *waiter[T] {
+	var c chain[T]
+	for w := l.head; w != nil && l.take(); w = l.head {
+		l.removeLocked(w)
+		c.add(w)
+	}
+	return c.head
+}
+
+// chain links waiters taken out of a line, in order, by next.
+type chain[T any] struct{ head, tail *waiter[T] }
+
+func (c *chain[T]) add(w *waiter[T]) {
+	if c.tail == nil {
+		c.head = w
+	} else {
+		c.tail.next = w
+	}
+	c.tail = w
+}
+
+// sweep takes every waiter whose task matches out of the line and appends
+// their tasks to out: the caller owns them now.
+func (l *line[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
+	if l.waiting.Load() == 0 {
 		return out
 	}
 	l.mu.Lock()
@@ -127,14 +146,14 @@ func (l *line) sweep(match func(p *Permits) bool, out []*Permits) []*Permits {
 		next := w.next
 		if match == nil || match(w.owner) {
 			l.removeLocked(w)
-			out = append(out, w.owner)
+			out = append(out, w.owner.owner)
 		}
 		w = next
 	}
 	return out
 }
 
-func (l *line) removeLocked(w *waiter) {
+func (l *line[T]) removeLocked(w *waiter[T]) {
 	if w.prev == nil {
 		l.head = w.next
 	} else {
@@ -147,13 +166,70 @@ func (l *line) removeLocked(w *waiter) {
 	}
 	w.prev, w.next = nil, nil
 	w.line.Store(nil)
-	l.count.Add(-1)
+	l.waiting.Add(-1)
 }
 
-// semaphore returns l's semaphore, nil for a nil line; for probes.
-func (l *line) semaphore() *semaphore.Weighted {
-	if l == nil {
-		return nil
-	}
-	return l.sem
+// waiter is a task's place in a line. Its zero value is in no line.
+//
+// Whoever takes a waiter out of its line owns the task from then on: the
+// releaser that hands it a permit, or the canceller that makes it leave.
+// The goroutine that put it in the line no longer owns it, and may touch it
+// again only by making it leave.
+type waiter[T any] struct {
+	line  atomic.Pointer[line[T]] // the line w waits in (a fair line's lock), if any
+	prev  *waiter[T]              // guarded by the line's mu
+	next  *waiter[T]              // guarded by the line's mu; out of line, chains handed waiters
+	seq   uint32                  // when w joined the fair line; guarded by its mu
+	bit   uint8                   // the layer w waits for; set before joining
+	owner *Permits[T]
 }
+
+// leave takes w out of the line it waits in and reports whether it did so,
+// in which case the caller owns the task. It reports false if w is in no
+// line: its task belongs to whoever took it out, who sees the reason for
+// leaving when next it looks. Safe from any goroutine.
+func (w *waiter[T]) leave() bool {
+	l := w.line.Load()
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w.line.Load() != l { // taken out meanwhile
+		return false
+	}
+	if l.fair != nil {
+		l.fair.removeLocked(w.owner.group, w)
+	} else {
+		l.removeLocked(w)
+	}
+	return true
+}
+
+// slots bounds how many tasks may wait: a count of slots taken against a
+// limit that may change. It is only ever tried, never waited on, so "is a
+// slot free" is exact. A lowered limit takes no slot back.
+type slots struct {
+	limit atomic.Int64
+	held  atomic.Int64
+}
+
+func newSlots(limit int) *slots {
+	s := new(slots)
+	s.limit.Store(int64(limit))
+	return s
+}
+
+func (s *slots) take() bool {
+	for {
+		h := s.held.Load()
+		if h >= s.limit.Load() {
+			return false
+		}
+		if s.held.CompareAndSwap(h, h+1) {
+			return true
+		}
+	}
+}
+
+func (s *slots) give() { s.held.Add(-1) }

@@ -1,0 +1,205 @@
+package groupconc
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+)
+
+// PolicyBuilder collects the settings of a GroupPolicy. Every setter returns
+// the builder so calls chain; Build validates and returns the policy.
+//
+// Setters copy the maps they are given, so later changes to a map do not
+// reach the builder or any policy it built. A builder may be reused after
+// Build. Its zero value is ready to use and equal to NewPolicyBuilder(). It
+// is not safe for concurrent use.
+type PolicyBuilder struct {
+	concurrency      map[string]int
+	resolver         func(groupKey string) int
+	defaultConc      *int
+	globalInFlight   *int
+	defaultInFlight  *int
+	inFlight         map[string]int
+	globalQueue      *int
+	defaultQueue     *int
+	queue            map[string]int
+	rejection        RejectionPolicy
+	rejectionHandler RejectionHandler
+	listener         TaskLifecycleListener
+	isolation        IsolationMode
+	weights          map[string]int
+	weightResolver   func(groupKey string) int
+	defaultWeight    *int
+	idleTTL          time.Duration
+	pressure         PressureConfig
+	pressureFn       func(PressureWarning)
+}
+
+// NewPolicyBuilder returns a builder holding the DefaultPolicy settings.
+func NewPolicyBuilder() *PolicyBuilder { return &PolicyBuilder{} }
+
+// PerGroupMaxConcurrency sets the concurrency limit of the listed groups;
+// they win over the resolver and the default. Each value must be >= 1.
+func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder {
+	b.concurrency = maps.Clone(m)
+	return b
+}
+
+// ConcurrencyResolver sets a function that gives the concurrency limit of a
+// group not listed in PerGroupMaxConcurrency. It is called once per group,
+// when the group is first used (and again after EvictGroup), possibly from
+// several goroutines at once. A panic in it yields the default; a value
+// below 1 becomes 1.
+func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *PolicyBuilder {
+	b.resolver = f
+	return b
+}
+
+// DefaultMaxConcurrencyPerGroup sets the concurrency limit of groups that
+// neither the map nor the resolver covers. It must be >= 1; the default is 1.
+func (b *PolicyBuilder) DefaultMaxConcurrencyPerGroup(n int) *PolicyBuilder {
+	b.defaultConc = &n
+	return b
+}
+
+// GlobalMaxInFlight caps the tasks holding a global permit, all groups
+// together; see GroupPolicy.GlobalMaxInFlight for how waiting tasks count.
+// It must be >= 1; the default is Unlimited.
+func (b *PolicyBuilder) GlobalMaxInFlight(n int) *PolicyBuilder {
+	b.globalInFlight = &n
+	return b
+}
+
+// DefaultMaxInFlightPerGroup sets the bulkhead of groups not listed in
+// PerGroupMaxInFlight: the tasks of one group waiting for a concurrency permit
+// or running. It must be >= 1; the default is Unlimited.
+func (b *PolicyBuilder) DefaultMaxInFlightPerGroup(n int) *PolicyBuilder {
+	b.defaultInFlight = &n
+	return b
+}
+
+// PerGroupMaxInFlight sets the bulkhead of the listed groups. Each value
+// must be >= 1.
+func (b *PolicyBuilder) PerGroupMaxInFlight(m map[string]int) *PolicyBuilder {
+	b.inFlight = maps.Clone(m)
+	return b
+}
+
+// GlobalQueueThreshold bounds how many tasks may wait for a global permit. It
+// must be >= 0; 0 means a task that cannot take a global permit at once is
+// rejected. The default is Unlimited.
+func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
+	b.globalQueue = &n
+	return b
+}
+
+// DefaultQueueThresholdPerGroup bounds, for groups not listed in
+// PerGroupQueueThreshold, how many tasks of one group may wait for the
+// bulkhead or concurrency permit. It must be >= 0; the default is Unlimited.
+func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
+	b.defaultQueue = &n
+	return b
+}
+
+// PerGroupQueueThreshold sets the queue threshold of the listed groups. Each
+// value must be >= 0.
+func (b *PolicyBuilder) PerGroupQueueThreshold(m map[string]int) *PolicyBuilder {
+	b.queue = maps.Clone(m)
+	return b
+}
+
+// RejectionPolicy sets what happens to a task turned away by a queue
+// threshold when no RejectionHandler is set. The default is RejectAbort.
+func (b *PolicyBuilder) RejectionPolicy(p RejectionPolicy) *PolicyBuilder {
+	b.rejection = p
+	return b
+}
+
+// RejectionHandler sets a function that decides the outcome of every rejected
+// task; when set it replaces the RejectionPolicy.
+func (b *PolicyBuilder) RejectionHandler(h RejectionHandler) *PolicyBuilder {
+	b.rejectionHandler = h
+	return b
+}
+
+// TaskLifecycleListener sets the listener told of every task's events.
+func (b *PolicyBuilder) TaskLifecycleListener(l TaskLifecycleListener) *PolicyBuilder {
+	b.listener = l
+	return b
+}
+
+// Isolation sets how groups share the global in-flight cap; the default is
+// IsolationOff. An executor keeps its mode for life: UpdatePolicy refuses a
+// policy of another mode.
+func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
+	b.isolation = m
+	return b
+}
+
+// PerGroupWeight sets the fair-share weight of the listed groups; they win
+// over the resolver and the default. Each value must be >= 1. Weights need
+// IsolationFairShare.
+func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
+	b.weights = maps.Clone(m)
+	return b
+}
+
+// WeightResolver sets a function that gives the weight of a group not
+// listed in PerGroupWeight, called once per group as ConcurrencyResolver
+// is. A panic in it yields the default; a value below 1 becomes 1.
+func (b *PolicyBuilder) WeightResolver(f func(groupKey string) int) *PolicyBuilder {
+	b.weightResolver = f
+	return b
+}
+
+// DefaultWeightPerGroup sets the weight of groups that neither the map nor
+// the resolver covers. It must be >= 1; the default is 1.
+func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
+	b.defaultWeight = &n
+	return b
+}
+
+// IdleGroupTTL has a group with no task waiting or running for d forgotten,
+// as EvictGroup forgets it: gone from the stats, its limits resolved again
+// on next use. A group idle for 2×d is gone by the time any later Submit or
+// Stats call returns; the check runs inside those calls, so no goroutine is
+// kept for it. 0, the default, remembers groups until EvictGroup. It must
+// be >= 0.
+func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
+	b.idleTTL = d
+	return b
+}
+
+// Build validates the settings and returns the policy. On a bad setting it
+// returns nil and one error, wrapping ErrInvalidPolicy, that names every bad
+// field and its value.
+func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
+	p := &GroupPolicy{
+		built:            true,
+		concurrency:      maps.Clone(b.concurrency),
+		resolver:         b.resolver,
+		defaultConc:      or(b.defaultConc, 1),
+		globalInFlight:   or(b.globalInFlight, Unlimited),
+		defaultInFlight:  or(b.defaultInFlight, Unlimited),
+		inFlight:         maps.Clone(b.inFlight),
+		globalQueue:      or(b.globalQueue, Unlimited),
+		defaultQueue:     or(b.defaultQueue, Unlimited),
+		queue:            maps.Clone(b.queue),
+		rejection:        b.rejection,
+		rejectionHandler: b.rejectionHandler,
+		listener:         b.listener,
+		isolation:        b.isolation,
+		weights:          maps.Clone(b.weights),
+		weightResolver:   b.weightResolver,
+		defaultWeight:    or(b.defaultWeight, 1),
+		idleTTL:          b.idleTTL,
+		pressure:         b.pressure,
+		pressureFn:       b.pressureFn,
+	}
+	weighted := len(b.weights) > 0 || b.weightResolver != nil || b.defaultWeight != nil
+	if bad := p.check(weighted); len(bad) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(bad, "; "))
+	}
+	return p, nil
+}

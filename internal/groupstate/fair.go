@@ -1,0 +1,257 @@
+package groupstate
+
+import (
+	"container/heap"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// fairLine is the global layer under fair-share isolation: a count of
+// permits against a limit that may change, and, per group, a line of the
+// tasks that hold their group's permits and wait for a global one.
+//
+// A permit given back while tasks wait goes to the group with the fewest
+// running tasks per weight (running/weight, compared exactly), ties to the
+// group whose head joined first; within a group, tasks are served in the
+// order they joined. Groups with a waiting task sit in a heap ordered so.
+//
+// As with line, nothing is locked while nobody waits. A group's running
+// count, part of its heap key, changes without the lock when the line
+// looked empty; whoever changes it looks again afterwards and, if a task
+// joined meanwhile, fixes the group's place in the heap under the lock.
+type fairLine[T any] struct {
+	limit   atomic.Int64
+	held    atomic.Int64 // global permits held: the running tasks
+	waiting atomic.Int64 // written under mu
+
+	lock   line[T]     // only its mu, which waiters lock to leave (see waiter.leave)
+	mu     *sync.Mutex // &lock.mu
+	groups fairHeap[T] // groups with a waiting task; guarded by mu
+	seq    uint32      // join counter, compared modulo 2^32; guarded by mu
+}
+
+func newFairLine[T any](limit int) *fairLine[T] {
+	f := new(fairLine[T])
+	f.limit.Store(int64(limit))
+	f.lock.fair = f
+	f.mu = &f.lock.mu
+	return f
+}
+
+// fairQueue is one group's part of the fair line; guarded by its mu.
+type fairQueue[T any] struct {
+	head, tail *waiter[T]
+	index      int // in the heap; -1 when the group has no waiter
+	running    atomic.Int64
+	weight     atomic.Int64
+}
+
+func (f *fairLine[T]) take() bool {
+	for {
+		h := f.held.Load()
+		if h >= f.limit.Load() {
+			return false
+		}
+		if f.held.CompareAndSwap(h, h+1) {
+			return true
+		}
+	}
+}
+
+// tryAcquire takes a permit for a task of g at once if nobody waits and one
+// is free.
+func (f *fairLine[T]) tryAcquire(g *Group[T]) bool {
+	if f.waiting.Load() != 0 || !f.take() {
+		return false
+	}
+	g.fair.running.Add(1)
+	f.refix(g)
+	return true
+}
+
+// refix puts g in its place in the heap after its running count changed
+// without the lock, if tasks wait.
+func (f *fairLine[T]) refix(g *Group[T]) {
+	if f.waiting.Load() != 0 {
+		f.mu.Lock()
+		f.fixLocked(g)
+		f.mu.Unlock()
+	}
+}
+
+func (f *fairLine[T]) fixLocked(g *Group[T]) {
+	if i := g.fair.index; i >= 0 {
+		heap.Fix(&f.groups, i)
+	}
+}
+
+// join is line.join for w, a task of g.
+func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waiting.Add(1)
+	if len(f.groups) == 0 && f.take() {
+		f.waiting.Add(-1)
+		g.fair.running.Add(1)
+		return true
+	}
+	q := &g.fair
+	w.seq = f.seq
+	f.seq++
+	w.prev, w.next = q.tail, nil
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
+	w.line.Store(&f.lock)
+	if q.index < 0 {
+		heap.Push(&f.groups, g)
+	}
+	return false
+}
+
+// release gives back the permit of a task of g, as line.release does, to
+// the fairest waiting group.
+func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
+	g.fair.running.Add(-1)
+	if f.waiting.Load() == 0 {
+		f.held.Add(-1)
+		if f.waiting.Load() == 0 {
+			return nil
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.fixLocked(g)
+		return f.grantLocked()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fixLocked(g)
+	if len(f.groups) > 0 && f.held.Load() <= f.limit.Load() {
+		return f.popLocked()
+	}
+	f.held.Add(-1)
+	return f.grantLocked()
+}
+
+// setLimit is line.setLimit.
+func (f *fairLine[T]) setLimit(n int) *waiter[T] {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limit.Store(int64(n))
+	return f.grantLocked()
+}
+
+// setWeight changes g's weight and its place in the heap.
+func (f *fairLine[T]) setWeight(g *Group[T], w int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g.fair.weight.Store(int64(w))
+	f.fixLocked(g)
+}
+
+func (f *fairLine[T]) grantLocked() *waiter[T] {
+	var c chain[T]
+	for len(f.groups) > 0 && f.take() {
+		c.add(f.popLocked())
+	}
+	return c.head
+}
+
+// popLocked takes the head of the fairest group out of the line and counts
+// it running; the permit is the caller's to give.
+func (f *fairLine[T]) popLocked() *waiter[T] {
+	g := f.groups[0]
+	w := g.fair.head
+	f.removeLocked(g, w)
+	g.fair.running.Add(1)
+	f.fixLocked(g)
+	return w
+}
+
+func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
+	q := &g.fair
+	wasHead := q.head == w
+	if w.prev == nil {
+		q.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		q.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	w.line.Store(nil)
+	f.waiting.Add(-1)
+	switch {
+	case q.head == nil:
+		heap.Remove(&f.groups, q.index)
+	case wasHead:
+		f.fixLocked(g) // a new head: its seq decides ties
+	}
+}
+
+// sweep is line.sweep over the lines of the groups in the fair line.
+func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
+	if f.waiting.Load() == 0 {
+		return out
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, g := range append([]*Group[T](nil), f.groups...) {
+		for w := g.fair.head; w != nil; {
+			next := w.next
+			if match == nil || match(w.owner) {
+				f.removeLocked(g, w)
+				out = append(out, w.owner.owner)
+			}
+			w = next
+		}
+	}
+	return out
+}
+
+// fairHeap orders the groups with a waiting task: fewest running per
+// weight first, then the oldest head.
+type fairHeap[T any] []*Group[T]
+
+func (h fairHeap[T]) Len() int { return len(h) }
+
+func (h fairHeap[T]) Less(i, j int) bool {
+	a, b := &h[i].fair, &h[j].fair
+	// a.running/a.weight < b.running/b.weight, exactly, in 128 bits.
+	ahi, alo := bits.Mul64(uint64(a.running.Load()), uint64(b.weight.Load()))
+	bhi, blo := bits.Mul64(uint64(b.running.Load()), uint64(a.weight.Load()))
+	if ahi != bhi {
+		return ahi < bhi
+	}
+	if alo != blo {
+		return alo < blo
+	}
+	return int32(a.head.seq-b.head.seq) < 0 // wraps: at most 2^31 joins apart
+}
+
+func (h fairHeap[T]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].fair.index, h[j].fair.index = i, j
+}
+
+func (h *fairHeap[T]) Push(x any) {
+	g := x.(*Group[T])
+	g.fair.index = len(*h)
+	*h = append(*h, g)
+}
+
+func (h *fairHeap[T]) Pop() any {
+	old := *h
+	g := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	g.fair.index = -1
+	return g
+}

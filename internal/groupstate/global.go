@@ -1,0 +1,84 @@
+package groupstate
+
+import "sync/atomic"
+
+// Global is the executor-wide layer: the global in-flight permits, in a
+// FIFO line (IsolationOff, taken first) or a fair line (fair share, taken
+// last), the queue threshold bounding its waiters, and the executor-wide
+// counts. It is safe for concurrent use.
+type Global[T any] struct {
+	line  *line[T]     // under IsolationOff
+	fair  *fairLine[T] // under fair share
+	queue *slots
+
+	// Counts across all groups, so that Stats reads them without visiting
+	// any group. Each is the difference of two sums that only grow, kept
+	// on cache lines of their own: a task is usually counted in on the
+	// goroutine that submits it and out on the one that runs it.
+	_   [64]byte
+	in  globalCounts
+	_   [64]byte
+	out globalCounts
+}
+
+type globalCounts struct {
+	running atomic.Int64 // tasks holding every permit, all groups
+	waiting atomic.Int64 // tasks that joined a line and do not hold every permit yet
+}
+
+// NewGlobal returns the global layer with the given limit and queue
+// threshold; fair chooses fair share.
+func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
+	gl := &Global[T]{queue: newSlots(queueThreshold)}
+	if fair {
+		gl.fair = newFairLine[T](limit)
+	} else {
+		gl.line = newLine[T](limit)
+	}
+	return gl
+}
+
+// Counts reports, across all groups (evicted ones too), the tasks running,
+// waiting, and holding a global permit.
+func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
+	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.heldCount().Load(), 0))
+}
+
+// Held reports the global permits held and the global queue slots taken.
+func (gl *Global[T]) Held() (inFlight, slots int) {
+	return int(gl.heldCount().Load()), int(gl.queue.held.Load())
+}
+
+func (gl *Global[T]) heldCount() *atomic.Int64 {
+	if gl.fair != nil {
+		return &gl.fair.held
+	}
+	return &gl.line.held
+}
+
+// SetLimits makes limit and queueThreshold the global limits from now on;
+// see Group.SetLimits for out.
+func (gl *Global[T]) SetLimits(limit, queueThreshold int, out []*T) []*T {
+	gl.queue.limit.Store(int64(queueThreshold))
+	if gl.fair != nil {
+		return appendOwners(gl.fair.setLimit(limit), out)
+	}
+	return appendOwners(gl.line.setLimit(limit), out)
+}
+
+func (gl *Global[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
+	if gl.fair != nil {
+		return gl.fair.sweep(match, out)
+	}
+	return gl.line.sweep(match, out)
+}
+
+// count returns the count kept as the sums in and out. It reads in first:
+// then the result is at most the count as out was read, and it is exact
+// once tasks are still. A difference made negative by a task that came and
+// went between the two reads reads as 0.
+func count(in, out *atomic.Int64) int {
+	n := in.Load()
+	n -= out.Load()
+	return int(max(n, 0))
+}

@@ -1,0 +1,256 @@
+// Package groupstate holds the state a groupconc executor keeps per group
+// and for the executor as a whole: each layer's permits and line of
+// waiting tasks, the queue-threshold slots that bound those lines, the live
+// counts behind the stats, each group's cancel scope, and the registry of
+// groups. Permits walks one task through the layers.
+//
+// How a task waits is private to this package: callers see Try, Resume,
+// Handed, Leave and Release, and nothing of the lines behind them. A
+// waiting task is a record in a line, owned by the line until it is taken
+// out (see Permits). The package is generic in T, the caller's task type,
+// so what it hands back is the caller's own *T.
+package groupstate
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// Unlimited is the limit that means "no limit".
+const Unlimited = math.MaxInt
+
+// The reasons a walk ends Rejected: which queue threshold turned the task away.
+const (
+	ReasonGlobalQueueFull = "global_queue_full"
+	ReasonGroupQueueFull  = "group_queue_full"
+)
+
+// Limits are one group's resolved limits.
+type Limits struct {
+	Concurrency    int // >= 1
+	MaxInFlight    int // >= 1
+	QueueThreshold int // >= 0
+	Weight         int // >= 1; counts only under fair share
+}
+
+// Group is one group's layers 2 and 3, their shared queue threshold, its
+// part of the global line under fair share, its live counts and its cancel
+// scope. It is safe for concurrent use.
+//
+// A task keeps a pointer to the Group it was admitted by and releases into
+// it, so a Group evicted from its registry stays valid for the tasks still
+// holding its permits.
+type Group[T any] struct {
+	key      string
+	limits   atomic.Pointer[Limits]
+	bulkhead *line[T]
+	conc     *line[T]
+	queue    *slots
+	global   *Global[T]
+	reg      *Registry[T]
+	fair     fairQueue[T] // guarded by global.fair.mu
+
+	// scope is the parent of the contexts of the group's tasks. Shutdown
+	// cancels it and installs a fresh one; eviction cancels it for good.
+	// Stores happen under mu so that a shutdown never revives an evicted
+	// group.
+	scope   atomic.Pointer[scope]
+	parent  context.Context
+	mu      sync.Mutex
+	evicted bool // guarded by mu
+
+	// refs counts the group's tasks not yet over (see Registry.Get);
+	// forgotten, the group holds deadRefs. idleAt is when a task last
+	// ended, kept while idle groups are forgotten.
+	refs   atomic.Int64
+	idleAt atomic.Int64
+
+	// The tasks waiting at any layer, in the order they began to wait.
+	wmu          sync.Mutex
+	whead, wtail *Permits[T] // guarded by wmu
+	waiting      atomic.Int64
+}
+
+const deadRefs = math.MinInt64 / 2
+
+type scope struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newScope(parent context.Context) *scope {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &scope{ctx: ctx, cancel: cancel}
+}
+
+func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
+	parent, gl := r.parent, r.global
+	g := &Group[T]{
+		reg:      r,
+		global:   gl,
+		key:      key,
+		bulkhead: newLine[T](l.MaxInFlight),
+		conc:     newLine[T](l.Concurrency),
+		queue:    newSlots(l.QueueThreshold),
+		parent:   parent,
+	}
+	g.limits.Store(&l)
+	g.fair.index = -1
+	g.fair.weight.Store(int64(max(l.Weight, 1)))
+	g.scope.Store(newScope(parent))
+	return g
+}
+
+// Key returns the group key.
+func (g *Group[T]) Key() string { return g.key }
+
+// Limits returns the group's limits: those resolved when it was created,
+// or the last SetLimits.
+func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
+
+// Scope returns the context that a new task of the group derives from. It
+// is cancelled, with the cause given, by Shutdown and by the registry's
+// Evict.
+func (g *Group[T]) Scope() context.Context { return g.scope.Load().ctx }
+
+// Counts reports the group's running, waiting and in-flight tasks. Running
+// are the tasks holding every permit, in flight those past the bulkhead.
+func (g *Group[T]) Counts() (running, waiting, inFlight int) {
+	if g.global.fair != nil {
+		running = int(g.fair.running.Load())
+	} else {
+		running = int(g.conc.held.Load())
+	}
+	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.Load()), 0)
+}
+
+// Held reports the permits held at the group's layers and the queue slots
+// taken; all are 0 once the group's tasks have ended.
+func (g *Group[T]) Held() (bulkhead, conc, slots int) {
+	return int(g.bulkhead.held.Load()), int(g.conc.held.Load()), int(g.queue.held.Load())
+}
+
+// OldestWait returns how long, at now on the clock tasks are stamped with,
+// the group's oldest waiting task has waited; 0 if none waits.
+func (g *Group[T]) OldestWait(now int64) int64 {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	if g.whead == nil {
+		return 0
+	}
+	return max(now-g.whead.submitted, 0)
+}
+
+// SetLimits makes l the group's limits from now on. Waiting tasks that the
+// raised limits let through are taken out of their lines and appended to
+// out, which is returned: the caller owns them, and must call Resume on
+// each. Lowered limits take nothing back.
+func (g *Group[T]) SetLimits(l Limits, out []*T) []*T {
+	l.Weight = max(l.Weight, 1)
+	g.limits.Store(&l)
+	g.queue.limit.Store(int64(l.QueueThreshold))
+	if f := g.global.fair; f != nil {
+		f.setWeight(g, l.Weight)
+	}
+	out = appendOwners(g.bulkhead.setLimit(l.MaxInFlight), out)
+	return appendOwners(g.conc.setLimit(l.Concurrency), out)
+}
+
+func appendOwners[T any](chain *waiter[T], out []*T) []*T {
+	for w := chain; w != nil; {
+		next := w.next
+		w.next = nil
+		out = append(out, w.owner.owner)
+		w = next
+	}
+	return out
+}
+
+// Shutdown cancels every task of the group with cause, takes its waiting
+// tasks out of their lines and gives later tasks a fresh scope. The tasks
+// taken out are appended to out: the caller owns them now, and ends them.
+// Shutdown does nothing to an evicted group, whose scope is already
+// cancelled for good.
+func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
+	g.mu.Lock()
+	if g.evicted {
+		g.mu.Unlock()
+		return out
+	}
+	old := g.scope.Swap(newScope(g.parent))
+	g.mu.Unlock()
+	old.cancel(cause)
+	return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
+}
+
+func (g *Group[T]) evict(cause error, out []*T) []*T {
+	g.mu.Lock()
+	g.evicted = true
+	g.mu.Unlock()
+	g.scope.Load().cancel(cause)
+	return g.sweep(func(p *Permits[T]) bool { return p.group == g }, out)
+}
+
+// sweep takes the waiting tasks that match out of the group's lines and
+// the global one. It runs after their scope was cancelled: a task that
+// joins a line meanwhile sees that when it looks after joining, and leaves.
+func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
+	out = g.global.sweep(match, out)
+	out = g.bulkhead.sweep(match, out)
+	return g.conc.sweep(match, out)
+}
+
+// enter counts a new task of the group, unless the group was forgotten.
+func (g *Group[T]) enter() bool {
+	for {
+		n := g.refs.Load()
+		if n < 0 {
+			return false
+		}
+		if g.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// exit counts a task out of the group (see Registry.Get).
+func (g *Group[T]) exit() {
+	if g.reg.ttl.Load() > 0 {
+		g.idleAt.Store(g.reg.clock()) // before refs drops: see ForgetIdle
+	}
+	g.refs.Add(-1)
+}
+
+// startWaiting puts p at the end of the group's waiting tasks.
+func (g *Group[T]) startWaiting(p *Permits[T]) {
+	g.wmu.Lock()
+	p.wprev, p.wnext = g.wtail, nil
+	if g.wtail == nil {
+		g.whead = p
+	} else {
+		g.wtail.wnext = p
+	}
+	g.wtail = p
+	g.waiting.Add(1)
+	g.wmu.Unlock()
+}
+
+// stopWaiting takes p out of the group's waiting tasks.
+func (g *Group[T]) stopWaiting(p *Permits[T]) {
+	g.wmu.Lock()
+	if p.wprev == nil {
+		g.whead = p.wnext
+	} else {
+		p.wprev.wnext = p.wnext
+	}
+	if p.wnext == nil {
+		g.wtail = p.wprev
+	} else {
+		p.wnext.wprev = p.wprev
+	}
+	p.wprev, p.wnext = nil, nil
+	g.waiting.Add(-1)
+	g.wmu.Unlock()
+}

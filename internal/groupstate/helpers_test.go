@@ -1,0 +1,93 @@
+package groupstate
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// tk is a task as the executor keeps one: its Permits inside it.
+type tk struct {
+	p    Permits[tk]
+	name string
+}
+
+// fixture is a registry over one global layer, with a settable clock.
+type fixture struct {
+	gl  *Global[tk]
+	r   *Registry[tk]
+	now int64
+}
+
+func newFixture(t *testing.T, global int, fair bool, limits func(key string) Limits) *fixture {
+	t.Helper()
+	f := &fixture{gl: NewGlobal[tk](global, Unlimited, fair)}
+	f.r = NewRegistry(context.Background(), f.gl, limits, func() int64 { return f.now })
+	return f
+}
+
+func fixed(l Limits) func(string) Limits { return func(string) Limits { return l } }
+
+// submit gets key's group, inits a task in it and tries it.
+func (f *fixture) submit(t *testing.T, key, name string) (*tk, Outcome) {
+	t.Helper()
+	k := &tk{name: name}
+	k.p.Init(f.r.Get(key), k, f.now)
+	out, _ := k.p.Try()
+	return k, out
+}
+
+// end releases k, resumes every task handed a permit and returns the names
+// of those admitted, in hand-off order.
+func (f *fixture) end(t *testing.T, k *tk) []string {
+	t.Helper()
+	k.p.Release()
+	k.p.Exit()
+	var admitted []string
+	for h := k.p.Handed(); h != nil; h = k.p.Handed() {
+		if out, _ := h.p.Resume(); out == Admitted {
+			admitted = append(admitted, h.name)
+		}
+	}
+	return admitted
+}
+
+// resume resumes handed tasks and returns the names of those admitted.
+func resume(hs []*tk) []string {
+	var admitted []string
+	for _, h := range hs {
+		if out, _ := h.p.Resume(); out == Admitted {
+			admitted = append(admitted, h.name)
+		}
+	}
+	return admitted
+}
+
+// quiet reports an error unless every permit, slot and count of the global
+// layer and of gs is back to zero.
+func quiet(gl *Global[tk], gs ...*Group[tk]) error {
+	running, waiting, inFlight := gl.Counts()
+	if _, slots := gl.Held(); running|waiting|inFlight|slots != 0 {
+		return fmt.Errorf("global: running %d waiting %d in flight %d slots %d", running, waiting, inFlight, slots)
+	}
+	for _, g := range gs {
+		b, c, s := g.Held()
+		_, waiting, _ := g.Counts()
+		if b|c|s|waiting != 0 || g.OldestWait(0) != 0 {
+			return fmt.Errorf("group %s: bulkhead %d conc %d slots %d waiting %d", g.key, b, c, s, waiting)
+		}
+	}
+	return nil
+}
+
+func requireQuiet(t *testing.T, gl *Global[tk], gs ...*Group[tk]) {
+	t.Helper()
+	require.NoError(t, quiet(gl, gs...))
+}

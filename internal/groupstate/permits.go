@@ -1,0 +1,291 @@
+package groupstate
+
+import "context"
+
+// Outcome is the state a task reaches in its walk through the layers.
+type Outcome uint8
+
+const (
+	Admitted Outcome = iota + 1 // the task holds every permit
+	MustWait                    // the task holds a queue slot and a place in line; the line owns it now
+	Rejected                    // no queue slot; the task holds nothing
+)
+
+// Bits of Permits.held.
+const (
+	heldGlobal     uint8 = 1 << iota // the global permit
+	heldGlobalSlot                   // a place in the global queue
+	heldBulkhead                     // the group's bulkhead permit
+	heldGroupSlot                    // a place in the group queue, kept until every permit is held
+	heldConc                         // the group's concurrency permit
+	countedWaiting                   // among the group's waiting tasks
+	countedRunning                   // in the global running count
+)
+
+// Permits is what one task holds, and its place in line while it waits.
+//
+// A Permits has one owner at a time, and only the owner may call its
+// methods (but Leave, Key and Scope, which anyone may call). The goroutine
+// that Inits it owns it until Try or Resume returns MustWait: the task is
+// then in a line, and the line owns it. It is taken out again, and owned
+// from then on, by whoever releases the permit it waits for (Handed
+// returns it to that releaser, which calls Resume), by whoever raises a
+// limit (SetLimits, Update), or by whoever makes it leave (Leave, sweeps).
+type Permits[T any] struct {
+	group     *Group[T] // and through it the global layer; never changes after Init
+	scope     *scope    // never changes after Init
+	owner     *T
+	submitted int64 // the task's Submit time, on the registry's clock
+	held      uint8 // bits above
+	granted   uint8 // the layer bit handed over with the task, until Resume takes it
+	w         waiter[T]
+	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
+
+	wprev, wnext *Permits[T] // among the group's waiting tasks; guarded by group.wmu
+}
+
+// Init ties p to the layers of group g (got from Registry.Get) and to the
+// task that owns it, submitted at the given time on the registry's clock,
+// and fixes the group scope the task belongs to.
+func (p *Permits[T]) Init(g *Group[T], owner *T, submitted int64) {
+	p.group, p.held, p.owner, p.submitted = g, 0, owner, submitted
+	p.scope = g.scope.Load()
+	p.w.owner = p
+}
+
+// Submitted returns the time given to Init.
+func (p *Permits[T]) Submitted() int64 { return p.submitted }
+
+// Key returns the key of the group given to Init. Safe from any goroutine,
+// as Scope is: neither reads anything that changes after Init.
+func (p *Permits[T]) Key() string { return p.group.key }
+
+// Scope returns the context of the group scope the task was submitted in.
+// It is cancelled, with the cause given, by the group's Shutdown and by the
+// registry's Evict. Safe from any goroutine.
+func (p *Permits[T]) Scope() context.Context { return p.scope.ctx }
+
+// Try walks the layers without blocking. It returns Admitted, MustWait (the
+// task holds a queue slot and a place in line at the layer it must wait
+// at, and belongs to that line now) or Rejected with the reason. A rejected
+// task may have released permits that others waited for: see Handed.
+func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
+
+// Resume carries on the walk of a task taken out of its line holding the
+// permit it waited for. It returns as Try does.
+func (p *Permits[T]) Resume() (Outcome, string) {
+	p.granted = p.w.bit
+	return p.advance()
+}
+
+// Leave takes the task out of the line it waits in and reports whether it
+// did so; if so the caller owns the task, which holds no permit of that
+// line (but may hold permits of earlier layers: Release them). It reports
+// false if the task is in no line. Safe from any goroutine.
+func (p *Permits[T]) Leave() bool { return p.w.leave() }
+
+// Handed returns, one at a time, the tasks that this task's releases handed
+// a permit to, or nil when there are none left. Each is out of its line and
+// owned by the caller, who must call its Resume.
+func (p *Permits[T]) Handed() *T {
+	w := p.handed
+	if w == nil {
+		return nil
+	}
+	p.handed, w.next = w.next, nil
+	return w.owner.owner
+}
+
+// Adopt moves the tasks q's releases handed a permit to over to p, whose
+// Handed then returns them too. The caller must own both.
+func (p *Permits[T]) Adopt(q *Permits[T]) {
+	p.keep(q.handed)
+	q.handed = nil
+}
+
+// Exit counts the task out of its group, once it is over: an idle group may
+// then be forgotten. Call it once, after Release.
+func (p *Permits[T]) Exit() { p.group.exit() }
+
+// advance takes the layers without blocking, in the order of the isolation
+// mode: global, bulkhead, concurrency under IsolationOff; bulkhead,
+// concurrency, global under fair share. A layer is first tried as is; only
+// a task that has to wait takes a queue slot and joins the layer's line,
+// and the walk stops there.
+func (p *Permits[T]) advance() (Outcome, string) {
+	g := p.group
+	gl := g.global
+	if gl.fair == nil && p.held&heldGlobal == 0 {
+		if out := p.step(gl.line, gl.queue, heldGlobal, heldGlobalSlot); out != Admitted {
+			return p.stop(out, ReasonGlobalQueueFull)
+		}
+		p.dropSlot(gl.queue, heldGlobalSlot)
+	}
+	if p.held&heldBulkhead == 0 {
+		// A slot taken here is kept until every permit is held, so the
+		// task is not turned away between the layers.
+		if out := p.step(g.bulkhead, g.queue, heldBulkhead, heldGroupSlot); out != Admitted {
+			return p.stop(out, ReasonGroupQueueFull)
+		}
+	}
+	if p.held&heldConc == 0 {
+		if out := p.step(g.conc, g.queue, heldConc, heldGroupSlot); out != Admitted {
+			return p.stop(out, ReasonGroupQueueFull)
+		}
+	}
+	if gl.fair != nil && p.held&heldGlobal == 0 {
+		if out := p.stepFair(gl.fair); out != Admitted {
+			return p.stop(out, ReasonGroupQueueFull)
+		}
+	}
+	p.held |= countedRunning
+	gl.in.running.Add(1)
+	p.stopWaiting()
+	p.dropSlot(g.queue, heldGroupSlot)
+	return Admitted, ""
+}
+
+// step takes one layer of a FIFO line: the permit handed over, or one free
+// at once, or a queue slot and a place in the line.
+func (p *Permits[T]) step(l *line[T], q *slots, bit, slot uint8) Outcome {
+	if p.granted == bit {
+		p.granted = 0
+		p.held |= bit
+		return Admitted
+	}
+	if l.tryAcquire() {
+		p.held |= bit
+		return Admitted
+	}
+	if !p.takeSlot(q, slot) {
+		return Rejected
+	}
+	p.startWaiting()
+	p.w.bit = bit
+	if l.join(&p.w) { // else the line owns the task now: hands off
+		p.held |= bit
+		return Admitted
+	}
+	return MustWait
+}
+
+// stepFair is step for the fair global line; the wait counts against the
+// group's queue threshold.
+func (p *Permits[T]) stepFair(f *fairLine[T]) Outcome {
+	if p.granted == heldGlobal {
+		p.granted = 0
+		p.held |= heldGlobal
+		return Admitted
+	}
+	if f.tryAcquire(p.group) {
+		p.held |= heldGlobal
+		return Admitted
+	}
+	if !p.takeSlot(p.group.queue, heldGroupSlot) {
+		return Rejected
+	}
+	p.startWaiting()
+	p.w.bit = heldGlobal
+	if f.join(&p.w, p.group) {
+		p.held |= heldGlobal
+		return Admitted
+	}
+	return MustWait
+}
+
+// takeSlot takes a place in queue q for a task about to wait, unless it
+// holds one; it reports false when the queue is full.
+func (p *Permits[T]) takeSlot(q *slots, slot uint8) bool {
+	if p.held&slot != 0 {
+		return true
+	}
+	if !q.take() {
+		return false
+	}
+	p.held |= slot
+	return true
+}
+
+// stop ends a walk that did not reach Admitted: a task that may not wait
+// gives back every permit and slot before it is rejected.
+func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
+	if out == MustWait {
+		return out, ""
+	}
+	p.Release()
+	return out, reason
+}
+
+// startWaiting counts a task about to join a line as waiting, once.
+func (p *Permits[T]) startWaiting() {
+	if p.held&countedWaiting == 0 {
+		p.held |= countedWaiting
+		p.group.startWaiting(p)
+		p.group.global.in.waiting.Add(1)
+	}
+}
+
+// stopWaiting takes the task out of the waiting counts.
+func (p *Permits[T]) stopWaiting() {
+	if p.held&countedWaiting != 0 {
+		p.held &^= countedWaiting
+		p.group.stopWaiting(p)
+		p.group.global.out.waiting.Add(1)
+	}
+}
+
+func (p *Permits[T]) dropSlot(q *slots, slot uint8) {
+	if p.held&slot != 0 {
+		p.held &^= slot
+		q.give()
+	}
+}
+
+// Release gives back everything p holds, in reverse order of acquisition,
+// and takes the task out of the counts. Each count drops before its permit
+// is given back, so a count never exceeds its limit. A permit some task
+// waits for is handed to it: the caller then owns that task, and gets it
+// from Handed. Release is a no-op the second time, and must not be called
+// while the task is in a line.
+func (p *Permits[T]) Release() {
+	if p.held == 0 { // nothing held, nor counted: released already, or never walked
+		return
+	}
+	g := p.group
+	gl := g.global
+	p.stopWaiting()
+	if p.held&countedRunning != 0 {
+		gl.out.running.Add(1)
+	}
+	if gl.fair != nil {
+		if p.held&heldGlobal != 0 {
+			p.keep(gl.fair.release(g))
+		}
+		p.dropSlot(g.queue, heldGroupSlot)
+		p.releaseLine(g.conc, heldConc)
+		p.releaseLine(g.bulkhead, heldBulkhead)
+	} else {
+		p.releaseLine(g.conc, heldConc)
+		p.dropSlot(g.queue, heldGroupSlot)
+		p.releaseLine(g.bulkhead, heldBulkhead)
+		p.dropSlot(gl.queue, heldGlobalSlot)
+		p.releaseLine(gl.line, heldGlobal)
+	}
+	p.held = 0
+}
+
+func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
+	if p.held&bit != 0 {
+		p.keep(l.release())
+	}
+}
+
+// keep adds a chain of handed waiters to p's.
+func (p *Permits[T]) keep(chain *waiter[T]) {
+	for w := chain; w != nil; {
+		next := w.next
+		w.next = p.handed
+		p.handed = w
+		w = next
+	}
+}

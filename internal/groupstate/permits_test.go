@@ -1,0 +1,120 @@
+package groupstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPermitsRejectionReleasesEverythingHeld: a task that holds the global
+// permit and finds no group queue slot gives the global permit back.
+func TestPermitsRejectionReleasesEverythingHeld(t *testing.T) {
+	f := newFixture(t, 2, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0}))
+	first, out := f.submit(t, "g", "first")
+	require.Equal(t, Admitted, out)
+	second := &tk{name: "second"}
+	second.p.Init(f.r.Get("g"), second, 0)
+	out, reason := second.p.Try()
+	require.Equal(t, Rejected, out)
+	assert.Equal(t, ReasonGroupQueueFull, reason)
+	_, _, inFlight := f.gl.Counts()
+	assert.Equal(t, 1, inFlight, "the rejected task kept its global permit")
+	second.p.Exit()
+	f.end(t, first)
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}
+
+// TestPermitsKeepTheGroupSlotFromBulkheadToConcurrency: one slot covers a
+// task's wait at layer 2 and then at layer 3.
+func TestPermitsKeepTheGroupSlotFromBulkheadToConcurrency(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: 2, QueueThreshold: 1}))
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	b, out := f.submit(t, "g", "b")
+	require.Equal(t, MustWait, out, "b waits at concurrency, holding the bulkhead and the slot")
+	_, out = f.submit(t, "g", "c")
+	require.Equal(t, Rejected, out, "the only slot is b's")
+	assert.Equal(t, []string{"b"}, f.end(t, a))
+	g, _ := f.r.Lookup("g")
+	running, waiting, inFlight := g.Counts()
+	assert.Equal(t, [3]int{1, 0, 1}, [3]int{running, waiting, inFlight})
+	assert.Empty(t, f.end(t, b))
+	requireQuiet(t, f.gl, g)
+}
+
+// TestPermitsWaitAtEachLayerInTurn: a task handed the global permit goes
+// on to wait at the bulkhead, and the counts follow it.
+func TestPermitsWaitAtEachLayerInTurn(t *testing.T) {
+	f := newFixture(t, 1, false, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}))
+	a, out := f.submit(t, "other", "a") // holds the global permit
+	require.Equal(t, Admitted, out)
+	b, out := f.submit(t, "g", "b")
+	require.Equal(t, MustWait, out, "b waits at the global layer")
+	g, _ := f.r.Lookup("g")
+	_, waiting, _ := g.Counts()
+	assert.Equal(t, 1, waiting)
+	require.True(t, g.bulkhead.tryAcquire(), "someone else holds g's bulkhead")
+	a.p.Release()
+	require.Same(t, b, a.p.Handed())
+	out, _ = b.p.Resume()
+	require.Equal(t, MustWait, out, "b now waits at the bulkhead, holding the global permit")
+	_, _, inFlight := f.gl.Counts()
+	assert.Equal(t, 1, inFlight)
+	require.True(t, b.p.Leave(), "b leaves the bulkhead line")
+	b.p.Release()
+	g.bulkhead.release()
+	other, _ := f.r.Lookup("other")
+	requireQuiet(t, f.gl, g, other)
+}
+
+// TestPermitsFairShareTakesTheGroupLayersFirst: under fair share a task
+// waits for the global permit only once it holds its group's, and that
+// wait counts against the group's queue threshold.
+func TestPermitsFairShareTakesTheGroupLayersFirst(t *testing.T) {
+	f := newFixture(t, 1, true, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1}))
+	x, out := f.submit(t, "x", "x") // holds the only global permit
+	require.Equal(t, Admitted, out)
+	a1, out := f.submit(t, "a", "a1")
+	require.Equal(t, MustWait, out, "a1 holds a's permits and waits for the global one")
+	ga, _ := f.r.Lookup("a")
+	_, conc, slots := ga.Held()
+	assert.Equal(t, [2]int{1, 1}, [2]int{conc, slots})
+	_, out = f.submit(t, "a", "a2")
+	assert.Equal(t, Rejected, out, "a1's global wait took a's one slot")
+	running, waiting, _ := ga.Counts()
+	assert.Equal(t, [2]int{0, 1}, [2]int{running, waiting}, "a1 is waiting, not running")
+	assert.Equal(t, []string{"a1"}, f.end(t, x))
+	running, waiting, _ = ga.Counts()
+	assert.Equal(t, [2]int{1, 0}, [2]int{running, waiting})
+	f.end(t, a1)
+	gx, _ := f.r.Lookup("x")
+	requireQuiet(t, f.gl, ga, gx)
+}
+
+func TestPermitsReleaseIsIdempotent(t *testing.T) {
+	f := newFixture(t, 2, false, fixed(Limits{Concurrency: 2, MaxInFlight: 2, QueueThreshold: Unlimited}))
+	k, out := f.submit(t, "g", "k")
+	require.Equal(t, Admitted, out)
+	k.p.Release()
+	k.p.Release()
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}
+
+func TestOldestWaitFollowsTheOldestWaitingTask(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	a, _ := f.submit(t, "g", "a")
+	f.now = 10
+	b, _ := f.submit(t, "g", "b")
+	f.now = 15
+	f.submit(t, "g", "c")
+	g, _ := f.r.Lookup("g")
+	assert.EqualValues(t, 90, g.OldestWait(100), "b waits since 10")
+	require.True(t, b.p.Leave())
+	b.p.Release()
+	assert.EqualValues(t, 85, g.OldestWait(100), "then c, since 15")
+	assert.Equal(t, []string{"c"}, f.end(t, a))
+	assert.Zero(t, g.OldestWait(100))
+}

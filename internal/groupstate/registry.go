@@ -1,0 +1,176 @@
+package groupstate
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Registry maps group keys to their state. Lookups of known groups take no
+// lock, and Range never blocks them. It is safe for concurrent use.
+type Registry[T any] struct {
+	groups   sync.Map // string -> *Group[T]
+	creating singleflight.Group
+	count    atomic.Int64
+	parent   context.Context
+	global   *Global[T]
+	clock    func() int64 // the clock tasks are stamped with
+
+	// mu orders group creation (read side) with Update (write side), so
+	// that no group is created with limits resolved from a replaced
+	// function after Update has visited every group.
+	mu      sync.RWMutex
+	resolve func(key string) Limits // guarded by mu
+
+	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
+	lastSweep atomic.Int64 // when ForgetIdle last looked
+}
+
+// NewRegistry returns an empty registry whose groups' scopes derive from
+// parent, whose tasks also take gl's permits, whose limits come from
+// resolve (called once per group creation), and whose idle times are read
+// on clock.
+func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key string) Limits, clock func() int64) *Registry[T] {
+	return &Registry[T]{parent: parent, global: gl, resolve: resolve, clock: clock}
+}
+
+// Get returns the group for key, creating it on first use, and counts a
+// task in it: the caller must Init a Permits with the group, whose Exit
+// counts the task out again. A group with a task counted is never
+// forgotten as idle.
+func (r *Registry[T]) Get(key string) *Group[T] {
+	for {
+		if v, ok := r.groups.Load(key); ok {
+			g := v.(*Group[T])
+			if g.enter() {
+				return g
+			}
+			r.groups.CompareAndDelete(key, g) // forgotten as idle, on its way out
+			continue
+		}
+		// Callers creating the same group at once share one creation, so
+		// the policy's resolvers run once per group.
+		v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
+		if g := v.(*Group[T]); g.enter() {
+			return g
+		}
+	}
+}
+
+// create makes the group for key and stores it, unless one is there.
+func (r *Registry[T]) create(key string) *Group[T] {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if v, ok := r.groups.Load(key); ok {
+		return v.(*Group[T])
+	}
+	g := newGroup(r, key, r.resolve(key))
+	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
+	r.groups.Store(key, g)
+	r.count.Add(1)
+	return g
+}
+
+var errForgotten = errors.New("groupconc: idle group forgotten")
+
+// Lookup returns the group for key if it exists.
+func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
+	v, ok := r.groups.Load(key)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Group[T]), true
+}
+
+// Evict forgets the group for key, cancels its tasks with cause and takes
+// its waiting tasks out of their lines, appending them to out: the caller
+// owns them now. Tasks still holding its permits release them into it; the
+// next Get creates a new group with freshly resolved limits.
+func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
+	v, ok := r.groups.LoadAndDelete(key)
+	if !ok {
+		return out
+	}
+	r.count.Add(-1)
+	return v.(*Group[T]).evict(cause, out)
+}
+
+// SweepAll takes every waiting task out of the global line and the lines
+// of every group r holds, and appends them to out: the caller owns them
+// now. Call it once every task has been cancelled; a task that joins a line
+// meanwhile sees that when it looks after joining, and leaves.
+func (r *Registry[T]) SweepAll(out []*T) []*T {
+	out = r.global.sweep(nil, out)
+	r.Range(func(g *Group[T]) bool {
+		out = g.bulkhead.sweep(nil, out)
+		out = g.conc.sweep(nil, out)
+		return true
+	})
+	return out
+}
+
+// Update makes resolve the source of limits, for new groups and, at once,
+// for every known group (see Group.SetLimits; handed tasks are appended to
+// out). Calls must not overlap.
+func (r *Registry[T]) Update(resolve func(key string) Limits, out []*T) []*T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resolve = resolve
+	r.Range(func(g *Group[T]) bool {
+		out = g.SetLimits(resolve(g.key), out)
+		return true
+	})
+	return out
+}
+
+// SetIdleTTL has groups with no task for ttl (clock units) forgotten by
+// ForgetIdle; 0 never forgets. Groups idle when it is turned on count as
+// idle from now.
+func (r *Registry[T]) SetIdleTTL(ttl int64) {
+	if ttl > 0 && r.ttl.Load() == 0 {
+		now := r.clock()
+		r.Range(func(g *Group[T]) bool {
+			g.idleAt.Store(now)
+			return true
+		})
+		r.lastSweep.Store(now)
+	}
+	r.ttl.Store(ttl)
+}
+
+// ForgetIdle forgets the groups that have had no task for the idle TTL, as
+// Evict does (they have nothing to cancel). It looks at most once per TTL;
+// so a group idle for twice the TTL is gone once any ForgetIdle returns.
+func (r *Registry[T]) ForgetIdle() {
+	ttl := r.ttl.Load()
+	if ttl <= 0 {
+		return
+	}
+	now := r.clock()
+	last := r.lastSweep.Load()
+	if now-last < ttl || !r.lastSweep.CompareAndSwap(last, now) {
+		return
+	}
+	r.Range(func(g *Group[T]) bool {
+		// idleAt is written before refs drops (see Group.exit), so a group
+		// found with no task has its true idle time.
+		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && g.refs.CompareAndSwap(0, deadRefs) {
+			if r.groups.CompareAndDelete(g.key, g) {
+				r.count.Add(-1)
+			}
+			g.scope.Load().cancel(errForgotten)
+		}
+		return true
+	})
+}
+
+// Len reports how many groups r holds.
+func (r *Registry[T]) Len() int { return int(r.count.Load()) }
+
+// Range calls f for each group until f returns false. It takes no lock.
+func (r *Registry[T]) Range(f func(g *Group[T]) bool) {
+	r.groups.Range(func(_, g any) bool { return f(g.(*Group[T])) })
+}

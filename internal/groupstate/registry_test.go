@@ -1,0 +1,59 @@
+package groupstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRegistryUpdateResolvesEveryGroupAgainAndStartsWaiters(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	f.submit(t, "g", "g1")
+	f.submit(t, "g", "g2")
+	f.submit(t, "g", "g3")
+	admitted := resume(f.r.Update(fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: 5}), nil))
+	assert.Equal(t, []string{"g2", "g3"}, admitted)
+	g, _ := f.r.Lookup("g")
+	assert.Equal(t, 3, g.Limits().Concurrency)
+	assert.Equal(t, 5, g.Limits().QueueThreshold)
+	f.r.Get("new").exit()
+	n, _ := f.r.Lookup("new")
+	assert.Equal(t, 3, n.Limits().Concurrency, "new groups resolve from the new function")
+}
+
+func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) {
+	calls := map[string]int{}
+	f := newFixture(t, Unlimited, false, func(key string) Limits {
+		calls[key]++
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}
+	})
+	f.r.SetIdleTTL(10)
+	idle, _ := f.submit(t, "idle", "i")
+	busy, _ := f.submit(t, "busy", "b")
+	f.end(t, idle)
+	f.now = 9
+	f.r.ForgetIdle()
+	assert.Equal(t, 2, f.r.Len(), "not yet a TTL since the last look")
+	f.now = 20
+	f.r.ForgetIdle()
+	assert.Equal(t, 1, f.r.Len())
+	_, ok := f.r.Lookup("idle")
+	assert.False(t, ok, "idle since 0, forgotten at 20")
+	_, ok = f.r.Lookup("busy")
+	assert.True(t, ok, "a group with a task is never forgotten")
+	f.submit(t, "idle", "i2")
+	assert.Equal(t, 2, calls["idle"], "a forgotten group resolves its limits again")
+	f.end(t, busy)
+}
+
+func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
+	f.r.SetIdleTTL(1)
+	g := f.r.Get("g")
+	g.exit()
+	require.True(t, g.refs.CompareAndSwap(0, deadRefs), "forgotten, not yet deleted")
+	h := f.r.Get("g")
+	assert.NotSame(t, g, h)
+	h.exit()
+}

@@ -1,0 +1,194 @@
+package groupconc
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
+// PressureConfig sets when a group's backlog is worth a warning. A zero
+// field takes its default.
+type PressureConfig struct {
+	BacklogCount int           // a group with this many tasks waiting; 0 means 1000
+	BacklogAge   time.Duration // a group whose oldest waiting task waited this long; 0 means 5s
+	Cooldown     time.Duration // at most one warning per group per Cooldown; 0 means 30s
+}
+
+func (c PressureConfig) orDefaults() PressureConfig {
+	if c.BacklogCount == 0 {
+		c.BacklogCount = 1000
+	}
+	if c.BacklogAge == 0 {
+		c.BacklogAge = 5 * time.Second
+	}
+	if c.Cooldown == 0 {
+		c.Cooldown = 30 * time.Second
+	}
+	return c
+}
+
+// PressureTrigger says which threshold a PressureWarning crossed.
+type PressureTrigger int
+
+const (
+	TriggerBacklogCount PressureTrigger = iota + 1 // PressureConfig.BacklogCount
+	TriggerBacklogAge                              // PressureConfig.BacklogAge
+)
+
+// String returns "backlog-count" or "backlog-age".
+func (t PressureTrigger) String() string {
+	switch t {
+	case TriggerBacklogCount:
+		return "backlog-count"
+	case TriggerBacklogAge:
+		return "backlog-age"
+	}
+	return fmt.Sprintf("PressureTrigger(%d)", int(t))
+}
+
+// PressureWarning tells that a group's backlog crossed a threshold.
+type PressureWarning struct {
+	GroupKey   string
+	Trigger    PressureTrigger
+	Waiting    int           // the group's waiting tasks when it fired
+	OldestWait time.Duration // how long its oldest waiting task had waited
+	Suppressed int           // triggers held back by the cooldown since the last warning
+	At         time.Time
+}
+
+// PressureWarnings has fn told when a group's backlog crosses a threshold
+// of cfg: when a task starts waiting and its group then has at least
+// BacklogCount tasks waiting (at any layer), and when the group's oldest
+// waiting task has waited BacklogAge. The age is checked by one timer,
+// armed only while tasks wait, every BacklogAge/2, so a group that receives
+// nothing new is warned about by the time its oldest task has waited
+// 1.5×BacklogAge. Per group, at most one warning per Cooldown; the triggers
+// in between are counted into the next warning's Suppressed.
+//
+// fn runs on the goroutine of the Submit call or of the timer, with no lock
+// of the executor held; it must not block. A panic in it is recovered and
+// ignored. A nil fn disables warnings. cfg's fields must be >= 0.
+func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWarning)) *PolicyBuilder {
+	b.pressure, b.pressureFn = cfg, fn
+	return b
+}
+
+// pressure raises an executor's warnings. Its zero value is ready to use.
+type pressure struct {
+	mu     sync.Mutex
+	timer  *time.Timer // guarded by mu; armed while tasks wait
+	armed  bool        // guarded by mu
+	closed bool        // guarded by mu: no timer after the executor closed
+	states sync.Map    // group key -> *pressureState, for groups that crossed a threshold
+}
+
+// pressureState is one group's cooldown.
+type pressureState struct {
+	mu         sync.Mutex
+	fired      bool      // guarded by mu
+	last       time.Time // guarded by mu; when the last warning fired
+	suppressed int       // guarded by mu
+}
+
+// waiting is called when a task of g started waiting, inside Submit.
+func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
+	p := e.policy.Load()
+	if p.pressureFn == nil {
+		return
+	}
+	cfg := p.pressure.orDefaults()
+	if _, waiting, _ := g.Counts(); waiting >= cfg.BacklogCount {
+		e.warn(p, g, TriggerBacklogCount)
+	}
+	e.armPressure(cfg.BacklogAge)
+}
+
+// armPressure arms the age timer to fire after d, unless it is armed.
+func (e *GroupExecutor) armPressure(d time.Duration) {
+	pr := &e.pressure
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.armed || pr.closed {
+		return
+	}
+	pr.armed = true
+	if pr.timer == nil {
+		pr.timer = time.AfterFunc(d, e.checkAges)
+	} else {
+		pr.timer.Reset(d)
+	}
+}
+
+// checkAges is the age timer's function: it warns about each group whose
+// oldest waiting task has waited BacklogAge, and arms the timer again for
+// BacklogAge/2 while tasks wait.
+func (e *GroupExecutor) checkAges() {
+	p := e.policy.Load()
+	cfg := p.pressure.orDefaults()
+	if p.pressureFn != nil {
+		now := e.clock()
+		e.groups.Range(func(g *groupstate.Group[task]) bool {
+			if time.Duration(g.OldestWait(now)) >= cfg.BacklogAge {
+				e.warn(p, g, TriggerBacklogAge)
+			}
+			return true
+		})
+	}
+	e.pressure.states.Range(func(key, _ any) bool {
+		if _, ok := e.groups.Lookup(key.(string)); !ok {
+			e.pressure.states.Delete(key) // forgotten or evicted: its cooldown goes too
+		}
+		return true
+	})
+	pr := &e.pressure
+	pr.mu.Lock()
+	pr.armed = false
+	pr.mu.Unlock()
+	// A task that began to wait while armed was still set left the timer
+	// to this call: it counted itself waiting before it looked.
+	if _, waiting, _ := e.global.Counts(); waiting > 0 && p.pressureFn != nil {
+		e.armPressure(max(cfg.BacklogAge/2, time.Millisecond))
+	}
+}
+
+// stopPressure stops the age timer for good.
+func (e *GroupExecutor) stopPressure() {
+	pr := &e.pressure
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.closed = true
+	if pr.timer != nil {
+		pr.timer.Stop()
+	}
+}
+
+// warn tells p's function about g, unless g's cooldown holds it back.
+func (e *GroupExecutor) warn(p *GroupPolicy, g *groupstate.Group[task], trigger PressureTrigger) {
+	v, ok := e.pressure.states.Load(g.Key())
+	if !ok {
+		v, _ = e.pressure.states.LoadOrStore(g.Key(), new(pressureState))
+	}
+	st := v.(*pressureState)
+	now := time.Now()
+	st.mu.Lock()
+	if st.fired && now.Sub(st.last) < p.pressure.orDefaults().Cooldown {
+		st.suppressed++
+		st.mu.Unlock()
+		return
+	}
+	_, waiting, _ := g.Counts()
+	w := PressureWarning{
+		GroupKey:   g.Key(),
+		Trigger:    trigger,
+		Waiting:    waiting,
+		OldestWait: time.Duration(g.OldestWait(e.clock())),
+		Suppressed: st.suppressed,
+		At:         now,
+	}
+	st.fired, st.last, st.suppressed = true, now, 0
+	st.mu.Unlock()
+	defer ignorePanic()
+	p.pressureFn(w)
+}

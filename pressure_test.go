@@ -1,0 +1,188 @@
+package groupconc_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// prWarnings records pressure warnings.
+type prWarnings struct {
+	mu   sync.Mutex
+	list []groupconc.PressureWarning
+}
+
+func (w *prWarnings) add(pw groupconc.PressureWarning) {
+	w.mu.Lock()
+	w.list = append(w.list, pw)
+	w.mu.Unlock()
+}
+
+func (w *prWarnings) all() []groupconc.PressureWarning {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]groupconc.PressureWarning(nil), w.list...)
+}
+
+// prExecutor returns an executor of concurrency 1 per group that reports
+// warnings under cfg, and a gate that holds every task it runs.
+func prExecutor(t *testing.T, cfg groupconc.PressureConfig) (*groupconc.GroupExecutor, *prWarnings, chan struct{}) {
+	t.Helper()
+	w := new(prWarnings)
+	p, err := groupconc.NewPolicyBuilder().PressureWarnings(cfg, w.add).Build()
+	require.NoError(t, err)
+	e := groupconc.New(p)
+	t.Cleanup(func() { e.Close() })
+	return e, w, make(chan struct{})
+}
+
+func prSubmit(t *testing.T, e *groupconc.GroupExecutor, gate chan struct{}, key, id string) {
+	t.Helper()
+	_, err := groupconc.Submit(context.Background(), e, key, id, func(context.Context) (int, error) {
+		<-gate
+		return 0, nil
+	})
+	require.NoError(t, err)
+}
+
+func TestPressureWarnsWhenAGroupsBacklogReachesTheCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogCount: 3, BacklogAge: time.Hour})
+		prSubmit(t, e, gate, "a", "running")
+		prSubmit(t, e, gate, "a", "w1")
+		prSubmit(t, e, gate, "a", "w2")
+		assert.Empty(t, w.all(), "2 waiting, below the count")
+		prSubmit(t, e, gate, "a", "w3")
+		got := w.all()
+		require.Len(t, got, 1)
+		assert.Equal(t, "a", got[0].GroupKey)
+		assert.Equal(t, groupconc.TriggerBacklogCount, got[0].Trigger)
+		assert.Equal(t, 3, got[0].Waiting)
+		assert.Zero(t, got[0].Suppressed)
+		assert.Equal(t, time.Now(), got[0].At)
+		close(gate)
+	})
+}
+
+func TestPressureWarnsAboutAnOldBacklogExactlyWhenItReachesTheAge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
+		start := time.Now()
+		prSubmit(t, e, gate, "a", "running")
+		prSubmit(t, e, gate, "a", "waiting")
+		time.Sleep(4*time.Second - time.Nanosecond) // fake clock
+		assert.Empty(t, w.all())
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		got := w.all()
+		require.Len(t, got, 1)
+		assert.Equal(t, groupconc.TriggerBacklogAge, got[0].Trigger)
+		assert.Equal(t, 4*time.Second, got[0].OldestWait)
+		assert.Equal(t, 1, got[0].Waiting)
+		assert.Equal(t, start.Add(4*time.Second), got[0].At)
+		gs, _ := e.GroupStats("a")
+		assert.Equal(t, 4*time.Second, gs.OldestWait)
+		close(gate)
+	})
+}
+
+func TestPressureStillWarnsAboutAStuckGroupThatReceivesNothingNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
+		prSubmit(t, e, gate, "a", "running")
+		prSubmit(t, e, gate, "a", "waiting") // arms the timer for t=4s
+		time.Sleep(time.Second)
+		prSubmit(t, e, gate, "b", "running")
+		prSubmit(t, e, gate, "b", "waiting") // waits from t=1s; the armed timer is a's
+		time.Sleep(5 * time.Second)          // fake clock: to t=6s, 1.5×age after b began
+		synctest.Wait()
+		var b []groupconc.PressureWarning
+		for _, pw := range w.all() {
+			if pw.GroupKey == "b" {
+				b = append(b, pw)
+			}
+		}
+		require.Len(t, b, 1, "b's task waited 1.5×BacklogAge with nothing new submitted")
+		assert.GreaterOrEqual(t, b[0].OldestWait, 4*time.Second)
+		assert.LessOrEqual(t, b[0].OldestWait, 6*time.Second)
+		close(gate)
+	})
+}
+
+func TestPressureCooldownCountsTheTriggersItHoldsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Hour, Cooldown: 10 * time.Second})
+		prSubmit(t, e, gate, "a", "running")
+		prSubmit(t, e, gate, "a", "w1") // fires
+		prSubmit(t, e, gate, "a", "w2") // held back
+		prSubmit(t, e, gate, "a", "w3") // held back
+		require.Len(t, w.all(), 1)
+		time.Sleep(10 * time.Second)
+		prSubmit(t, e, gate, "a", "w4")
+		got := w.all()
+		require.Len(t, got, 2)
+		assert.Equal(t, 2, got[1].Suppressed)
+		assert.Equal(t, 4, got[1].Waiting)
+		prSubmit(t, e, gate, "b", "running")
+		prSubmit(t, e, gate, "b", "w1")
+		assert.Len(t, w.all(), 3, "the cooldown is per group")
+		close(gate)
+	})
+}
+
+func TestPressureCallbackPanicIsContained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		p, err := groupconc.NewPolicyBuilder().PressureWarnings(
+			groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Second, Cooldown: time.Nanosecond},
+			func(groupconc.PressureWarning) { calls.Add(1); panic("boom") }).Build()
+		require.NoError(t, err)
+		e := groupconc.New(p)
+		gate := make(chan struct{})
+		var hs []*groupconc.TaskHandle[int]
+		for i := range 3 {
+			h, err := groupconc.Submit(context.Background(), e, "a", string(rune('a'+i)), func(context.Context) (int, error) { <-gate; return i, nil })
+			require.NoError(t, err)
+			hs = append(hs, h)
+		}
+		time.Sleep(2 * time.Second) // fake clock: the age check fires too
+		close(gate)
+		for _, h := range hs {
+			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
+		}
+		assert.GreaterOrEqual(t, calls.Load(), int32(3), "count triggers for 2 waiting tasks and at least one age check")
+		require.NoError(t, e.Shutdown(context.Background()))
+	})
+}
+
+func TestPressureTimerIsDisarmedOnceNothingWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, w, gate := prExecutor(t, groupconc.PressureConfig{BacklogAge: time.Second})
+		prSubmit(t, e, gate, "a", "running")
+		prSubmit(t, e, gate, "a", "waiting")
+		close(gate)
+		synctest.Wait()
+		time.Sleep(time.Hour) // fake clock: a timer still armed would keep firing
+		assert.Empty(t, w.all(), "the backlog was gone before the age")
+		require.NoError(t, e.Shutdown(context.Background()))
+	})
+}
+
+func TestPressureConfigDefaultsAndValidation(t *testing.T) {
+	_, err := groupconc.NewPolicyBuilder().PressureWarnings(
+		groupconc.PressureConfig{BacklogCount: -1, BacklogAge: -time.Second, Cooldown: -1}, func(groupconc.PressureWarning) {}).Build()
+	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+	for _, field := range []string{"BacklogCount", "BacklogAge", "Cooldown"} {
+		assert.ErrorContains(t, err, field)
+	}
+	assert.Equal(t, "backlog-count", groupconc.TriggerBacklogCount.String())
+	assert.Equal(t, "backlog-age", groupconc.TriggerBacklogAge.String())
+}

@@ -152,7 +152,7 @@ func (c *child) loop(ctx context.Context, work time.Duration) {
 // submit runs one task that the witness sees while it works.
 func (c *child) submit(work time.Duration, after func()) {
 	c.submitted.Add(1)
-	c.rep.submit(func() {
+	err := c.rep.submit(func() {
 		if after != nil {
 			defer after()
 		}
@@ -172,6 +172,9 @@ func (c *child) submit(work time.Duration, after func()) {
 		}
 		c.completed.Add(1)
 	})
+	if err != nil {
+		c.failed.Add(1)
+	}
 }
 
 // watch reports the lease's mode, and records the limits it sees.

@@ -71,8 +71,10 @@ func TestAFleetOfProcessesNeverRunsAboveItsLimitWhileSharesMove(t *testing.T) {
 	total := 0
 	for i, d := range f.stopAll(t) {
 		total += d["completed"]
-		if d["changes"] < 3 || d["maxlimit"] < 3 {
-			t.Errorf("r%d's limit never moved much: %v", i, d)
+		// Each replica's limit moved; the first and the last were alone
+		// for a while and held 6 less the 1 of each idle replica.
+		if d["changes"] < 2 || (i != 1 && d["maxlimit"] < 4) {
+			t.Errorf("r%d's limit never moved as shares should: %v", i, d)
 		}
 	}
 	if total != 10000 {

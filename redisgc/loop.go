@@ -62,6 +62,10 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 		// Raise only to what Redis counts; lower at once to the target, and
 		// give the difference back on a later sync, once it is not running.
 		local := max(1, min(r.share, r.target))
+		if mode == syncJoin {
+			// A declaration counts what runs; it raises nothing.
+			local = min(local, p.local)
+		}
 		if local != p.local {
 			p.local, changed = local, true
 		}
@@ -72,6 +76,9 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	if changed {
+		// The status never shows a mode whose limits are below the
+		// executor's: this one's are at least those in force.
+		c.publish()
 		if err := c.apply(); err != nil {
 			return 0, err
 		}

@@ -1,25 +1,43 @@
 package redisgc
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/kobe/groupconc"
+	"github.com/redis/go-redis/v9"
+)
 
 // replicaExec is a child's executor, on group "t", and its Coordinator.
 type replicaExec struct {
 	coord    *Coordinator
-	submit   func(f func())
+	submit   func(f func()) error
 	stats    func() (running, limit int)
 	shutdown func() // waits for every submitted task
 }
 
 func newReplicaExec(client redis.Scripter, o Options) (*replicaExec, error) {
-	s := newSimExec()
-	c, err := newCoordinator(client, s, o)
+	exec := groupconc.New(nil)
+	c, err := New(client, exec, o)
 	if err != nil {
 		return nil, err
 	}
+	var ids atomic.Int64
 	return &replicaExec{
-		coord:    c,
-		submit:   func(f func()) { s.submit("t", f) },
-		stats:    func() (int, int) { return s.stats("t") },
-		shutdown: s.wg.Wait,
+		coord: c,
+		submit: func(f func()) error {
+			id := strconv.FormatInt(ids.Add(1), 10)
+			_, err := groupconc.Submit(context.Background(), exec, "t", id, func(context.Context) (struct{}, error) {
+				f()
+				return struct{}{}, nil
+			})
+			return err
+		},
+		stats: func() (int, int) {
+			s, _ := exec.GroupStats("t")
+			return s.Running, max(s.MaxConcurrency, 1)
+		},
+		shutdown: func() { _ = exec.Shutdown(context.Background()) },
 	}, nil
 }

@@ -53,6 +53,10 @@ type pool struct {
 	want    int    // the want last sent
 	used    int    // the fleet's capacity in use, as last seen
 	members int    // live replicas, as last seen
+	// lastBusy is when the executor last had a task of the pool: an idle
+	// pool keeps its share a RenewInterval, for a burst that comes back,
+	// unless another replica is short.
+	lastBusy time.Time
 }
 
 // newCoordinator returns a Coordinator over t.

@@ -265,3 +265,22 @@ func TestTheGlobalLimitIsSharedAcrossGroupsAndReplicas(t *testing.T) {
 		t.Errorf("status: got %+v, want the global share", st.Global)
 	}
 }
+
+func TestAnIdleGroupIsGivenBackAfterARenewIntervalAndLeavesNoKey(t *testing.T) {
+	s := startRedis(t)
+	o := testOptions(12)
+	a := startReplica(t, s.client(t), o)
+	a.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 12 }, "a never took 12")
+	a.exec.set("t", 0, 0)
+	idle := time.Now()
+	a.syncs(t, 2)
+	if got := a.exec.limit("t"); got != 12 && time.Since(idle) < o.RenewInterval {
+		t.Fatalf("idle for less than a RenewInterval: limit %d, want 12 kept", got)
+	}
+	d := o.withDefaultsOrDie(t)
+	key, rc := d.groupKey("t"), s.client(t)
+	eventually(t, 5*time.Second, func() bool {
+		return a.exec.limit("t") == 1 && rc.Exists(context.Background(), key).Val() == 0
+	}, "an idle group kept its share or its key")
+}

@@ -62,6 +62,9 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 		// Raise only to what Redis counts; lower at once to the target, and
 		// give the difference back on a later sync, once it is not running.
 		local := max(1, min(r.share, r.target))
+		if reqs[i].want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
+			local = 1 // idle a while: give it all back
+		}
 		if mode == syncJoin {
 			// A declaration counts what runs; it raises nothing.
 			local = min(local, p.local)
@@ -120,6 +123,9 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 	var pools []*pool
 	add := func(p *pool, l load) {
 		r := poolRequest{key: p.key, limit: p.limit, want: min(p.limit, l.demand()), keep: max(p.local, l.running)}
+		if l.demand() > 0 || p.lastBusy.IsZero() {
+			p.lastBusy = time.Now()
+		}
 		if leaving {
 			r.want, r.keep = 0, l.running
 		}

@@ -108,3 +108,12 @@ func TestModeNames(t *testing.T) {
 		}
 	}
 }
+
+func (o Options) withDefaultsOrDie(t *testing.T) Options {
+	t.Helper()
+	o, err := o.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}

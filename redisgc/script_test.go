@@ -106,7 +106,13 @@ func TestScriptGivesUnusedShareBackOnlyWhenAnotherReplicaIsShort(t *testing.T) {
 	if a.target != 8 {
 		t.Fatalf("nobody short: got target %d, want 8 (keep)", a.target)
 	}
+	if a = f.pool("a", syncRenew, "g", 10, 0, 8); a.target != 8 {
+		t.Fatalf("a idle, nobody short: got target %d, want 8 (keep)", a.target)
+	}
 	f.pool("b", syncRenew, "g", 10, 5, 1)
+	if a = f.pool("a", syncRenew, "g", 10, 0, 8); a.target != 1 {
+		t.Fatalf("a idle, b short: got target %d, want 1", a.target)
+	}
 	a = f.pool("a", syncRenew, "g", 10, 3, 8)
 	if a.target != 3 {
 		t.Fatalf("b short: got target %d, want 3 (a's want)", a.target)

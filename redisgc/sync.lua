@@ -159,9 +159,13 @@ local function settle(key, limit, want, keep)
   local implicit = math.max(n - explicit, 0)
   used, sumw = used + implicit, sumw + implicit
 
+  -- A member with nothing to run keeps its share until another is short
+  -- (or it gives it back itself, by keeping less).
   local target = mine
-  if want == 0 or leaving then
+  if leaving or (want == 0 and short) then
     target = 1
+  elseif want == 0 then
+    target = mine
   elseif sumw > limit then
     target = fair(limit, implicit, wants)
   elseif short then

@@ -51,7 +51,7 @@ end
 local b = redis.call('GET', born)
 if not b then
   b = now
-  redis.call('SET', born, now)
+  redis.call('SET', born, now, 'PX', ttl)
 end
 local grace = tonumber(b) + ttl - now
 if grace < 0 then

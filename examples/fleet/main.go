@@ -108,6 +108,9 @@ func runFleet(addr string, limit int) error {
 		return err
 	}
 	fmt.Printf("the fleet ran at most %d of tenant-a's tasks at once (limit %d)\n", most, limit)
+	if most > limit {
+		return fmt.Errorf("the fleet ran %d tasks at once, above its limit %d", most, limit)
+	}
 	return nil
 }
 

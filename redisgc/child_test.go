@@ -96,7 +96,11 @@ func runChild(env string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = rep.coord.Run(ctx) })
-	wg.Go(func() { c.watch(ctx) })
+	// The watch ends before the executor shuts down: a closed executor's
+	// limits no longer follow the coordinator's.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { c.watch(watchCtx) })
 
 	var feeders sync.WaitGroup
 	feed, stopFeed := context.WithCancel(ctx)
@@ -120,6 +124,8 @@ func runChild(env string) int {
 	}
 	stopFeed()
 	feeders.Wait()
+	stopWatch()
+	watching.Wait()
 	rep.shutdown()
 	cancel()
 	wg.Wait()

@@ -137,9 +137,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	return err
 }
 
-// Close stops Run and waits for it to return (Run leaves the fleet, which
-// takes at most one Redis call). It is idempotent; a Run called after it
-// returns ErrClosed at once.
+// Close stops Run and waits for it to return: for the Redis call in
+// flight, if any, and the one with which Run leaves the fleet, each bounded
+// by RenewInterval. It is idempotent; a Run called after it returns
+// ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
 	if c.closed {

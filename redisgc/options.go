@@ -11,7 +11,8 @@ import (
 )
 
 // Options configures a Coordinator. Every replica of a fleet must use the
-// same Limits, DefaultLimit, GlobalLimit, Prefix and LeaseTTL.
+// same Limits, DefaultLimit, GlobalLimit, Prefix and LeaseTTL. The zero
+// value is valid and coordinates no group; New copies what it keeps.
 type Options struct {
 	// Limits are the fleet-wide concurrency limits of the groups they name:
 	// across all replicas, at most Limits[g] tasks of g run at once.

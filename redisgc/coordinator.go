@@ -1,0 +1,195 @@
+package redisgc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is returned by Run after Close.
+var ErrClosed = errors.New("redisgc: coordinator closed")
+
+// Coordinator keeps one replica's executor within its part of the fleet's
+// limits. Create it with New, start it with Run, stop it with Close. Its
+// methods are safe for concurrent use; it starts no goroutine: Run does all
+// its work on the caller's goroutine. The zero value is not usable.
+type Coordinator struct {
+	client redis.Scripter
+	target target
+	opts   Options
+
+	stop    chan struct{} // closed by Close
+	runDone chan struct{} // closed when Run returns
+
+	mu      sync.Mutex
+	closed  bool   // guarded by mu
+	running bool   // guarded by mu: Run was called
+	status  Status // guarded by mu
+
+	// Owned by Run's goroutine.
+	member   string           // the lease's member ID; "" before joining, and after losing it
+	mode     Mode             // the lease's state
+	deadline time.Time        // when the lease may have expired, by the local monotonic clock
+	lastSync time.Time        // the last successful sync
+	pools    map[string]*pool // coordinated groups with a share or demand above 1
+	global   *pool            // the global limit's pool; nil without a GlobalLimit
+	lastErr  error            // the last sync's error
+}
+
+// pool is the replica's view of one fleet limit.
+type pool struct {
+	group   string // "" for the global limit
+	key     string // its hash in Redis
+	limit   int    // the fleet limit
+	held    int    // the share Redis counts for this replica
+	local   int    // the limit applied to the executor: never above held
+	want    int    // the want last sent
+	used    int    // the fleet's capacity in use, as last seen
+	members int    // live replicas, as last seen
+	// lastBusy is when the executor last had a task of the pool: an idle
+	// pool keeps its share a RenewInterval, for a burst that comes back,
+	// unless another replica is short.
+	lastBusy time.Time
+}
+
+// newCoordinator returns a Coordinator over t.
+func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator, error) {
+	if client == nil {
+		return nil, errors.New("redisgc: nil client")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Name == "" {
+		host, _ := os.Hostname()
+		o.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	c := &Coordinator{
+		client:  client,
+		target:  t,
+		opts:    o,
+		stop:    make(chan struct{}),
+		runDone: make(chan struct{}),
+		pools:   make(map[string]*pool),
+	}
+	if o.GlobalLimit > 0 {
+		c.global = &pool{key: o.globalKey(), limit: o.GlobalLimit, held: 1, local: 1}
+	}
+	// Until it joins, the replica runs what every replica may run without
+	// asking: 1 of each coordinated limit.
+	if err := c.apply(); err != nil {
+		return nil, err
+	}
+	c.publish()
+	return c, nil
+}
+
+// Run coordinates until ctx ends or Close is called. It joins the fleet,
+// then every SyncInterval reads the executor's demand and, while the
+// replica is busy (and every RenewInterval when idle), renews its lease and
+// settles its shares in one Redis call, applying any change to the
+// executor's limits. It returns ErrClosed after Close, ctx.Err() when ctx
+// ends, and an error if the executor refuses a policy (it was closed).
+// Before returning it leaves the fleet: local limits drop to the fallback
+// and Redis gets back what the executor is not running. Run may be called
+// once.
+func (c *Coordinator) Run(ctx context.Context) error {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case c.running:
+		c.mu.Unlock()
+		return errors.New("redisgc: Run called twice")
+	}
+	c.running = true
+	c.mu.Unlock()
+	defer close(c.runDone)
+
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var err error
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-c.stop:
+			err = ErrClosed
+		case <-t.C:
+			var next time.Duration
+			next, err = c.step(ctx)
+			t.Reset(next)
+		}
+		c.publish()
+	}
+	c.leave(context.WithoutCancel(ctx))
+	c.mode = ModeStopped
+	c.publish()
+	return err
+}
+
+// Close stops Run and waits for it to return: for the Redis call in
+// flight, if any, and the one with which Run leaves the fleet, each bounded
+// by RenewInterval. It is idempotent; a Run called after it returns
+// ErrClosed at once.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.stop)
+	running := c.running
+	c.mu.Unlock()
+	if running {
+		<-c.runDone
+	}
+	return nil
+}
+
+// Status returns a snapshot of the replica's lease and shares.
+func (c *Coordinator) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.status
+	s.Groups = append([]Share(nil), s.Groups...)
+	return s
+}
+
+// publish copies the loop's state into the status.
+func (c *Coordinator) publish() {
+	s := Status{Member: c.member, Mode: c.mode, LastSync: c.lastSync, Err: c.lastErr}
+	for _, p := range c.pools {
+		s.Groups = append(s.Groups, p.share())
+	}
+	if c.global != nil {
+		s.Global = c.global.share()
+	}
+	c.mu.Lock()
+	c.status = s
+	c.mu.Unlock()
+}
+
+// share is the public view of p.
+func (p *pool) share() Share {
+	return Share{Group: p.group, FleetLimit: p.limit, Share: p.held, Limit: p.local, FleetUsed: p.used, Members: p.members}
+}
+
+// newMemberID returns a member ID that no other lease has had: a replica
+// that lost its lease joins again as a new member, so nothing the old one
+// left in Redis counts for it.
+func newMemberID(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return name + "/" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,71 @@
+package redisgc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+func TestNewRefusesWhatItCannotUseNamingIt(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	defer exec.Close()
+	bad := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(0) }
+	for name, err := range map[string]error{
+		"nil client":   func() error { _, err := New(nil, exec, Options{}); return err }(),
+		"nil executor": func() error { _, err := New(s.client(t), nil, Options{}); return err }(),
+		"options":      func() error { _, err := New(s.client(t), exec, Options{DefaultLimit: -1}); return err }(),
+		"base":         func() error { _, err := New(s.client(t), exec, Options{Base: bad}); return err }(),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "redisgc: ") {
+			t.Errorf("%s: got %v, want a redisgc error", name, err)
+		}
+	}
+}
+
+func TestNewLimitsCoordinatedGroupsToOneUntilTheReplicaHasAShare(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	defer exec.Close()
+	gate := make(chan struct{})
+	for _, g := range []string{"t", "other"} {
+		for range 3 {
+			_, err := groupconc.Submit(context.Background(), exec, g, "x", func(context.Context) (int, error) {
+				<-gate
+				return 0, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer close(gate)
+	c, err := New(s.client(t), exec, Options{
+		Limits:   map[string]int{"t": 10},
+		LeaseTTL: 300 * time.Millisecond,
+		Base:     func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(5) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, want := range map[string]int{"t": 1, "other": 5} {
+		if gs, _ := exec.GroupStats(g); gs.MaxConcurrency != want {
+			t.Errorf("%s before Run: limit %d, want %d", g, gs.MaxConcurrency, want)
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	eventually(t, 5*time.Second, func() bool { gs, _ := exec.GroupStats("t"); return gs.MaxConcurrency == 3 },
+		"the coordinated group never got the share its 3 tasks want")
+	if err := c.Run(context.Background()); err == nil {
+		t.Error("a second Run: got nil, want an error")
+	}
+	_ = c.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Errorf("Run after Close: got %v, want ErrClosed", err)
+	}
+}

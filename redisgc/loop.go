@@ -1,0 +1,197 @@
+package redisgc
+
+import (
+	"context"
+	"time"
+)
+
+// step is one tick of Run: it reads the executor's demand, syncs with Redis
+// when the replica is busy or its lease is due, and applies what changed.
+// It returns when to tick again, and an error only if the executor refused
+// a policy.
+func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
+	// The lease may have expired in Redis (it was renewed no later than
+	// when the last successful sync was sent): stop relying on the shares.
+	if c.member != "" && !time.Now().Before(c.deadline) {
+		if err := c.fallBack(); err != nil {
+			return 0, err
+		}
+	}
+	groups, total := c.readLoads()
+	c.track(groups)
+	reqs, pools := c.requests(groups, total, false)
+	mode, member := syncRenew, c.member
+	if member == "" {
+		mode, member = syncJoin, newMemberID(c.opts.Name)
+	}
+	idle := len(reqs) == 0 && time.Since(c.lastSync) < c.opts.RenewInterval
+	if mode == syncRenew && c.mode == ModeConnected && idle {
+		return c.opts.SyncInterval, nil
+	}
+
+	timeout := c.opts.RenewInterval
+	if mode == syncRenew {
+		timeout = min(timeout, time.Until(c.deadline))
+	}
+	sctx, cancel := context.WithTimeout(ctx, max(timeout, 10*time.Millisecond))
+	sent := time.Now()
+	res, err := runSync(sctx, c.client, &c.opts, member, mode, reqs)
+	cancel()
+	c.lastErr = err
+	if err != nil {
+		// Keep what is held, never more, until the deadline.
+		if c.mode == ModeConnected {
+			c.mode = ModeHolding
+		}
+		return c.opts.SyncInterval, nil
+	}
+	if res.lost {
+		// Redis let the lease go (or lost its data): nothing held counts.
+		// Fall back, and join again as a new member at once.
+		return 0, c.fallBack()
+	}
+	c.member, c.mode, c.lastSync = member, ModeConnected, sent
+	// The lease runs LeaseTTL from when Redis ran the script, which is
+	// after sent; a tenth of the TTL absorbs a clock running slow here.
+	c.deadline = sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
+
+	changed := false
+	for i, p := range pools {
+		r := res.pools[i]
+		p.held, p.used, p.members, p.want = r.share, r.used, r.members, reqs[i].want
+		// Raise only to what Redis counts; lower at once to the target, and
+		// give the difference back on a later sync, once it is not running.
+		local := max(1, min(r.share, r.target))
+		if reqs[i].want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
+			local = 1 // idle a while: give it all back
+		}
+		if mode == syncJoin {
+			// A declaration counts what runs; it raises nothing.
+			local = min(local, p.local)
+		}
+		if local != p.local {
+			p.local, changed = local, true
+		}
+	}
+	for g, p := range c.pools {
+		if p.held <= 1 && p.local <= 1 && p.want <= 1 && groups[g].demand() <= 1 {
+			delete(c.pools, g)
+		}
+	}
+	if changed {
+		// The status never shows a mode whose limits are below the
+		// executor's: this one's are at least those in force.
+		c.publish()
+		if err := c.apply(); err != nil {
+			return 0, err
+		}
+	}
+	return c.opts.SyncInterval, nil
+}
+
+// readLoads returns the load of each coordinated group the executor knows,
+// and the executor's total.
+func (c *Coordinator) readLoads() (map[string]load, load) {
+	groups := make(map[string]load)
+	for g, l := range c.target.groups {
+		if _, ok := c.opts.fleetLimit(g); ok {
+			groups[g] = l
+		}
+	}
+	return groups, c.target.total()
+}
+
+// track adds a pool for each coordinated group that could use more than the
+// 1 every replica holds without asking.
+func (c *Coordinator) track(groups map[string]load) {
+	for g, l := range groups {
+		if _, ok := c.pools[g]; ok || l.demand() <= 1 {
+			continue
+		}
+		limit, _ := c.opts.fleetLimit(g)
+		c.pools[g] = &pool{group: g, key: c.opts.groupKey(g), limit: limit, held: 1, local: 1}
+	}
+}
+
+// requests returns the pools to send and what to send for each. A pool
+// keeps what its executor may run (its local limit, or more while a lowered
+// limit drains), and wants as many slots as it has tasks, up to the limit.
+// When leaving, it wants nothing and keeps only what runs, and every group
+// that runs a task is sent, so that Redis knows whether anything runs.
+func (c *Coordinator) requests(groups map[string]load, total load, leaving bool) ([]poolRequest, []*pool) {
+	var reqs []poolRequest
+	var pools []*pool
+	add := func(p *pool, l load) {
+		r := poolRequest{key: p.key, limit: p.limit, want: min(p.limit, l.demand()), keep: max(p.local, l.running)}
+		if l.demand() > 0 || p.lastBusy.IsZero() {
+			p.lastBusy = time.Now()
+		}
+		if leaving {
+			r.want, r.keep = 0, l.running
+		}
+		reqs, pools = append(reqs, r), append(pools, p)
+	}
+	if leaving {
+		for g, l := range groups {
+			if _, ok := c.pools[g]; !ok && l.running > 0 {
+				limit, _ := c.opts.fleetLimit(g)
+				c.pools[g] = &pool{group: g, key: c.opts.groupKey(g), limit: limit, held: 1, local: 1}
+			}
+		}
+	}
+	for g, p := range c.pools {
+		add(p, groups[g])
+	}
+	if p := c.global; p != nil && (p.held > 1 || p.local > 1 || total.demand() > 1 || leaving) {
+		add(p, total)
+	}
+	return reqs, pools
+}
+
+// fallBack lowers every limit to its fallback, never above what the
+// replica runs now, and forgets the lease.
+func (c *Coordinator) fallBack() error {
+	for _, p := range c.pools {
+		p.local = min(p.local, c.opts.fallback(p.limit, p.local))
+		p.held = p.local
+	}
+	if p := c.global; p != nil {
+		p.local = min(p.local, c.opts.fallback(p.limit, p.local))
+		p.held = p.local
+	}
+	c.member, c.mode = "", ModeFallback
+	err := c.apply()
+	c.publish()
+	return err
+}
+
+// leave stops coordinating: the executor keeps the fallback limits, and
+// Redis gets back what it is not running. What still runs stays counted
+// until the lease, no longer renewed, expires.
+func (c *Coordinator) leave(ctx context.Context) {
+	member := c.member
+	_ = c.fallBack()
+	if member == "" {
+		return
+	}
+	groups, total := c.readLoads()
+	reqs, _ := c.requests(groups, total, true)
+	sctx, cancel := context.WithTimeout(ctx, min(c.opts.RenewInterval, time.Until(c.deadline)))
+	defer cancel()
+	_, c.lastErr = runSync(sctx, c.client, &c.opts, member, syncLeave, reqs)
+}
+
+// apply sets the executor's limits to the local ones.
+func (c *Coordinator) apply() error {
+	limits := make(map[string]int)
+	for g, p := range c.pools {
+		if p.local > 1 {
+			limits[g] = p.local
+		}
+	}
+	global := 0
+	if c.global != nil {
+		global = c.global.local
+	}
+	return c.target.apply(limits, global)
+}

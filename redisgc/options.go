@@ -1,0 +1,131 @@
+package redisgc
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// Options configures a Coordinator. Every replica of a fleet must use the
+// same Limits, DefaultLimit, GlobalLimit, Prefix and LeaseTTL. The zero
+// value is valid and coordinates no group; New copies what it keeps.
+type Options struct {
+	// Limits are the fleet-wide concurrency limits of the groups they name:
+	// across all replicas, at most Limits[g] tasks of g run at once.
+	Limits map[string]int
+	// DefaultLimit is the fleet-wide limit of every group not in Limits;
+	// 0 leaves those groups to the base policy, uncoordinated.
+	DefaultLimit int
+	// GlobalLimit, if above 0, caps the tasks in flight across every group
+	// and replica (each replica applies its share as GlobalMaxInFlight).
+	GlobalLimit int
+	// ExpectedReplicas sets the fallback: a replica that has lost Redis
+	// runs at most min(its share, limit/ExpectedReplicas) of each limit (at
+	// least 1). 0 means the fallback is the share held.
+	ExpectedReplicas int
+	// Base returns a builder with the rest of the executor's policy. The
+	// Coordinator builds every policy it applies from a fresh one, setting
+	// PerGroupMaxConcurrency and ConcurrencyResolver (and, with a
+	// GlobalLimit, GlobalMaxInFlight); a base map or resolver still decides
+	// the groups that are not coordinated. nil means NewPolicyBuilder.
+	Base func() *groupconc.PolicyBuilder
+	// Prefix starts every Redis key of the fleet; "groupconc" if empty. The
+	// keys share one hash slot, {Prefix}, so a cluster takes them too.
+	Prefix string
+	// Name names the replica in its member ID; the host name and process ID
+	// if empty.
+	Name string
+	// LeaseTTL is how long a replica's share outlives its last renewal;
+	// 10s if 0.
+	LeaseTTL time.Duration
+	// RenewInterval is how often an idle replica renews its lease; a third
+	// of LeaseTTL if 0.
+	RenewInterval time.Duration
+	// SyncInterval is how often a busy replica (one with tasks, or holding
+	// more than 1 of a limit) syncs its shares and demand with Redis;
+	// 100ms if 0, at most RenewInterval.
+	SyncInterval time.Duration
+}
+
+// errOptions is wrapped by every error of New about its options.
+var errOptions = errors.New("redisgc: invalid options")
+
+// withDefaults returns o with its zero fields set, or an error naming every
+// bad field.
+func (o Options) withDefaults() (Options, error) {
+	var bad []string
+	for g, l := range o.Limits {
+		if l < 1 {
+			bad = append(bad, fmt.Sprintf("Limits[%q] = %d < 1", g, l))
+		}
+	}
+	if o.DefaultLimit < 0 {
+		bad = append(bad, "DefaultLimit < 0")
+	}
+	if o.GlobalLimit < 0 {
+		bad = append(bad, "GlobalLimit < 0")
+	}
+	if o.ExpectedReplicas < 0 {
+		bad = append(bad, "ExpectedReplicas < 0")
+	}
+	if o.LeaseTTL < 0 || o.RenewInterval < 0 || o.SyncInterval < 0 {
+		bad = append(bad, "negative interval")
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 10 * time.Second
+	}
+	if o.LeaseTTL < 100*time.Millisecond {
+		bad = append(bad, "LeaseTTL < 100ms")
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = o.LeaseTTL / 3
+	}
+	if o.RenewInterval >= o.LeaseTTL/2 {
+		bad = append(bad, "RenewInterval >= LeaseTTL/2")
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = min(100*time.Millisecond, o.RenewInterval)
+	}
+	o.SyncInterval = min(o.SyncInterval, o.RenewInterval)
+	if len(bad) > 0 {
+		return o, fmt.Errorf("%w: %s", errOptions, strings.Join(bad, "; "))
+	}
+	o.Limits = maps.Clone(o.Limits)
+	if o.Base == nil {
+		o.Base = groupconc.NewPolicyBuilder
+	}
+	if o.Prefix == "" {
+		o.Prefix = "groupconc"
+	}
+	return o, nil
+}
+
+// fleetLimit returns g's fleet limit, and false if g is not coordinated.
+func (o *Options) fleetLimit(g string) (int, bool) {
+	if l, ok := o.Limits[g]; ok {
+		return l, true
+	}
+	return o.DefaultLimit, o.DefaultLimit > 0
+}
+
+// fallback returns the most a replica out of touch with Redis runs of a
+// limit, given what it held.
+func (o *Options) fallback(limit, held int) int {
+	f := held
+	if o.ExpectedReplicas > 0 {
+		f = min(f, limit/o.ExpectedReplicas)
+	}
+	return max(f, 1)
+}
+
+// keys of the fleet's state in Redis.
+func (o *Options) membersKey() string { return "{" + o.Prefix + "}:members" }
+func (o *Options) bornKey() string    { return "{" + o.Prefix + "}:born" }
+func (o *Options) globalKey() string  { return "{" + o.Prefix + "}:global" }
+func (o *Options) groupKey(g string) string {
+	return "{" + o.Prefix + "}:g:" + g
+}

@@ -1,0 +1,82 @@
+package redisgc
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed sync.lua
+var syncSource string
+
+// syncScript is the one script a replica runs, once per sync: EVALSHA, and
+// EVAL when the server does not have it cached (a restarted Redis).
+var syncScript = redis.NewScript(syncSource)
+
+// Modes of a sync.
+const (
+	syncJoin  = "join"  // a new member declares what it runs
+	syncRenew = "renew" // a member renews its lease and settles its shares
+	syncLeave = "leave" // a member stops renewing and gives back what is idle
+)
+
+// poolRequest is one pool of a sync: a group's limit, or the global one.
+type poolRequest struct {
+	key         string
+	limit, want int // want 0: nothing to run here
+	keep        int // what the member keeps (or declares, on join)
+}
+
+// poolResult is what Redis settled for one pool.
+type poolResult struct {
+	share   int // the member's share now
+	target  int // the share it should shrink to, or may grow to
+	used    int // the pool's capacity held by live members
+	members int // live members of the fleet
+}
+
+// syncResult is the answer to one sync.
+type syncResult struct {
+	lost  bool          // the member's lease had expired: rejoin
+	grace time.Duration // left of the grace of a fleet state created lately
+	pools []poolResult
+}
+
+// runSync runs the sync script for member.
+func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode string, pools []poolRequest) (syncResult, error) {
+	keys := make([]string, 0, 2+len(pools))
+	keys = append(keys, o.membersKey(), o.bornKey())
+	args := make([]any, 0, 3+3*len(pools))
+	args = append(args, member, o.LeaseTTL.Milliseconds(), mode)
+	for _, p := range pools {
+		keys = append(keys, p.key)
+		args = append(args, p.limit, p.want, p.keep)
+	}
+	vals, err := syncScript.Run(ctx, c, keys, args...).Slice()
+	if err != nil {
+		return syncResult{}, fmt.Errorf("redisgc: sync: %w", err)
+	}
+	if len(vals) > 0 && vals[0] == "lost" {
+		return syncResult{lost: true}, nil
+	}
+	if len(vals) != 2+4*len(pools) || vals[0] != "ok" {
+		return syncResult{}, fmt.Errorf("redisgc: sync: unexpected reply %v", vals)
+	}
+	n := make([]int, len(vals)-1)
+	for i, v := range vals[1:] {
+		x, ok := v.(int64)
+		if !ok {
+			return syncResult{}, fmt.Errorf("redisgc: sync: unexpected value %v", v)
+		}
+		n[i] = int(x)
+	}
+	r := syncResult{grace: time.Duration(n[0]) * time.Millisecond}
+	for i := range pools {
+		q := n[1+4*i:]
+		r.pools = append(r.pools, poolResult{share: q[0], target: q[1], used: q[2], members: q[3]})
+	}
+	return r, nil
+}

@@ -1,0 +1,197 @@
+package redisgc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptFleet calls the sync script directly, as replicas would.
+type scriptFleet struct {
+	t    *testing.T
+	c    *redis.Client
+	opts Options
+}
+
+// newScriptFleet starts a server whose fleet state is past its grace.
+func newScriptFleet(t *testing.T, ttl time.Duration) *scriptFleet {
+	s := startRedis(t)
+	o, err := Options{LeaseTTL: ttl}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &scriptFleet{t: t, c: s.client(t), opts: o}
+	if err := f.c.Set(context.Background(), o.bornKey(), 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// sync runs one sync of member over one group's pool and returns its result.
+func (f *scriptFleet) sync(member, mode, group string, limit, want, keep int) syncResult {
+	f.t.Helper()
+	r, err := runSync(context.Background(), f.c, &f.opts, member, mode,
+		[]poolRequest{{key: f.opts.groupKey(group), limit: limit, want: want, keep: keep}})
+	if err != nil {
+		f.t.Fatalf("sync %s %s: %v", member, mode, err)
+	}
+	return r
+}
+
+func (f *scriptFleet) pool(member, mode, group string, limit, want, keep int) poolResult {
+	f.t.Helper()
+	r := f.sync(member, mode, group, limit, want, keep)
+	if r.lost {
+		f.t.Fatalf("sync %s %s: lost", member, mode)
+	}
+	return r.pools[0]
+}
+
+func TestScriptGrowsSharesOnlyFromFreeCapacityAndSplitsFairlyUnderContention(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	a := f.pool("a", syncJoin, "g", 10, 10, 1)
+	if a.share != 10 || a.used != 10 {
+		t.Fatalf("a alone: got share %d used %d, want 10 and 10", a.share, a.used)
+	}
+	// b's 1 is implicit: it runs it without asking, so the fleet is over.
+	b := f.pool("b", syncJoin, "g", 10, 10, 1)
+	if b.share != 1 || b.target != 5 || b.used != 11 {
+		t.Fatalf("b joins: got %+v, want share 1, target 5, used 11", b)
+	}
+	a = f.pool("a", syncRenew, "g", 10, 10, 10)
+	if a.share != 10 || a.target != 5 {
+		t.Fatalf("a contended: got %+v, want share 10, target 5", a)
+	}
+	// a lowered its limit, but 7 still run: it keeps 7.
+	a = f.pool("a", syncRenew, "g", 10, 10, 7)
+	if a.share != 7 {
+		t.Fatalf("a draining: got share %d, want 7", a.share)
+	}
+	b = f.pool("b", syncRenew, "g", 10, 10, 1)
+	if b.share != 3 || b.used != 10 {
+		t.Fatalf("b takes what is free: got %+v, want share 3, used 10", b)
+	}
+	a = f.pool("a", syncRenew, "g", 10, 10, 5)
+	b = f.pool("b", syncRenew, "g", 10, 10, 3)
+	if a.share != 5 || b.share != 5 || b.used != 10 {
+		t.Fatalf("settled: got a %+v b %+v, want 5 and 5", a, b)
+	}
+}
+
+func TestScriptFairShareGivesSmallWantsTheirWantAndSplitsTheRest(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	f.pool("a", syncJoin, "g", 10, 2, 1)
+	f.pool("b", syncJoin, "g", 10, 9, 1)
+	f.pool("c", syncJoin, "g", 10, 9, 1)
+	f.pool("d", syncJoin, "g", 10, 1, 1)
+	// wants 2+9+9+1 > 10: d gets 1, a 2, b and c split 7 (4 to the first).
+	for _, m := range []struct {
+		id         string
+		want, fair int
+	}{{"a", 2, 2}, {"b", 9, 4}, {"c", 9, 3}, {"d", 1, 1}} {
+		r := f.pool(m.id, syncRenew, "g", 10, m.want, 1)
+		if r.target != m.fair {
+			t.Errorf("%s: got target %d, want %d", m.id, r.target, m.fair)
+		}
+	}
+}
+
+func TestScriptGivesUnusedShareBackOnlyWhenAnotherReplicaIsShort(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	f.pool("a", syncJoin, "g", 10, 8, 1)
+	f.pool("b", syncJoin, "g", 10, 1, 1)
+	a := f.pool("a", syncRenew, "g", 10, 3, 8)
+	if a.target != 8 {
+		t.Fatalf("nobody short: got target %d, want 8 (keep)", a.target)
+	}
+	if a = f.pool("a", syncRenew, "g", 10, 0, 8); a.target != 8 {
+		t.Fatalf("a idle, nobody short: got target %d, want 8 (keep)", a.target)
+	}
+	f.pool("b", syncRenew, "g", 10, 5, 1)
+	if a = f.pool("a", syncRenew, "g", 10, 0, 8); a.target != 1 {
+		t.Fatalf("a idle, b short: got target %d, want 1", a.target)
+	}
+	a = f.pool("a", syncRenew, "g", 10, 3, 8)
+	if a.target != 3 {
+		t.Fatalf("b short: got target %d, want 3 (a's want)", a.target)
+	}
+	a = f.pool("a", syncRenew, "g", 10, 0, 1)
+	if a.share != 1 || a.target != 1 {
+		t.Fatalf("a idle: got %+v, want share 1, target 1", a)
+	}
+}
+
+func TestScriptLeaseExpiresByRedisTimeAndARenewAfterItIsLost(t *testing.T) {
+	f := newScriptFleet(t, 300*time.Millisecond)
+	f.pool("a", syncJoin, "g", 6, 6, 1)
+	if r := f.pool("b", syncJoin, "g", 6, 6, 1); r.members != 2 || r.used != 7 {
+		t.Fatalf("both live: got %+v, want 2 members, 7 used", r)
+	}
+	// a stops renewing; b keeps renewing until Redis drops a's lease.
+	eventually(t, 3*time.Second, func() bool {
+		r := f.pool("b", syncRenew, "g", 6, 6, 1)
+		return r.members == 1 && r.share == 6
+	}, "b never took a's share after a's lease expired")
+	if r := f.sync("a", syncRenew, "g", 6, 6, 5); !r.lost {
+		t.Fatalf("a renews after expiry: got %+v, want lost", r)
+	}
+}
+
+func TestScriptIdleGroupsLeaveNoKeys(t *testing.T) {
+	f := newScriptFleet(t, 300*time.Millisecond)
+	ctx := context.Background()
+	f.pool("a", syncJoin, "idle", 6, 1, 1)
+	f.pool("a", syncRenew, "busy", 6, 4, 1)
+	if n := f.c.Exists(ctx, f.opts.groupKey("idle")).Val(); n != 0 {
+		t.Fatalf("a group nobody wants more than 1 of: got %d keys, want 0", n)
+	}
+	if n := f.c.Exists(ctx, f.opts.groupKey("busy")).Val(); n != 1 {
+		t.Fatalf("busy group: got %d keys, want 1", n)
+	}
+	f.pool("a", syncRenew, "busy", 6, 0, 1)
+	if n := f.c.Exists(ctx, f.opts.groupKey("busy")).Val(); n != 0 {
+		t.Fatalf("busy group gone idle: got %d keys, want 0", n)
+	}
+	// A replica that dies holding a share: its keys expire with its lease.
+	f.pool("a", syncRenew, "busy", 6, 4, 1)
+	eventually(t, 3*time.Second, func() bool {
+		return f.c.Exists(ctx, f.opts.groupKey("busy"), f.opts.membersKey(), f.opts.bornKey()).Val() == 0
+	}, "keys of a dead fleet never expired")
+}
+
+func TestScriptFreshStateGrantsNothingDuringGraceButTakesDeclarations(t *testing.T) {
+	s := startRedis(t)
+	o, _ := Options{LeaseTTL: 400 * time.Millisecond}.withDefaults()
+	f := &scriptFleet{t: t, c: s.client(t), opts: o}
+	a := f.sync("a", syncJoin, "g", 10, 10, 4)
+	if a.grace <= 0 || a.pools[0].share != 4 {
+		t.Fatalf("fresh state: got %+v, want grace and share 4 (declared)", a)
+	}
+	b := f.pool("b", syncJoin, "g", 10, 10, 3)
+	if b.share != 3 || b.used != 7 {
+		t.Fatalf("second declaration: got %+v, want share 3, used 7", b)
+	}
+	eventually(t, 3*time.Second, func() bool {
+		r := f.sync("a", syncRenew, "g", 10, 10, 4)
+		f.pool("b", syncRenew, "g", 10, 10, 3)
+		return r.grace == 0 && r.pools[0].share == 5
+	}, "a never grew to its fair share after the grace")
+}
+
+func TestScriptLeaveGivesBackAtOnceWhenNothingRuns(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	f.pool("a", syncJoin, "g", 10, 8, 1)
+	f.pool("b", syncJoin, "g", 10, 8, 1)
+	// a leaves with 3 running: it keeps 3 and its lease.
+	if r := f.pool("a", syncLeave, "g", 10, 0, 3); r.share != 3 || r.members != 2 {
+		t.Fatalf("leave while running: got %+v, want share 3, 2 members", r)
+	}
+	if r := f.pool("a", syncLeave, "g", 10, 0, 0); r.members != 2 {
+		t.Fatalf("leave idle: got %+v", r)
+	}
+	if r := f.pool("b", syncRenew, "g", 10, 10, 1); r.members != 1 || r.share != 10 {
+		t.Fatalf("after a left: got %+v, want b alone with 10", r)
+	}
+}

@@ -1,0 +1,162 @@
+package redisgc
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisServer is a redis-server process a test starts on a free port of
+// 127.0.0.1, without persistence, and stops in its cleanup.
+type redisServer struct {
+	t    testing.TB
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited and been waited for
+}
+
+// startRedis starts a redis-server. When the binary is missing it fails the
+// test under CI=true and skips it otherwise.
+func startRedis(t testing.TB) *redisServer {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server not found (CI=true): %v", err)
+		}
+		t.Skipf("redis-server not found: %v", err)
+	}
+	s := &redisServer{t: t, dir: t.TempDir()}
+	for attempt := 0; ; attempt++ {
+		s.port = freePort(t)
+		if err := s.start(bin); err == nil {
+			break
+		} else if attempt == 4 {
+			t.Fatalf("start redis-server: %v", err)
+		}
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// freePort returns a port of 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs the server on s.port and waits until it answers PING.
+func (s *redisServer) start(bin string) error {
+	logf, err := os.OpenFile(filepath.Join(s.dir, "redis.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Ping(ctx).Err()
+		cancel()
+		select {
+		case <-done:
+			err = fmt.Errorf("exited: %v", cmd.ProcessState)
+		default:
+			if err == nil {
+				s.cmd, s.done = cmd, done
+				return nil
+			}
+			if time.Now().Before(deadline) {
+				<-tick.C
+				continue
+			}
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		log, _ := os.ReadFile(logf.Name())
+		return fmt.Errorf("redis-server on port %d: %v\n%s", s.port, err, log)
+	}
+}
+
+// addr returns the server's address.
+func (s *redisServer) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// stop terminates the server and waits for it; a stopped server is left
+// alone.
+func (s *redisServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.done
+	s.cmd = nil
+}
+
+// restart starts the server again on the same port, empty.
+func (s *redisServer) restart() {
+	s.t.Helper()
+	bin, _ := exec.LookPath("redis-server")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.start(bin)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("restart redis-server: %v", err)
+		}
+	}
+}
+
+// client returns a client of the server, closed in the test's cleanup. It
+// gives up quickly on a server that is gone, as a replica's client should.
+func (s *redisServer) client(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{
+		Addr:        s.addr(),
+		DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 500 * time.Millisecond,
+		MaxRetries:  -1,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// eventually polls cond until it holds, failing t after d.
+func eventually(t testing.TB, d time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: "+format, append([]any{d}, args...)...)
+		}
+		<-tick.C
+	}
+}

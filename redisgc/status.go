@@ -1,0 +1,63 @@
+package redisgc
+
+import "time"
+
+// Mode is the state of a replica's lease.
+type Mode int
+
+const (
+	// ModeJoining: the replica has not joined the fleet yet, and runs 1 of
+	// each coordinated limit.
+	ModeJoining Mode = iota
+	// ModeConnected: the lease is renewed; the replica runs its shares.
+	ModeConnected
+	// ModeHolding: Redis did not answer, and the lease may still be live;
+	// the replica keeps what it holds, never more, and keeps trying.
+	ModeHolding
+	// ModeFallback: the lease may have expired; the replica runs its
+	// fallback limits until it joins again.
+	ModeFallback
+	// ModeStopped: Run has returned; the executor keeps the fallback.
+	ModeStopped
+)
+
+// String returns the mode's name.
+func (m Mode) String() string {
+	switch m {
+	case ModeJoining:
+		return "joining"
+	case ModeConnected:
+		return "connected"
+	case ModeHolding:
+		return "holding"
+	case ModeFallback:
+		return "fallback"
+	case ModeStopped:
+		return "stopped"
+	}
+	return "unknown"
+}
+
+// Share is a replica's part of one fleet limit.
+type Share struct {
+	Group      string // the group; "" for the global limit
+	FleetLimit int    // the limit across the fleet
+	Share      int    // what Redis counts for this replica (as last known)
+	Limit      int    // what the executor applies: at most Share
+	FleetUsed  int    // the fleet's capacity held by live replicas, as last seen
+	Members    int    // live replicas, as last seen
+}
+
+// Status is a snapshot of a Coordinator.
+type Status struct {
+	Member   string    // the lease's member ID; "" when it has none
+	Mode     Mode      // the lease's state
+	LastSync time.Time // the last successful sync with Redis
+	Err      error     // the last sync's error, nil if it succeeded
+	// Groups lists the coordinated groups holding or wanting more than 1
+	// of their limit, in no particular order; every other coordinated
+	// group runs at 1.
+	Groups []Share
+	// Global is the global limit's share; zero without a GlobalLimit.
+	Global Share
+}

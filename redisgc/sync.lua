@@ -1,0 +1,202 @@
+-- sync: renew one replica's lease and settle its share of each pool, in one
+-- atomic step. Every expiry is decided by Redis time (TIME), never by the
+-- clocks of the replicas.
+--
+-- KEYS[1]   members: sorted set, member -> lease expiry (ms, Redis time)
+-- KEYS[2]   born: when the fleet state was created (ms, Redis time)
+-- KEYS[3..] pools: one hash per pool, s:<member> share, w:<member> want
+-- ARGV[1] member, ARGV[2] lease TTL in ms, ARGV[3] join | renew | leave
+-- ARGV[4..] three per pool: fleet limit, want, keep
+--
+-- Every live member implicitly holds 1 of every pool (groupconc's smallest
+-- limit); only shares above 1 and wants above 1 are stored. A pool's used
+-- capacity is the sum of the live members' shares; a share only grows from
+-- capacity that is free.
+--
+-- Returns {'lost'} when a renewing member's lease is gone, else
+-- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
+-- pool: the member's share after this call, the share it should shrink to
+-- (or may grow to), the pool's used capacity, and the live member count.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local me, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local members, born = KEYS[1], KEYS[2]
+
+redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
+local live = redis.call('ZSCORE', members, me)
+if mode == 'renew' and not live then
+  return {'lost'}
+end
+
+local leaving = false
+if mode == 'leave' then
+  if not live then
+    return {'lost'}
+  end
+  -- A member running nothing leaves at once; one still running tasks keeps
+  -- its lease (not renewed) so that they stay counted until it expires.
+  leaving = true
+  for i = 3, #KEYS do
+    if tonumber(ARGV[4 + (i - 3) * 3 + 2]) > 0 then
+      leaving = false
+    end
+  end
+else
+  redis.call('ZADD', members, now + ttl, me)
+end
+
+-- A fleet state created now (first start, or Redis lost its data) has a
+-- grace period of one TTL in which nobody grows: replicas still running on
+-- a lost lease, or in fallback, rejoin and declare what they run first.
+local b = redis.call('GET', born)
+if not b then
+  b = now
+  redis.call('SET', born, now, 'PX', ttl)
+end
+local grace = tonumber(b) + ttl - now
+if grace < 0 then
+  grace = 0
+end
+if mode ~= 'leave' then
+  redis.call('PEXPIRE', members, ttl)
+  redis.call('PEXPIRE', born, ttl)
+end
+
+local alive = {}
+local function isLive(id)
+  local v = alive[id]
+  if v == nil then
+    v = redis.call('ZSCORE', members, id) ~= false
+    alive[id] = v
+  end
+  return v
+end
+
+-- fair returns me's max-min fair share of limit among the explicit members
+-- (id -> want) after the implicit members have their 1 each.
+local function fair(limit, implicit, wants)
+  local list = {}
+  for id, w in pairs(wants) do
+    list[#list + 1] = {id, w}
+  end
+  table.sort(list, function(x, y)
+    if x[2] ~= y[2] then
+      return x[2] < y[2]
+    end
+    return x[1] < y[1]
+  end)
+  local rem, k = limit - implicit, #list
+  for i, e in ipairs(list) do
+    local q = math.floor(rem / k)
+    if e[2] > q then
+      -- Everyone from i on wants more than an equal split: split it, the
+      -- remainder one each to the first in line.
+      for j = i, #list do
+        if list[j][1] == me then
+          local f = q
+          if j - i < rem - q * k then
+            f = q + 1
+          end
+          return f
+        end
+      end
+    end
+    if e[1] == me then
+      return e[2]
+    end
+    rem, k = rem - e[2], k - 1
+  end
+  return 1
+end
+
+local function settle(key, limit, want, keep)
+  local h = redis.call('HGETALL', key)
+  local shares, wants = {}, {}
+  for i = 1, #h, 2 do
+    local f = h[i]
+    local id = string.sub(f, 3)
+    if isLive(id) and id ~= me then
+      if string.sub(f, 1, 1) == 's' then
+        shares[id] = tonumber(h[i + 1])
+      else
+        wants[id] = tonumber(h[i + 1])
+      end
+    elseif id ~= me or mode == 'join' then
+      redis.call('HDEL', key, f)
+    end
+  end
+  local stored = 1
+  for j = 1, #h, 2 do
+    if h[j] == 's:' .. me then
+      stored = tonumber(h[j + 1])
+    end
+  end
+
+  -- A joining member declares what it runs (its share, even beyond the
+  -- limit: it is running it); a renewing one only ever keeps less.
+  local mine = math.max(keep, 1)
+  if mode ~= 'join' then
+    mine = math.min(stored, mine)
+  end
+  for id in pairs(wants) do
+    shares[id] = shares[id] or 1
+  end
+  for id in pairs(shares) do
+    wants[id] = wants[id] or 1
+  end
+  shares[me], wants[me] = mine, math.max(want, 1)
+
+  local n = redis.call('ZCARD', members)
+  local explicit, used, sumw, short = 0, 0, 0, false
+  for id, s in pairs(shares) do
+    explicit = explicit + 1
+    used = used + s
+    sumw = sumw + wants[id]
+    if wants[id] > s then
+      short = true
+    end
+  end
+  local implicit = math.max(n - explicit, 0)
+  used, sumw = used + implicit, sumw + implicit
+
+  -- A member with nothing to run keeps its share until another is short
+  -- (or it gives it back itself, by keeping less).
+  local target = mine
+  if leaving or (want == 0 and short) then
+    target = 1
+  elseif want == 0 then
+    target = mine
+  elseif sumw > limit then
+    target = fair(limit, implicit, wants)
+  elseif short then
+    target = want
+  end
+  target = math.max(target, 1)
+  if target > mine and grace == 0 and mode ~= 'leave' then
+    local add = math.min(target - mine, limit - used)
+    if add > 0 then
+      mine, used = mine + add, used + add
+    end
+  end
+
+  if leaving or (mine <= 1 and want <= 1) then
+    redis.call('HDEL', key, 's:' .. me, 'w:' .. me)
+  else
+    redis.call('HSET', key, 's:' .. me, mine, 'w:' .. me, math.max(want, 1))
+    redis.call('PEXPIRE', key, ttl)
+  end
+  return {mine, target, used, n}
+end
+
+local out = {'ok', grace}
+for i = 3, #KEYS do
+  local a = 4 + (i - 3) * 3
+  local r = settle(KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]))
+  for _, v in ipairs(r) do
+    out[#out + 1] = v
+  end
+end
+if leaving then
+  redis.call('ZREM', members, me)
+end
+return out

@@ -1,0 +1,67 @@
+package redisgc
+
+import (
+	"fmt"
+
+	"github.com/kobe/groupconc"
+)
+
+// load is what a group (or the whole executor) has to do.
+type load struct {
+	running int // tasks counted against the limit: running (or, for the global limit, in flight)
+	waiting int // accepted tasks that wait
+}
+
+// demand is the number of slots a load could use now.
+func (l load) demand() int { return l.running + l.waiting }
+
+// target is the executor side of a Coordinator: what it reads demand from
+// and applies limits to. Its methods are called from one goroutine.
+type target interface {
+	// groups calls yield with the load of each group the executor knows.
+	groups(yield func(group string, l load) bool)
+	// total returns the load of every group together; its running count is
+	// what the global limit bounds.
+	total() load
+	// apply sets each group of limits to its value, every other
+	// coordinated group to 1, and, if global > 0, the global limit.
+	apply(limits map[string]int, global int) error
+}
+
+// policyMaker builds the policies a Coordinator applies from the user's
+// base settings.
+type policyMaker struct {
+	opts *Options
+	base *groupconc.GroupPolicy // the base alone: decides uncoordinated groups
+}
+
+// newPolicyMaker checks that the base builds.
+func newPolicyMaker(o *Options) (*policyMaker, error) {
+	base, err := o.Base().Build()
+	if err != nil {
+		return nil, fmt.Errorf("redisgc: base policy: %w", err)
+	}
+	return &policyMaker{opts: o, base: base}, nil
+}
+
+// policy returns the base policy with limits applied: a group in limits runs
+// at its value, any other coordinated group at 1 (the share every replica
+// holds without asking), and every other group as the base decides.
+func (m *policyMaker) policy(limits map[string]int, global int) (*groupconc.GroupPolicy, error) {
+	b := m.opts.Base().
+		PerGroupMaxConcurrency(limits).
+		ConcurrencyResolver(func(g string) int {
+			if _, ok := m.opts.fleetLimit(g); ok {
+				return 1
+			}
+			return m.base.ResolveConcurrency(g)
+		})
+	if global > 0 {
+		b = b.GlobalMaxInFlight(global)
+	}
+	p, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("redisgc: policy: %w", err)
+	}
+	return p, nil
+}

@@ -3,7 +3,9 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alitto/pond/v2"
@@ -334,3 +336,51 @@ func (r *groupconcPeer) Wait() error {
 // Close shuts the executor down; with a context that never ends, Shutdown
 // waits for every task and returns nil.
 func (r *groupconcPeer) Close() { _ = r.e.Shutdown(context.Background()) }
+
+// ---- groupconc-user: as user code calls it -----------------------------------
+
+// groupconcUser submits as application code does: an ID made per task with
+// strconv, a closure per task around the work that counts completion on a
+// sync.WaitGroup, and a Wait on that WaitGroup rather than on the handles.
+type groupconcUser struct {
+	e    *groupconc.GroupExecutor
+	wg   sync.WaitGroup
+	next int
+	err  atomic.Pointer[error]
+}
+
+func newGroupconcUser(c Config) (Runner, error) {
+	r, err := newGroupconcPeer(c, groupconc.IsolationOff, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &groupconcUser{e: r.(*groupconcPeer).e}, nil
+}
+
+func (r *groupconcUser) Go(group string, t *Task) error {
+	r.next++
+	r.wg.Add(1)
+	_, err := groupconc.Submit(context.Background(), r.e, group, "task-"+strconv.Itoa(r.next),
+		func(ctx context.Context) (struct{}, error) {
+			defer r.wg.Done()
+			v, err := t.Ctx(ctx)
+			if err != nil {
+				r.err.CompareAndSwap(nil, &err)
+			}
+			return v, err
+		})
+	if err != nil {
+		r.wg.Done()
+	}
+	return err
+}
+
+func (r *groupconcUser) Wait() error {
+	r.wg.Wait()
+	if err := r.err.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+func (r *groupconcUser) Close() { _ = r.e.Shutdown(context.Background()) }

@@ -19,7 +19,7 @@ OUT=${OUT:-results.txt} # *.txt here is git-ignored
 # benchstat's go.mod asks for Go 1.26; an older go fetches that toolchain.
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
-peers=(raw semmap errgroup pond ants conc groupconc groupconc-fair)
+peers=(raw semmap errgroup pond ants conc groupconc groupconc-fair groupconc-user)
 workloads=(W1Unlimited W2Groups1000 W3QueuedMemory W4Utilisation W5CrossGroupOrder)
 declare -A benchtime=(
 	[W1Unlimited]=1s        # batches of 1 000 trivial tasks

@@ -73,6 +73,7 @@ var Peers = []Peer{
 	{"conc", newConc},
 	{"groupconc", newGroupconc},
 	{"groupconc-fair", newGroupconcFair},
+	{"groupconc-user", newGroupconcUser},
 }
 
 // UnsupportedError says why a peer cannot express a Config.

@@ -15,8 +15,10 @@
 //     or a custom RejectionHandler for the tasks turned away.
 //
 // Submit never blocks: it returns a TaskHandle at once. The task takes its
-// permits in a fixed order (global, bulkhead, concurrency), runs on a
-// goroutine owned by the executor and releases them in reverse. A task that
+// permits in a fixed order (global, bulkhead, concurrency; under
+// IsolationFairShare bulkhead, concurrency, then a global permit shared
+// fairly among the groups by weight), runs on a goroutine owned by the
+// executor and releases them in reverse. A task that
 // has to wait for a permit waits as a record in a first-come, first-served
 // line, not as a parked goroutine: a group's tasks start in the order they
 // were submitted, and a new task never passes a waiting one. The
@@ -30,7 +32,13 @@
 // REJECTED (a queue threshold). Panics never escape: they become FAILED
 // results carrying a *PanicError.
 //
-// A TaskLifecycleListener observes every task's events, and Stats and
-// GroupStats give cheap snapshots of what is running and waiting.
-// Shutdown drains the executor gracefully; Close cancels everything.
+// UpdatePolicy changes the limits of a running executor without dropping a
+// task, and IdleGroupTTL forgets groups that have been idle, so unbounded
+// key spaces cost bounded memory.
+//
+// A TaskLifecycleListener observes every task's events (Listeners combines
+// several), Stats, GroupStats and AllGroupStats give cheap snapshots of
+// what is running and waiting, and PressureWarnings reports a group whose
+// backlog grows too large or too old. Shutdown drains the executor
+// gracefully; Close cancels everything.
 package groupconc

@@ -77,9 +77,8 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 		return ErrClosed
 	}
 	e.groups.ForgetIdle()
-	g := e.groups.Get(key)
 	t.exec, t.body, t.id, t.caller = e, b, id, ctx
-	t.permits.Init(g, t, e.clock())
+	g := e.groups.Enter(key, &t.permits, t, e.clock())
 	owned := true // until t is handed to a line or the ready queue
 	defer func() {
 		if owned {

@@ -22,8 +22,8 @@ import (
 // joined meanwhile, fixes the group's place in the heap under the lock.
 type fairLine[T any] struct {
 	limit   atomic.Int64
-	held    atomic.Int64 // global permits held: the running tasks
 	waiting atomic.Int64 // written under mu
+	held    permits      // global permits held: the running tasks
 
 	lock   line[T]     // only its mu, which waiters lock to leave (see waiter.leave)
 	mu     *sync.Mutex // &lock.mu
@@ -47,17 +47,7 @@ type fairQueue[T any] struct {
 	weight     atomic.Int64
 }
 
-func (f *fairLine[T]) take() bool {
-	for {
-		h := f.held.Load()
-		if h >= f.limit.Load() {
-			return false
-		}
-		if f.held.CompareAndSwap(h, h+1) {
-			return true
-		}
-	}
-}
+func (f *fairLine[T]) take() bool { return f.held.take(f.limit.Load()) }
 
 // tryAcquire takes a permit for a task of g at once if nobody waits and one
 // is free.
@@ -118,7 +108,7 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	g.fair.running.Add(-1)
 	if f.waiting.Load() == 0 {
-		f.held.Add(-1)
+		f.held.give(1)
 		if f.waiting.Load() == 0 {
 			return nil
 		}
@@ -130,10 +120,10 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fixLocked(g)
-	if len(f.groups) > 0 && f.held.Load() <= f.limit.Load() {
+	if len(f.groups) > 0 && f.held.load() <= f.limit.Load() {
 		return f.popLocked()
 	}
-	f.held.Add(-1)
+	f.held.give(1)
 	return f.grantLocked()
 }
 

@@ -41,15 +41,15 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.
 func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
-	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.heldCount().Load(), 0))
+	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.heldCount().load(), 0))
 }
 
 // Held reports the global permits held and the global queue slots taken.
 func (gl *Global[T]) Held() (inFlight, slots int) {
-	return int(gl.heldCount().Load()), int(gl.queue.held.Load())
+	return int(gl.heldCount().load()), int(gl.queue.held.Load())
 }
 
-func (gl *Global[T]) heldCount() *atomic.Int64 {
+func (gl *Global[T]) heldCount() *permits {
 	if gl.fair != nil {
 		return &gl.fair.held
 	}

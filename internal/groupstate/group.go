@@ -121,15 +121,15 @@ func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	if g.global.fair != nil {
 		running = int(g.fair.running.Load())
 	} else {
-		running = int(g.conc.held.Load())
+		running = int(g.conc.held.load())
 	}
-	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.Load()), 0)
+	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
 }
 
 // Held reports the permits held at the group's layers and the queue slots
 // taken; all are 0 once the group's tasks have ended.
 func (g *Group[T]) Held() (bulkhead, conc, slots int) {
-	return int(g.bulkhead.held.Load()), int(g.conc.held.Load()), int(g.queue.held.Load())
+	return int(g.bulkhead.held.load()), int(g.conc.held.load()), int(g.queue.held.Load())
 }
 
 // OldestWait returns how long, at now on the clock tasks are stamped with,
@@ -200,7 +200,12 @@ func (g *Group[T]) enter() bool {
 	}
 }
 
-// exit counts a task out of the group (see Registry.Get).
+// busy reports whether a task of g holds a permit or waits.
+func (g *Group[T]) busy() bool {
+	return g.waiting.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.fair.running.Load() != 0
+}
+
+// exit counts a task out of the group (see Registry.Enter).
 func (g *Group[T]) exit() {
 	if g.reg.ttl.Load() > 0 {
 		g.idleAt.Store(g.reg.clock()) // before refs drops: see ForgetIdle

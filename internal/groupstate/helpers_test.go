@@ -39,7 +39,7 @@ func fixed(l Limits) func(string) Limits { return func(string) Limits { return l
 func (f *fixture) submit(t *testing.T, key, name string) (*tk, Outcome) {
 	t.Helper()
 	k := &tk{name: name}
-	k.p.Init(f.r.Get(key), k, f.now)
+	f.r.Enter(key, &k.p, k, f.now)
 	out, _ := k.p.Try()
 	return k, out
 }

@@ -42,7 +42,7 @@ func (g *Group[T]) SetLimits(l Limits, c *Changes[T]) {
 // under fair share in the global one): they give back what they took from
 // l on, and wait again at the head of l's line, oldest first.
 func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T], later ...*line[T]) {
-	if l.held.Load() <= l.limit.Load() {
+	if l.held.load() <= l.limit.Load() {
 		return
 	}
 	var ws []*waiter[T]

@@ -20,14 +20,54 @@ import (
 // two sees the other, so a permit is never left free while a task waits.
 type line[T any] struct {
 	limit   atomic.Int64 // Unlimited never fills; changed under mu
-	held    atomic.Int64 // permits held; may exceed limit while a lowered limit drains
 	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
 
 	mu         sync.Mutex
 	head, tail *waiter[T] // guarded by mu
 
 	fair *fairLine[T] // for the lock of a fair line: whose it is
+
+	held permits // may exceed limit while a lowered limit drains
 }
+
+// permits counts a layer's permits held as two sums that only grow, taken
+// and given back, on cache lines of their own: a task usually takes its
+// permits on the goroutine that submits it and gives them back on the one
+// that runs it, so the two sides do not write to one line
+// (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
+type permits struct {
+	taken atomic.Int64
+	_     [56]byte
+	given atomic.Int64
+	_     [56]byte
+}
+
+// load returns the permits held. It reads taken first, so it never counts
+// more than were held at once.
+func (c *permits) load() int64 {
+	t := c.taken.Load()
+	return t - c.given.Load()
+}
+
+// take takes a permit if fewer than limit are held. given only grows, so
+// the count checked is at least the count when the CAS succeeds.
+func (c *permits) take(limit int64) bool {
+	if limit == Unlimited {
+		c.taken.Add(1)
+		return true
+	}
+	for {
+		t := c.taken.Load()
+		if t-c.given.Load() >= limit {
+			return false
+		}
+		if c.taken.CompareAndSwap(t, t+1) {
+			return true
+		}
+	}
+}
+
+func (c *permits) give(n int64) { c.given.Add(n) }
 
 func newLine[T any](limit int) *line[T] {
 	l := new(line[T])
@@ -41,17 +81,7 @@ func (l *line[T]) tryAcquire() bool {
 }
 
 // take takes a free permit, waiters or not; the caller sees to fairness.
-func (l *line[T]) take() bool {
-	for {
-		h := l.held.Load()
-		if h >= l.limit.Load() {
-			return false
-		}
-		if l.held.CompareAndSwap(h, h+1) {
-			return true
-		}
-	}
-}
+func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
 // join takes a permit for w at once if nobody waits and one is free, and
 // reports true; otherwise it puts w at the tail of the line and reports
@@ -80,7 +110,7 @@ func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 // The permit passes straight to the head while the limit has room for it.
 func (l *line[T]) release() *waiter[T] {
 	if l.waiting.Load() == 0 {
-		l.held.Add(-1)
+		l.held.give(1)
 		if l.waiting.Load() == 0 {
 			return nil
 		}
@@ -92,11 +122,11 @@ func (l *line[T]) release() *waiter[T] {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w := l.head; w != nil && l.held.Load() <= l.limit.Load() {
+	if w := l.head; w != nil && l.held.load() <= l.limit.Load() {
 		l.removeLocked(w)
 		return w
 	}
-	l.held.Add(-1)
+	l.held.give(1)
 	return l.grantLocked()
 }
 
@@ -168,7 +198,7 @@ func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
 		l.head = w
 		w.line.Store(l)
 		l.waiting.Add(1)
-		l.held.Add(-1)
+		l.held.give(1)
 	}
 	return l.grantLocked()
 }

@@ -29,7 +29,7 @@ func TestLineServesWaitersInJoinOrder(t *testing.T) {
 	}
 	assert.Nil(t, l.release(), "no waiter left: the permit goes back")
 	assert.Zero(t, l.waiting.Load())
-	assert.Zero(t, l.held.Load())
+	assert.Zero(t, l.held.load())
 }
 
 func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
@@ -58,7 +58,7 @@ func TestLineLeavingWaiterPassesTheHead(t *testing.T) {
 	require.Same(t, &ws[2], l.release())
 	assert.False(t, ws[2].leave(), "a granted waiter is owned by its releaser")
 	assert.Nil(t, l.release())
-	assert.Zero(t, l.held.Load())
+	assert.Zero(t, l.held.load())
 }
 
 func TestLineSweepTakesOutTheMatchingWaitersAndKeepsTheOthersInOrder(t *testing.T) {
@@ -86,7 +86,7 @@ func TestLineRaisedLimitGrantsWaitersInOrderAtOnce(t *testing.T) {
 	}
 	granted := appendOwners(l.setLimit(3), nil)
 	assert.Equal(t, []*tk{ws[0].owner.owner, ws[1].owner.owner}, granted, "two more fit, in order")
-	assert.EqualValues(t, 3, l.held.Load())
+	assert.EqualValues(t, 3, l.held.load())
 	assert.EqualValues(t, 2, l.waiting.Load())
 }
 
@@ -101,7 +101,7 @@ func TestLineLoweredLimitDrainsBeforeGrantingAgain(t *testing.T) {
 	assert.Nil(t, l.release(), "3 held: below the new limit only at 0")
 	assert.Nil(t, l.release())
 	assert.Same(t, &ws[0], l.release(), "the last holder's permit goes on: 1 held again")
-	assert.EqualValues(t, 1, l.held.Load())
+	assert.EqualValues(t, 1, l.held.load())
 }
 
 func TestLineCountsHoldersWhileUnlimitedSoALimitCoversThem(t *testing.T) {

@@ -38,17 +38,17 @@ type Permits[T any] struct {
 	submitted int64 // the task's Submit time, on the registry's clock
 	held      uint8 // bits above
 	granted   uint8 // the layer bit handed over with the task, until Resume takes it
+	counted   bool  // the task is counted in its group's refs (see Registry.Enter)
 	w         waiter[T]
 	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
 
 	wprev, wnext *Permits[T] // among the group's waiting tasks; guarded by group.wmu
 }
 
-// Init ties p to the layers of group g (got from Registry.Get) and to the
-// task that owns it, submitted at the given time on the registry's clock,
-// and fixes the group scope the task belongs to.
-func (p *Permits[T]) Init(g *Group[T], owner *T, submitted int64) {
-	p.group, p.held, p.owner, p.submitted = g, 0, owner, submitted
+// init ties p to the layers of group g and to the task that owns it, and
+// fixes the group scope the task belongs to (see Registry.Enter).
+func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) {
+	p.group, p.held, p.owner, p.submitted, p.counted = g, 0, owner, submitted, counted
 	p.scope = g.scope.Load()
 	p.w.owner = p
 }
@@ -105,7 +105,12 @@ func (p *Permits[T]) Adopt(q *Permits[T]) {
 
 // Exit counts the task out of its group, once it is over: an idle group may
 // then be forgotten. Call it once, after Release.
-func (p *Permits[T]) Exit() { p.group.exit() }
+func (p *Permits[T]) Exit() {
+	if p.counted {
+		p.counted = false
+		p.group.exit()
+	}
+}
 
 // advance takes the layers without blocking, in the order of the isolation
 // mode: global, bulkhead, concurrency under IsolationOff; bulkhead,

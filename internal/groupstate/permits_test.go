@@ -14,7 +14,7 @@ func TestPermitsRejectionReleasesEverythingHeld(t *testing.T) {
 	first, out := f.submit(t, "g", "first")
 	require.Equal(t, Admitted, out)
 	second := &tk{name: "second"}
-	second.p.Init(f.r.Get("g"), second, 0)
+	f.r.Enter("g", &second.p, second, 0)
 	out, reason := second.p.Try()
 	require.Equal(t, Rejected, out)
 	assert.Equal(t, ReasonGroupQueueFull, reason)

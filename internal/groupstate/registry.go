@@ -37,26 +37,32 @@ func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key 
 	return &Registry[T]{parent: parent, global: gl, resolve: resolve, clock: clock}
 }
 
-// Get returns the group for key, creating it on first use, and counts a
-// task in it: the caller must Init a Permits with the group, whose Exit
-// counts the task out again. A group with a task counted is never
-// forgotten as idle.
-func (r *Registry[T]) Get(key string) *Group[T] {
+// Enter ties p, the Permits of a new task owned by owner and submitted at
+// the given time on r's clock, to the group for key, created on first use,
+// and returns the group. While idle groups are forgotten, it counts the
+// task in the group, so that the group is not forgotten until p's Exit.
+func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) *Group[T] {
+	counted := r.ttl.Load() > 0
+	g := r.get(key, counted)
+	p.init(g, owner, submitted, counted)
+	return g
+}
+
+// get returns the group for key, creating it on first use; counted, it
+// counts a task in it (see Group.enter).
+func (r *Registry[T]) get(key string, counted bool) *Group[T] {
 	for {
-		if v, ok := r.groups.Load(key); ok {
-			g := v.(*Group[T])
-			if g.enter() {
-				return g
-			}
-			r.groups.CompareAndDelete(key, g) // forgotten as idle, on its way out
-			continue
+		g, ok := r.Lookup(key)
+		if !ok {
+			// Callers creating the same group at once share one
+			// creation, so the policy's resolvers run once per group.
+			v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
+			g = v.(*Group[T])
 		}
-		// Callers creating the same group at once share one creation, so
-		// the policy's resolvers run once per group.
-		v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
-		if g := v.(*Group[T]); g.enter() {
+		if !counted || g.enter() {
 			return g
 		}
+		r.groups.CompareAndDelete(key, g) // forgotten as idle, on its way out
 	}
 }
 
@@ -128,7 +134,7 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 		g.SetLimits(resolve(g.key), c)
 		return true
 	})
-	if l := r.global.line; l != nil && l.held.Load() > l.limit.Load() {
+	if l := r.global.line; l != nil && l.held.load() > l.limit.Load() {
 		var ws []*waiter[T]
 		r.Range(func(g *Group[T]) bool {
 			ws = g.conc.takeAll(g.bulkhead.takeAll(ws))
@@ -169,8 +175,10 @@ func (r *Registry[T]) ForgetIdle() {
 	}
 	r.Range(func(g *Group[T]) bool {
 		// idleAt is written before refs drops (see Group.exit), so a group
-		// found with no task has its true idle time.
-		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && g.refs.CompareAndSwap(0, deadRefs) {
+		// found with no task has its true idle time. Tasks entered before
+		// the TTL was set are not in refs; they hold permits or wait once
+		// their Submit is past Try, so a group busy with them is kept too.
+		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
 			if r.groups.CompareAndDelete(g.key, g) {
 				r.count.Add(-1)
 			}

@@ -17,7 +17,9 @@ func TestRegistryUpdateResolvesEveryGroupAgainAndStartsWaiters(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	assert.Equal(t, 3, g.Limits().Concurrency)
 	assert.Equal(t, 5, g.Limits().QueueThreshold)
-	f.r.Get("new").exit()
+	var k tk
+	f.r.Enter("new", &k.p, &k, 0)
+	k.p.Exit()
 	n, _ := f.r.Lookup("new")
 	assert.Equal(t, 3, n.Limits().Concurrency, "new groups resolve from the new function")
 }
@@ -50,10 +52,10 @@ func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) 
 func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
 	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
 	f.r.SetIdleTTL(1)
-	g := f.r.Get("g")
+	g := f.r.get("g", true)
 	g.exit()
 	require.True(t, g.refs.CompareAndSwap(0, deadRefs), "forgotten, not yet deleted")
-	h := f.r.Get("g")
+	h := f.r.get("g", true)
 	assert.NotSame(t, g, h)
 	h.exit()
 }

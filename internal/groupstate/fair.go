@@ -128,10 +128,16 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 }
 
 // setLimit is line.setLimit.
-func (f *fairLine[T]) setLimit(n int) *waiter[T] {
+func (f *fairLine[T]) setLimit(n int) {
+	f.mu.Lock()
+	f.limit.Store(int64(n))
+	f.mu.Unlock()
+}
+
+// grant is line.grant.
+func (f *fairLine[T]) grant() *waiter[T] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.limit.Store(int64(n))
 	return f.grantLocked()
 }
 

@@ -58,12 +58,21 @@ func (gl *Global[T]) heldCount() *permits {
 
 // setLimits makes limit and queueThreshold the global limits from now on;
 // see Registry.Update.
-func (gl *Global[T]) setLimits(limit, queueThreshold int, c *Changes[T]) {
+func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 	gl.queue.limit.Store(int64(queueThreshold))
 	if gl.fair != nil {
-		c.handed(gl.fair.setLimit(limit))
+		gl.fair.setLimit(limit)
 	} else {
-		c.handed(gl.line.setLimit(limit))
+		gl.line.setLimit(limit)
+	}
+}
+
+// grant hands the global permits a raised limit frees to waiting tasks.
+func (gl *Global[T]) grant(c *Changes[T]) {
+	if gl.fair != nil {
+		c.handed(gl.fair.grant())
+	} else {
+		c.handed(gl.line.grant())
 	}
 }
 

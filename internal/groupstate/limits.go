@@ -15,26 +15,42 @@ type Changes[T any] struct {
 
 func (c *Changes[T]) handed(chain *waiter[T]) { c.Handed = appendOwners(chain, c.Handed) }
 
-// SetLimits makes l the group's limits from now on. Waiting tasks that
-// raised limits let through are handed their permits. A lowered limit
-// takes no permit back from a running task, and lets no task start past it
-// until the layer's count is below it: tasks that hold its permit but still
-// wait at a later layer go back to the head of its line (see lower).
-func (g *Group[T]) SetLimits(l Limits, c *Changes[T]) {
+// A change of limits goes in three passes, in this order for every layer
+// it touches (see Registry.Update): store the new limits; enforce the
+// lowered ones (lower); then hand on the permits the raised ones free
+// (grant). A raised layer so never lets through a task that a lowered
+// layer before it is about to send back.
+//
+// A lowered limit takes no permit back from a running task, and lets no
+// task start past it until the layer's count is below it: tasks that hold
+// its permit but still wait at a later layer go back to the head of its
+// line.
+
+// setLimits stores l as the group's limits.
+func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(&l)
 	g.queue.limit.Store(int64(l.QueueThreshold))
 	if f := g.global.fair; f != nil {
 		f.setWeight(g, l.Weight)
 	}
-	c.handed(g.bulkhead.setLimit(l.MaxInFlight))
-	c.handed(g.conc.setLimit(l.Concurrency))
-	if f := g.global.fair; f != nil {
-		g.lower(g.bulkhead, heldBulkhead, c, g.conc)
+	g.bulkhead.setLimit(l.MaxInFlight)
+	g.conc.setLimit(l.Concurrency)
+}
+
+// enforce sends back the tasks past the group's lowered limits.
+func (g *Group[T]) enforce(c *Changes[T]) {
+	g.lower(g.bulkhead, heldBulkhead, c, g.conc)
+	if g.global.fair != nil {
 		g.lower(g.conc, heldConc, c)
-	} else {
-		g.lower(g.bulkhead, heldBulkhead, c, g.conc)
 	}
+}
+
+// grant hands on the permits the group's raised limits free, outer layer
+// first.
+func (g *Group[T]) grant(c *Changes[T]) {
+	c.handed(g.bulkhead.grant())
+	c.handed(g.conc.grant())
 }
 
 // lower enforces l's limit, if its count is over it, on the group's tasks

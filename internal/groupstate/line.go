@@ -130,14 +130,20 @@ func (l *line[T]) release() *waiter[T] {
 	return l.grantLocked()
 }
 
-// setLimit changes the limit. Waiters that now fit get their permits, in
-// order, and are returned as release returns them. A lowered limit takes
-// nothing back: tasks holding permits keep them, and no permit is given
-// until the count is below the new limit.
-func (l *line[T]) setLimit(n int) *waiter[T] {
+// setLimit changes the limit. A lowered limit takes nothing back: tasks
+// holding permits keep them, and no permit is given until the count is
+// below the new limit. For a raised one, grant hands on the permits.
+func (l *line[T]) setLimit(n int) {
+	l.mu.Lock()
+	l.limit.Store(int64(n))
+	l.mu.Unlock()
+}
+
+// grant hands free permits to the waiters that fit, in order, and returns
+// them as release does.
+func (l *line[T]) grant() *waiter[T] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.limit.Store(int64(n))
 	return l.grantLocked()
 }
 

@@ -128,19 +128,27 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 	c := new(Changes[T])
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.global.setLimits(limit, queueThreshold, c)
 	r.resolve = resolve
+	r.global.setLimits(limit, queueThreshold)
+	var groups []*Group[T]
 	r.Range(func(g *Group[T]) bool {
-		g.SetLimits(resolve(g.key), c)
+		g.setLimits(resolve(g.key))
+		groups = append(groups, g)
 		return true
 	})
 	if l := r.global.line; l != nil && l.held.load() > l.limit.Load() {
 		var ws []*waiter[T]
-		r.Range(func(g *Group[T]) bool {
+		for _, g := range groups {
 			ws = g.conc.takeAll(g.bulkhead.takeAll(ws))
-			return true
-		})
+		}
 		requeue(l, heldGlobal, ws, c)
+	}
+	for _, g := range groups {
+		g.enforce(c)
+	}
+	r.global.grant(c)
+	for _, g := range groups {
+		g.grant(c)
 	}
 	return c
 }

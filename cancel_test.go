@@ -117,53 +117,55 @@ func TestWaitingTaskCancelledByAnyRouteEndsCancelledAndLeavesEveryPermit(t *test
 // racing the cancel's spread to the waiting tasks: those must still end
 // CANCELLED, never run.
 func TestTasksWaitingWhenTheirGroupOrExecutorIsCancelledNeverRun(t *testing.T) {
-	routes := []struct {
-		name            string
-		runKey, waitKey string // runners hold every permit the waiters need
-		cancel          func(e *groupconc.GroupExecutor)
-	}{
-		{"ShutdownGroup", "g", "g", func(e *groupconc.GroupExecutor) { e.ShutdownGroup("g") }},
-		{"EvictGroup", "g", "g", func(e *groupconc.GroupExecutor) { e.EvictGroup("g") }},
-		{"Close", "g", "g", func(e *groupconc.GroupExecutor) { _ = e.Close() }},
-		{"Close across groups", "a", "b", func(e *groupconc.GroupExecutor) { _ = e.Close() }},
-	}
-	for _, rt := range routes {
-		t.Run(rt.name, func(t *testing.T) {
-			for range 25 { // the window is narrow: try it several times
-				synctest.Test(t, func(t *testing.T) {
-					e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().
-						GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(4)))
-					defer e.Close()
-					var hs []*groupconc.TaskHandle[int]
-					for i := range 4 {
-						hs = append(hs, submit(t, t.Context(), e, rt.runKey, fmt.Sprint("run", i), func(ctx context.Context) (int, error) {
-							<-ctx.Done()
-							return 0, ctx.Err()
-						}))
-					}
-					var ran atomic.Int32
-					for i := range 12 {
-						hs = append(hs, submit(t, t.Context(), e, rt.waitKey, fmt.Sprint("wait", i), func(context.Context) (int, error) {
-							ran.Add(1)
-							return 1, nil
-						}))
-					}
-					synctest.Wait()
-					rt.cancel(e)
-					for _, h := range hs {
-						r := h.Wait()
-						if !assert.Equal(t, groupconc.StatusCancelled, r.Status, "task %s: %v", h.TaskID(), r.Err) {
-							break
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		routes := []struct {
+			name            string
+			runKey, waitKey string // runners hold every permit the waiters need
+			cancel          func(e *groupconc.GroupExecutor)
+		}{
+			{"ShutdownGroup", "g", "g", func(e *groupconc.GroupExecutor) { e.ShutdownGroup("g") }},
+			{"EvictGroup", "g", "g", func(e *groupconc.GroupExecutor) { e.EvictGroup("g") }},
+			{"Close", "g", "g", func(e *groupconc.GroupExecutor) { _ = e.Close() }},
+			{"Close across groups", "a", "b", func(e *groupconc.GroupExecutor) { _ = e.Close() }},
+		}
+		for _, rt := range routes {
+			t.Run(rt.name, func(t *testing.T) {
+				for range 25 { // the window is narrow: try it several times
+					synctest.Test(t, func(t *testing.T) {
+						e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).
+							GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(4)))
+						defer e.Close()
+						var hs []*groupconc.TaskHandle[int]
+						for i := range 4 {
+							hs = append(hs, submit(t, t.Context(), e, rt.runKey, fmt.Sprint("run", i), func(ctx context.Context) (int, error) {
+								<-ctx.Done()
+								return 0, ctx.Err()
+							}))
 						}
+						var ran atomic.Int32
+						for i := range 12 {
+							hs = append(hs, submit(t, t.Context(), e, rt.waitKey, fmt.Sprint("wait", i), func(context.Context) (int, error) {
+								ran.Add(1)
+								return 1, nil
+							}))
+						}
+						synctest.Wait()
+						rt.cancel(e)
+						for _, h := range hs {
+							r := h.Wait()
+							if !assert.Equal(t, groupconc.StatusCancelled, r.Status, "task %s: %v", h.TaskID(), r.Err) {
+								break
+							}
+						}
+						assert.Zero(t, ran.Load(), "waiting tasks that ran after %s", rt.name)
+					})
+					if t.Failed() {
+						return
 					}
-					assert.Zero(t, ran.Load(), "waiting tasks that ran after %s", rt.name)
-				})
-				if t.Failed() {
-					return
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // waitLayer configures exactly one limited layer, of capacity cap, with a
@@ -281,75 +283,81 @@ func checkCancelledWaiter(t *testing.T, layer waitLayer, route string) {
 // is CANCELLED, and leaks nothing: already done at Submit, or ended while it
 // waited at each layer.
 func TestPreCancelledContextNeverRuns(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().GlobalMaxInFlight(2).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(1))
-		cause := errors.New("caller gave up")
-		ctx, cancel := context.WithCancelCause(r.ctx)
-		cancel(cause)
-		var ran atomic.Bool
-		h := r.submitCtx(ctx, "a", func(context.Context) (int, error) { ran.Store(true); return 1, nil })
-		require.True(t, h.IsDone(), "a task with a done context completes inside Submit")
-		res := h.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, res.Status)
-		assert.ErrorIs(t, res.Err, context.Canceled)
-		assert.ErrorIs(t, res.Err, cause, "the caller's cause is kept")
-		synctest.Wait()
-		assert.False(t, ran.Load(), "the function must never be called")
-		l, _ := r.o.rec.lookup("a", h.TaskID())
-		assert.Equal(t, []oracleEventKind{oracleSubmitted, oracleCompleted}, l.seq())
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).GlobalMaxInFlight(2).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(1))
+			cause := errors.New("caller gave up")
+			ctx, cancel := context.WithCancelCause(r.ctx)
+			cancel(cause)
+			var ran atomic.Bool
+			h := r.submitCtx(ctx, "a", func(context.Context) (int, error) { ran.Store(true); return 1, nil })
+			require.True(t, h.IsDone(), "a task with a done context completes inside Submit")
+			res := h.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, res.Status)
+			assert.ErrorIs(t, res.Err, context.Canceled)
+			assert.ErrorIs(t, res.Err, cause, "the caller's cause is kept")
+			synctest.Wait()
+			assert.False(t, ran.Load(), "the function must never be called")
+			l, _ := r.o.rec.lookup("a", h.TaskID())
+			assert.Equal(t, []oracleEventKind{oracleSubmitted, oracleCompleted}, l.seq())
+			r.finish()
+		})
 	})
 }
 
 func TestCancelWhileWaitingAtEachLayerNeverRuns(t *testing.T) {
-	for _, layer := range waitLayers {
-		t.Run(layer.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				r := newEnv(t, layer.policy(1, -1))
-				gate := make(chan struct{})
-				r.submit(layer.key(0), block(gate))
-				synctest.Wait()
-				ctx, cancel := context.WithCancel(r.ctx)
-				w := r.submitCtx(ctx, layer.key(1), block(gate))
-				synctest.Wait()
-				s := r.e.Stats()
-				require.Equal(t, 1, s.Waiting, "the second task waits at the %s layer", layer.name)
-				cancel()
-				synctest.Wait()
-				assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
-				assert.False(t, r.started(w))
-				assert.Zero(t, r.e.Stats().Waiting, "a cancelled waiter stops waiting")
-				close(gate)
-				r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, layer := range waitLayers {
+			t.Run(layer.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					r := newEnv(t, layer.policy(1, -1).Isolation(mode))
+					gate := make(chan struct{})
+					r.submit(layer.key(0), block(gate))
+					synctest.Wait()
+					ctx, cancel := context.WithCancel(r.ctx)
+					w := r.submitCtx(ctx, layer.key(1), block(gate))
+					synctest.Wait()
+					s := r.e.Stats()
+					require.Equal(t, 1, s.Waiting, "the second task waits at the %s layer", layer.name)
+					cancel()
+					synctest.Wait()
+					assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
+					assert.False(t, r.started(w))
+					assert.Zero(t, r.e.Stats().Waiting, "a cancelled waiter stops waiting")
+					close(gate)
+					r.finish()
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 // The context ends in the same step as the last permit is handed
 // to the waiter. Whichever wins, the function runs only if it was heard
 // starting, and the result is CANCELLED or the function's own.
 func TestCancelRacingPermitGrantIsConsistent(t *testing.T) {
-	for i := range 50 {
-		synctest.Test(t, func(t *testing.T) {
-			r := newEnv(t, waitLayers[i%3].policy(1, -1))
-			key := waitLayers[i%3].key
-			gate := make(chan struct{})
-			r.submit(key(0), block(gate))
-			synctest.Wait()
-			ctx, cancel := context.WithCancel(r.ctx)
-			w := r.submitCtx(ctx, key(1), blockCtx(make(chan struct{})))
-			synctest.Wait()
-			close(gate)
-			if i%2 == 0 {
-				runtime.Gosched()
-			}
-			cancel()
-			synctest.Wait()
-			assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
-			r.finish()
-		})
-	}
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for i := range 50 {
+			synctest.Test(t, func(t *testing.T) {
+				r := newEnv(t, waitLayers[i%3].policy(1, -1).Isolation(mode))
+				key := waitLayers[i%3].key
+				gate := make(chan struct{})
+				r.submit(key(0), block(gate))
+				synctest.Wait()
+				ctx, cancel := context.WithCancel(r.ctx)
+				w := r.submitCtx(ctx, key(1), blockCtx(make(chan struct{})))
+				synctest.Wait()
+				close(gate)
+				if i%2 == 0 {
+					runtime.Gosched()
+				}
+				cancel()
+				synctest.Wait()
+				assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
+				r.finish()
+			})
+		}
+	})
 }
 
 // A waiter whose caller context is cancelled, where
@@ -360,27 +368,29 @@ func TestCancelRacingPermitGrantIsConsistent(t *testing.T) {
 // another goroutine, so this needs the permit hand-off to win that race:
 // repeated to make that near-certain.
 func TestCallerCancelThatFreesThePermitStillCancelsTheWaiter(t *testing.T) {
-	ran := 0
-	for range 200 {
-		synctest.Test(t, func(t *testing.T) {
-			r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1))
-			ctx, cancel := context.WithCancel(r.ctx)
-			r.submitCtx(ctx, "a", blockCtx(make(chan struct{})))
-			w := r.submitCtx(ctx, "a", succeed)
-			synctest.Wait()
-			cancel()
-			synctest.Wait()
-			if r.started(w) {
-				ran++
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		ran := 0
+		for range 200 {
+			synctest.Test(t, func(t *testing.T) {
+				r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1))
+				ctx, cancel := context.WithCancel(r.ctx)
+				r.submitCtx(ctx, "a", blockCtx(make(chan struct{})))
+				w := r.submitCtx(ctx, "a", succeed)
+				synctest.Wait()
+				cancel()
+				synctest.Wait()
+				if r.started(w) {
+					ran++
+				}
+				assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
+				r.finish()
+			})
+			if t.Failed() {
+				break
 			}
-			assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
-			r.finish()
-		})
-		if t.Failed() {
-			break
 		}
-	}
-	assert.Zero(t, ran, "a task whose caller context ended before it held its permits ran")
+		assert.Zero(t, ran, "a task whose caller context ended before it held its permits ran")
+	})
 }
 
 // One task waits at each layer of one group,
@@ -474,93 +484,97 @@ func TestCancelledGroupWaiterReturnsItsGlobalPermit(t *testing.T) {
 // context). ShutdownGroup and EvictGroup causes are unexported errors in
 // this design, so they are matched by message.
 func TestCancellationKeepsItsCause(t *testing.T) {
-	callerCause := errors.New("caller's own cause")
-	routes := []struct {
-		name string
-		// cancel cancels the tasks of group "a" submitted with ctx/cancel.
-		cancel func(r *env, cancel context.CancelCauseFunc, hs []*groupconc.TaskHandle[int])
-		match  func(t *testing.T, err error)
-	}{
-		{"Close", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.Close() },
-			func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrClosed) }},
-		{"ShutdownExpired", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) {
-			ctx, cancel := context.WithTimeout(r.ctx, time.Second)
-			defer cancel()
-			assert.ErrorIs(t, r.e.Shutdown(ctx), context.DeadlineExceeded)
-		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrClosed) }},
-		{"ShutdownGroup", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.ShutdownGroup("a") },
-			func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrGroupShutdown) }},
-		{"EvictGroup", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.EvictGroup("a") },
-			func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrGroupEvicted) }},
-		{"CallerCause", func(_ *env, cancel context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { cancel(callerCause) },
-			func(t *testing.T, err error) { assert.ErrorIs(t, err, callerCause) }},
-	}
-	for _, route := range routes {
-		t.Run(route.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				r := newEnv(t, builder())
-				ctx, cancel := context.WithCancelCause(r.ctx)
-				defer cancel(nil)
-				seen := make(chan error, 1)
-				release := make(chan struct{})
-				running := r.submitCtx(ctx, "a", func(ctx context.Context) (int, error) {
-					<-ctx.Done()
-					seen <- context.Cause(ctx)
-					<-release // keep the permit until the waiter has seen its cancellation
-					return 0, ctx.Err()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		callerCause := errors.New("caller's own cause")
+		routes := []struct {
+			name string
+			// cancel cancels the tasks of group "a" submitted with ctx/cancel.
+			cancel func(r *env, cancel context.CancelCauseFunc, hs []*groupconc.TaskHandle[int])
+			match  func(t *testing.T, err error)
+		}{
+			{"Close", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.Close() },
+				func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrClosed) }},
+			{"ShutdownExpired", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) {
+				ctx, cancel := context.WithTimeout(r.ctx, time.Second)
+				defer cancel()
+				assert.ErrorIs(t, r.e.Shutdown(ctx), context.DeadlineExceeded)
+			}, func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrClosed) }},
+			{"ShutdownGroup", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.ShutdownGroup("a") },
+				func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrGroupShutdown) }},
+			{"EvictGroup", func(r *env, _ context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { r.e.EvictGroup("a") },
+				func(t *testing.T, err error) { assert.ErrorIs(t, err, groupconc.ErrGroupEvicted) }},
+			{"CallerCause", func(_ *env, cancel context.CancelCauseFunc, _ []*groupconc.TaskHandle[int]) { cancel(callerCause) },
+				func(t *testing.T, err error) { assert.ErrorIs(t, err, callerCause) }},
+		}
+		for _, route := range routes {
+			t.Run(route.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					r := newEnv(t, builder().Isolation(mode))
+					ctx, cancel := context.WithCancelCause(r.ctx)
+					defer cancel(nil)
+					seen := make(chan error, 1)
+					release := make(chan struct{})
+					running := r.submitCtx(ctx, "a", func(ctx context.Context) (int, error) {
+						<-ctx.Done()
+						seen <- context.Cause(ctx)
+						<-release // keep the permit until the waiter has seen its cancellation
+						return 0, ctx.Err()
+					})
+					waiting := r.submitCtx(ctx, "a", succeed)
+					synctest.Wait()
+					require.True(t, r.started(running))
+					route.cancel(r, cancel, []*groupconc.TaskHandle[int]{running, waiting})
+					synctest.Wait()
+					close(release)
+					synctest.Wait()
+					res := waiting.Wait()
+					assert.Equal(t, groupconc.StatusCancelled, res.Status)
+					assert.ErrorIs(t, res.Err, context.Canceled)
+					route.match(t, res.Err)
+					route.match(t, <-seen)
+					assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status)
+					r.finish()
 				})
-				waiting := r.submitCtx(ctx, "a", succeed)
-				synctest.Wait()
-				require.True(t, r.started(running))
-				route.cancel(r, cancel, []*groupconc.TaskHandle[int]{running, waiting})
-				synctest.Wait()
-				close(release)
-				synctest.Wait()
-				res := waiting.Wait()
-				assert.Equal(t, groupconc.StatusCancelled, res.Status)
-				assert.ErrorIs(t, res.Err, context.Canceled)
-				route.match(t, res.Err)
-				route.match(t, <-seen)
-				assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status)
-				r.finish()
 			})
-		})
-	}
+		}
+	})
 }
 
 // A caller's deadline shows as DeadlineExceeded, inside the function
 // (ctx.Err) and on a task that was still waiting; Cancel shows as Canceled.
 func TestDeadlineAndCancelAreTold(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder())
-		ctx, cancel := context.WithTimeout(r.ctx, time.Second)
-		defer cancel()
-		inside := make(chan error, 1)
-		release := make(chan struct{})
-		running := r.submitCtx(ctx, "a", func(ctx context.Context) (int, error) {
-			<-ctx.Done()
-			inside <- ctx.Err()
-			<-release // hold the permit until the waiter has seen its deadline
-			return 0, ctx.Err()
-		})
-		waiting := r.submitCtx(ctx, "a", succeed)
-		time.Sleep(2 * time.Second) // fake clock: the deadline passes
-		synctest.Wait()
-		close(release)
-		assert.ErrorIs(t, <-inside, context.DeadlineExceeded, "the function sees the caller's deadline")
-		assert.ErrorIs(t, waiting.Wait().Err, context.DeadlineExceeded)
-		assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status)
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode))
+			ctx, cancel := context.WithTimeout(r.ctx, time.Second)
+			defer cancel()
+			inside := make(chan error, 1)
+			release := make(chan struct{})
+			running := r.submitCtx(ctx, "a", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				inside <- ctx.Err()
+				<-release // hold the permit until the waiter has seen its deadline
+				return 0, ctx.Err()
+			})
+			waiting := r.submitCtx(ctx, "a", succeed)
+			time.Sleep(2 * time.Second) // fake clock: the deadline passes
+			synctest.Wait()
+			close(release)
+			assert.ErrorIs(t, <-inside, context.DeadlineExceeded, "the function sees the caller's deadline")
+			assert.ErrorIs(t, waiting.Wait().Err, context.DeadlineExceeded)
+			assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status)
 
-		causes := make(chan error, 1)
-		h := r.submit("b", func(ctx context.Context) (int, error) {
-			<-ctx.Done()
-			causes <- context.Cause(ctx)
-			return 0, ctx.Err()
+			causes := make(chan error, 1)
+			h := r.submit("b", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return 0, ctx.Err()
+			})
+			synctest.Wait()
+			require.True(t, h.Cancel())
+			assert.Equal(t, context.Canceled, h.Wait().Err)
+			assert.ErrorIs(t, <-causes, context.Canceled)
+			r.finish()
 		})
-		synctest.Wait()
-		require.True(t, h.Cancel())
-		assert.Equal(t, context.Canceled, h.Wait().Err)
-		assert.ErrorIs(t, <-causes, context.Canceled)
-		r.finish()
 	})
 }

@@ -17,165 +17,171 @@ import (
 )
 
 func TestShutdownGroupCancelsOnlyThatGroupAndAcceptsLaterTasks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := groupconc.New(nil) // concurrency 1
-		defer e.Close()
-		gate := make(chan struct{})
-		gRunning := submit(t, t.Context(), e, "g", "running", func(ctx context.Context) (int, error) {
-			<-ctx.Done()
-			return 0, ctx.Err()
-		})
-		var queuedRan atomic.Bool
-		gQueued := submit(t, t.Context(), e, "g", "queued", neverRuns(&queuedRan))
-		var otherCancelled atomic.Bool
-		other := submit(t, t.Context(), e, "h", "other", func(ctx context.Context) (int, error) {
-			select {
-			case <-gate:
-				return 3, nil
-			case <-ctx.Done():
-				otherCancelled.Store(true)
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := groupconc.New(mustBuild(t, builder().Isolation(mode))) // concurrency 1
+			defer e.Close()
+			gate := make(chan struct{})
+			gRunning := submit(t, t.Context(), e, "g", "running", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
 				return 0, ctx.Err()
-			}
+			})
+			var queuedRan atomic.Bool
+			gQueued := submit(t, t.Context(), e, "g", "queued", neverRuns(&queuedRan))
+			var otherCancelled atomic.Bool
+			other := submit(t, t.Context(), e, "h", "other", func(ctx context.Context) (int, error) {
+				select {
+				case <-gate:
+					return 3, nil
+				case <-ctx.Done():
+					otherCancelled.Store(true)
+					return 0, ctx.Err()
+				}
+			})
+			var otherQueuedRan atomic.Bool
+			otherQueued := submit(t, t.Context(), e, "h", "queued", func(context.Context) (int, error) {
+				otherQueuedRan.Store(true)
+				return 4, nil
+			})
+			synctest.Wait()
+
+			e.ShutdownGroup("unknown") // a group never used: nothing to do
+			e.EvictGroup("unknown")
+			_, ok := e.GroupStats("unknown")
+			assert.False(t, ok, "ShutdownGroup or EvictGroup created an unknown group")
+			assert.Equal(t, 2, e.Stats().Groups, "Stats.Groups")
+
+			e.ShutdownGroup("g")
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, gRunning.Wait().Status, "running task of the group")
+			r := gQueued.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, r.Status, "waiting task of the group")
+			assert.ErrorIs(t, r.Err, context.Canceled)
+			assert.False(t, queuedRan.Load(), "cancelled waiting task ran")
+			assert.False(t, other.IsDone(), "task of another group completed")
+			assert.False(t, otherCancelled.Load(), "task of another group saw its context cancelled")
+			assert.False(t, otherQueued.IsDone(), "waiting task of another group completed")
+
+			later := submit(t, t.Context(), e, "g", "later", func(context.Context) (int, error) { return 5, nil })
+			r = later.Wait()
+			assert.Equal(t, groupconc.StatusSuccess, r.Status, "task submitted after ShutdownGroup: %v", r.Err)
+			assert.Equal(t, 5, r.Value)
+			gs, ok := e.GroupStats("g")
+			assert.True(t, ok, "group known after ShutdownGroup")
+			assert.Equal(t, 1, gs.MaxConcurrency)
+
+			close(gate)
+			assert.Equal(t, groupconc.StatusSuccess, other.Wait().Status)
+			assert.Equal(t, groupconc.StatusSuccess, otherQueued.Wait().Status)
+			assert.True(t, otherQueuedRan.Load())
+			synctest.Wait()
+			assert.NoError(t, e.Quiescent())
 		})
-		var otherQueuedRan atomic.Bool
-		otherQueued := submit(t, t.Context(), e, "h", "queued", func(context.Context) (int, error) {
-			otherQueuedRan.Store(true)
-			return 4, nil
-		})
-		synctest.Wait()
-
-		e.ShutdownGroup("unknown") // a group never used: nothing to do
-		e.EvictGroup("unknown")
-		_, ok := e.GroupStats("unknown")
-		assert.False(t, ok, "ShutdownGroup or EvictGroup created an unknown group")
-		assert.Equal(t, 2, e.Stats().Groups, "Stats.Groups")
-
-		e.ShutdownGroup("g")
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, gRunning.Wait().Status, "running task of the group")
-		r := gQueued.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, r.Status, "waiting task of the group")
-		assert.ErrorIs(t, r.Err, context.Canceled)
-		assert.False(t, queuedRan.Load(), "cancelled waiting task ran")
-		assert.False(t, other.IsDone(), "task of another group completed")
-		assert.False(t, otherCancelled.Load(), "task of another group saw its context cancelled")
-		assert.False(t, otherQueued.IsDone(), "waiting task of another group completed")
-
-		later := submit(t, t.Context(), e, "g", "later", func(context.Context) (int, error) { return 5, nil })
-		r = later.Wait()
-		assert.Equal(t, groupconc.StatusSuccess, r.Status, "task submitted after ShutdownGroup: %v", r.Err)
-		assert.Equal(t, 5, r.Value)
-		gs, ok := e.GroupStats("g")
-		assert.True(t, ok, "group known after ShutdownGroup")
-		assert.Equal(t, 1, gs.MaxConcurrency)
-
-		close(gate)
-		assert.Equal(t, groupconc.StatusSuccess, other.Wait().Status)
-		assert.Equal(t, groupconc.StatusSuccess, otherQueued.Wait().Status)
-		assert.True(t, otherQueuedRan.Load())
-		synctest.Wait()
-		assert.NoError(t, e.Quiescent())
 	})
 }
 
 func TestEvictGroupCancelsItsTasksAndResolvesItsLimitsAgain(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int32
-		p := mustBuild(t, groupconc.NewPolicyBuilder().ConcurrencyResolver(func(key string) int {
-			if calls.Add(1) == 1 {
-				return 1
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			p := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).ConcurrencyResolver(func(key string) int {
+				if calls.Add(1) == 1 {
+					return 1
+				}
+				return 3
+			}))
+			e := groupconc.New(p)
+			defer e.Close()
+			running := submit(t, t.Context(), e, "g", "running", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			var ran [2]atomic.Bool
+			queued := []*groupconc.TaskHandle[int]{
+				submit(t, t.Context(), e, "g", "q0", neverRuns(&ran[0])),
+				submit(t, t.Context(), e, "g", "q1", neverRuns(&ran[1])),
 			}
-			return 3
-		}))
-		e := groupconc.New(p)
-		defer e.Close()
-		running := submit(t, t.Context(), e, "g", "running", func(ctx context.Context) (int, error) {
-			<-ctx.Done()
-			return 0, ctx.Err()
+			synctest.Wait()
+			assert.EqualValues(t, 1, calls.Load(), "resolver calls for one group: limits fixed on first use")
+			gs, ok := e.GroupStats("g")
+			require.True(t, ok)
+			require.Equal(t, 1, gs.MaxConcurrency)
+
+			e.EvictGroup("g")
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status, "running task of the evicted group")
+			for i, h := range queued {
+				assert.Equal(t, groupconc.StatusCancelled, h.Wait().Status, "waiting task %d of the evicted group", i)
+				assert.False(t, ran[i].Load(), "cancelled waiting task %d ran", i)
+			}
+			_, ok = e.GroupStats("g")
+			assert.False(t, ok, "evicted group still in GroupStats")
+			assert.Zero(t, e.Stats().Groups, "Stats.Groups after eviction")
+
+			gate := make(chan struct{})
+			var g gauge
+			var hs []*groupconc.TaskHandle[int]
+			for i := range 5 {
+				hs = append(hs, submit(t, t.Context(), e, "g", fmt.Sprint(i), gated(gate, i, &g)))
+			}
+			synctest.Wait()
+			assert.EqualValues(t, 2, calls.Load(), "resolver calls after eviction")
+			gs, ok = e.GroupStats("g")
+			require.True(t, ok)
+			assert.Equal(t, 3, gs.MaxConcurrency, "limit of the group after eviction")
+			assert.EqualValues(t, 3, g.cur.Load(), "tasks running under the re-resolved limit")
+			openGate(t, gate, hs, "gated")
+			assert.EqualValues(t, 3, g.max.Load())
+			assert.EqualValues(t, 2, calls.Load(), "resolver calls")
+			synctest.Wait()
+			assert.NoError(t, e.Quiescent())
 		})
-		var ran [2]atomic.Bool
-		queued := []*groupconc.TaskHandle[int]{
-			submit(t, t.Context(), e, "g", "q0", neverRuns(&ran[0])),
-			submit(t, t.Context(), e, "g", "q1", neverRuns(&ran[1])),
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 1, calls.Load(), "resolver calls for one group: limits fixed on first use")
-		gs, ok := e.GroupStats("g")
-		require.True(t, ok)
-		require.Equal(t, 1, gs.MaxConcurrency)
-
-		e.EvictGroup("g")
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, running.Wait().Status, "running task of the evicted group")
-		for i, h := range queued {
-			assert.Equal(t, groupconc.StatusCancelled, h.Wait().Status, "waiting task %d of the evicted group", i)
-			assert.False(t, ran[i].Load(), "cancelled waiting task %d ran", i)
-		}
-		_, ok = e.GroupStats("g")
-		assert.False(t, ok, "evicted group still in GroupStats")
-		assert.Zero(t, e.Stats().Groups, "Stats.Groups after eviction")
-
-		gate := make(chan struct{})
-		var g gauge
-		var hs []*groupconc.TaskHandle[int]
-		for i := range 5 {
-			hs = append(hs, submit(t, t.Context(), e, "g", fmt.Sprint(i), gated(gate, i, &g)))
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 2, calls.Load(), "resolver calls after eviction")
-		gs, ok = e.GroupStats("g")
-		require.True(t, ok)
-		assert.Equal(t, 3, gs.MaxConcurrency, "limit of the group after eviction")
-		assert.EqualValues(t, 3, g.cur.Load(), "tasks running under the re-resolved limit")
-		openGate(t, gate, hs, "gated")
-		assert.EqualValues(t, 3, g.max.Load())
-		assert.EqualValues(t, 2, calls.Load(), "resolver calls")
-		synctest.Wait()
-		assert.NoError(t, e.Quiescent())
 	})
 }
 
 func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := mustBuild(t, groupconc.NewPolicyBuilder().
-			DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(3).DefaultQueueThresholdPerGroup(5))
-		e := groupconc.New(p)
-		defer e.Close()
-		oldGate := make(chan struct{})
-		var oldG gauge
-		var old []*groupconc.TaskHandle[int]
-		for i := range 2 {
-			old = append(old, submit(t, t.Context(), e, "g", fmt.Sprint("old", i), gated(oldGate, i, &oldG)))
-		}
-		synctest.Wait()
-		require.EqualValues(t, 2, oldG.cur.Load())
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			p := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).
+				DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(3).DefaultQueueThresholdPerGroup(5))
+			e := groupconc.New(p)
+			defer e.Close()
+			oldGate := make(chan struct{})
+			var oldG gauge
+			var old []*groupconc.TaskHandle[int]
+			for i := range 2 {
+				old = append(old, submit(t, t.Context(), e, "g", fmt.Sprint("old", i), gated(oldGate, i, &oldG)))
+			}
+			synctest.Wait()
+			require.EqualValues(t, 2, oldG.cur.Load())
 
-		e.EvictGroup("g")
-		newGate := make(chan struct{})
-		var newG gauge
-		var fresh []*groupconc.TaskHandle[int]
-		for i := range 5 {
-			fresh = append(fresh, submit(t, t.Context(), e, "g", fmt.Sprint("new", i), gated(newGate, i, &newG)))
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 2, newG.cur.Load(), "new group running beside the evicted one")
-		assert.EqualValues(t, 2, oldG.cur.Load(), "evicted group's functions still running")
+			e.EvictGroup("g")
+			newGate := make(chan struct{})
+			var newG gauge
+			var fresh []*groupconc.TaskHandle[int]
+			for i := range 5 {
+				fresh = append(fresh, submit(t, t.Context(), e, "g", fmt.Sprint("new", i), gated(newGate, i, &newG)))
+			}
+			synctest.Wait()
+			assert.EqualValues(t, 2, newG.cur.Load(), "new group running beside the evicted one")
+			assert.EqualValues(t, 2, oldG.cur.Load(), "evicted group's functions still running")
 
-		// The old tasks return (their context was cancelled, but they ignore
-		// it) and release their permits into the evicted group's semaphores.
-		openGate(t, oldGate, old, "old")
-		synctest.Wait()
-		assert.EqualValues(t, 2, newG.cur.Load(), "new group running after the old tasks released")
-		gs, ok := e.GroupStats("g")
-		require.True(t, ok)
-		assert.Equal(t, 2, gs.Running, "GroupStats.Running of the new group")
-		assert.Equal(t, 3, gs.InFlight, "GroupStats.InFlight of the new group")
-		assert.Equal(t, 3, gs.Waiting, "GroupStats.Waiting of the new group")
+			// The old tasks return (their context was cancelled, but they ignore
+			// it) and release their permits into the evicted group's semaphores.
+			openGate(t, oldGate, old, "old")
+			synctest.Wait()
+			assert.EqualValues(t, 2, newG.cur.Load(), "new group running after the old tasks released")
+			gs, ok := e.GroupStats("g")
+			require.True(t, ok)
+			assert.Equal(t, 2, gs.Running, "GroupStats.Running of the new group")
+			assert.Equal(t, 3, gs.InFlight, "GroupStats.InFlight of the new group")
+			assert.Equal(t, 3, gs.Waiting, "GroupStats.Waiting of the new group")
 
-		openGate(t, newGate, fresh, "new")
-		assert.EqualValues(t, 2, newG.max.Load(), "most new-group tasks at once")
-		synctest.Wait()
-		assert.NoError(t, e.Quiescent())
+			openGate(t, newGate, fresh, "new")
+			assert.EqualValues(t, 2, newG.max.Load(), "most new-group tasks at once")
+			synctest.Wait()
+			assert.NoError(t, e.Quiescent())
+		})
 	})
 }
 
@@ -185,71 +191,73 @@ func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
 // resolved limits. Until the old tasks return, old and new together may run
 // more than one group's limit; each state alone never does.
 func TestEvictInUseGroupKeepsOldPermitsAndStartsFresh(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var resolutions atomic.Int32
-		limits := []int{2, 3}
-		b := builder().ConcurrencyResolver(func(string) int { return limits[min(int(resolutions.Add(1))-1, 1)] })
-		r := newEnv(t, b)
-		gen := func(n int) func(fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
-			return func(fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
-				h, err := oracleSubmitAs(r.o, fmt.Sprintf("a#%d", n), r.ctx, r.e, "a", r.nextID(), fn)
-				require.NoError(t, err)
-				return h
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			var resolutions atomic.Int32
+			limits := []int{2, 3}
+			b := builder().Isolation(mode).ConcurrencyResolver(func(string) int { return limits[min(int(resolutions.Add(1))-1, 1)] })
+			r := newEnv(t, b)
+			gen := func(n int) func(fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
+				return func(fn groupconc.Task[int]) *groupconc.TaskHandle[int] {
+					h, err := oracleSubmitAs(r.o, fmt.Sprintf("a#%d", n), r.ctx, r.e, "a", r.nextID(), fn)
+					require.NoError(t, err)
+					return h
+				}
 			}
-		}
-		old, fresh := gen(0), gen(1)
+			old, fresh := gen(0), gen(1)
 
-		oldGate := make(chan struct{})
-		var oldCtxs []context.Context
-		var mu sync.Mutex
-		running := func(ctx context.Context) (int, error) {
-			mu.Lock()
-			oldCtxs = append(oldCtxs, ctx)
-			mu.Unlock()
-			<-oldGate // ignores its context: keeps its permit until it returns
-			return 1, nil
-		}
-		o1, o2, o3 := old(running), old(running), old(running)
-		synctest.Wait()
-		require.Equal(t, 2, r.countStarted(o1, o2, o3))
-		probeOld, ok := r.e.GroupProbe("a")
-		require.True(t, ok)
+			oldGate := make(chan struct{})
+			var oldCtxs []context.Context
+			var mu sync.Mutex
+			running := func(ctx context.Context) (int, error) {
+				mu.Lock()
+				oldCtxs = append(oldCtxs, ctx)
+				mu.Unlock()
+				<-oldGate // ignores its context: keeps its permit until it returns
+				return 1, nil
+			}
+			o1, o2, o3 := old(running), old(running), old(running)
+			synctest.Wait()
+			require.Equal(t, 2, r.countStarted(o1, o2, o3))
+			probeOld, ok := r.e.GroupProbe("a")
+			require.True(t, ok)
 
-		r.e.EvictGroup("a")
-		synctest.Wait()
-		_, known := r.e.GroupStats("a")
-		assert.False(t, known, "an evicted group is forgotten")
-		assert.Equal(t, groupconc.StatusCancelled, o3.Wait().Status, "the waiting task is cancelled")
-		for _, ctx := range oldCtxs {
-			assert.Error(t, ctx.Err(), "running tasks see their context cancelled")
-		}
+			r.e.EvictGroup("a")
+			synctest.Wait()
+			_, known := r.e.GroupStats("a")
+			assert.False(t, known, "an evicted group is forgotten")
+			assert.Equal(t, groupconc.StatusCancelled, o3.Wait().Status, "the waiting task is cancelled")
+			for _, ctx := range oldCtxs {
+				assert.Error(t, ctx.Err(), "running tasks see their context cancelled")
+			}
 
-		newGate := make(chan struct{})
-		var news []*groupconc.TaskHandle[int]
-		for range 4 {
-			news = append(news, fresh(block(newGate)))
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 2, resolutions.Load(), "the limits are resolved again after eviction")
-		assert.Equal(t, 3, r.countStarted(news...), "the new group has fresh semaphores with the new limit 3")
-		gs, _ := r.e.GroupStats("a")
-		assert.Equal(t, 3, gs.MaxConcurrency)
-		assert.Equal(t, 3, gs.Running, "the new group's stats count only its own tasks")
-		assert.EqualValues(t, 5, r.o.gauges.global.cur.Load(), "documented: old and new together run 2+3")
+			newGate := make(chan struct{})
+			var news []*groupconc.TaskHandle[int]
+			for range 4 {
+				news = append(news, fresh(block(newGate)))
+			}
+			synctest.Wait()
+			assert.EqualValues(t, 2, resolutions.Load(), "the limits are resolved again after eviction")
+			assert.Equal(t, 3, r.countStarted(news...), "the new group has fresh semaphores with the new limit 3")
+			gs, _ := r.e.GroupStats("a")
+			assert.Equal(t, 3, gs.MaxConcurrency)
+			assert.Equal(t, 3, gs.Running, "the new group's stats count only its own tasks")
+			assert.EqualValues(t, 5, r.o.gauges.global.cur.Load(), "documented: old and new together run 2+3")
 
-		// The old tasks return: their permits go back to the old state and
-		// must not let the new group's waiter in.
-		close(oldGate)
-		synctest.Wait()
-		assert.Equal(t, 3, r.countStarted(news...), "old releases must not reach the new group's semaphores")
-		gs, _ = r.e.GroupStats("a")
-		assert.Equal(t, 3, gs.Running)
-		assert.NoError(t, probeOld(), "the old state got all its permits back")
+			// The old tasks return: their permits go back to the old state and
+			// must not let the new group's waiter in.
+			close(oldGate)
+			synctest.Wait()
+			assert.Equal(t, 3, r.countStarted(news...), "old releases must not reach the new group's semaphores")
+			gs, _ = r.e.GroupStats("a")
+			assert.Equal(t, 3, gs.Running)
+			assert.NoError(t, probeOld(), "the old state got all its permits back")
 
-		close(newGate)
-		r.finish()
-		assert.EqualValues(t, 2, r.o.groupMax("a#0"))
-		assert.EqualValues(t, 3, r.o.groupMax("a#1"))
+			close(newGate)
+			r.finish()
+			assert.EqualValues(t, 2, r.o.groupMax("a#0"))
+			assert.EqualValues(t, 3, r.o.groupMax("a#1"))
+		})
 	})
 }
 
@@ -258,68 +266,72 @@ func TestEvictInUseGroupKeepsOldPermitsAndStartsFresh(t *testing.T) {
 // inflated capacity), and the old state ends fully released. ShutdownGroup
 // keeps the state: its tasks release into the same one.
 func TestReleaseAfterEvictGoesToTheOldState(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := builder().GlobalMaxInFlight(4).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(2).DefaultQueueThresholdPerGroup(1)
-		r := newEnv(t, b)
-		oldGate := make(chan struct{})
-		for range 2 {
-			h, err := oracleSubmitAs(r.o, "a#0", r.ctx, r.e, "a", r.nextID(), block(oldGate))
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			b := builder().Isolation(mode).GlobalMaxInFlight(4).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(2).DefaultQueueThresholdPerGroup(1)
+			r := newEnv(t, b)
+			oldGate := make(chan struct{})
+			for range 2 {
+				h, err := oracleSubmitAs(r.o, "a#0", r.ctx, r.e, "a", r.nextID(), block(oldGate))
+				require.NoError(t, err)
+				_ = h
+			}
+			synctest.Wait()
+			probeOld, _ := r.e.GroupProbe("a")
+			r.e.EvictGroup("a")
+
+			newGate := make(chan struct{})
+			var news []*groupconc.TaskHandle[int]
+			for range 3 { // 2 run, 1 waits in the new group's queue (threshold 1)
+				h, err := oracleSubmitAs(r.o, "a#1", r.ctx, r.e, "a", r.nextID(), block(newGate))
+				require.NoError(t, err)
+				news = append(news, h)
+			}
+			synctest.Wait()
+			require.Equal(t, 2, r.countStarted(news...))
+			probeNew, _ := r.e.GroupProbe("a")
+
+			close(oldGate)
+			synctest.Wait()
+			assert.Equal(t, 2, r.countStarted(news...), "old releases leave the new group's capacity alone")
+			assert.NoError(t, probeOld())
+			assert.Error(t, probeNew(), "the new group is still fully used")
+
+			// The new group's queue threshold is intact: one more waits, the next
+			// is rejected.
+			extra, err := oracleSubmitAs(r.o, "a#1", r.ctx, r.e, "a", r.nextID(), block(newGate))
 			require.NoError(t, err)
-			_ = h
-		}
-		synctest.Wait()
-		probeOld, _ := r.e.GroupProbe("a")
-		r.e.EvictGroup("a")
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusRejected, extra.Wait().Status)
 
-		newGate := make(chan struct{})
-		var news []*groupconc.TaskHandle[int]
-		for range 3 { // 2 run, 1 waits in the new group's queue (threshold 1)
-			h, err := oracleSubmitAs(r.o, "a#1", r.ctx, r.e, "a", r.nextID(), block(newGate))
-			require.NoError(t, err)
-			news = append(news, h)
-		}
-		synctest.Wait()
-		require.Equal(t, 2, r.countStarted(news...))
-		probeNew, _ := r.e.GroupProbe("a")
-
-		close(oldGate)
-		synctest.Wait()
-		assert.Equal(t, 2, r.countStarted(news...), "old releases leave the new group's capacity alone")
-		assert.NoError(t, probeOld())
-		assert.Error(t, probeNew(), "the new group is still fully used")
-
-		// The new group's queue threshold is intact: one more waits, the next
-		// is rejected.
-		extra, err := oracleSubmitAs(r.o, "a#1", r.ctx, r.e, "a", r.nextID(), block(newGate))
-		require.NoError(t, err)
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusRejected, extra.Wait().Status)
-
-		close(newGate)
-		r.finish()
-		assert.NoError(t, probeNew())
-		assert.EqualValues(t, 2, r.o.groupMax("a#1"))
+			close(newGate)
+			r.finish()
+			assert.NoError(t, probeNew())
+			assert.EqualValues(t, 2, r.o.groupMax("a#1"))
+		})
 	})
 }
 
 func TestShutdownGroupKeepsOneState(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(2))
-		gate := make(chan struct{})
-		r.submit("a", block(gate))
-		r.submit("a", block(gate))
-		w := r.submit("a", block(gate))
-		synctest.Wait()
-		r.e.ShutdownGroup("a")
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
-		later := []*groupconc.TaskHandle[int]{r.submit("a", block(gate)), r.submit("a", block(gate))}
-		synctest.Wait()
-		assert.Zero(t, r.countStarted(later...), "same state: the two old tasks still hold both permits")
-		assert.Equal(t, 1, r.e.Stats().Groups)
-		close(gate)
-		r.finish()
-		assert.EqualValues(t, 2, r.o.groupMax("a"))
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(2))
+			gate := make(chan struct{})
+			r.submit("a", block(gate))
+			r.submit("a", block(gate))
+			w := r.submit("a", block(gate))
+			synctest.Wait()
+			r.e.ShutdownGroup("a")
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, w.Wait().Status)
+			later := []*groupconc.TaskHandle[int]{r.submit("a", block(gate)), r.submit("a", block(gate))}
+			synctest.Wait()
+			assert.Zero(t, r.countStarted(later...), "same state: the two old tasks still hold both permits")
+			assert.Equal(t, 1, r.e.Stats().Groups)
+			close(gate)
+			r.finish()
+			assert.EqualValues(t, 2, r.o.groupMax("a"))
+		})
 	})
 }
 
@@ -370,52 +382,56 @@ func TestShutdownGroupCancelsQueuedTasksAndFreesGlobalPermits(t *testing.T) {
 // 64 goroutines submit to one fresh key at once: one state is created,
 // so the group's limit holds and is reached.
 func TestRacingFirstSubmitsShareOneGroupState(t *testing.T) {
-	for range 5 {
-		synctest.Test(t, func(t *testing.T) {
-			r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(3).DefaultMaxInFlightPerGroup(3))
-			start, gate := make(chan struct{}), make(chan struct{})
-			var wg sync.WaitGroup
-			for i := range 64 {
-				wg.Go(func() {
-					<-start
-					_, err := oracleSubmit(r.o, r.ctx, r.e, "fresh", fmt.Sprintf("t%d", i), block(gate))
-					assert.NoError(t, err)
-				})
-			}
-			close(start)
-			wg.Wait()
-			synctest.Wait()
-			assert.Equal(t, 1, r.e.Stats().Groups, "exactly one state for the key")
-			assert.EqualValues(t, 3, r.o.groupMax("fresh"), "the limit is reached and not exceeded")
-			gs, _ := r.e.GroupStats("fresh")
-			assert.Equal(t, 3, gs.Running)
-			assert.Equal(t, 61, gs.Waiting)
-			close(gate)
-			r.finish()
-		})
-	}
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for range 5 {
+			synctest.Test(t, func(t *testing.T) {
+				r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(3).DefaultMaxInFlightPerGroup(3))
+				start, gate := make(chan struct{}), make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range 64 {
+					wg.Go(func() {
+						<-start
+						_, err := oracleSubmit(r.o, r.ctx, r.e, "fresh", fmt.Sprintf("t%d", i), block(gate))
+						assert.NoError(t, err)
+					})
+				}
+				close(start)
+				wg.Wait()
+				synctest.Wait()
+				assert.Equal(t, 1, r.e.Stats().Groups, "exactly one state for the key")
+				assert.EqualValues(t, 3, r.o.groupMax("fresh"), "the limit is reached and not exceeded")
+				gs, _ := r.e.GroupStats("fresh")
+				assert.Equal(t, 3, gs.Running)
+				assert.Equal(t, 61, gs.Waiting)
+				close(gate)
+				r.finish()
+			})
+		}
+	})
 }
 
 // Group state for 10 000 keys is all gone after EvictGroup, and no
 // goroutine is left (the bubble's end checks I5). The design has no idle
 // sweeper: eviction is explicit.
 func TestEvictingEveryGroupLeavesNoState(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(2))
-		const n = 10_000
-		for i := range n {
-			r.submit(fmt.Sprintf("k%d", i), succeed)
-		}
-		synctest.Wait()
-		require.Equal(t, n, r.e.Stats().Groups)
-		require.NoError(t, r.e.Quiescent())
-		for i := range n {
-			r.e.EvictGroup(fmt.Sprintf("k%d", i))
-		}
-		s := r.e.Stats()
-		assert.Zero(t, s.Groups)
-		_, ok := r.e.GroupStats("k0")
-		assert.False(t, ok)
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(2))
+			const n = 10_000
+			for i := range n {
+				r.submit(fmt.Sprintf("k%d", i), succeed)
+			}
+			synctest.Wait()
+			require.Equal(t, n, r.e.Stats().Groups)
+			require.NoError(t, r.e.Quiescent())
+			for i := range n {
+				r.e.EvictGroup(fmt.Sprintf("k%d", i))
+			}
+			s := r.e.Stats()
+			assert.Zero(t, s.Groups)
+			_, ok := r.e.GroupStats("k0")
+			assert.False(t, ok)
+			r.finish()
+		})
 	})
 }

@@ -499,3 +499,13 @@ const (
 )
 
 var _ groupconc.TaskLifecycleListener = (*recorder)(nil)
+
+// forEachMode runs f as one subtest per isolation mode: for the properties
+// both modes promise alike (limits, outcomes, listener events, Shutdown,
+// ShutdownGroup and EvictGroup).
+func forEachMode(t *testing.T, f func(t *testing.T, mode groupconc.IsolationMode)) {
+	t.Helper()
+	for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {
+		t.Run(mode.String(), func(t *testing.T) { f(t, mode) })
+	}
+}

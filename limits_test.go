@@ -18,25 +18,27 @@ import (
 )
 
 func TestGroupConcurrencyLimitRunsExactlyTheLimitAndNeverMore(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := mustBuild(t, groupconc.NewPolicyBuilder().PerGroupMaxConcurrency(map[string]int{"a": 3, "b": 2}))
-		e := groupconc.New(p)
-		defer e.Close()
-		gate := make(chan struct{})
-		gauges := map[string]*gauge{"a": {}, "b": {}}
-		hs := submitRounds(t, e, gate, time.Second, 10, []string{"a", "b"}, func(key string) []*gauge { return []*gauge{gauges[key]} })
-		synctest.Wait()
-		assert.EqualValues(t, 3, gauges["a"].cur.Load(), "group a (limit 3) running with 10 waiting")
-		assert.EqualValues(t, 2, gauges["b"].cur.Load(), "group b (limit 2) running with 10 waiting")
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			p := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).PerGroupMaxConcurrency(map[string]int{"a": 3, "b": 2}))
+			e := groupconc.New(p)
+			defer e.Close()
+			gate := make(chan struct{})
+			gauges := map[string]*gauge{"a": {}, "b": {}}
+			hs := submitRounds(t, e, gate, time.Second, 10, []string{"a", "b"}, func(key string) []*gauge { return []*gauge{gauges[key]} })
+			synctest.Wait()
+			assert.EqualValues(t, 3, gauges["a"].cur.Load(), "group a (limit 3) running with 10 waiting")
+			assert.EqualValues(t, 2, gauges["b"].cur.Load(), "group b (limit 2) running with 10 waiting")
 
-		start := time.Now()
-		openGate(t, gate, hs, "gated")
-		assert.EqualValues(t, 3, gauges["a"].max.Load(), "most group a tasks at once")
-		assert.EqualValues(t, 2, gauges["b"].max.Load(), "most group b tasks at once")
-		// a needs 4 waves of 1s, b 5: the groups ran side by side.
-		assert.Equal(t, 5*time.Second, time.Since(start), "time for both groups")
-		synctest.Wait()
-		assert.NoError(t, e.Quiescent())
+			start := time.Now()
+			openGate(t, gate, hs, "gated")
+			assert.EqualValues(t, 3, gauges["a"].max.Load(), "most group a tasks at once")
+			assert.EqualValues(t, 2, gauges["b"].max.Load(), "most group b tasks at once")
+			// a needs 4 waves of 1s, b 5: the groups ran side by side.
+			assert.Equal(t, 5*time.Second, time.Since(start), "time for both groups")
+			synctest.Wait()
+			assert.NoError(t, e.Quiescent())
+		})
 	})
 }
 
@@ -64,51 +66,55 @@ func TestGlobalMaxInFlightRunsExactlyTheCapAcrossGroups(t *testing.T) {
 }
 
 func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := mustBuild(t, groupconc.NewPolicyBuilder().
-			DefaultMaxConcurrencyPerGroup(5).
-			DefaultMaxInFlightPerGroup(2).
-			PerGroupMaxInFlight(map[string]int{"b": 1}))
-		e := groupconc.New(p)
-		defer e.Close()
-		gate := make(chan struct{})
-		gauges := map[string]*gauge{"a": {}, "b": {}}
-		hs := submitRounds(t, e, gate, time.Second, 5, []string{"a", "b"}, func(key string) []*gauge { return []*gauge{gauges[key]} })
-		synctest.Wait()
-		assert.EqualValues(t, 2, gauges["a"].cur.Load(), "group a running (bulkhead 2, concurrency 5)")
-		assert.EqualValues(t, 1, gauges["b"].cur.Load(), "group b running (bulkhead 1, concurrency 5)")
-		ga, ok := e.GroupStats("a")
-		require.True(t, ok)
-		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "a", Running: 2, Waiting: 3, InFlight: 2,
-			MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
-		}, ga)
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			p := mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).
+				DefaultMaxConcurrencyPerGroup(5).
+				DefaultMaxInFlightPerGroup(2).
+				PerGroupMaxInFlight(map[string]int{"b": 1}))
+			e := groupconc.New(p)
+			defer e.Close()
+			gate := make(chan struct{})
+			gauges := map[string]*gauge{"a": {}, "b": {}}
+			hs := submitRounds(t, e, gate, time.Second, 5, []string{"a", "b"}, func(key string) []*gauge { return []*gauge{gauges[key]} })
+			synctest.Wait()
+			assert.EqualValues(t, 2, gauges["a"].cur.Load(), "group a running (bulkhead 2, concurrency 5)")
+			assert.EqualValues(t, 1, gauges["b"].cur.Load(), "group b running (bulkhead 1, concurrency 5)")
+			ga, ok := e.GroupStats("a")
+			require.True(t, ok)
+			assert.Equal(t, groupconc.GroupStats{
+				GroupKey: "a", Running: 2, Waiting: 3, InFlight: 2,
+				MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
+			}, ga)
 
-		openGate(t, gate, hs, "gated")
-		assert.EqualValues(t, 2, gauges["a"].max.Load(), "most group a tasks at once")
-		assert.EqualValues(t, 1, gauges["b"].max.Load(), "most group b tasks at once")
-		synctest.Wait()
-		assert.NoError(t, e.Quiescent())
+			openGate(t, gate, hs, "gated")
+			assert.EqualValues(t, 2, gauges["a"].max.Load(), "most group a tasks at once")
+			assert.EqualValues(t, 1, gauges["b"].max.Load(), "most group b tasks at once")
+			synctest.Wait()
+			assert.NoError(t, e.Quiescent())
+		})
 	})
 }
 
 func TestUnlimitedConcurrencyRunsEveryTaskAtOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
-		defer e.Close()
-		gate := make(chan struct{})
-		var g gauge
-		var hs []*groupconc.TaskHandle[int]
-		for i := range 50 {
-			hs = append(hs, submit(t, t.Context(), e, "g", fmt.Sprint(i), gated(gate, i, &g)))
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 50, g.cur.Load(), "tasks running in an Unlimited group")
-		gs, ok := e.GroupStats("g")
-		require.True(t, ok)
-		assert.Equal(t, groupconc.Unlimited, gs.MaxConcurrency)
-		assert.Equal(t, 50, gs.Running)
-		openGate(t, gate, hs, "gated")
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)))
+			defer e.Close()
+			gate := make(chan struct{})
+			var g gauge
+			var hs []*groupconc.TaskHandle[int]
+			for i := range 50 {
+				hs = append(hs, submit(t, t.Context(), e, "g", fmt.Sprint(i), gated(gate, i, &g)))
+			}
+			synctest.Wait()
+			assert.EqualValues(t, 50, g.cur.Load(), "tasks running in an Unlimited group")
+			gs, ok := e.GroupStats("g")
+			require.True(t, ok)
+			assert.Equal(t, groupconc.Unlimited, gs.MaxConcurrency)
+			assert.Equal(t, 50, gs.Running)
+			openGate(t, gate, hs, "gated")
+		})
 	})
 }
 
@@ -168,32 +174,36 @@ func TestGroupQueueThresholdBoundsAGroupsShareOfTheGlobalCap(t *testing.T) {
 
 // I8: with free global capacity a task of B starts while A is saturated.
 func TestGroupIsolationHoldsWithFreeGlobalCapacity(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().GlobalMaxInFlight(8).DefaultMaxConcurrencyPerGroup(1))
-		gate := make(chan struct{})
-		for range 3 {
-			r.submit("A", block(gate))
-		}
-		synctest.Wait()
-		b := r.submit("B", block(gate))
-		synctest.Wait()
-		assert.True(t, r.started(b))
-		close(gate)
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).GlobalMaxInFlight(8).DefaultMaxConcurrencyPerGroup(1))
+			gate := make(chan struct{})
+			for range 3 {
+				r.submit("A", block(gate))
+			}
+			synctest.Wait()
+			b := r.submit("B", block(gate))
+			synctest.Wait()
+			assert.True(t, r.started(b))
+			close(gate)
+			r.finish()
+		})
 	})
 }
 
 func TestPerGroupLimitAboveGlobalIsBoundedByGlobal(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().GlobalMaxInFlight(2).DefaultMaxConcurrencyPerGroup(5).DefaultMaxInFlightPerGroup(10))
-		gate := make(chan struct{})
-		for range 8 {
-			r.submit("a", block(gate))
-		}
-		synctest.Wait()
-		assert.EqualValues(t, 2, r.o.globalMax())
-		close(gate)
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).GlobalMaxInFlight(2).DefaultMaxConcurrencyPerGroup(5).DefaultMaxInFlightPerGroup(10))
+			gate := make(chan struct{})
+			for range 8 {
+				r.submit("a", block(gate))
+			}
+			synctest.Wait()
+			assert.EqualValues(t, 2, r.o.globalMax())
+			close(gate)
+			r.finish()
+		})
 	})
 }
 
@@ -203,38 +213,40 @@ func TestPerGroupLimitAboveGlobalIsBoundedByGlobal(t *testing.T) {
 // stampede of 500 Submits checks max <= cap, and a gated synctest run
 // checks that every permit is actually used (none stuck).
 func TestStampedeNeverExceedsCaps(t *testing.T) {
-	rounds := 10
-	if testing.Short() {
-		rounds = 2
-	}
-	for range rounds {
-		o := newOracle()
-		p, err := builder().GlobalMaxInFlight(8).DefaultMaxInFlightPerGroup(4).DefaultMaxConcurrencyPerGroup(3).
-			PerGroupMaxConcurrency(map[string]int{"g0": 1}).TaskLifecycleListener(o.rec).Build()
-		require.NoError(t, err)
-		e := groupconc.New(p)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for s := range 50 {
-			wg.Go(func() {
-				<-start
-				for i := range 10 {
-					_, err := oracleSubmit(o, context.Background(), e, fmt.Sprintf("g%d", (s+i)%5), fmt.Sprintf("s%d-%d", s, i), func(context.Context) (int, error) {
-						runtime.Gosched()
-						return 0, nil
-					})
-					assert.NoError(t, err)
-				}
-			})
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		rounds := 10
+		if testing.Short() {
+			rounds = 2
 		}
-		close(start)
-		wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		require.NoError(t, e.Shutdown(ctx))
-		cancel()
-		o.seal()
-		o.checkAll(t, e, oracleLimitsOf(p))
-	}
+		for range rounds {
+			o := newOracle()
+			p, err := builder().Isolation(mode).GlobalMaxInFlight(8).DefaultMaxInFlightPerGroup(4).DefaultMaxConcurrencyPerGroup(3).
+				PerGroupMaxConcurrency(map[string]int{"g0": 1}).TaskLifecycleListener(o.rec).Build()
+			require.NoError(t, err)
+			e := groupconc.New(p)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for s := range 50 {
+				wg.Go(func() {
+					<-start
+					for i := range 10 {
+						_, err := oracleSubmit(o, context.Background(), e, fmt.Sprintf("g%d", (s+i)%5), fmt.Sprintf("s%d-%d", s, i), func(context.Context) (int, error) {
+							runtime.Gosched()
+							return 0, nil
+						})
+						assert.NoError(t, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			require.NoError(t, e.Shutdown(ctx))
+			cancel()
+			o.seal()
+			o.checkAll(t, e, oracleLimitsOf(p))
+		}
+	})
 }
 
 func TestGatedStampedeReachesExactlyTheCaps(t *testing.T) {

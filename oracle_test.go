@@ -305,6 +305,12 @@ type oracle struct {
 	// rejected and never run may then end SUCCESS or FAILED too.
 	handler bool
 
+	// live, if set, holds the limits in force over time of an executor
+	// whose policy changes (UpdatePolicy): checkLimits and checkStill then
+	// check against it instead of one policy. Set it before the first
+	// Submit.
+	live *oracleLive
+
 	// accepted counts accepted Submits, tracked or not; finals counts the
 	// final statuses of untracked ones, told through final (the soak test
 	// checks its handles itself instead of keeping a million of them).
@@ -341,6 +347,9 @@ func oracleTask[T any](o *oracle, gaugeKey, groupKey, taskID string, fn groupcon
 				g.dec()
 				o.gauges.global.dec()
 			}()
+			if o.live != nil {
+				defer o.live.enter(gaugeKey)()
+			}
 		}
 		return fn(ctx)
 	}
@@ -444,8 +453,14 @@ func oracleLimitsOf(p *groupconc.GroupPolicy) oracleLimits {
 }
 
 // checkLimits checks I1 on the gauges: no cap was ever exceeded.
+//
+// With o.live set, lim is ignored: the limits in force when each function
+// started decide (see oracleLive).
 func (o *oracle) checkLimits(t testing.TB, lim oracleLimits) bool {
 	t.Helper()
+	if o.live != nil {
+		return o.live.check(t)
+	}
 	ok := true
 	if m := o.gauges.global.max.Load(); lim.global != groupconc.Unlimited && m > int64(lim.global) {
 		t.Errorf("I1: %d functions ran at once over all groups, want <= %d", m, lim.global)
@@ -472,39 +487,69 @@ func (o *oracle) groupMax(gaugeKey string) int64 { return o.gauges.group(gaugeKe
 // checkStill checks I1 on a snapshot of the executor, which must be still
 // (inside a bubble after synctest.Wait): the counts of running, in-flight and
 // waiting tasks of each group in keys never exceed the limits and the queue
-// thresholds of p. A waiting task holds a global queue slot or one of its
-// group's, so a group's waiting tasks are at most its threshold plus the
-// global one.
+// thresholds of p. Under IsolationOff a waiting task holds a global queue
+// slot or one of its group's, so a group's waiting tasks are at most its
+// threshold plus the global one; under IsolationFairShare the group's
+// threshold counts its tasks waiting at every layer.
+//
+// With o.live set (p is then the policy in force), a lowered limit may be
+// exceeded while it drains: a group's running tasks are bounded by the
+// limits in force since its oldest running task started, its in-flight and
+// the global in-flight tasks by the larger of the limit and the running
+// tasks (those holding a permit but waiting further in go back to its
+// line), and its waiting tasks by the largest threshold in force since it
+// was last seen with none waiting (a lowered threshold rejects no waiting
+// task).
 func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupconc.GroupPolicy, keys []string) bool {
 	t.Helper()
 	ok := true
 	s := e.Stats()
-	if p.GlobalMaxInFlight() != groupconc.Unlimited && s.GlobalInFlight > p.GlobalMaxInFlight() {
-		t.Errorf("I1: Stats().GlobalInFlight = %d, want <= %d", s.GlobalInFlight, p.GlobalMaxInFlight())
+	live := o.live
+	globalCap := p.GlobalMaxInFlight()
+	if live != nil {
+		globalCap = max(globalCap, live.allowed(oracleGlobalScope))
+	}
+	if globalCap != groupconc.Unlimited && s.GlobalInFlight > globalCap {
+		t.Errorf("I1: Stats().GlobalInFlight = %d, want <= %d", s.GlobalInFlight, globalCap)
 		ok = false
 	}
+	fair := p.Isolation() == groupconc.IsolationFairShare
 	gq := p.GlobalQueueThreshold()
+	if live != nil {
+		gq = live.waitBound(oracleGlobalScope, s.Waiting, func(p *groupconc.GroupPolicy) int { return p.GlobalQueueThreshold() })
+	}
 	sumQ, unbounded := gq, gq == groupconc.Unlimited
 	for _, k := range keys {
 		gs, found := e.GroupStats(k)
 		if !found {
 			continue
 		}
-		if gs.Running > gs.MaxConcurrency || gs.Running > gs.MaxInFlight {
-			t.Errorf("I1: group %q Running = %d, want <= min(%d, %d)", k, gs.Running, gs.MaxConcurrency, gs.MaxInFlight)
+		runCap, inFlightCap := min(gs.MaxConcurrency, gs.MaxInFlight), gs.MaxInFlight
+		q := gs.QueueThreshold
+		if live != nil {
+			runCap = max(runCap, live.allowed(live.scopeOf(k)))
+			inFlightCap = max(inFlightCap, gs.Running)
+			q = live.waitBound(k, gs.Waiting, func(p *groupconc.GroupPolicy) int { return p.ResolveQueueThreshold(k) })
+		}
+		if runCap != groupconc.Unlimited && gs.Running > runCap {
+			t.Errorf("I1: group %q Running = %d, want <= %d (MaxConcurrency %d, MaxInFlight %d)", k, gs.Running, runCap, gs.MaxConcurrency, gs.MaxInFlight)
 			ok = false
 		}
-		if gs.MaxInFlight != groupconc.Unlimited && gs.InFlight > gs.MaxInFlight {
-			t.Errorf("I1: group %q InFlight = %d, want <= %d", k, gs.InFlight, gs.MaxInFlight)
+		if inFlightCap != groupconc.Unlimited && gs.InFlight > inFlightCap {
+			t.Errorf("I1: group %q InFlight = %d, want <= %d", k, gs.InFlight, inFlightCap)
 			ok = false
 		}
-		if gs.QueueThreshold == groupconc.Unlimited || gq == groupconc.Unlimited {
+		if fair && q != groupconc.Unlimited && gs.Waiting > q {
+			t.Errorf("I1: group %q Waiting = %d, want <= %d (its threshold, every layer)", k, gs.Waiting, q)
+			ok = false
+		}
+		if q == groupconc.Unlimited || gq == groupconc.Unlimited {
 			unbounded = true
 			continue
 		}
-		sumQ += gs.QueueThreshold
-		if gs.Waiting > gs.QueueThreshold+gq {
-			t.Errorf("I1: group %q Waiting = %d, want <= %d (group) + %d (global)", k, gs.Waiting, gs.QueueThreshold, gq)
+		sumQ += q
+		if gs.Waiting > q+gq {
+			t.Errorf("I1: group %q Waiting = %d, want <= %d (group) + %d (global)", k, gs.Waiting, q, gq)
 			ok = false
 		}
 	}
@@ -513,6 +558,136 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 		ok = false
 	}
 	return ok
+}
+
+// oracleGlobalScope is the scope of oracleLive's global limit; every other
+// scope is a gauge key.
+const oracleGlobalScope = "\x00global"
+
+// oracleLive holds the policies an executor had over time, one epoch each,
+// and checks every function's start against them (I1 under UpdatePolicy): a
+// function may start while its scope's running count, itself included, is
+// at most the largest limit in force since the oldest function running in
+// that scope started. When the limit has not changed since then, that is
+// the limit itself, as strict as without UpdatePolicy. It is safe for
+// concurrent use.
+type oracleLive struct {
+	// scopeOf maps a group key to the gauge key of its current state (a
+	// key plus an eviction generation); nil means the key itself.
+	scopeOf func(groupKey string) string
+
+	mu        sync.Mutex
+	policies  []*groupconc.GroupPolicy // guarded by mu: policies[i] in force from epoch i
+	running   map[string]map[int]int   // guarded by mu: scope -> start epoch -> functions
+	count     map[string]int           // guarded by mu: scope -> functions running
+	waitSince map[string]int           // guarded by mu: scope -> epoch it was last seen with none waiting
+	errs      []string                 // guarded by mu
+}
+
+func newOracleLive(p *groupconc.GroupPolicy) *oracleLive {
+	return &oracleLive{
+		scopeOf:   func(k string) string { return k },
+		policies:  []*groupconc.GroupPolicy{p},
+		running:   make(map[string]map[int]int),
+		count:     make(map[string]int),
+		waitSince: make(map[string]int),
+	}
+}
+
+// update starts a new epoch with p in force. Call it just before
+// UpdatePolicy(p), and again with the old policy if that fails.
+func (l *oracleLive) update(p *groupconc.GroupPolicy) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.policies = append(l.policies, p)
+}
+
+// limitOf is the running cap of scope under p.
+func oracleLiveLimit(p *groupconc.GroupPolicy, scope string) int {
+	if scope == oracleGlobalScope {
+		return p.GlobalMaxInFlight()
+	}
+	k, _, _ := strings.Cut(scope, "#")
+	return min(p.ResolveConcurrency(k), p.ResolveMaxInFlight(k))
+}
+
+// maxSinceLocked returns the largest value f gives for the policies in force
+// from epoch since on.
+func (l *oracleLive) maxSinceLocked(since int, f func(p *groupconc.GroupPolicy) int) int {
+	m := 0
+	for _, p := range l.policies[since:] {
+		m = max(m, f(p))
+	}
+	return m
+}
+
+// allowedLocked returns the most functions scope may run now.
+func (l *oracleLive) allowedLocked(scope string) int {
+	since := len(l.policies) - 1
+	for ep := range l.running[scope] {
+		since = min(since, ep)
+	}
+	return l.maxSinceLocked(since, func(p *groupconc.GroupPolicy) int { return oracleLiveLimit(p, scope) })
+}
+
+// allowed returns the most functions scope may run now.
+func (l *oracleLive) allowed(scope string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.allowedLocked(scope)
+}
+
+// enter records a function of gaugeKey starting, checks the global and the
+// group limits, and returns the function that records its end.
+func (l *oracleLive) enter(gaugeKey string) (exit func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	epoch := len(l.policies) - 1
+	scopes := [2]string{oracleGlobalScope, gaugeKey}
+	for _, sc := range scopes {
+		if l.running[sc] == nil {
+			l.running[sc] = make(map[int]int)
+		}
+		l.running[sc][epoch]++
+		l.count[sc]++
+		if c, a := l.count[sc], l.allowedLocked(sc); a != groupconc.Unlimited && c > a && len(l.errs) < 20 {
+			l.errs = append(l.errs, fmt.Sprintf("%d functions of %q ran at once in epoch %d, want <= %d (the limits in force since the oldest of them started)", c, sc, epoch, a))
+		}
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, sc := range scopes {
+			l.count[sc]--
+			if l.running[sc][epoch]--; l.running[sc][epoch] == 0 {
+				delete(l.running[sc], epoch)
+			}
+		}
+	}
+}
+
+// waitBound returns the most tasks scope (a group key, or
+// oracleGlobalScope) may have waiting, given that it has waiting now: the
+// largest threshold f gives since it was last seen with none.
+func (l *oracleLive) waitBound(scope string, waiting int, f func(p *groupconc.GroupPolicy) int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if waiting == 0 {
+		l.waitSince[scope] = len(l.policies) - 1
+	}
+	return l.maxSinceLocked(l.waitSince[scope], f)
+}
+
+// check reports the starts that exceeded the limits.
+func (l *oracleLive) check(t testing.TB) bool {
+	t.Helper()
+	l.mu.Lock()
+	errs := slices.Clone(l.errs)
+	l.mu.Unlock()
+	for _, e := range errs {
+		t.Errorf("I1: %s", e)
+	}
+	return len(errs) == 0
 }
 
 // checkQuiescent checks I2 once every task is over: every semaphore is fully
@@ -903,4 +1078,57 @@ func TestOracleFlagsBrokenResults(t *testing.T) {
 		f = &oracleFakeTB{}
 		assert.False(t, o2.checkEvents(f), "fn entered but never heard starting must be flagged: %v", f.errs)
 	})
+}
+
+// TestOracleLiveAllowsOnlyTheDrainOfALoweredLimit shows the live-limits
+// check lets the functions started under a higher limit run on after it is
+// lowered, flags a start above the lowered limit once they have ended, and
+// is as strict as a fixed limit while the limit does not change.
+func TestOracleLiveAllowsOnlyTheDrainOfALoweredLimit(t *testing.T) {
+	policy := func(conc, global int) *groupconc.GroupPolicy {
+		return mustBuild(t, builder().DefaultMaxConcurrencyPerGroup(conc).GlobalMaxInFlight(global))
+	}
+	start := func(l *oracleLive, n int) []func() {
+		exits := make([]func(), n)
+		for i := range exits {
+			exits[i] = l.enter("a")
+		}
+		return exits
+	}
+
+	l := newOracleLive(policy(2, groupconc.Unlimited))
+	start(l, 3)
+	f := &oracleFakeTB{}
+	assert.False(t, l.check(f), "3 running under concurrency 2 must be flagged")
+
+	l = newOracleLive(policy(3, groupconc.Unlimited))
+	exits := start(l, 3)
+	l.update(policy(1, groupconc.Unlimited))
+	exits[0]()
+	exits = append(exits[1:], l.enter("a")) // 3 again, the first of the 3 still running
+	f = &oracleFakeTB{}
+	assert.True(t, l.check(f), "while the lowered limit drains, the old one holds: %v", f.errs)
+	for _, exit := range exits {
+		exit()
+	}
+	exits = start(l, 2)
+	f = &oracleFakeTB{}
+	assert.False(t, l.check(f), "2 running under concurrency 1, with nothing left from before it was lowered, must be flagged")
+	assert.Equal(t, 1, l.allowed("a"))
+
+	l = newOracleLive(policy(groupconc.Unlimited, 2))
+	start(l, 2)
+	l.update(policy(groupconc.Unlimited, 1))
+	assert.Equal(t, 2, l.allowed(oracleGlobalScope))
+	l.enter("b")
+	f = &oracleFakeTB{}
+	assert.False(t, l.check(f), "3 running over all groups under a global cap lowered from 2 must be flagged")
+
+	queue := func(q int) *groupconc.GroupPolicy { return mustBuild(t, builder().DefaultQueueThresholdPerGroup(q)) }
+	threshold := func(p *groupconc.GroupPolicy) int { return p.ResolveQueueThreshold("a") }
+	l = newOracleLive(queue(3))
+	l.update(queue(1))
+	assert.Equal(t, 3, l.waitBound("a", 3, threshold), "tasks waiting when the threshold was lowered may stay")
+	assert.Equal(t, 1, l.waitBound("a", 0, threshold))
+	assert.Equal(t, 1, l.waitBound("a", 2, threshold), "once none waited, the lowered threshold holds")
 }

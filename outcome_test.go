@@ -21,147 +21,149 @@ import (
 )
 
 func TestTaskOutcomeFollowsWhatTheFunctionReturns(t *testing.T) {
-	type trigger func(e *groupconc.GroupExecutor, cancelCaller context.CancelFunc)
-	var (
-		none         trigger = func(*groupconc.GroupExecutor, context.CancelFunc) {}
-		cancelCaller trigger = func(_ *groupconc.GroupExecutor, c context.CancelFunc) { c() }
-		stopGroup    trigger = func(e *groupconc.GroupExecutor, _ context.CancelFunc) { e.ShutdownGroup("g") }
-	)
-	waitDone := func(ctx context.Context) { <-ctx.Done() }
-	errDoneOpen := errors.New("Err set but Done still open")
-	polled := func(ctx context.Context) (int, error) {
-		if !pollDone(ctx) {
-			return 0, errDoneOpen
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		type trigger func(e *groupconc.GroupExecutor, cancelCaller context.CancelFunc)
+		var (
+			none         trigger = func(*groupconc.GroupExecutor, context.CancelFunc) {}
+			cancelCaller trigger = func(_ *groupconc.GroupExecutor, c context.CancelFunc) { c() }
+			stopGroup    trigger = func(e *groupconc.GroupExecutor, _ context.CancelFunc) { e.ShutdownGroup("g") }
+		)
+		waitDone := func(ctx context.Context) { <-ctx.Done() }
+		errDoneOpen := errors.New("Err set but Done still open")
+		polled := func(ctx context.Context) (int, error) {
+			if !pollDone(ctx) {
+				return 0, errDoneOpen
+			}
+			return 0, ctx.Err()
 		}
-		return 0, ctx.Err()
-	}
-	cases := []struct {
-		name       string
-		fn         groupconc.Task[int]
-		timeout    time.Duration // caller context deadline, if any
-		trigger    trigger
-		wantStatus groupconc.TaskStatus
-		wantValue  int
-		wantErr    error // nil: Err must be nil
-	}{
-		{
-			name:       "value and nil error is SUCCESS",
-			fn:         func(context.Context) (int, error) { return 42, nil },
-			trigger:    none,
-			wantStatus: groupconc.StatusSuccess, wantValue: 42,
-		},
-		{
-			name:       "error is FAILED with that error",
-			fn:         func(context.Context) (int, error) { return 0, errBoom },
-			trigger:    none,
-			wantStatus: groupconc.StatusFailed, wantErr: errBoom,
-		},
-		{
-			name:       "context.Canceled while context live is FAILED",
-			fn:         func(context.Context) (int, error) { return 0, context.Canceled },
-			trigger:    none,
-			wantStatus: groupconc.StatusFailed, wantErr: context.Canceled,
-		},
-		{
-			name:       "DeadlineExceeded while context live is FAILED",
-			fn:         func(context.Context) (int, error) { return 0, context.DeadlineExceeded },
-			trigger:    none,
-			wantStatus: groupconc.StatusFailed, wantErr: context.DeadlineExceeded,
-		},
-		{
-			name:       "ctx.Err after caller cancel is CANCELLED",
-			fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, ctx.Err() },
-			trigger:    cancelCaller,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
-		},
-		{
-			name: "wrapped ctx.Err after caller cancel is CANCELLED",
-			fn: func(ctx context.Context) (int, error) {
-				waitDone(ctx)
-				return 0, fmt.Errorf("stopped: %w", ctx.Err())
+		cases := []struct {
+			name       string
+			fn         groupconc.Task[int]
+			timeout    time.Duration // caller context deadline, if any
+			trigger    trigger
+			wantStatus groupconc.TaskStatus
+			wantValue  int
+			wantErr    error // nil: Err must be nil
+		}{
+			{
+				name:       "value and nil error is SUCCESS",
+				fn:         func(context.Context) (int, error) { return 42, nil },
+				trigger:    none,
+				wantStatus: groupconc.StatusSuccess, wantValue: 42,
 			},
-			trigger:    cancelCaller,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
-		},
-		{
-			name: "DeadlineExceeded after caller deadline is CANCELLED",
-			fn: func(ctx context.Context) (int, error) {
-				waitDone(ctx)
-				return 0, context.DeadlineExceeded
+			{
+				name:       "error is FAILED with that error",
+				fn:         func(context.Context) (int, error) { return 0, errBoom },
+				trigger:    none,
+				wantStatus: groupconc.StatusFailed, wantErr: errBoom,
 			},
-			timeout:    time.Second,
-			trigger:    none,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.DeadlineExceeded,
-		},
-		{
-			name:       "ctx.Err after ShutdownGroup is CANCELLED",
-			fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, ctx.Err() },
-			trigger:    stopGroup,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
-		},
-		{
-			name:       "polled ctx.Err after caller cancel is CANCELLED",
-			fn:         polled,
-			trigger:    cancelCaller,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
-		},
-		{
-			name:       "polled ctx.Err after ShutdownGroup is CANCELLED",
-			fn:         polled,
-			trigger:    stopGroup,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
-		},
-		{
-			name:       "polled ctx.Err after caller deadline is CANCELLED",
-			fn:         polled,
-			timeout:    time.Second,
-			trigger:    none,
-			wantStatus: groupconc.StatusCancelled, wantErr: context.DeadlineExceeded,
-		},
-		{
-			name:       "other error after cancel is FAILED",
-			fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, errBoom },
-			trigger:    cancelCaller,
-			wantStatus: groupconc.StatusFailed, wantErr: errBoom,
-		},
-		{
-			name:       "value and nil error after cancel is SUCCESS",
-			fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 5, nil },
-			trigger:    cancelCaller,
-			wantStatus: groupconc.StatusSuccess, wantValue: 5,
-		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				e := groupconc.New(nil)
-				defer e.Close()
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				if c.timeout > 0 {
-					ctx, cancel = context.WithTimeout(ctx, c.timeout)
+			{
+				name:       "context.Canceled while context live is FAILED",
+				fn:         func(context.Context) (int, error) { return 0, context.Canceled },
+				trigger:    none,
+				wantStatus: groupconc.StatusFailed, wantErr: context.Canceled,
+			},
+			{
+				name:       "DeadlineExceeded while context live is FAILED",
+				fn:         func(context.Context) (int, error) { return 0, context.DeadlineExceeded },
+				trigger:    none,
+				wantStatus: groupconc.StatusFailed, wantErr: context.DeadlineExceeded,
+			},
+			{
+				name:       "ctx.Err after caller cancel is CANCELLED",
+				fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, ctx.Err() },
+				trigger:    cancelCaller,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
+			},
+			{
+				name: "wrapped ctx.Err after caller cancel is CANCELLED",
+				fn: func(ctx context.Context) (int, error) {
+					waitDone(ctx)
+					return 0, fmt.Errorf("stopped: %w", ctx.Err())
+				},
+				trigger:    cancelCaller,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
+			},
+			{
+				name: "DeadlineExceeded after caller deadline is CANCELLED",
+				fn: func(ctx context.Context) (int, error) {
+					waitDone(ctx)
+					return 0, context.DeadlineExceeded
+				},
+				timeout:    time.Second,
+				trigger:    none,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.DeadlineExceeded,
+			},
+			{
+				name:       "ctx.Err after ShutdownGroup is CANCELLED",
+				fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, ctx.Err() },
+				trigger:    stopGroup,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
+			},
+			{
+				name:       "polled ctx.Err after caller cancel is CANCELLED",
+				fn:         polled,
+				trigger:    cancelCaller,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
+			},
+			{
+				name:       "polled ctx.Err after ShutdownGroup is CANCELLED",
+				fn:         polled,
+				trigger:    stopGroup,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.Canceled,
+			},
+			{
+				name:       "polled ctx.Err after caller deadline is CANCELLED",
+				fn:         polled,
+				timeout:    time.Second,
+				trigger:    none,
+				wantStatus: groupconc.StatusCancelled, wantErr: context.DeadlineExceeded,
+			},
+			{
+				name:       "other error after cancel is FAILED",
+				fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 0, errBoom },
+				trigger:    cancelCaller,
+				wantStatus: groupconc.StatusFailed, wantErr: errBoom,
+			},
+			{
+				name:       "value and nil error after cancel is SUCCESS",
+				fn:         func(ctx context.Context) (int, error) { waitDone(ctx); return 5, nil },
+				trigger:    cancelCaller,
+				wantStatus: groupconc.StatusSuccess, wantValue: 5,
+			},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					e := groupconc.New(mustBuild(t, builder().Isolation(mode)))
+					defer e.Close()
+					ctx, cancel := context.WithCancel(t.Context())
 					defer cancel()
-				}
-				h := submit(t, ctx, e, "g", "t", c.fn)
-				synctest.Wait()
-				c.trigger(e, cancel)
-				r, err := h.Await(t.Context())
-				assert.NoError(t, err, "Await error: the task's own outcome is in the result")
-				assert.Equal(t, c.wantStatus, r.Status)
-				assert.Equal(t, c.wantValue, r.Value)
-				if c.wantErr == nil {
-					assert.NoError(t, r.Err)
-				} else {
-					assert.ErrorIs(t, r.Err, c.wantErr)
-				}
-				if c.wantErr == errBoom {
-					assert.Equal(t, errBoom, r.Err, "a task's own error is returned unwrapped")
-				}
-				synctest.Wait()
-				assert.NoError(t, e.Quiescent())
+					if c.timeout > 0 {
+						ctx, cancel = context.WithTimeout(ctx, c.timeout)
+						defer cancel()
+					}
+					h := submit(t, ctx, e, "g", "t", c.fn)
+					synctest.Wait()
+					c.trigger(e, cancel)
+					r, err := h.Await(t.Context())
+					assert.NoError(t, err, "Await error: the task's own outcome is in the result")
+					assert.Equal(t, c.wantStatus, r.Status)
+					assert.Equal(t, c.wantValue, r.Value)
+					if c.wantErr == nil {
+						assert.NoError(t, r.Err)
+					} else {
+						assert.ErrorIs(t, r.Err, c.wantErr)
+					}
+					if c.wantErr == errBoom {
+						assert.Equal(t, errBoom, r.Err, "a task's own error is returned unwrapped")
+					}
+					synctest.Wait()
+					assert.NoError(t, e.Quiescent())
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 func TestTaskPanicOrGoexitFailsWithPanicErrorAndReleasesPermits(t *testing.T) {
@@ -475,85 +477,92 @@ func TestEveryExitPathReleasesExactlyOnce(t *testing.T) {
 			})
 		}
 	}
+
 }
 
 // A panic in the function becomes FAILED with a *PanicError carrying
 // the value and the stack, releases every permit, and fires OnCompleted.
 func TestPanicBecomesFailedWithValueAndStack(t *testing.T) {
-	sentinel := errors.New("sentinel")
-	cases := []struct {
-		name  string
-		value any
-		check func(t *testing.T, pe *groupconc.PanicError, err error)
-	}{
-		{"string", "x", func(t *testing.T, pe *groupconc.PanicError, _ error) { assert.Equal(t, "x", pe.Value) }},
-		{"error", sentinel, func(t *testing.T, pe *groupconc.PanicError, err error) {
-			assert.ErrorIs(t, err, sentinel, "errors.Is sees through panic(err)")
-		}},
-		{"nil", nil, func(t *testing.T, pe *groupconc.PanicError, _ error) {
-			var pn *runtime.PanicNilError
-			assert.ErrorAs(t, pe.Value.(error), &pn, "panic(nil) recovers as *runtime.PanicNilError")
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				r := newEnv(t, builder().GlobalMaxInFlight(2).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(1))
-				h := r.submit("a", func(context.Context) (int, error) { panic(c.value) })
-				res := h.Wait()
-				assert.Equal(t, groupconc.StatusFailed, res.Status)
-				var pe *groupconc.PanicError
-				require.ErrorAs(t, res.Err, &pe)
-				assert.Contains(t, string(pe.Stack), "panic", "the stack is kept")
-				assert.Contains(t, string(pe.Stack), "Test", "the stack shows the panicking function")
-				c.check(t, pe, res.Err)
-				synctest.Wait()
-				require.NoError(t, r.e.Quiescent())
-				r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		sentinel := errors.New("sentinel")
+		cases := []struct {
+			name  string
+			value any
+			check func(t *testing.T, pe *groupconc.PanicError, err error)
+		}{
+			{"string", "x", func(t *testing.T, pe *groupconc.PanicError, _ error) { assert.Equal(t, "x", pe.Value) }},
+			{"error", sentinel, func(t *testing.T, pe *groupconc.PanicError, err error) {
+				assert.ErrorIs(t, err, sentinel, "errors.Is sees through panic(err)")
+			}},
+			{"nil", nil, func(t *testing.T, pe *groupconc.PanicError, _ error) {
+				var pn *runtime.PanicNilError
+				assert.ErrorAs(t, pe.Value.(error), &pn, "panic(nil) recovers as *runtime.PanicNilError")
+			}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					r := newEnv(t, builder().Isolation(mode).GlobalMaxInFlight(2).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(1))
+					h := r.submit("a", func(context.Context) (int, error) { panic(c.value) })
+					res := h.Wait()
+					assert.Equal(t, groupconc.StatusFailed, res.Status)
+					var pe *groupconc.PanicError
+					require.ErrorAs(t, res.Err, &pe)
+					assert.Contains(t, string(pe.Stack), "panic", "the stack is kept")
+					assert.Contains(t, string(pe.Stack), "Test", "the stack shows the panicking function")
+					c.check(t, pe, res.Err)
+					synctest.Wait()
+					require.NoError(t, r.e.Quiescent())
+					r.finish()
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 func TestWholeGroupPanickingDoesNotStrandQueuedTasks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(3))
-		gate := make(chan struct{})
-		var hs []*groupconc.TaskHandle[int]
-		for range 8 {
-			hs = append(hs, r.submit("a", func(context.Context) (int, error) { <-gate; panic("all of them") }))
-		}
-		synctest.Wait()
-		require.Equal(t, 2, r.countStarted(hs...))
-		close(gate)
-		synctest.Wait()
-		for _, h := range hs {
-			assert.Equal(t, groupconc.StatusFailed, h.Wait().Status)
-			assert.True(t, r.started(h), "every queued task still ran")
-		}
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(3))
+			gate := make(chan struct{})
+			var hs []*groupconc.TaskHandle[int]
+			for range 8 {
+				hs = append(hs, r.submit("a", func(context.Context) (int, error) { <-gate; panic("all of them") }))
+			}
+			synctest.Wait()
+			require.Equal(t, 2, r.countStarted(hs...))
+			close(gate)
+			synctest.Wait()
+			for _, h := range hs {
+				assert.Equal(t, groupconc.StatusFailed, h.Wait().Status)
+				assert.True(t, r.started(h), "every queued task still ran")
+			}
+			r.finish()
+		})
 	})
 }
 
 // Runtime.Goexit in the function (t.FailNow, gomock) becomes FAILED;
 // the handle, the queue behind it and Shutdown never hang.
 func TestGoexitBecomesFailedAndDoesNotHang(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1))
-		h := r.submit("a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
-		next := r.submit("a", succeed)
-		ctx, cancel := context.WithTimeout(r.ctx, time.Second)
-		defer cancel()
-		res, err := h.Await(ctx)
-		require.NoError(t, err, "I7: Await must return the result, not time out")
-		assert.Equal(t, groupconc.StatusFailed, res.Status)
-		var pe *groupconc.PanicError
-		require.ErrorAs(t, res.Err, &pe)
-		assert.Contains(t, res.Err.Error(), "Goexit")
-		assert.Equal(t, groupconc.StatusSuccess, next.Wait().Status, "the task queued behind it runs")
-		synctest.Wait()
-		require.NoError(t, r.e.Quiescent())
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1))
+			h := r.submit("a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
+			next := r.submit("a", succeed)
+			ctx, cancel := context.WithTimeout(r.ctx, time.Second)
+			defer cancel()
+			res, err := h.Await(ctx)
+			require.NoError(t, err, "I7: Await must return the result, not time out")
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			require.ErrorAs(t, res.Err, &pe)
+			assert.Contains(t, res.Err.Error(), "Goexit")
+			assert.Equal(t, groupconc.StatusSuccess, next.Wait().Status, "the task queued behind it runs")
+			synctest.Wait()
+			require.NoError(t, r.e.Quiescent())
+			r.finish()
+		})
 	})
 }
 
@@ -561,45 +570,49 @@ func TestGoexitBecomesFailedAndDoesNotHang(t *testing.T) {
 // end by its deadline: Await returns DeadlineExceeded after exactly that
 // long, and then both finish. Without a deadline, Close resolves both.
 func TestNestedAwaitOnSaturatedGroupEndsByDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1))
-		var child *groupconc.TaskHandle[int]
-		var waited time.Duration
-		parent := r.submit("a", func(ctx context.Context) (int, error) {
-			child = r.submit("a", succeed)
-			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			start := time.Now()
-			_, err := child.Await(actx)
-			waited = time.Since(start)
-			return 0, err
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1))
+			var child *groupconc.TaskHandle[int]
+			var waited time.Duration
+			parent := r.submit("a", func(ctx context.Context) (int, error) {
+				child = r.submit("a", succeed)
+				actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				start := time.Now()
+				_, err := child.Await(actx)
+				waited = time.Since(start)
+				return 0, err
+			})
+			res := parent.Wait()
+			assert.Equal(t, 5*time.Second, waited)
+			assert.Equal(t, groupconc.StatusFailed, res.Status, "the parent's own context is not done: its DeadlineExceeded is a failure")
+			assert.ErrorIs(t, res.Err, context.DeadlineExceeded)
+			assert.Equal(t, groupconc.StatusSuccess, child.Wait().Status, "the child runs once the parent lets go")
+			r.finish()
 		})
-		res := parent.Wait()
-		assert.Equal(t, 5*time.Second, waited)
-		assert.Equal(t, groupconc.StatusFailed, res.Status, "the parent's own context is not done: its DeadlineExceeded is a failure")
-		assert.ErrorIs(t, res.Err, context.DeadlineExceeded)
-		assert.Equal(t, groupconc.StatusSuccess, child.Wait().Status, "the child runs once the parent lets go")
-		r.finish()
 	})
 }
 
 func TestNestedWaitWithoutDeadlineIsResolvedByClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1))
-		childCh := make(chan *groupconc.TaskHandle[int], 1)
-		parent := r.submit("a", func(ctx context.Context) (int, error) {
-			child := r.submit("a", succeed)
-			childCh <- child
-			return child.Wait().Value, nil
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1))
+			childCh := make(chan *groupconc.TaskHandle[int], 1)
+			parent := r.submit("a", func(ctx context.Context) (int, error) {
+				child := r.submit("a", succeed)
+				childCh <- child
+				return child.Wait().Value, nil
+			})
+			child := <-childCh
+			time.Sleep(time.Hour)
+			synctest.Wait()
+			require.False(t, parent.IsDone(), "self-deadlock, as documented")
+			require.NoError(t, r.e.Close())
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, child.Wait().Status)
+			assert.Equal(t, groupconc.StatusSuccess, parent.Wait().Status)
+			r.finish()
 		})
-		child := <-childCh
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		require.False(t, parent.IsDone(), "self-deadlock, as documented")
-		require.NoError(t, r.e.Close())
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, child.Wait().Status)
-		assert.Equal(t, groupconc.StatusSuccess, parent.Wait().Status)
-		r.finish()
 	})
 }

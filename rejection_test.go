@@ -184,30 +184,32 @@ func TestCancelledWaitersGiveBackTheirQueueSlots(t *testing.T) {
 // releases no permit, and it is counted in no running stat. After Shutdown
 // has begun there is no caller-runs: Submit returns ErrClosed.
 func TestCallerRunsPanicStaysOnTheTask(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newEnv(t, builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).RejectionPolicy(groupconc.RejectCallerRuns))
-		gate, crGate := make(chan struct{}), make(chan struct{})
-		r.submit("a", block(gate))
-		synctest.Wait()
-		var h *groupconc.TaskHandle[int]
-		assert.NotPanics(t, func() {
-			h = r.submit("a", func(context.Context) (int, error) { <-crGate; panic("caller-runs boom") })
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newEnv(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).RejectionPolicy(groupconc.RejectCallerRuns))
+			gate, crGate := make(chan struct{}), make(chan struct{})
+			r.submit("a", block(gate))
+			synctest.Wait()
+			var h *groupconc.TaskHandle[int]
+			assert.NotPanics(t, func() {
+				h = r.submit("a", func(context.Context) (int, error) { <-crGate; panic("caller-runs boom") })
+			})
+			synctest.Wait()
+			assert.True(t, r.started(h), "caller-runs runs it at once")
+			assert.EqualValues(t, 1, r.o.gauges.outside.cur.Load(), "it runs outside the permits")
+			gs, _ := r.e.GroupStats("a")
+			assert.Equal(t, 1, gs.Running, "and is not counted running")
+			assert.Equal(t, 0, gs.Waiting)
+			close(crGate)
+			res := h.Wait()
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			require.ErrorAs(t, res.Err, &pe)
+			assert.Equal(t, "caller-runs boom", pe.Value)
+			close(gate)
+			r.finish()
+			assert.EqualValues(t, 1, r.o.groupMax("a"), "the permitted gauge never saw the caller-runs task")
 		})
-		synctest.Wait()
-		assert.True(t, r.started(h), "caller-runs runs it at once")
-		assert.EqualValues(t, 1, r.o.gauges.outside.cur.Load(), "it runs outside the permits")
-		gs, _ := r.e.GroupStats("a")
-		assert.Equal(t, 1, gs.Running, "and is not counted running")
-		assert.Equal(t, 0, gs.Waiting)
-		close(crGate)
-		res := h.Wait()
-		assert.Equal(t, groupconc.StatusFailed, res.Status)
-		var pe *groupconc.PanicError
-		require.ErrorAs(t, res.Err, &pe)
-		assert.Equal(t, "caller-runs boom", pe.Value)
-		close(gate)
-		r.finish()
-		assert.EqualValues(t, 1, r.o.groupMax("a"), "the permitted gauge never saw the caller-runs task")
 	})
 }
 
@@ -215,80 +217,86 @@ func TestCallerRunsPanicStaysOnTheTask(t *testing.T) {
 // blocks until its context ends: no deadlock, no escaped panic, Close still
 // returns, and the executor keeps working.
 func TestRejectionHandlerThatResubmits(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var r *env
-		var depth atomic.Int32
-		b := builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
-			RejectionHandler(func(ctx context.Context, rj *groupconc.Rejection) (any, error) {
-				key := "overflow"
-				if depth.Add(1) <= 3 {
-					key = rj.GroupKey // re-enter the same saturated group: rejected again
-				}
-				h, err := oracleSubmit(r.o, ctx, r.e, key, rj.TaskID+"+", succeed)
-				if err != nil {
-					return nil, err
-				}
-				res, err := h.Await(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return res.Value, res.Err
-			})
-		r = newEnv(t, b)
-		r.o.handler = true
-		gate := make(chan struct{})
-		r.submit("a", block(gate))
-		synctest.Wait()
-		h := r.submit("a", succeed)
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "the handler's re-submission ran in the overflow group")
-		close(gate)
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			var r *env
+			var depth atomic.Int32
+			b := builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
+				RejectionHandler(func(ctx context.Context, rj *groupconc.Rejection) (any, error) {
+					key := "overflow"
+					if depth.Add(1) <= 3 {
+						key = rj.GroupKey // re-enter the same saturated group: rejected again
+					}
+					h, err := oracleSubmit(r.o, ctx, r.e, key, rj.TaskID+"+", succeed)
+					if err != nil {
+						return nil, err
+					}
+					res, err := h.Await(ctx)
+					if err != nil {
+						return nil, err
+					}
+					return res.Value, res.Err
+				})
+			r = newEnv(t, b)
+			r.o.handler = true
+			gate := make(chan struct{})
+			r.submit("a", block(gate))
+			synctest.Wait()
+			h := r.submit("a", succeed)
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, "the handler's re-submission ran in the overflow group")
+			close(gate)
+			r.finish()
+		})
 	})
 }
 
 func TestRejectionHandlerThatPanics(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
-			RejectionHandler(func(context.Context, *groupconc.Rejection) (any, error) { panic("handler boom") })
-		r := newEnv(t, b)
-		r.o.handler = true
-		gate := make(chan struct{})
-		r.submit("a", block(gate))
-		synctest.Wait()
-		h := r.submit("a", succeed)
-		res := h.Wait()
-		assert.Equal(t, groupconc.StatusFailed, res.Status)
-		var pe *groupconc.PanicError
-		require.ErrorAs(t, res.Err, &pe)
-		assert.Equal(t, "handler boom", pe.Value)
-		close(gate)
-		synctest.Wait()
-		assert.Equal(t, groupconc.StatusSuccess, r.submit("a", succeed).Wait().Status, "the executor still works")
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			b := builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
+				RejectionHandler(func(context.Context, *groupconc.Rejection) (any, error) { panic("handler boom") })
+			r := newEnv(t, b)
+			r.o.handler = true
+			gate := make(chan struct{})
+			r.submit("a", block(gate))
+			synctest.Wait()
+			h := r.submit("a", succeed)
+			res := h.Wait()
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			require.ErrorAs(t, res.Err, &pe)
+			assert.Equal(t, "handler boom", pe.Value)
+			close(gate)
+			synctest.Wait()
+			assert.Equal(t, groupconc.StatusSuccess, r.submit("a", succeed).Wait().Status, "the executor still works")
+			r.finish()
+		})
 	})
 }
 
 func TestRejectionHandlerThatBlocksDoesNotBlockClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
-			RejectionHandler(func(ctx context.Context, _ *groupconc.Rejection) (any, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})
-		r := newEnv(t, b)
-		r.o.handler = true
-		gate := make(chan struct{})
-		r.submit("a", blockCtx(gate))
-		h := r.submit("a", succeed)
-		synctest.Wait()
-		require.False(t, h.IsDone(), "the handler blocks")
-		start := time.Now()
-		require.NoError(t, r.e.Close())
-		assert.Zero(t, time.Since(start), "Close returns at once")
-		res := h.Wait()
-		assert.Equal(t, groupconc.StatusCancelled, res.Status, "the handler returned its context's error")
-		r.finish()
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			b := builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
+				RejectionHandler(func(ctx context.Context, _ *groupconc.Rejection) (any, error) {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				})
+			r := newEnv(t, b)
+			r.o.handler = true
+			gate := make(chan struct{})
+			r.submit("a", blockCtx(gate))
+			h := r.submit("a", succeed)
+			synctest.Wait()
+			require.False(t, h.IsDone(), "the handler blocks")
+			start := time.Now()
+			require.NoError(t, r.e.Close())
+			assert.Zero(t, time.Since(start), "Close returns at once")
+			res := h.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, res.Status, "the handler returned its context's error")
+			r.finish()
+		})
 	})
 }
 

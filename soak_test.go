@@ -1,12 +1,12 @@
 package groupconc_test
 
 // The soak test (RELIABILITY §4.2 item 8): many tasks with mixed outcomes,
-// from many submitters, over many groups, with eviction and group-shutdown
-// churn, in real time, and the oracle checked at the end. By default it runs
-// at a small size that takes a few seconds under -race; -soak runs the full
-// size:
+// from many submitters, over many groups, with eviction, group-shutdown and
+// UpdatePolicy churn, in real time, in both isolation modes, and the oracle
+// checked at the end. By default it runs at a small size that takes a few
+// seconds under -race; -soak runs the full size:
 //
-//	go test -run TestSoak -soak -timeout 30m .
+//	go test -count=1 -run '^TestSoak' . -args -soak
 
 import (
 	"context"
@@ -40,6 +40,44 @@ const (
 )
 
 func TestSoakMixedOutcomesWithChurn(t *testing.T) {
+	forEachMode(t, soakMixedOutcomesWithChurn)
+}
+
+// soakPolicies are the policies the soak's executor moves between with
+// UpdatePolicy: each limit lowered and raised, layers going from Unlimited
+// to a limit and back, and an idle TTL switched on and off. The global
+// queue threshold stays Unlimited under fair share, as Build requires.
+func soakPolicies(t *testing.T, mode groupconc.IsolationMode, listener groupconc.TaskLifecycleListener, handler groupconc.RejectionHandler) []*groupconc.GroupPolicy {
+	u := groupconc.Unlimited
+	fair := mode == groupconc.IsolationFairShare
+	gq := func(n int) int {
+		if fair {
+			return u
+		}
+		return n
+	}
+	var ps []*groupconc.GroupPolicy
+	for i, l := range []struct {
+		global, globalQueue, conc, inFlight, queue, weight int
+		idle                                               time.Duration
+	}{
+		{64, 512, 2, 4, 6, 1, 0}, // the first: the executor starts with it
+		{32, 128, 1, 2, 3, 2, 0},
+		{96, u, 3, u, 8, 3, 20 * time.Millisecond},
+		{48, 256, 2, 3, u, 1, 0},
+	} {
+		b := builder().Isolation(mode).GlobalMaxInFlight(l.global).GlobalQueueThreshold(gq(l.globalQueue)).
+			DefaultMaxConcurrencyPerGroup(l.conc).DefaultMaxInFlightPerGroup(l.inFlight).DefaultQueueThresholdPerGroup(l.queue).
+			IdleGroupTTL(l.idle).RejectionHandler(handler).TaskLifecycleListener(listener)
+		if fair && i > 0 {
+			b.DefaultWeightPerGroup(l.weight).PerGroupWeight(map[string]int{"g0": 4})
+		}
+		ps = append(ps, mustBuild(t, b))
+	}
+	return ps
+}
+
+func soakMixedOutcomesWithChurn(t *testing.T, mode groupconc.IsolationMode) {
 	total, groups, submitters := 20_000, 100, 16
 	if *soak {
 		total, groups = 1_000_000, 1_000
@@ -61,11 +99,8 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 		}
 		return -1, nil
 	}
-	p, err := builder().GlobalMaxInFlight(64).GlobalQueueThreshold(512).
-		DefaultMaxConcurrencyPerGroup(2).DefaultMaxInFlightPerGroup(4).DefaultQueueThresholdPerGroup(6).
-		RejectionHandler(handler).TaskLifecycleListener(o.rec).Build()
-	require.NoError(t, err)
-	e := groupconc.New(p)
+	policies := soakPolicies(t, mode, o.rec, handler)
+	e := groupconc.New(policies[0])
 
 	keys := make([]string, groups)
 	for i := range keys {
@@ -74,12 +109,19 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 	// Groups with index%4 == 0 are never evicted, so their per-group limit
 	// is checked; the others' gauges are keyed "#churn" and not checked
 	// (after an eviction the old and new states may overlap, as documented).
+	// The policy changes while tasks start, so the caps checked are the
+	// largest any of the policies sets (FuzzOps checks the drain exactly).
 	protected := func(i int) bool { return i%4 == 0 }
-	lim := oracleLimits{global: 64, group: func(k string) int {
+	var globalCap, groupCap int
+	for _, p := range policies {
+		globalCap = max(globalCap, p.GlobalMaxInFlight())
+		groupCap = max(groupCap, min(p.ResolveConcurrency("g0"), p.ResolveMaxInFlight("g0")))
+	}
+	lim := oracleLimits{global: globalCap, group: func(k string) int {
 		if strings.HasSuffix(k, "#churn") {
 			return groupconc.Unlimited
 		}
-		return 2
+		return groupCap
 	}}
 
 	var (
@@ -87,6 +129,7 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 		probes   []func() error
 		evicted  atomic.Int64
 		stopped  atomic.Int64
+		updated  atomic.Int64
 		bad      atomic.Int64
 	)
 	badf := func(format string, args ...any) {
@@ -192,6 +235,12 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 					e.ShutdownGroup(keys[(n/499)%groups])
 					stopped.Add(1)
 				}
+				if n%1499 == 0 {
+					if err := e.UpdatePolicy(policies[(n/1499)%len(policies)]); err != nil {
+						badf("UpdatePolicy: %v", err)
+					}
+					updated.Add(1)
+				}
 				if len(ring) == cap(ring) {
 					check(ring[0])
 					ring = append(ring[:0], ring[1:]...)
@@ -219,10 +268,10 @@ func TestSoakMixedOutcomesWithChurn(t *testing.T) {
 	for i, probe := range probes {
 		assert.NoError(t, probe(), "I2: evicted group state %d", i)
 	}
-	assert.LessOrEqual(t, o.globalMax(), int64(64))
+	assert.LessOrEqual(t, o.globalMax(), int64(globalCap))
 	s := e.Stats()
-	t.Logf("%d tasks over %d groups from %d submitters in %v (%v submitting; %.0f tasks/s): %d evictions, %d group shutdowns; succeeded %d, failed %d, cancelled %d, rejected %d; max running %d global, %d outside permits",
-		s.Submitted, groups, submitters, elapsed.Round(time.Millisecond), submitted.Round(time.Millisecond), float64(s.Submitted)/elapsed.Seconds(),
-		evicted.Load(), stopped.Load(), s.Succeeded, s.Failed, s.Cancelled, s.Rejected, o.globalMax(), o.gauges.outside.max.Load())
+	t.Logf("%v: %d tasks over %d groups from %d submitters in %v (%v submitting; %.0f tasks/s): %d evictions, %d group shutdowns, %d policy updates; succeeded %d, failed %d, cancelled %d, rejected %d; max running %d global, %d outside permits",
+		mode, s.Submitted, groups, submitters, elapsed.Round(time.Millisecond), submitted.Round(time.Millisecond), float64(s.Submitted)/elapsed.Seconds(),
+		evicted.Load(), stopped.Load(), updated.Load(), s.Succeeded, s.Failed, s.Cancelled, s.Rejected, o.globalMax(), o.gauges.outside.max.Load())
 	assert.EqualValues(t, perSubmitter*submitters, s.Submitted)
 }

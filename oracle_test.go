@@ -1111,7 +1111,7 @@ func TestOracleLiveAllowsOnlyTheDrainOfALoweredLimit(t *testing.T) {
 	for _, exit := range exits {
 		exit()
 	}
-	exits = start(l, 2)
+	start(l, 2)
 	f = &oracleFakeTB{}
 	assert.False(t, l.check(f), "2 running under concurrency 1, with nothing left from before it was lowered, must be flagged")
 	assert.Equal(t, 1, l.allowed("a"))

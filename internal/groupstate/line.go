@@ -36,6 +36,7 @@ type line[T any] struct {
 // that runs it, so the two sides do not write to one line
 // (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
 type permits struct {
+	_     [64]byte // off the line of the fields both sides read
 	taken atomic.Int64
 	_     [56]byte
 	given atomic.Int64

@@ -125,7 +125,7 @@ func TestFairShareGivesEachFreedGlobalPermitToTheFewestRunningPerWeightThenTheOl
 			for _, key := range []string{"a", "b", "c"} {
 				id := fmt.Sprint(key, i)
 				submit(t, t.Context(), e, key, id, starts.task(id, newGatedTask(t, i)))
-				time.Sleep(time.Millisecond) // each head older than the next
+				time.Sleep(time.Millisecond) // fake clock: each head older than the next
 			}
 		}
 		synctest.Wait()
@@ -164,7 +164,7 @@ func TestFairShareBreaksTiesByTheTimeWaitedInTheGlobalLineNotSinceSubmit(t *test
 			tasks[id] = newGatedTask(t, 0)
 			submit(t, t.Context(), e, key, id, starts.task(id, tasks[id]))
 			synctest.Wait()
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: the next task joins later
 		}
 		submit("y", "y0") // runs, holding the one global permit
 		submit("a", "a0") // holds a's concurrency permit, joins the global line 1st

@@ -193,7 +193,7 @@ func TestHandleDoneClosesOnCompletionAndEveryWaiterSeesOneResult(t *testing.T) {
 		assert.Empty(t, results, "a waiter returned before completion")
 
 		start := time.Now()
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // fake clock: the task runs for a second
 		close(gate)
 		<-h.Done()
 		assert.True(t, h.IsDone())

@@ -79,7 +79,7 @@ func gatedWork(gate <-chan struct{}, work time.Duration, v int, gauges ...*gauge
 		}()
 		<-gate
 		if work > 0 {
-			time.Sleep(work)
+			time.Sleep(work) // fake clock: the bubble's
 		}
 		return v, nil
 	}
@@ -122,7 +122,7 @@ func neverRuns(ran *atomic.Bool) groupconc.Task[int] {
 // is closed too, as the context.Context contract requires once Err is set.
 func pollDone(ctx context.Context) (doneClosed bool) {
 	for ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // fake clock: the bubble's
 	}
 	select {
 	case <-ctx.Done():

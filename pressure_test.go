@@ -71,7 +71,7 @@ func TestPressureWarnsAboutAnOldBacklogExactlyWhenItReachesTheAge(t *testing.T) 
 		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
 		time.Sleep(4*time.Second - time.Nanosecond) // fake clock
 		assert.Empty(t, w.all())
-		time.Sleep(time.Nanosecond)
+		time.Sleep(time.Nanosecond) // fake clock: the age is reached
 		synctest.Wait()
 		got := w.all()
 		require.Len(t, got, 1)
@@ -90,7 +90,7 @@ func TestPressureStillWarnsAboutAStuckGroupThatReceivesNothingNew(t *testing.T) 
 		e, w, gate := newWarningExecutor(t, groupconc.PressureConfig{BacklogAge: 4 * time.Second})
 		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
 		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for t=4s
-		time.Sleep(time.Second)
+		time.Sleep(time.Second)                                            // fake clock
 		submit(t, context.Background(), e, "b", "running", gated(gate, 0))
 		submit(t, context.Background(), e, "b", "waiting", gated(gate, 0)) // waits from t=1s; the armed timer is a's
 		time.Sleep(5 * time.Second)                                        // fake clock: to t=6s, 1.5×age after b began
@@ -116,7 +116,7 @@ func TestPressureCooldownCountsTheTriggersItHoldsBack(t *testing.T) {
 		submit(t, context.Background(), e, "a", "w2", gated(gate, 0)) // held back
 		submit(t, context.Background(), e, "a", "w3", gated(gate, 0)) // held back
 		require.Len(t, w.all(), 1)
-		time.Sleep(10 * time.Second)
+		time.Sleep(10 * time.Second) // fake clock: the cooldown passes
 		submit(t, context.Background(), e, "a", "w4", gated(gate, 0))
 		got := w.all()
 		require.Len(t, got, 2)

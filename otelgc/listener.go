@@ -24,7 +24,7 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
 		return
 	}
-	s, _ := l.m.labels.series(groupKey)
+	s, _ := l.m.labels.Series(groupKey)
 	ctx := context.Background()
 	l.m.wait.Record(ctx, r.QueueWait().Seconds(), s.record...)
 	l.m.run.Record(ctx, r.Duration().Seconds(), s.record...)
@@ -33,7 +33,7 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 // OnRejected counts a rejection by its reason; a reason other than the two
 // queue thresholds' (none is sent today) is counted as Other.
 func (l listener) OnRejected(groupKey, _, reason string) {
-	s, _ := l.m.labels.series(groupKey)
+	s, _ := l.m.labels.Series(groupKey)
 	opts := s.rejectedGlobal
 	switch reason {
 	case groupconc.ReasonGlobalQueueFull:

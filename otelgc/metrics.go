@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/grouplabel"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -68,7 +69,7 @@ type Options struct {
 type Metrics struct {
 	meter  metric.Meter
 	base   []attribute.KeyValue // the executor name, if set
-	labels *labels[*series]
+	labels *grouplabel.Set[*series]
 
 	// Observable instruments, read by the callback Observe registers.
 	tasks, groups, inFlight, inFlightLimit metric.Int64ObservableUpDownCounter
@@ -151,7 +152,7 @@ func New(o Options) (*Metrics, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	m.labels = newLabels(o, m.newSeries)
+	m.labels = grouplabel.New(o.GroupClass, o.GroupAllowlist, o.MaxGroupValues, m.newSeries)
 	return m, nil
 }
 

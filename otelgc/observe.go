@@ -63,7 +63,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		o.ObserveInt64(m.completed, int64(n), metric.WithAttributeSet(m.attrs("", AttrTaskStatus.String(statuses[i]))))
 	}
 
-	if !m.labels.enabled {
+	if !m.labels.Enabled() {
 		// The executor's own totals, which also count tasks of evicted
 		// groups still finishing; only the oldest wait needs the groups.
 		var oldest time.Duration
@@ -77,7 +77,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 	// is left, so that a value's series do not come and go with its groups.
 	aggs := make(map[string]*groupAgg)
 	for g := range e.AllGroupStats() {
-		_, v := m.labels.series(g.GroupKey)
+		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
 			a = &groupAgg{}
@@ -88,7 +88,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		a.groups++
 		a.oldestWait = max(a.oldestWait, g.OldestWait)
 	}
-	m.labels.each(func(v string, _ *series) {
+	m.labels.Each(func(v string, _ *series) {
 		var a groupAgg
 		if p := aggs[v]; p != nil {
 			a = *p

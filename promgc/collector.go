@@ -79,7 +79,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	if m.listening.Load() {
-		m.labels.each(func(_ string, s *series) {
+		m.labels.Each(func(_ string, s *series) {
 			s.durations.collect(ch, m.wait, m.run, s.labelValues)
 		})
 		m.rejected.Collect(ch)
@@ -93,7 +93,7 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 	m := c.m
 	aggs := make(map[string]*groupAgg)
 	for g := range c.e.AllGroupStats() {
-		_, v := m.labels.series(g.GroupKey)
+		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
 			a = &groupAgg{}
@@ -104,7 +104,7 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 		a.groups++
 		a.oldestWait = max(a.oldestWait, g.OldestWait)
 	}
-	m.labels.each(func(v string, _ *series) {
+	m.labels.Each(func(v string, _ *series) {
 		a := aggs[v]
 		if a == nil {
 			a = &groupAgg{}

@@ -22,14 +22,14 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
 		return
 	}
-	s, _ := l.m.labels.series(groupKey)
+	s, _ := l.m.labels.Series(groupKey)
 	s.durations.observe(r.QueueWait(), r.Duration())
 }
 
 // OnRejected counts a rejection by its reason; a reason other than the two
 // queue thresholds' (none is sent today) is counted as Other.
 func (l listener) OnRejected(groupKey, _, reason string) {
-	s, _ := l.m.labels.series(groupKey)
+	s, _ := l.m.labels.Series(groupKey)
 	switch reason {
 	case groupconc.ReasonGlobalQueueFull:
 		s.rejectedGlobal.Inc()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/grouplabel"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -51,7 +52,7 @@ type Options struct {
 // is not usable; a Metrics is safe for concurrent use and starts no
 // goroutine.
 type Metrics struct {
-	labels      *labels[*series]
+	labels      *grouplabel.Set[*series]
 	constLabels prometheus.Labels
 	groupLabel  []string // {"group"} when the group label is on, else nil
 
@@ -112,7 +113,7 @@ func New(o Options) (*Metrics, error) {
 		Help:        "Tasks a queue threshold turned away, by reason, whatever the rejection policy then did with them.",
 		ConstLabels: m.constLabels,
 	}, append([]string{"reason"}, m.groupLabel...))
-	m.labels = newLabels(o, m.newSeries)
+	m.labels = grouplabel.New(o.GroupClass, o.GroupAllowlist, o.MaxGroupValues, m.newSeries)
 	return m, nil
 }
 

@@ -46,7 +46,7 @@ func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
 
 // Held reports the global permits held and the global queue slots taken.
 func (gl *Global[T]) Held() (inFlight, slots int) {
-	return int(gl.heldCount().load()), int(gl.queue.held.load())
+	return int(gl.heldCount().load()), int(gl.queue.held.Load())
 }
 
 func (gl *Global[T]) heldCount() *permits {

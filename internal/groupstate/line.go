@@ -282,12 +282,12 @@ func (w *waiter[T]) leave() bool {
 	return true
 }
 
-// slots bounds how many tasks may wait: queue slots taken against a limit
-// that may change. They are only ever tried, never waited on, so "is a slot
-// free" is exact. A lowered limit takes no slot back.
+// slots bounds how many tasks may wait: a count of slots taken against a
+// limit that may change. It is only ever tried, never waited on, so "is a
+// slot free" is exact. A lowered limit takes no slot back.
 type slots struct {
 	limit atomic.Int64
-	held  permits
+	held  atomic.Int64
 }
 
 func newSlots(limit int) *slots {
@@ -296,6 +296,16 @@ func newSlots(limit int) *slots {
 	return s
 }
 
-func (s *slots) take() bool { return s.held.take(s.limit.Load()) }
+func (s *slots) take() bool {
+	for {
+		h := s.held.Load()
+		if h >= s.limit.Load() {
+			return false
+		}
+		if s.held.CompareAndSwap(h, h+1) {
+			return true
+		}
+	}
+}
 
-func (s *slots) give() { s.held.give(1) }
+func (s *slots) give() { s.held.Add(-1) }

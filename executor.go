@@ -59,10 +59,10 @@ type GroupExecutor struct {
 	pressure  pressure
 	global    *groupstate.Global[task]
 	groups    *groupstate.Registry[task]
+	epoch     time.Time               // when New made e; see clock. Read per task: kept off the lines tasks write
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
-	epoch     time.Time               // when New made e; see clock
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 

@@ -20,16 +20,17 @@ OUT=${OUT:-results.txt} # *.txt here is git-ignored
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
 peers=(raw semmap errgroup pond ants conc groupconc groupconc-fair groupconc-user)
-workloads=(W1Unlimited W2Groups1000 W3QueuedMemory W4Utilisation W5CrossGroupOrder)
+workloads=(W1Unlimited W2Groups1000 W3HotGroup W3QueuedMemory W4Utilisation W5CrossGroupOrder)
 declare -A benchtime=(
 	[W1Unlimited]=1s        # batches of 1 000 trivial tasks
 	[W2Groups1000]=1s       # batches of 4 000 trivial tasks
+	[W3HotGroup]=1s         # batches of 100 000 queued trivial tasks
 	[W3QueuedMemory]=2x     # 100 000 queued tasks per iteration
 	[W4Utilisation]=20x     # 4 000 tasks of 1 ms per iteration
 	[W5CrossGroupOrder]=20x # 1 001 tasks per iteration
 )
 if [[ ${QUICK:-} == 1 ]]; then # a smoke test of the script, not a measurement
-	benchtime=([W1Unlimited]=50ms [W2Groups1000]=50ms [W3QueuedMemory]=1x [W4Utilisation]=2x [W5CrossGroupOrder]=2x)
+	benchtime=([W1Unlimited]=50ms [W2Groups1000]=50ms [W3HotGroup]=50ms [W3QueuedMemory]=1x [W4Utilisation]=2x [W5CrossGroupOrder]=2x)
 fi
 
 start=$(date +%s)

@@ -111,6 +111,15 @@ func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
 }
 
+// BenchmarkW3HotGroup submits batches of 100 000 trivial tasks at once to
+// one group of limit 1, waiting for each batch: the cost per task of a hot
+// group whose tasks queue behind each other.
+func BenchmarkW3HotGroup(b *testing.B) {
+	forEachPeer(b, Config{PerGroup: 1, Queue: true}, func(b *testing.B, r Runner) {
+		benchThroughput(b, r, []string{"g"}, w3Tasks)
+	})
+}
+
 // BenchmarkW3QueuedMemory submits 100 000 tasks at once to one group of
 // limit 1 whose first task blocks, and reports the memory each waiting task
 // holds: the growth of HeapInuse+StackInuse, after a GC, per queued task.

@@ -10,6 +10,9 @@ import "time"
 // step of the system clock since New.
 func (e *GroupExecutor) clock() int64 { return int64(time.Since(e.epoch)) }
 
+// noTime stands for a clock reading not taken.
+const noTime int64 = -1
+
 // since returns the time elapsed since t was submitted, as an offset from
 // its Submitted.
 func (t *task) since() int64 { return t.exec.clock() - t.permits.Submitted() }

@@ -52,8 +52,10 @@ type GroupResult[T any] struct {
 	Value     T         // set on StatusSuccess
 	Err       error     // set on Failed, Cancelled, Rejected
 	Submitted time.Time // when Submit accepted it
-	Start     time.Time // when it held all its permits (== End if it never ran)
-	End       time.Time
+	// Start is when it held all its permits: End if it never ran, and the
+	// End of the task that handed it its last permit, if that task ran.
+	Start time.Time
+	End   time.Time
 }
 
 // Duration returns End - Start: how long the task ran, without its wait.

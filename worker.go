@@ -54,11 +54,11 @@ func (e *GroupExecutor) work(t *task, start int64) {
 // resume is the body of a goroutine started for a task handed a permit
 // where no goroutine was free to carry it on (handOffSpawn).
 func (e *GroupExecutor) resume(t *task) {
-	switch s, start := e.carryOn(t); s {
+	switch s, start := e.carryOn(t, noTime); s {
 	case stepRun:
 		e.work(t, start)
 	case stepEnded:
-		e.work(e.handOn(&t.permits, handOffInline))
+		e.work(e.handOn(&t.permits, handOffInline, noTime))
 	}
 }
 
@@ -68,13 +68,13 @@ func (e *GroupExecutor) endCancelled(t *task) {
 	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
 	defer func() {
 		if how == handOffSpawn {
-			e.end(t, how)
+			e.end(t, how, noTime)
 		}
 	}()
 	o := cancelledOutcome(t)
 	e.finish(t, &o)
 	how = handOffInline
-	e.work(e.end(t, how))
+	e.work(e.end(t, how, noTime))
 }
 
 // endAllCancelled ends tasks a group sweep took out of their lines.
@@ -88,12 +88,13 @@ func (e *GroupExecutor) endAllCancelled(swept []*task) {
 // task to run next on this goroutine, if any.
 func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int64) {
 	how := handOffSpawn // until t ended normally: runtime.Goexit may be unwinding
-	defer func() { next, nextStart = e.end(t, how) }()
+	ended := noTime
+	defer func() { next, nextStart = e.end(t, how, ended) }()
 	switch {
 	case t.reason() != "":
 		// Whoever waits for the permits t gave back need not wait for the
 		// rejection handler.
-		e.handOn(&t.permits, handOffSpawn)
+		e.handOn(&t.permits, handOffSpawn, noTime)
 		e.runRejected(t)
 	case e.cancelledBeforeRun(t):
 		// A context that ended while the last permit was granted still
@@ -101,21 +102,24 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
 	default:
-		e.run(t, start)
+		ended = e.run(t, start)
 	}
 	how = handOffInline
 	return nil, 0
 }
 
 // run calls t's function, which holds its permits since start (or none,
-// under caller-runs), and finishes t with what it returned. A panic is
-// FAILED; so is runtime.Goexit, which finishes t as it unwinds.
-func (e *GroupExecutor) run(t *task, start int64) {
+// under caller-runs), and finishes t with what it returned, at the clock
+// reading it returns. A panic is FAILED; so is runtime.Goexit, which
+// finishes t as it unwinds.
+func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	o.status, o.err = t.body.call(t.context())
-	o.end = t.since()
+	ended = e.clock()
+	o.end = ended - t.permits.Submitted()
+	return ended
 }
 
 // runRejected decides what becomes of a task a queue threshold turned away:
@@ -180,9 +184,10 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 // group (which may then be forgotten as idle), its handle completed FAILED if
 // nothing completed it (runtime.Goexit unwound the goroutine first), its
 // context closed and Shutdown's count left. It then carries on with the
-// tasks its permits went to, as how says, and returns the one to run next
-// on this goroutine, if any.
-func (e *GroupExecutor) end(t *task, how handOff) (next *task, start int64) {
+// tasks its permits went to, as how says (given back at the clock reading
+// ended, or noTime), and returns the one to run next on this goroutine, if
+// any.
+func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, start int64) {
 	t.permits.Release()
 	t.permits.Exit()
 	if t.claim() {
@@ -191,7 +196,7 @@ func (e *GroupExecutor) end(t *task, how handOff) (next *task, start int64) {
 	}
 	t.context().close()
 	e.gate.leave()
-	return e.handOn(&t.permits, how)
+	return e.handOn(&t.permits, how, ended)
 }
 
 // completeClaimed counts t's outcome and completes its handle; the caller

@@ -12,24 +12,26 @@ type Global[T any] struct {
 	queue *slots
 
 	// Counts across all groups, so that Stats reads them without visiting
-	// any group. Each is the difference of two sums that only grow, kept
-	// on cache lines of their own: a task is usually counted in on the
-	// goroutine that submits it and out on the one that runs it.
+	// any group. Each is the difference of two sums that only grow, each
+	// sum on a cache line of its own: a task that waits is counted in as
+	// waiting on the goroutine that submits it, and counted running, out
+	// of waiting and out of running on the one that runs it.
 	_   [64]byte
 	in  globalCounts
-	_   [64]byte
 	out globalCounts
 }
 
 type globalCounts struct {
 	running atomic.Int64 // tasks holding every permit, all groups
+	_       [56]byte
 	waiting atomic.Int64 // tasks that joined a line and do not hold every permit yet
+	_       [56]byte
 }
 
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: newSlots(queueThreshold)}
+	gl := &Global[T]{queue: newWideSlots(queueThreshold)}
 	if fair {
 		gl.fair = newFairLine[T](limit)
 	} else {
@@ -46,7 +48,7 @@ func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
 
 // Held reports the global permits held and the global queue slots taken.
 func (gl *Global[T]) Held() (inFlight, slots int) {
-	return int(gl.heldCount().load()), int(gl.queue.held.Load())
+	return int(gl.heldCount().load()), int(gl.queue.load())
 }
 
 func (gl *Global[T]) heldCount() *permits {

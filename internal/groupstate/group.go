@@ -129,7 +129,7 @@ func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 // Held reports the permits held at the group's layers and the queue slots
 // taken; all are 0 once the group's tasks have ended.
 func (g *Group[T]) Held() (bulkhead, conc, slots int) {
-	return int(g.bulkhead.held.load()), int(g.conc.held.load()), int(g.queue.held.Load())
+	return int(g.bulkhead.held.load()), int(g.conc.held.load()), int(g.queue.load())
 }
 
 // OldestWait returns how long, at now on the clock tasks are stamped with,

@@ -105,7 +105,8 @@ func (r *groupconcUser) Go(group string, t *Task) error {
 			defer r.wg.Done()
 			v, err := t.Ctx(ctx)
 			if err != nil {
-				r.err.CompareAndSwap(nil, &err)
+				first := err // a variable of its own: no allocation unless it fails
+				r.err.CompareAndSwap(nil, &first)
 			}
 			return v, err
 		})

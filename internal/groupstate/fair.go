@@ -2,6 +2,7 @@ package groupstate
 
 import (
 	"container/heap"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -189,6 +190,20 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 	case wasHead:
 		f.fixLocked(g) // a new head: its seq decides ties
 	}
+}
+
+// firstOf returns when g's task at the head of its line was submitted, or
+// math.MaxInt64 if none waits.
+func (f *fairLine[T]) firstOf(g *Group[T]) int64 {
+	if f.waiting.Load() == 0 {
+		return math.MaxInt64
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if w := g.fair.head; w != nil {
+		return w.owner.submitted
+	}
+	return math.MaxInt64
 }
 
 // takeGroup takes every waiter of g out of the line and appends it to ws.

@@ -36,6 +36,7 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 		gl.fair = newFairLine[T](limit)
 	} else {
 		gl.line = newLine[T](limit)
+		gl.line.chained = true
 	}
 	return gl
 }

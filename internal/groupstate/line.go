@@ -1,6 +1,7 @@
 package groupstate
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -25,7 +26,8 @@ type line[T any] struct {
 	mu         sync.Mutex
 	head, tail *waiter[T] // guarded by mu
 
-	fair *fairLine[T] // for the lock of a fair line: whose it is
+	fair    *fairLine[T] // for the lock of a fair line: whose it is
+	chained bool         // the global line under IsolationOff: see Group.ghead
 
 	held permits // may exceed limit while a lowered limit drains
 }
@@ -103,6 +105,9 @@ func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 	}
 	l.tail = w
 	w.line.Store(l)
+	if l.chained {
+		w.owner.group.chainLocked(w.owner, false)
+	}
 	return false
 }
 
@@ -204,6 +209,9 @@ func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
 		}
 		l.head = w
 		w.line.Store(l)
+		if l.chained {
+			w.owner.group.chainLocked(w.owner, true)
+		}
 		l.waiting.Add(1)
 		l.held.give(1)
 	}
@@ -242,7 +250,37 @@ func (l *line[T]) removeLocked(w *waiter[T]) {
 	}
 	w.prev, w.next = nil, nil
 	w.line.Store(nil)
+	if l.chained {
+		w.owner.group.unchainLocked(w.owner)
+	}
 	l.waiting.Add(-1)
+}
+
+// first returns when the task at the head of the line was submitted, or
+// math.MaxInt64 if none waits.
+func (l *line[T]) first() int64 {
+	if l.waiting.Load() == 0 {
+		return math.MaxInt64
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.head == nil {
+		return math.MaxInt64
+	}
+	return l.head.owner.submitted
+}
+
+// firstOf is first for g's tasks in a chained line.
+func (l *line[T]) firstOf(g *Group[T]) int64 {
+	if l.waiting.Load() == 0 {
+		return math.MaxInt64
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g.ghead == nil {
+		return math.MaxInt64
+	}
+	return g.ghead.submitted
 }
 
 // waiter is a task's place in a line. Its zero value is in no line.
@@ -280,62 +318,4 @@ func (w *waiter[T]) leave() bool {
 		l.removeLocked(w)
 	}
 	return true
-}
-
-// slots bounds how many tasks may wait: a count of slots taken against a
-// limit that may change. It is only ever tried, never waited on, so "is a
-// slot free" is exact. A lowered limit takes no slot back.
-//
-// A group's slots are one counter, not a padded permits: every group has
-// one (BenchmarkGroupFootprint: 1 024 B per group, 1 218 B with permits).
-// The global queue's, one per executor and touched by every waiting task,
-// are wide: taken and given on lines of their own, as a layer's permits
-// (BenchmarkW2Groups1000/peer=groupconc-user).
-type slots struct {
-	limit atomic.Int64
-	held  atomic.Int64 // unless wide
-	wide  *permits
-}
-
-func newSlots(limit int) *slots {
-	s := new(slots)
-	s.limit.Store(int64(limit))
-	return s
-}
-
-func newWideSlots(limit int) *slots {
-	s := newSlots(limit)
-	s.wide = new(permits)
-	return s
-}
-
-// load returns the slots taken.
-func (s *slots) load() int64 {
-	if s.wide != nil {
-		return s.wide.load()
-	}
-	return s.held.Load()
-}
-
-func (s *slots) take() bool {
-	if s.wide != nil {
-		return s.wide.take(s.limit.Load())
-	}
-	for {
-		h := s.held.Load()
-		if h >= s.limit.Load() {
-			return false
-		}
-		if s.held.CompareAndSwap(h, h+1) {
-			return true
-		}
-	}
-}
-
-func (s *slots) give() {
-	if s.wide != nil {
-		s.wide.give(1)
-		return
-	}
-	s.held.Add(-1)
 }

@@ -42,7 +42,7 @@ type Permits[T any] struct {
 	w         waiter[T]
 	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
 
-	wprev, wnext *Permits[T] // among the group's waiting tasks; guarded by group.wmu
+	wprev, wnext *Permits[T] // in the group's chain (Group.ghead); guarded by the global line's mu
 }
 
 // init ties p to the layers of group g and to the task that owns it, and
@@ -225,7 +225,7 @@ func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
 func (p *Permits[T]) startWaiting() {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
-		p.group.startWaiting(p)
+		p.group.waiting.Add(1)
 		p.group.global.in.waiting.Add(1)
 	}
 }
@@ -234,7 +234,7 @@ func (p *Permits[T]) startWaiting() {
 func (p *Permits[T]) stopWaiting() {
 	if p.held&countedWaiting != 0 {
 		p.held &^= countedWaiting
-		p.group.stopWaiting(p)
+		p.group.waiting.Add(-1)
 		p.group.global.out.waiting.Add(1)
 	}
 }

@@ -118,3 +118,45 @@ func TestOldestWaitFollowsTheOldestWaitingTask(t *testing.T) {
 	assert.Equal(t, []string{"c"}, f.end(t, a))
 	assert.Zero(t, g.OldestWait(100))
 }
+
+// A group's tasks waiting in the global line, mixed with another group's,
+// and at its own layers: the oldest is found wherever it waits, in both
+// isolation modes.
+func TestOldestWaitLooksInEveryLine(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		t.Run(map[bool]string{false: "off", true: "fair"}[fair], func(t *testing.T) {
+			f := newFixture(t, 1, fair, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+			x, out := f.submit(t, "h", "x") // holds the global permit
+			require.Equal(t, Admitted, out)
+			f.now = 10
+			a, _ := f.submit(t, "g", "a")
+			f.now = 20
+			y, _ := f.submit(t, "k", "y")
+			f.now = 30
+			b, _ := f.submit(t, "g", "b")
+			f.now = 40
+			c, _ := f.submit(t, "g", "c")
+			g, _ := f.r.Lookup("g")
+			h, _ := f.r.Lookup("h")
+			k, _ := f.r.Lookup("k")
+			assert.EqualValues(t, 90, g.OldestWait(100), "a waits since 10")
+			assert.EqualValues(t, 80, k.OldestWait(100), "y waits since 20")
+			assert.Zero(t, h.OldestWait(100))
+
+			require.True(t, b.p.Leave(), "b leaves from the middle of g's tasks")
+			f.end(t, b)
+			assert.EqualValues(t, 90, g.OldestWait(100))
+			require.True(t, a.p.Leave())
+			f.end(t, a) // under fair share, c takes a's concurrency permit and waits on
+			assert.EqualValues(t, 60, g.OldestWait(100), "then c, since 40")
+
+			assert.Equal(t, []string{"y"}, f.end(t, x), "the global permit goes on in order")
+			assert.EqualValues(t, 60, g.OldestWait(100))
+			assert.Zero(t, k.OldestWait(100))
+			assert.Equal(t, []string{"c"}, f.end(t, y))
+			assert.Empty(t, f.end(t, c))
+			assert.Zero(t, g.OldestWait(100))
+			requireQuiet(t, f.gl, g, h, k)
+		})
+	}
+}

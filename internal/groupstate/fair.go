@@ -1,9 +1,7 @@
 package groupstate
 
 import (
-	"container/heap"
 	"math"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -73,7 +71,7 @@ func (f *fairLine[T]) refix(g *Group[T]) {
 
 func (f *fairLine[T]) fixLocked(g *Group[T]) {
 	if i := g.fair.index; i >= 0 {
-		heap.Fix(&f.groups, i)
+		f.groups.fix(i)
 	}
 }
 
@@ -99,7 +97,7 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	q.tail = w
 	w.line.Store(&f.lock)
 	if q.index < 0 {
-		heap.Push(&f.groups, g)
+		f.groups.push(g)
 	}
 	return false
 }
@@ -161,7 +159,7 @@ func (f *fairLine[T]) grantLocked() *waiter[T] {
 // popLocked takes the head of the fairest group out of the line and counts
 // it running; the permit is the caller's to give.
 func (f *fairLine[T]) popLocked() *waiter[T] {
-	g := f.groups[0]
+	g := f.groups[0].g
 	w := g.fair.head
 	g.fair.running.Add(1) // before removeLocked, which fixes g's place once
 	f.removeLocked(g, w)
@@ -186,7 +184,7 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 	f.waiting.Add(-1)
 	switch {
 	case q.head == nil:
-		heap.Remove(&f.groups, q.index)
+		f.groups.remove(q.index)
 	case wasHead:
 		f.fixLocked(g) // a new head: its seq decides ties
 	}
@@ -227,7 +225,11 @@ func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, g := range append([]*Group[T](nil), f.groups...) {
+	gs := make([]*Group[T], len(f.groups))
+	for i := range f.groups {
+		gs[i] = f.groups[i].g
+	}
+	for _, g := range gs {
 		for w := g.fair.head; w != nil; {
 			next := w.next
 			if match == nil || match(w.owner) {
@@ -238,44 +240,4 @@ func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 		}
 	}
 	return out
-}
-
-// fairHeap orders the groups with a waiting task: fewest running per
-// weight first, then the oldest head.
-type fairHeap[T any] []*Group[T]
-
-func (h fairHeap[T]) Len() int { return len(h) }
-
-func (h fairHeap[T]) Less(i, j int) bool {
-	a, b := &h[i].fair, &h[j].fair
-	// a.running/a.weight < b.running/b.weight, exactly, in 128 bits.
-	ahi, alo := bits.Mul64(uint64(a.running.Load()), uint64(b.weight.Load()))
-	bhi, blo := bits.Mul64(uint64(b.running.Load()), uint64(a.weight.Load()))
-	if ahi != bhi {
-		return ahi < bhi
-	}
-	if alo != blo {
-		return alo < blo
-	}
-	return int32(a.head.seq-b.head.seq) < 0 // wraps: at most 2^31 joins apart
-}
-
-func (h fairHeap[T]) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].fair.index, h[j].fair.index = i, j
-}
-
-func (h *fairHeap[T]) Push(x any) {
-	g := x.(*Group[T])
-	g.fair.index = len(*h)
-	*h = append(*h, g)
-}
-
-func (h *fairHeap[T]) Pop() any {
-	old := *h
-	g := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	g.fair.index = -1
-	return g
 }

@@ -1,6 +1,9 @@
 package groupstate
 
 import (
+	"math"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +88,89 @@ func TestFairLineRaisedLimitServesGroupsFairly(t *testing.T) {
 	f.submit(t, "b", "b1")
 	assert.Equal(t, []string{"b1", "a1"}, resume(f.r.Update(3, Unlimited, fixed(unlimitedGroup(1))).Handed))
 	f.end(t, holder)
+}
+
+// TestFairHeapKeepsTheFairestOnTop checks the heap against a scan of every
+// group, with equal and mixed weights, running counts near 2^63 (the
+// products need 128 bits) and join seqs that wrap.
+func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 64
+	gs := make([]*Group[tk], n)
+	for i := range gs {
+		gs[i] = &Group[tk]{}
+		gs[i].fair.index = -1
+		gs[i].fair.weight.Store(1)
+		gs[i].fair.head = &waiter[tk]{}
+	}
+	var h fairHeap[tk]
+	// before is less, independently: running/weight in big integers.
+	before := func(a, b *fairEntry[tk]) bool {
+		x := new(big.Int).Mul(big.NewInt(a.running), big.NewInt(b.weight))
+		y := new(big.Int).Mul(big.NewInt(b.running), big.NewInt(a.weight))
+		if c := x.Cmp(y); c != 0 {
+			return c < 0
+		}
+		return int32(a.seq-b.seq) < 0
+	}
+	key := func(g *Group[tk]) fairEntry[tk] {
+		var e fairEntry[tk]
+		e.load(g)
+		return e
+	}
+	seq := uint32(math.MaxUint32 - 500)
+	for range 5000 {
+		g := gs[rng.IntN(n)]
+		q := &g.fair
+		small := func() int64 { return 1 + rng.Int64N(3) }
+		big := func() int64 { return math.MaxInt64 - rng.Int64N(3) }
+		switch rng.IntN(4) {
+		case 0, 3:
+			q.running.Store([]int64{0, small(), small(), big()}[rng.IntN(4)])
+		case 1:
+			q.weight.Store([]int64{1, small(), big()}[rng.IntN(3)])
+		case 2:
+			q.head.seq = seq
+			seq++
+		}
+		switch {
+		case q.index < 0:
+			h.push(g)
+		case rng.IntN(4) == 0 || q.running.Load() == 0 && rng.IntN(2) == 0:
+			h.remove(q.index)
+		default:
+			h.fix(q.index)
+		}
+		for i := range h {
+			require.Equal(t, i, h[i].g.fair.index)
+			require.Equal(t, key(h[i].g), h[i], "entry %d holds a stale key", i)
+		}
+		for i := 1; i < len(h); i++ {
+			require.False(t, before(&h[i], &h[0]), "entry %d goes before the top", i)
+		}
+	}
+}
+
+// TestFairEntryLessIsExact compares less with running/weight in big
+// integers, over values whose products need 128 bits.
+func TestFairEntryLessIsExact(t *testing.T) {
+	runs := []int64{0, 1, 2, 3, math.MaxInt64 - 2, math.MaxInt64 - 1, math.MaxInt64}
+	weights := []int64{1, 2, 3, math.MaxInt64 - 1, math.MaxInt64}
+	seqs := []uint32{0, 1, math.MaxUint32}
+	var es []fairEntry[tk]
+	for _, r := range runs {
+		for _, w := range weights {
+			for _, s := range seqs {
+				es = append(es, fairEntry[tk]{running: r, weight: w, seq: s})
+			}
+		}
+	}
+	for _, a := range es {
+		for _, b := range es {
+			x := new(big.Int).Mul(big.NewInt(a.running), big.NewInt(b.weight))
+			y := new(big.Int).Mul(big.NewInt(b.running), big.NewInt(a.weight))
+			want := x.Cmp(y) < 0 || x.Cmp(y) == 0 && int32(a.seq-b.seq) < 0
+			require.Equal(t, want, a.less(&b), "%+v before %+v", a, b)
+		}
+	}
 }

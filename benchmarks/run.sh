@@ -84,8 +84,13 @@ echo "== W1: groupconc vs raw goroutines"
 stat -filter "$units .name:W1Unlimited /peer:(raw OR groupconc)" -col '/peer@(raw groupconc)' "$OUT"
 
 echo
+echo "== W1-W3 as user code calls it: groupconc-user vs raw goroutines (W1) and pond (W2, W3HotGroup)"
+stat -filter "$units .name:W1Unlimited /peer:(raw OR groupconc-user)" -col '/peer@(raw groupconc-user)' "$OUT"
+stat -filter "$units .name:(W2Groups1000 OR W3HotGroup) /peer:(pond OR groupconc-user)" -col '/peer@(pond groupconc-user)' "$OUT"
+
+echo
 echo "== W2-W5: groupconc vs the semaphore map"
-stat -filter "$units .name:(W2Groups1000 OR W3QueuedMemory OR W4Utilisation OR W5CrossGroupOrder) /peer:(semmap OR groupconc)" \
+stat -filter "$units .name:(W2Groups1000 OR W3HotGroup OR W3QueuedMemory OR W4Utilisation OR W5CrossGroupOrder) /peer:(semmap OR groupconc)" \
 	-col '/peer@(semmap groupconc)' "$OUT"
 
 echo

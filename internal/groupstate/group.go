@@ -50,7 +50,6 @@ type Group[T any] struct {
 	queue    *slots
 	global   *Global[T]
 	reg      *Registry[T]
-	fair     fairQueue[T] // guarded by global.fair.mu
 
 	// scope is the parent of the contexts of the group's tasks. Shutdown
 	// cancels it and installs a fresh one; eviction cancels it for good.
@@ -66,12 +65,18 @@ type Group[T any] struct {
 	// ended, kept while idle groups are forgotten.
 	refs   atomic.Int64
 	idleAt atomic.Int64
+	_      [8]byte // the counts below change per task: off scope's cache line (TestGroupLayout)
 
 	// waiting counts the tasks waiting at any layer. Under IsolationOff,
 	// those in the global line are also chained, in line order, from
 	// ghead (see OldestWait); guarded by the global line's mu.
 	waiting      atomic.Int64
 	ghead, gtail *Permits[T]
+
+	// fair is the group's part of the fair line, guarded by its mu. Its
+	// running count changes as each task starts and ends, so it stays off
+	// the cache line of scope, which Submit reads.
+	fair fairQueue[T]
 }
 
 const deadRefs = math.MinInt64 / 2

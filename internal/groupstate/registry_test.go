@@ -2,6 +2,7 @@ package groupstate
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,24 @@ func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
 	h := f.r.get("g", true)
 	assert.NotSame(t, g, h)
 	h.exit()
+}
+
+// The counts a task changes as it waits, starts and ends are not on the
+// cache line of scope, which every Submit reads (BenchmarkW1Unlimited and
+// BenchmarkW3HotGroup of the benchmarks module, peer groupconc-fair and
+// groupconc-user).
+func TestGroupLayout(t *testing.T) {
+	var g Group[tk]
+	line := func(off uintptr) uintptr { return off / 64 }
+	scope := line(unsafe.Offsetof(g.scope))
+	for name, off := range map[string]uintptr{
+		"waiting":      unsafe.Offsetof(g.waiting),
+		"ghead":        unsafe.Offsetof(g.ghead),
+		"fair.running": unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.running),
+		"fair.head":    unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.head),
+	} {
+		if line(off) == scope {
+			t.Errorf("%s shares scope's cache line (offsets %d and %d)", name, off, unsafe.Offsetof(g.scope))
+		}
+	}
 }

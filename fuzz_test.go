@@ -387,6 +387,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			d := time.Duration(in.next()%16) * time.Millisecond
 			idle := fuzzIdleGroups(e, o, keys, gaugeKeyOf)
 			time.Sleep(d) // fake clock: inside the bubble
+			synctest.Wait()
 			if ttl := p.IdleGroupTTL(); ttl > 0 && d >= 2*ttl {
 				e.Stats()
 				for _, k := range idle {

@@ -70,6 +70,7 @@ func TestPressureWarnsAboutAnOldBacklogExactlyWhenItReachesTheAge(t *testing.T) 
 		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
 		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
 		time.Sleep(4*time.Second - time.Nanosecond) // fake clock
+		synctest.Wait()                             // whatever was due has run
 		assert.Empty(t, w.all())
 		time.Sleep(time.Nanosecond) // fake clock: the age is reached
 		synctest.Wait()
@@ -145,6 +146,7 @@ func TestPressureCallbackPanicIsContained(t *testing.T) {
 			hs = append(hs, h)
 		}
 		time.Sleep(2 * time.Second) // fake clock: the age check fires too
+		synctest.Wait()             // and has returned
 		close(gate)
 		for _, h := range hs {
 			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
@@ -162,6 +164,7 @@ func TestPressureTimerIsDisarmedOnceNothingWaits(t *testing.T) {
 		close(gate)
 		synctest.Wait()
 		time.Sleep(time.Hour) // fake clock: a timer still armed would keep firing
+		synctest.Wait()
 		assert.Empty(t, w.all(), "the backlog was gone before the age")
 		require.NoError(t, e.Shutdown(context.Background()))
 	})

@@ -155,7 +155,7 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	if l := g.global.line; l != nil {
 		first = min(first, l.firstOf(g))
 	}
-	first = min(first, g.bulkhead.first(), g.conc.first())
+	first = min(first, g.bulkhead.firstOf(g), g.conc.firstOf(g))
 	if f := g.global.fair; f != nil {
 		first = min(first, f.firstOf(g))
 	}

@@ -256,31 +256,25 @@ func (l *line[T]) removeLocked(w *waiter[T]) {
 	l.waiting.Add(-1)
 }
 
-// first returns when the task at the head of the line was submitted, or
-// math.MaxInt64 if none waits.
-func (l *line[T]) first() int64 {
-	if l.waiting.Load() == 0 {
-		return math.MaxInt64
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.head == nil {
-		return math.MaxInt64
-	}
-	return l.head.owner.submitted
-}
-
-// firstOf is first for g's tasks in a chained line.
+// firstOf returns when g's first task in the line was submitted (the
+// head, in a line of g's own), or math.MaxInt64 if none waits.
 func (l *line[T]) firstOf(g *Group[T]) int64 {
 	if l.waiting.Load() == 0 {
 		return math.MaxInt64
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if g.ghead == nil {
+	var first *Permits[T]
+	switch {
+	case l.chained:
+		first = g.ghead
+	case l.head != nil:
+		first = l.head.owner
+	}
+	if first == nil {
 		return math.MaxInt64
 	}
-	return g.ghead.submitted
+	return first.submitted
 }
 
 // waiter is a task's place in a line. Its zero value is in no line.

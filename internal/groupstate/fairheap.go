@@ -54,8 +54,7 @@ func (h *fairHeap[T]) remove(i int) {
 	n := len(old) - 1
 	old[i].g.fair.index = -1
 	if i != n {
-		old[i] = old[n]
-		old[i].g.fair.index = i
+		old.put(i, old[n])
 	}
 	old[n] = fairEntry[T]{}
 	*h = old[:n]
@@ -82,12 +81,10 @@ func (h fairHeap[T]) up(i int) bool {
 		if !e.less(&h[p]) {
 			break
 		}
-		h[i] = h[p]
-		h[i].g.fair.index = i
+		h.put(i, h[p])
 		i = p
 	}
-	h[i] = e
-	e.g.fair.index = i
+	h.put(i, e)
 	return i != start
 }
 
@@ -106,10 +103,14 @@ func (h fairHeap[T]) down(i int) {
 		if !h[c].less(&e) {
 			break
 		}
-		h[i] = h[c]
-		h[i].g.fair.index = i
+		h.put(i, h[c])
 		i = c
 	}
+	h.put(i, e)
+}
+
+// put places e at i and tells its group where it is.
+func (h fairHeap[T]) put(i int, e fairEntry[T]) {
 	h[i] = e
 	e.g.fair.index = i
 }

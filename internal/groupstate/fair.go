@@ -13,21 +13,21 @@ import (
 // A permit given back while tasks wait goes to the group with the fewest
 // running tasks per weight (running/weight, compared exactly), ties to the
 // group whose head joined first; within a group, tasks are served in the
-// order they joined. Groups with a waiting task sit in a heap ordered so.
+// order they joined. fairOrder keeps the groups with a waiting task so.
 //
 // As with line, nothing is locked while nobody waits. A group's running
-// count, part of its heap key, changes without the lock when the line
+// count, part of its key in that order, changes without the lock when the line
 // looked empty; whoever changes it looks again afterwards and, if a task
-// joined meanwhile, fixes the group's place in the heap under the lock.
+// joined meanwhile, fixes the group's place under the lock.
 type fairLine[T any] struct {
 	limit   atomic.Int64
 	waiting atomic.Int64 // written under mu
 	held    permits      // global permits held: the running tasks
 
-	lock   line[T]     // only its mu, which waiters lock to leave (see waiter.leave)
-	mu     *sync.Mutex // &lock.mu
-	groups fairHeap[T] // groups with a waiting task; guarded by mu
-	seq    uint32      // join counter, compared modulo 2^32; guarded by mu
+	lock  line[T]      // only its mu, which waiters lock to leave (see waiter.leave)
+	mu    *sync.Mutex  // &lock.mu
+	order fairOrder[T] // groups with a waiting task; guarded by mu
+	seq   uint32       // join counter, compared modulo 2^32; guarded by mu
 }
 
 func newFairLine[T any](limit int) *fairLine[T] {
@@ -41,7 +41,9 @@ func newFairLine[T any](limit int) *fairLine[T] {
 // fairQueue is one group's part of the fair line; guarded by its mu.
 type fairQueue[T any] struct {
 	head, tail *waiter[T]
-	index      int // in the heap; -1 when the group has no waiter
+	index      int       // in order's heap, or its tier; -1 when the group has no waiter
+	prev, next *Group[T] // in its tier
+	seq        uint32    // the head's: order reads it without touching the head
 	running    atomic.Int64
 	weight     atomic.Int64
 }
@@ -59,7 +61,7 @@ func (f *fairLine[T]) tryAcquire(g *Group[T]) bool {
 	return true
 }
 
-// refix puts g in its place in the heap after its running count changed
+// refix puts g in its place in the order after its running count changed
 // without the lock, if tasks wait.
 func (f *fairLine[T]) refix(g *Group[T]) {
 	if f.waiting.Load() != 0 {
@@ -70,8 +72,8 @@ func (f *fairLine[T]) refix(g *Group[T]) {
 }
 
 func (f *fairLine[T]) fixLocked(g *Group[T]) {
-	if i := g.fair.index; i >= 0 {
-		f.groups.fix(i)
+	if g.fair.index >= 0 {
+		f.order.fix(g)
 	}
 }
 
@@ -80,7 +82,7 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.waiting.Add(1)
-	if len(f.groups) == 0 && f.take() {
+	if f.order.len() == 0 && f.take() {
 		f.waiting.Add(-1)
 		g.fair.running.Add(1)
 		return true
@@ -90,14 +92,14 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	f.seq++
 	w.prev, w.next = q.tail, nil
 	if q.tail == nil {
-		q.head = w
+		q.head, q.seq = w, w.seq
 	} else {
 		q.tail.next = w
 	}
 	q.tail = w
 	w.line.Store(&f.lock)
 	if q.index < 0 {
-		f.groups.push(g)
+		f.order.add(g)
 	}
 	return false
 }
@@ -119,7 +121,7 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fixLocked(g)
-	if len(f.groups) > 0 && f.held.load() <= f.limit.Load() {
+	if f.order.len() > 0 && f.held.load() <= f.limit.Load() {
 		return f.popLocked()
 	}
 	f.held.give(1)
@@ -140,7 +142,7 @@ func (f *fairLine[T]) grant() *waiter[T] {
 	return f.grantLocked()
 }
 
-// setWeight changes g's weight and its place in the heap.
+// setWeight changes g's weight and its place in the order.
 func (f *fairLine[T]) setWeight(g *Group[T], w int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,7 +152,7 @@ func (f *fairLine[T]) setWeight(g *Group[T], w int) {
 
 func (f *fairLine[T]) grantLocked() *waiter[T] {
 	var c chain[T]
-	for len(f.groups) > 0 && f.take() {
+	for f.order.len() > 0 && f.take() {
 		c.add(f.popLocked())
 	}
 	return c.head
@@ -159,7 +161,7 @@ func (f *fairLine[T]) grantLocked() *waiter[T] {
 // popLocked takes the head of the fairest group out of the line and counts
 // it running; the permit is the caller's to give.
 func (f *fairLine[T]) popLocked() *waiter[T] {
-	g := f.groups[0].g
+	g := f.order.first()
 	w := g.fair.head
 	g.fair.running.Add(1) // before removeLocked, which fixes g's place once
 	f.removeLocked(g, w)
@@ -184,8 +186,9 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 	f.waiting.Add(-1)
 	switch {
 	case q.head == nil:
-		f.groups.remove(q.index)
+		f.order.remove(g)
 	case wasHead:
+		q.seq = q.head.seq
 		f.fixLocked(g) // a new head: its seq decides ties
 	}
 }
@@ -225,10 +228,7 @@ func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	gs := make([]*Group[T], len(f.groups))
-	for i := range f.groups {
-		gs[i] = f.groups[i].g
-	}
+	gs := f.order.appendTo(nil)
 	for _, g := range gs {
 		for w := g.fair.head; w != nil; {
 			next := w.next

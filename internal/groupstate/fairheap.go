@@ -2,8 +2,8 @@ package groupstate
 
 import "math/bits"
 
-// fairHeap orders the groups with a waiting task: fewest running per
-// weight first, then the oldest head. Each entry holds a copy of its
+// fairHeap is fairOrder's general form: the groups with a waiting task,
+// fewest running per weight first, then the oldest head. Each entry holds a copy of its
 // group's key, refreshed whenever the group is placed (fixLocked), so that
 // sifting reads one contiguous slice rather than a group and a waiter per
 // comparison (BenchmarkFairLine); entries move into holes, writing each
@@ -18,7 +18,7 @@ type fairEntry[T any] struct {
 
 func (e *fairEntry[T]) load(g *Group[T]) {
 	q := &g.fair
-	e.running, e.weight, e.seq, e.g = q.running.Load(), q.weight.Load(), q.head.seq, g
+	e.running, e.weight, e.seq, e.g = q.running.Load(), q.weight.Load(), q.seq, g
 }
 
 // less reports whether a goes before b: a.running/a.weight <

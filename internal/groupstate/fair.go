@@ -2,7 +2,6 @@ package groupstate
 
 import (
 	"math"
-	"sync"
 	"sync/atomic"
 )
 
@@ -16,25 +15,23 @@ import (
 // order they joined. fairOrder keeps the groups with a waiting task so.
 //
 // As with line, nothing is locked while nobody waits. A group's running
-// count, part of its key in that order, changes without the lock when the line
-// looked empty; whoever changes it looks again afterwards and, if a task
-// joined meanwhile, fixes the group's place under the lock.
+// count, part of its key in that order, changes without the lock when the
+// line looked empty; whoever changes it looks again afterwards and, if a
+// task joined meanwhile, fixes the group's place under the lock.
 type fairLine[T any] struct {
-	limit   atomic.Int64
-	waiting atomic.Int64 // written under mu
-	held    permits      // global permits held: the running tasks
-
-	lock  line[T]      // only its mu, which waiters lock to leave (see waiter.leave)
-	mu    *sync.Mutex  // &lock.mu
-	order fairOrder[T] // groups with a waiting task; guarded by mu
-	seq   uint32       // join counter, compared modulo 2^32; guarded by mu
+	// lock is the line whose limit, waiting count (written under its mu)
+	// and held permits are the fair line's. Its mu, which waiters lock to
+	// leave (see waiter.leave), guards the rest; limit, waiting and mu
+	// share a cache line, as in a FIFO line.
+	lock  line[T]
+	seq   uint32       // join counter, compared modulo 2^32
+	order fairOrder[T] // groups with a waiting task
 }
 
 func newFairLine[T any](limit int) *fairLine[T] {
 	f := new(fairLine[T])
-	f.limit.Store(int64(limit))
+	f.lock.limit.Store(int64(limit))
 	f.lock.fair = f
-	f.mu = &f.lock.mu
 	return f
 }
 
@@ -48,12 +45,12 @@ type fairQueue[T any] struct {
 	weight     atomic.Int64
 }
 
-func (f *fairLine[T]) take() bool { return f.held.take(f.limit.Load()) }
+func (f *fairLine[T]) take() bool { return f.lock.held.take(f.lock.limit.Load()) }
 
 // tryAcquire takes a permit for a task of g at once if nobody waits and one
 // is free.
 func (f *fairLine[T]) tryAcquire(g *Group[T]) bool {
-	if f.waiting.Load() != 0 || !f.take() {
+	if f.lock.waiting.Load() != 0 || !f.take() {
 		return false
 	}
 	g.fair.running.Add(1)
@@ -64,10 +61,10 @@ func (f *fairLine[T]) tryAcquire(g *Group[T]) bool {
 // refix puts g in its place in the order after its running count changed
 // without the lock, if tasks wait.
 func (f *fairLine[T]) refix(g *Group[T]) {
-	if f.waiting.Load() != 0 {
-		f.mu.Lock()
+	if f.lock.waiting.Load() != 0 {
+		f.lock.mu.Lock()
 		f.fixLocked(g)
-		f.mu.Unlock()
+		f.lock.mu.Unlock()
 	}
 }
 
@@ -79,11 +76,11 @@ func (f *fairLine[T]) fixLocked(g *Group[T]) {
 
 // join is line.join for w, a task of g.
 func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.waiting.Add(1)
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
+	f.lock.waiting.Add(1)
 	if f.order.len() == 0 && f.take() {
-		f.waiting.Add(-1)
+		f.lock.waiting.Add(-1)
 		g.fair.running.Add(1)
 		return true
 	}
@@ -108,44 +105,44 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 // the fairest waiting group.
 func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	g.fair.running.Add(-1)
-	if f.waiting.Load() == 0 {
-		f.held.give(1)
-		if f.waiting.Load() == 0 {
+	if f.lock.waiting.Load() == 0 {
+		f.lock.held.give(1)
+		if f.lock.waiting.Load() == 0 {
 			return nil
 		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
+		f.lock.mu.Lock()
+		defer f.lock.mu.Unlock()
 		f.fixLocked(g)
 		return f.grantLocked()
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	f.fixLocked(g)
-	if f.order.len() > 0 && f.held.load() <= f.limit.Load() {
+	if f.order.len() > 0 && f.lock.held.load() <= f.lock.limit.Load() {
 		return f.popLocked()
 	}
-	f.held.give(1)
+	f.lock.held.give(1)
 	return f.grantLocked()
 }
 
 // setLimit is line.setLimit.
 func (f *fairLine[T]) setLimit(n int) {
-	f.mu.Lock()
-	f.limit.Store(int64(n))
-	f.mu.Unlock()
+	f.lock.mu.Lock()
+	f.lock.limit.Store(int64(n))
+	f.lock.mu.Unlock()
 }
 
 // grant is line.grant.
 func (f *fairLine[T]) grant() *waiter[T] {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	return f.grantLocked()
 }
 
 // setWeight changes g's weight and its place in the order.
 func (f *fairLine[T]) setWeight(g *Group[T], w int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	g.fair.weight.Store(int64(w))
 	f.fixLocked(g)
 }
@@ -183,7 +180,7 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 	}
 	w.prev, w.next = nil, nil
 	w.line.Store(nil)
-	f.waiting.Add(-1)
+	f.lock.waiting.Add(-1)
 	switch {
 	case q.head == nil:
 		f.order.remove(g)
@@ -196,11 +193,11 @@ func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
 // firstOf returns when g's task at the head of its line was submitted, or
 // math.MaxInt64 if none waits.
 func (f *fairLine[T]) firstOf(g *Group[T]) int64 {
-	if f.waiting.Load() == 0 {
+	if f.lock.waiting.Load() == 0 {
 		return math.MaxInt64
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	if w := g.fair.head; w != nil {
 		return w.owner.submitted
 	}
@@ -209,11 +206,11 @@ func (f *fairLine[T]) firstOf(g *Group[T]) int64 {
 
 // takeGroup takes every waiter of g out of the line and appends it to ws.
 func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
-	if f.waiting.Load() == 0 {
+	if f.lock.waiting.Load() == 0 {
 		return ws
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	for w := g.fair.head; w != nil; w = g.fair.head {
 		f.removeLocked(g, w)
 		ws = append(ws, w)
@@ -223,11 +220,11 @@ func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
 
 // sweep is line.sweep over the lines of the groups in the fair line.
 func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	if f.waiting.Load() == 0 {
+	if f.lock.waiting.Load() == 0 {
 		return out
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
 	gs := f.order.appendTo(nil)
 	for _, g := range gs {
 		for w := g.fair.head; w != nil; {

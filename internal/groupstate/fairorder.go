@@ -15,11 +15,11 @@ import "math/bits"
 // them until none is left.
 type fairOrder[T any] struct {
 	heaped bool
-	heap   fairHeap[T]
-	tiers  [maxTiers]tier[T]
 	full   uint64 // bit r set: tiers[r] has a group
 	n      int    // groups in tiers
 	weight int64  // the weight of every group in tiers
+	tiers  [maxTiers]tier[T]
+	heap   fairHeap[T]
 }
 
 const (

@@ -54,7 +54,7 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 
 func (gl *Global[T]) heldCount() *permits {
 	if gl.fair != nil {
-		return &gl.fair.held
+		return &gl.fair.lock.held
 	}
 	return &gl.line.held
 }

@@ -90,12 +90,9 @@ func TestFairLineRaisedLimitServesGroupsFairly(t *testing.T) {
 	f.end(t, holder)
 }
 
-// TestFairHeapKeepsTheFairestOnTop checks the heap against a scan of every
-// group, with equal and mixed weights, running counts near 2^63 (the
-// products need 128 bits) and join seqs that wrap.
-func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	const n = 64
+// bareGroups returns n groups of weight 1 with a head waiter, in no
+// line: enough for the fair order's key.
+func bareGroups(n int) []*Group[tk] {
 	gs := make([]*Group[tk], n)
 	for i := range gs {
 		gs[i] = &Group[tk]{}
@@ -103,6 +100,16 @@ func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
 		gs[i].fair.weight.Store(1)
 		gs[i].fair.head = &waiter[tk]{}
 	}
+	return gs
+}
+
+// TestFairHeapKeepsTheFairestOnTop checks the heap against a scan of every
+// group, with equal and mixed weights, running counts near 2^63 (the
+// products need 128 bits) and join seqs that wrap.
+func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 64
+	gs := bareGroups(n)
 	var h fairHeap[tk]
 	// before is less, independently: running/weight in big integers.
 	before := func(a, b *fairEntry[tk]) bool {
@@ -182,13 +189,7 @@ func TestFairEntryLessIsExact(t *testing.T) {
 func TestFairOrderKeepsTheFairestFirst(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 24
-	gs := make([]*Group[tk], n)
-	for i := range gs {
-		gs[i] = &Group[tk]{}
-		gs[i].fair.index = -1
-		gs[i].fair.weight.Store(1)
-		gs[i].fair.head = &waiter[tk]{}
-	}
+	gs := bareGroups(n)
 	var o fairOrder[tk]
 	in := make(map[*Group[tk]]bool)
 	seq := uint32(math.MaxUint32 - 3000) // wraps

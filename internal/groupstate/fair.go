@@ -45,7 +45,7 @@ type fairQueue[T any] struct {
 	weight     atomic.Int64
 }
 
-func (f *fairLine[T]) take() bool { return f.lock.held.take(f.lock.limit.Load()) }
+func (f *fairLine[T]) take() bool { return f.lock.take() }
 
 // tryAcquire takes a permit for a task of g at once if nobody waits and one
 // is free.

@@ -38,7 +38,7 @@ func (a *fairEntry[T]) less(b *fairEntry[T]) bool {
 			return alo < blo
 		}
 	}
-	return int32(a.seq-b.seq) < 0 // wraps: at most 2^31 joins apart
+	return joinedBefore(a.seq, b.seq)
 }
 
 // push adds g, which has a waiter now.

@@ -30,7 +30,7 @@ const (
 type tier[T any] struct{ head, tail *Group[T] }
 
 // joinedBefore reports whether the waiter that joined with seq a joined
-// before the one with b (seqs wrap; see fairEntry.less).
+// before the one with b. Seqs wrap: they are at most 2^31 joins apart.
 func joinedBefore(a, b uint32) bool { return int32(a-b) < 0 }
 
 func (o *fairOrder[T]) len() int {

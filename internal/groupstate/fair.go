@@ -1,48 +1,52 @@
 package groupstate
 
-import (
-	"math"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // fairLine is the global layer under fair-share isolation: a count of
-// permits against a limit that may change, and, per group, a line of the
-// tasks that hold their group's permits and wait for a global one.
+// permits against a limit that may change, and the tasks that hold their
+// group's permits and wait for a global one.
 //
 // A permit given back while tasks wait goes to the group with the fewest
 // running tasks per weight (running/weight, compared exactly), ties to the
-// group whose head joined first; within a group, tasks are served in the
-// order they joined. fairOrder keeps the groups with a waiting task so.
+// group whose first waiting task joined first; within a group, tasks are
+// served in the order they joined.
+//
+// The waiting tasks form one line in the order they joined, chained per
+// group as the FIFO line under IsolationOff is. No group runs fewer than
+// none, so the first task in the line whose group runs none is the one to
+// serve: when it is near the head, serving costs what a FIFO line costs
+// (BenchmarkFairLine). Otherwise fairOrder decides: it is built from the
+// line, oldest first, and kept until the line empties.
 //
 // As with line, nothing is locked while nobody waits. A group's running
-// count, part of its key in that order, changes without the lock when the
-// line looked empty; whoever changes it looks again afterwards and, if a
-// task joined meanwhile, fixes the group's place under the lock.
+// count, part of its key, changes without the lock when the line looked
+// empty; whoever changes it looks again afterwards and, if a task joined
+// meanwhile, fixes the group's place under the lock.
 type fairLine[T any] struct {
-	// lock is the line whose limit, waiting count (written under its mu)
-	// and held permits are the fair line's. Its mu, which waiters lock to
-	// leave (see waiter.leave), guards the rest; limit, waiting and mu
-	// share a cache line, as in a FIFO line.
+	// lock is the line of waiting tasks, chained per group; its limit,
+	// waiting count (written under its mu) and held permits are the fair
+	// line's. Its mu, which waiters lock to leave (see waiter.leave),
+	// guards the rest.
 	lock  line[T]
-	seq   uint32       // join counter, compared modulo 2^32
-	order fairOrder[T] // groups with a waiting task
+	order fairOrder[T] // in use while lock.slow
 }
 
 func newFairLine[T any](limit int) *fairLine[T] {
 	f := new(fairLine[T])
 	f.lock.limit.Store(int64(limit))
 	f.lock.fair = f
+	f.lock.chained = true
 	return f
 }
 
-// fairQueue is one group's part of the fair line; guarded by its mu.
+// fairQueue is one group's part of the fair line; guarded by its mu but
+// for the atomics.
 type fairQueue[T any] struct {
-	head, tail *waiter[T]
-	index      int       // in order's heap, or its tier; -1 when the group has no waiter
-	prev, next *Group[T] // in its tier
-	seq        uint32    // the head's: order reads it without touching the head
 	running    atomic.Int64
 	weight     atomic.Int64
+	seq        uint32    // its first waiting task's, while in order
+	index      int       // in order's heap, or its tier; -1 when not in order
+	prev, next *Group[T] // in its tier
 }
 
 func (f *fairLine[T]) take() bool { return f.lock.take() }
@@ -58,8 +62,8 @@ func (f *fairLine[T]) tryAcquire(g *Group[T]) bool {
 	return true
 }
 
-// refix puts g in its place in the order after its running count changed
-// without the lock, if tasks wait.
+// refix puts g in its place after its running count changed without the
+// lock, if tasks wait.
 func (f *fairLine[T]) refix(g *Group[T]) {
 	if f.lock.waiting.Load() != 0 {
 		f.lock.mu.Lock()
@@ -68,37 +72,55 @@ func (f *fairLine[T]) refix(g *Group[T]) {
 	}
 }
 
-func (f *fairLine[T]) fixLocked(g *Group[T]) {
-	if g.fair.index >= 0 {
-		f.order.fix(g)
-	}
-}
-
 // join is line.join for w, a task of g.
 func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	f.lock.mu.Lock()
 	defer f.lock.mu.Unlock()
 	f.lock.waiting.Add(1)
-	if f.order.len() == 0 && f.take() {
+	if f.lock.head == nil && f.take() {
 		f.lock.waiting.Add(-1)
 		g.fair.running.Add(1)
 		return true
 	}
-	q := &g.fair
-	w.seq = f.seq
-	f.seq++
-	w.prev, w.next = q.tail, nil
-	if q.tail == nil {
-		q.head, q.seq = w, w.seq
-	} else {
-		q.tail.next = w
-	}
-	q.tail = w
-	w.line.Store(&f.lock)
-	if q.index < 0 {
-		f.order.add(g)
+	w.seq = f.lock.seq
+	f.lock.seq++
+	first := g.ghead == nil
+	f.lock.appendLocked(w)
+	if first {
+		f.addLocked(g, w.seq)
 	}
 	return false
+}
+
+// addLocked places g, whose first waiting task joined with seq, in order
+// if the order is in use.
+func (f *fairLine[T]) addLocked(g *Group[T], seq uint32) {
+	if f.lock.slow {
+		g.fair.seq = seq
+		f.order.add(g)
+	}
+}
+
+// toOrder puts every waiting group in order, walking the line from its
+// head so that each group enters with its first task's seq, oldest first.
+// The line keeps the order until it empties, so the walk costs each task
+// that joined in this busy period O(1).
+func (f *fairLine[T]) toOrder() {
+	f.lock.slow = true
+	for w := f.lock.head; w != nil; w = w.next {
+		if g := w.owner.group; g.fair.index < 0 {
+			g.fair.seq = w.seq
+			f.order.add(g)
+		}
+	}
+}
+
+// fixLocked puts g, if it has a waiting task and the order is in use, in
+// its place after its running count or weight changed.
+func (f *fairLine[T]) fixLocked(g *Group[T]) {
+	if f.lock.slow && g.ghead != nil {
+		f.order.fix(g)
+	}
 }
 
 // release gives back the permit of a task of g, as line.release does, to
@@ -118,7 +140,7 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	f.lock.mu.Lock()
 	defer f.lock.mu.Unlock()
 	f.fixLocked(g)
-	if f.order.len() > 0 && f.lock.held.load() <= f.lock.limit.Load() {
+	if f.lock.head != nil && f.lock.held.load() <= f.lock.limit.Load() {
 		return f.popLocked()
 	}
 	f.lock.held.give(1)
@@ -126,11 +148,7 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 }
 
 // setLimit is line.setLimit.
-func (f *fairLine[T]) setLimit(n int) {
-	f.lock.mu.Lock()
-	f.lock.limit.Store(int64(n))
-	f.lock.mu.Unlock()
-}
+func (f *fairLine[T]) setLimit(n int) { f.lock.setLimit(n) }
 
 // grant is line.grant.
 func (f *fairLine[T]) grant() *waiter[T] {
@@ -139,7 +157,7 @@ func (f *fairLine[T]) grant() *waiter[T] {
 	return f.grantLocked()
 }
 
-// setWeight changes g's weight and its place in the order.
+// setWeight changes g's weight and its place.
 func (f *fairLine[T]) setWeight(g *Group[T], w int) {
 	f.lock.mu.Lock()
 	defer f.lock.mu.Unlock()
@@ -149,60 +167,56 @@ func (f *fairLine[T]) setWeight(g *Group[T], w int) {
 
 func (f *fairLine[T]) grantLocked() *waiter[T] {
 	var c chain[T]
-	for f.order.len() > 0 && f.take() {
+	for f.lock.head != nil && f.take() {
 		c.add(f.popLocked())
 	}
 	return c.head
 }
 
-// popLocked takes the head of the fairest group out of the line and counts
-// it running; the permit is the caller's to give.
+// popLocked takes the first task of the fairest group out of the line and
+// counts it running; the permit is the caller's to give.
 func (f *fairLine[T]) popLocked() *waiter[T] {
-	g := f.order.first()
-	w := g.fair.head
-	g.fair.running.Add(1) // before removeLocked, which fixes g's place once
-	f.removeLocked(g, w)
+	w := f.nextLocked()
+	w.owner.group.fair.running.Add(1) // before removeLocked, which places the group once
+	f.removeLocked(w)
 	return w
 }
 
-func (f *fairLine[T]) removeLocked(g *Group[T], w *waiter[T]) {
-	q := &g.fair
-	wasHead := q.head == w
-	if w.prev == nil {
-		q.head = w.next
-	} else {
-		w.prev.next = w.next
+// nextLocked returns the first task of the fairest group: the first in
+// line of a group that runs none, if one is within maxScan of the head;
+// otherwise the order's, from then until the line empties.
+func (f *fairLine[T]) nextLocked() *waiter[T] {
+	if !f.lock.slow {
+		w := f.lock.head
+		for i := 0; w != nil && i <= maxScan; i, w = i+1, w.next {
+			if w.owner.group.fair.running.Load() == 0 {
+				return w
+			}
+		}
+		f.toOrder()
 	}
-	if w.next == nil {
-		q.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
-	w.line.Store(nil)
-	f.lock.waiting.Add(-1)
+	return &f.order.first().ghead.w
+}
+
+// removeLocked takes w out of the line.
+func (f *fairLine[T]) removeLocked(w *waiter[T]) {
+	g := w.owner.group
+	wasFirst := g.ghead == w.owner
+	f.lock.removeLocked(w)
 	switch {
-	case q.head == nil:
+	case g.ghead != nil:
+		if wasFirst && f.lock.slow {
+			g.fair.seq = g.ghead.w.seq // a new first task: its seq decides ties
+			f.order.fix(g)
+		}
+	case f.lock.slow:
 		f.order.remove(g)
-	case wasHead:
-		q.seq = q.head.seq
-		f.fixLocked(g) // a new head: its seq decides ties
+		f.lock.slow = f.order.len() != 0
 	}
 }
 
-// firstOf returns when g's task at the head of its line was submitted, or
-// math.MaxInt64 if none waits.
-func (f *fairLine[T]) firstOf(g *Group[T]) int64 {
-	if f.lock.waiting.Load() == 0 {
-		return math.MaxInt64
-	}
-	f.lock.mu.Lock()
-	defer f.lock.mu.Unlock()
-	if w := g.fair.head; w != nil {
-		return w.owner.submitted
-	}
-	return math.MaxInt64
-}
+// firstOf is line.firstOf.
+func (f *fairLine[T]) firstOf(g *Group[T]) int64 { return f.lock.firstOf(g) }
 
 // takeGroup takes every waiter of g out of the line and appends it to ws.
 func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
@@ -211,30 +225,27 @@ func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
 	}
 	f.lock.mu.Lock()
 	defer f.lock.mu.Unlock()
-	for w := g.fair.head; w != nil; w = g.fair.head {
-		f.removeLocked(g, w)
-		ws = append(ws, w)
+	for p := g.ghead; p != nil; p = g.ghead {
+		f.removeLocked(&p.w)
+		ws = append(ws, &p.w)
 	}
 	return ws
 }
 
-// sweep is line.sweep over the lines of the groups in the fair line.
+// sweep is line.sweep.
 func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	if f.lock.waiting.Load() == 0 {
 		return out
 	}
 	f.lock.mu.Lock()
 	defer f.lock.mu.Unlock()
-	gs := f.order.appendTo(nil)
-	for _, g := range gs {
-		for w := g.fair.head; w != nil; {
-			next := w.next
-			if match == nil || match(w.owner) {
-				f.removeLocked(g, w)
-				out = append(out, w.owner.owner)
-			}
-			w = next
+	for w := f.lock.head; w != nil; {
+		next := w.next
+		if match == nil || match(w.owner) {
+			f.removeLocked(w)
+			out = append(out, w.owner.owner)
 		}
+		w = next
 	}
 	return out
 }

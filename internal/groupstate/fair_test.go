@@ -90,15 +90,14 @@ func TestFairLineRaisedLimitServesGroupsFairly(t *testing.T) {
 	f.end(t, holder)
 }
 
-// bareGroups returns n groups of weight 1 with a head waiter, in no
-// line: enough for the fair order's key.
+// bareGroups returns n groups of weight 1, in no line: enough for the
+// fair order's key.
 func bareGroups(n int) []*Group[tk] {
 	gs := make([]*Group[tk], n)
 	for i := range gs {
 		gs[i] = &Group[tk]{}
 		gs[i].fair.index = -1
 		gs[i].fair.weight.Store(1)
-		gs[i].fair.head = &waiter[tk]{}
 	}
 	return gs
 }
@@ -137,7 +136,7 @@ func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
 		case 1:
 			q.weight.Store([]int64{1, small(), big()}[rng.IntN(3)])
 		case 2:
-			q.head.seq, q.seq = seq, seq
+			q.seq = seq
 			seq++
 		}
 		switch {
@@ -204,7 +203,7 @@ func TestFairOrderKeepsTheFairestFirst(t *testing.T) {
 		}
 		used[s] = true
 		seq++
-		q.head.seq, q.seq = s, s
+		q.seq = s
 	}
 	heaped, tiered := 0, 0
 	for i := range 8000 {

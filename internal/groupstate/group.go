@@ -67,9 +67,9 @@ type Group[T any] struct {
 	idleAt atomic.Int64
 	_      [8]byte // the counts below change per task: off scope's cache line (TestGroupLayout)
 
-	// waiting counts the tasks waiting at any layer. Under IsolationOff,
-	// those in the global line are also chained, in line order, from
-	// ghead (see OldestWait); guarded by the global line's mu.
+	// waiting counts the tasks waiting at any layer. Those in the global
+	// line are also chained, in line order, from ghead (see OldestWait and
+	// fairLine); guarded by the global line's mu.
 	waiting      atomic.Int64
 	ghead, gtail *Permits[T]
 

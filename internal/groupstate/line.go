@@ -27,7 +27,9 @@ type line[T any] struct {
 	head, tail *waiter[T] // guarded by mu
 
 	fair    *fairLine[T] // for the lock of a fair line: whose it is
-	chained bool         // the global line under IsolationOff: see Group.ghead
+	chained bool         // the global line: see Group.ghead
+	slow    bool         // a fair line's: its order is in use
+	seq     uint32       // a fair line's join counter, compared modulo 2^32
 
 	held permits // may exceed limit while a lowered limit drains
 }
@@ -97,6 +99,12 @@ func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 		l.waiting.Add(-1)
 		return true
 	}
+	l.appendLocked(w)
+	return false
+}
+
+// appendLocked puts w, counted in waiting, at the tail of the line.
+func (l *line[T]) appendLocked(w *waiter[T]) {
 	w.prev, w.next = l.tail, nil
 	if l.tail == nil {
 		l.head = w
@@ -108,7 +116,6 @@ func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 	if l.chained {
 		w.owner.group.chainLocked(w.owner, false)
 	}
-	return false
 }
 
 // release gives back one permit. It returns the waiters handed a permit,
@@ -307,7 +314,7 @@ func (w *waiter[T]) leave() bool {
 		return false
 	}
 	if l.fair != nil {
-		l.fair.removeLocked(w.owner.group, w)
+		l.fair.removeLocked(w)
 	} else {
 		l.removeLocked(w)
 	}

@@ -76,7 +76,6 @@ func TestGroupLayout(t *testing.T) {
 		"waiting":      unsafe.Offsetof(g.waiting),
 		"ghead":        unsafe.Offsetof(g.ghead),
 		"fair.running": unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.running),
-		"fair.head":    unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.head),
 	} {
 		if line(off) == scope {
 			t.Errorf("%s shares scope's cache line (offsets %d and %d)", name, off, unsafe.Offsetof(g.scope))

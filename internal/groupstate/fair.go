@@ -15,8 +15,9 @@ import "sync/atomic"
 // group as the FIFO line under IsolationOff is. No group runs fewer than
 // none, so the first task in the line whose group runs none is the one to
 // serve: when it is near the head, serving costs what a FIFO line costs
-// (BenchmarkFairLine). Otherwise fairOrder decides: it is built from the
-// line, oldest first, and kept until the line empties.
+// (BenchmarkW2Groups1000 of the benchmarks module). Otherwise a heap of
+// the waiting groups decides: it is built from the line, oldest first,
+// and kept until the line empties.
 //
 // As with line, nothing is locked while nobody waits. A group's running
 // count, part of its key, changes without the lock when the line looked
@@ -28,8 +29,12 @@ type fairLine[T any] struct {
 	// line's. Its mu, which waiters lock to leave (see waiter.leave),
 	// guards the rest.
 	lock  line[T]
-	order fairOrder[T] // in use while lock.slow
+	order fairHeap[T] // in use while lock.slow
 }
+
+// maxScan bounds how far from the head nextLocked looks for a group that
+// runs none.
+const maxScan = 8
 
 func newFairLine[T any](limit int) *fairLine[T] {
 	f := new(fairLine[T])
@@ -42,11 +47,10 @@ func newFairLine[T any](limit int) *fairLine[T] {
 // fairQueue is one group's part of the fair line; guarded by its mu but
 // for the atomics.
 type fairQueue[T any] struct {
-	running    atomic.Int64
-	weight     atomic.Int64
-	seq        uint32    // its first waiting task's, while in order
-	index      int       // in order's heap, or its tier; -1 when not in order
-	prev, next *Group[T] // in its tier
+	running atomic.Int64
+	weight  atomic.Int64
+	seq     uint32 // its first waiting task's, while in order
+	index   int    // in order; -1 when not in order
 }
 
 func (f *fairLine[T]) take() bool { return f.lock.take() }
@@ -97,20 +101,20 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 func (f *fairLine[T]) addLocked(g *Group[T], seq uint32) {
 	if f.lock.slow {
 		g.fair.seq = seq
-		f.order.add(g)
+		f.order.push(g)
 	}
 }
 
 // toOrder puts every waiting group in order, walking the line from its
-// head so that each group enters with its first task's seq, oldest first.
-// The line keeps the order until it empties, so the walk costs each task
-// that joined in this busy period O(1).
+// head so that each group enters with its first task's seq. The line
+// keeps the order until it empties, so the walk costs each task that
+// joined in this busy period O(1).
 func (f *fairLine[T]) toOrder() {
 	f.lock.slow = true
 	for w := f.lock.head; w != nil; w = w.next {
 		if g := w.owner.group; g.fair.index < 0 {
 			g.fair.seq = w.seq
-			f.order.add(g)
+			f.order.push(g)
 		}
 	}
 }
@@ -119,7 +123,7 @@ func (f *fairLine[T]) toOrder() {
 // its place after its running count or weight changed.
 func (f *fairLine[T]) fixLocked(g *Group[T]) {
 	if f.lock.slow && g.ghead != nil {
-		f.order.fix(g)
+		f.order.fix(g.fair.index)
 	}
 }
 
@@ -195,7 +199,7 @@ func (f *fairLine[T]) nextLocked() *waiter[T] {
 		}
 		f.toOrder()
 	}
-	return &f.order.first().ghead.w
+	return &f.order[0].g.ghead.w
 }
 
 // removeLocked takes w out of the line.
@@ -207,11 +211,11 @@ func (f *fairLine[T]) removeLocked(w *waiter[T]) {
 	case g.ghead != nil:
 		if wasFirst && f.lock.slow {
 			g.fair.seq = g.ghead.w.seq // a new first task: its seq decides ties
-			f.order.fix(g)
+			f.order.fix(g.fair.index)
 		}
 	case f.lock.slow:
-		f.order.remove(g)
-		f.lock.slow = f.order.len() != 0
+		f.order.remove(g.fair.index)
+		f.lock.slow = len(f.order) != 0
 	}
 }
 

@@ -28,8 +28,9 @@ type fairLine[T any] struct {
 	// waiting count (written under its mu) and held permits are the fair
 	// line's. Its mu, which waiters lock to leave (see waiter.leave),
 	// guards the rest.
-	lock  line[T]
-	order fairHeap[T] // in use while lock.slow
+	lock   line[T]
+	order  fairHeap[T] // in use while lock.slow
+	credit int         // tasks to serve from order before it may be dropped
 }
 
 // maxScan bounds how far from the head nextLocked looks for a group that
@@ -106,17 +107,30 @@ func (f *fairLine[T]) addLocked(g *Group[T], seq uint32) {
 }
 
 // toOrder puts every waiting group in order, walking the line from its
-// head so that each group enters with its first task's seq. The line
-// keeps the order until it empties, so the walk costs each task that
-// joined in this busy period O(1).
+// head so that each group enters with its first task's seq. The order is
+// kept until the line empties, or until it has served as many tasks as
+// the walk visited and a group that runs none comes first again: so the
+// walk, and dropping the order, cost each task served O(1).
 func (f *fairLine[T]) toOrder() {
 	f.lock.slow = true
+	f.credit = 0
 	for w := f.lock.head; w != nil; w = w.next {
+		f.credit++
 		if g := w.owner.group; g.fair.index < 0 {
 			g.fair.seq = w.seq
 			f.order.push(g)
 		}
 	}
+}
+
+// dropOrder takes every group out of order.
+func (f *fairLine[T]) dropOrder() {
+	for i := range f.order {
+		f.order[i].g.fair.index = -1
+		f.order[i] = fairEntry[T]{}
+	}
+	f.order = f.order[:0]
+	f.lock.slow = false
 }
 
 // fixLocked puts g, if it has a waiting task and the order is in use, in
@@ -188,17 +202,21 @@ func (f *fairLine[T]) popLocked() *waiter[T] {
 
 // nextLocked returns the first task of the fairest group: the first in
 // line of a group that runs none, if one is within maxScan of the head;
-// otherwise the order's, from then until the line empties.
+// otherwise the order's (see toOrder).
 func (f *fairLine[T]) nextLocked() *waiter[T] {
-	if !f.lock.slow {
-		w := f.lock.head
-		for i := 0; w != nil && i <= maxScan; i, w = i+1, w.next {
-			if w.owner.group.fair.running.Load() == 0 {
-				return w
-			}
+	if f.lock.slow {
+		if f.credit--; f.credit >= 0 || f.order[0].running != 0 {
+			return &f.order[0].g.ghead.w
 		}
-		f.toOrder()
+		f.dropOrder()
 	}
+	w := f.lock.head
+	for i := 0; w != nil && i <= maxScan; i, w = i+1, w.next {
+		if w.owner.group.fair.running.Load() == 0 {
+			return w
+		}
+	}
+	f.toOrder()
 	return &f.order[0].g.ghead.w
 }
 

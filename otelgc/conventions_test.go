@@ -49,10 +49,10 @@ func TestInstrumentsFollowTheNamingConventions(t *testing.T) {
 	e, r := newMetrics(t, otelgc.Options{ExecutorName: "api"}, groupconc.NewPolicyBuilder().
 		GlobalMaxInFlight(1).GlobalQueueThreshold(0))
 	g := newGate(t)
-	h := submit(t, e, "a", g.task)
-	g.waitStarted(1)
+	h := submit(t, e, "a", g.Task)
+	g.WaitStarted(1)
 	submit(t, e, "b", ok).Wait() // rejected: every instrument has a point
-	g.release()
+	g.Release()
 	h.Wait()
 	quiesce(t, e)
 

@@ -19,9 +19,9 @@ func TestGroupClassSumsTheGroupsOfEachClass(t *testing.T) {
 	e, r := newMetrics(t, otelgc.Options{GroupClass: tier}, groupconc.NewPolicyBuilder())
 	g := newGate(t)
 	for _, key := range []string{"gold-1", "gold-1", "gold-2", "free-1"} {
-		submit(t, e, key, g.task)
+		submit(t, e, key, g.Task)
 	}
-	g.waitStarted(3)
+	g.WaitStarted(3)
 	requirePoints(t, r, map[string]map[string]float64{
 		"groupconc.task.count": {
 			"groupconc.group=free,groupconc.task.state=running": 1,
@@ -31,7 +31,7 @@ func TestGroupClassSumsTheGroupsOfEachClass(t *testing.T) {
 		},
 		"groupconc.group.count": {"groupconc.group=free": 1, "groupconc.group=gold": 2},
 	})
-	g.release()
+	g.Release()
 }
 
 func TestAllowlistLabelsEveryOtherGroupOther(t *testing.T) {
@@ -57,10 +57,10 @@ func TestLabelCapFoldsLaterValuesIntoOther(t *testing.T) {
 		}
 		// A rejection of a folded group is counted under Other too.
 		g := newGate(t)
-		h := submit(t, e, "e", g.task)
-		g.waitStarted(1)
+		h := submit(t, e, "e", g.Task)
+		g.WaitStarted(1)
 		submit(t, e, "e", ok).Wait()
-		g.release()
+		g.Release()
 		h.Wait()
 		synctest.Wait() // the listener has heard of every task
 		requirePoints(t, r, map[string]map[string]float64{

@@ -25,10 +25,10 @@ func TestObserveReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 	g := newGate(t)
 	var hs []*groupconc.TaskHandle[int]
 	for range 5 {
-		hs = append(hs, submit(t, e, "a", g.task))
+		hs = append(hs, submit(t, e, "a", g.Task))
 	}
-	hs = append(hs, submit(t, e, "b", g.task))
-	g.waitStarted(3)
+	hs = append(hs, submit(t, e, "b", g.Task))
+	g.WaitStarted(3)
 
 	// Every task holds a global permit, waiting ones included.
 	requirePoints(t, r, map[string]map[string]float64{
@@ -43,7 +43,7 @@ func TestObserveReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 		},
 	})
 
-	g.release()
+	g.Release()
 	for _, h := range hs {
 		h.Wait()
 	}
@@ -72,15 +72,15 @@ func TestCountersCountOutcomesAndRejectionsByReason(t *testing.T) {
 		GlobalQueueThreshold(0).
 		DefaultQueueThresholdPerGroup(0))
 	g := newGate(t)
-	running := []*groupconc.TaskHandle[int]{submit(t, e, "a", g.task), submit(t, e, "b", g.task)}
-	g.waitStarted(2)
+	running := []*groupconc.TaskHandle[int]{submit(t, e, "a", g.Task), submit(t, e, "b", g.Task)}
+	g.WaitStarted(2)
 	// The global layer has a permit left; a's group has none.
 	assert.Equal(t, groupconc.StatusRejected, submit(t, e, "a", ok).Wait().Status)
-	running = append(running, submit(t, e, "c", g.task))
-	g.waitStarted(1)
+	running = append(running, submit(t, e, "c", g.Task))
+	g.WaitStarted(1)
 	// Now the global layer is full.
 	assert.Equal(t, groupconc.StatusRejected, submit(t, e, "d", ok).Wait().Status)
-	g.release()
+	g.Release()
 	for _, h := range running {
 		h.Wait()
 	}
@@ -138,11 +138,11 @@ func TestHistogramsRecordWaitAndRunDurations(t *testing.T) {
 func TestHistogramsLeaveOutTasksCancelledWhileWaiting(t *testing.T) {
 	e, r := newMetrics(t, otelgc.Options{}, groupconc.NewPolicyBuilder())
 	g := newGate(t)
-	running := submit(t, e, "a", g.task)
-	waiting := submit(t, e, "a", g.task)
-	g.waitStarted(1)
+	running := submit(t, e, "a", g.Task)
+	waiting := submit(t, e, "a", g.Task)
+	g.WaitStarted(1)
 	require.True(t, waiting.Cancel())
-	g.release()
+	g.Release()
 	running.Wait()
 	quiesce(t, e)
 	requirePoints(t, r, map[string]map[string]float64{

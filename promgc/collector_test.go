@@ -22,10 +22,10 @@ func TestCollectorReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 	g := newGate(t)
 	var hs []*groupconc.TaskHandle[int]
 	for range 5 {
-		hs = append(hs, submit(t, e, "a", g.task))
+		hs = append(hs, submit(t, e, "a", g.Task))
 	}
-	hs = append(hs, submit(t, e, "b", g.task))
-	g.waitStarted(3)
+	hs = append(hs, submit(t, e, "b", g.Task))
+	g.WaitStarted(3)
 
 	// Every task holds a global permit, waiting ones included.
 	requireMetrics(t, c, `
@@ -41,7 +41,7 @@ func TestCollectorReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 		groupconc_tasks_completed_total{status="rejected"} 0
 	`)
 
-	g.release()
+	g.Release()
 	for _, h := range hs {
 		h.Wait()
 	}
@@ -70,15 +70,15 @@ func TestCountersCountOutcomesAndRejectionsByReason(t *testing.T) {
 		GlobalQueueThreshold(0).
 		DefaultQueueThresholdPerGroup(0))
 	g := newGate(t)
-	running := []*groupconc.TaskHandle[int]{submit(t, e, "a", g.task), submit(t, e, "b", g.task)}
-	g.waitStarted(2)
+	running := []*groupconc.TaskHandle[int]{submit(t, e, "a", g.Task), submit(t, e, "b", g.Task)}
+	g.WaitStarted(2)
 	// The global layer has a permit left; a's group has none.
 	assert.Equal(t, groupconc.StatusRejected, submit(t, e, "a", ok).Wait().Status)
-	running = append(running, submit(t, e, "c", g.task))
-	g.waitStarted(1)
+	running = append(running, submit(t, e, "c", g.Task))
+	g.WaitStarted(1)
 	// Now the global layer is full.
 	assert.Equal(t, groupconc.StatusRejected, submit(t, e, "d", ok).Wait().Status)
-	g.release()
+	g.Release()
 	for _, h := range running {
 		h.Wait()
 	}
@@ -131,11 +131,11 @@ func TestHistogramsObserveWaitAndRunTimes(t *testing.T) {
 func TestHistogramsLeaveOutTasksCancelledWhileWaiting(t *testing.T) {
 	e, c := newMetrics(t, promgc.Options{}, groupconc.NewPolicyBuilder())
 	g := newGate(t)
-	running := submit(t, e, "a", g.task)
-	waiting := submit(t, e, "a", g.task)
-	g.waitStarted(1)
+	running := submit(t, e, "a", g.Task)
+	waiting := submit(t, e, "a", g.Task)
+	g.WaitStarted(1)
 	require.True(t, waiting.Cancel())
-	g.release()
+	g.Release()
 	running.Wait()
 	quiesce(t, e)
 	assert.Equal(t, uint64(1), histogramCount(t, c, "groupconc_task_wait_seconds"))
@@ -178,10 +178,10 @@ func TestCollectorPassesThePedanticRegistryAndLint(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e, c := newMetrics(t, o, groupconc.NewPolicyBuilder().GlobalMaxInFlight(4).DefaultQueueThresholdPerGroup(0))
 			g := newGate(t)
-			h := submit(t, e, "a", g.task)
-			g.waitStarted(1)
+			h := submit(t, e, "a", g.Task)
+			g.WaitStarted(1)
 			submit(t, e, "a", ok).Wait() // rejected
-			g.release()
+			g.Release()
 			h.Wait()
 			reg := prometheus.NewPedanticRegistry()
 			require.NoError(t, reg.Register(c))

@@ -1,39 +1,18 @@
 package promgc_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/adaptertest"
 	"github.com/kobe/groupconc/promgc"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 )
-
-// newExecutor builds b's policy and an executor that is shut down, waiting
-// for its tasks, when the test ends.
-func newExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
-	t.Helper()
-	p, err := b.Build()
-	require.NoError(t, err)
-	e := groupconc.New(p)
-	t.Cleanup(func() { require.NoError(t, e.Shutdown(context.Background())) })
-	return e
-}
-
-// quiesce shuts e down: once it returns, every task has ended and the
-// listener has heard of it (a handle completes before its OnCompleted).
-func quiesce(t testing.TB, e *groupconc.GroupExecutor) {
-	t.Helper()
-	require.NoError(t, e.Shutdown(context.Background()))
-}
 
 // newMetrics returns a Metrics of o and an executor of b with its listener
 // installed, and the collector of that executor.
@@ -45,62 +24,16 @@ func newMetrics(t testing.TB, o promgc.Options, b *groupconc.PolicyBuilder) (*gr
 	return e, m.Collector(e)
 }
 
-var taskIDs atomic.Int64
-
-// submit submits task to key's group with a fresh task ID.
-func submit(t testing.TB, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
-	t.Helper()
-	return submitCtx(t, context.Background(), e, key, task)
-}
-
-func submitCtx(t testing.TB, ctx context.Context, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
-	t.Helper()
-	h, err := groupconc.Submit(ctx, e, key, fmt.Sprint("t", taskIDs.Add(1)), task)
-	require.NoError(t, err)
-	return h
-}
-
-// gate is a task that tells when it starts and runs until the gate opens.
-type gate struct {
-	started chan struct{}
-	open    chan struct{}
-	once    sync.Once
-}
-
-// newGate returns a closed gate that opens, at the latest, as the test
-// ends, before the executors made earlier are shut down.
-func newGate(t testing.TB) *gate {
-	g := &gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
-	t.Cleanup(g.release)
-	return g
-}
-
-// release opens the gate.
-func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
-
-func (g *gate) task(context.Context) (int, error) {
-	g.started <- struct{}{}
-	<-g.open
-	return 0, nil
-}
-
-// waitStarted waits until n tasks of g have started.
-func (g *gate) waitStarted(n int) {
-	for range n {
-		<-g.started
-	}
-}
-
-// sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
-// time.
-func sleeper(d time.Duration) groupconc.Task[int] {
-	return func(context.Context) (int, error) {
-		time.Sleep(d)
-		return 0, nil
-	}
-}
-
-func ok(context.Context) (int, error) { return 0, nil }
+// The helpers the adapters' tests share.
+var (
+	newExecutor = adaptertest.NewExecutor
+	quiesce     = adaptertest.Quiesce
+	submit      = adaptertest.Submit
+	submitCtx   = adaptertest.SubmitCtx
+	newGate     = adaptertest.NewGate
+	sleeper     = adaptertest.Sleeper
+	ok          = adaptertest.OK
+)
 
 // families are the type and help of every metric promgc exports.
 var families = map[string][2]string{

@@ -19,9 +19,9 @@ func TestGroupClassSumsTheGroupsOfEachClass(t *testing.T) {
 	e, c := newMetrics(t, promgc.Options{GroupClass: tier}, groupconc.NewPolicyBuilder())
 	g := newGate(t)
 	for _, key := range []string{"gold-1", "gold-1", "gold-2", "free-1"} {
-		submit(t, e, key, g.task)
+		submit(t, e, key, g.Task)
 	}
-	g.waitStarted(3)
+	g.WaitStarted(3)
 	requireMetrics(t, c, `
 		groupconc_tasks{group="free",state="running"} 1
 		groupconc_tasks{group="free",state="waiting"} 0
@@ -30,7 +30,7 @@ func TestGroupClassSumsTheGroupsOfEachClass(t *testing.T) {
 		groupconc_groups{group="free"} 1
 		groupconc_groups{group="gold"} 2
 	`)
-	g.release()
+	g.Release()
 }
 
 // In these tests synctest's clock stands still while tasks run, so every
@@ -70,10 +70,10 @@ func TestLabelCapFoldsLaterValuesIntoOther(t *testing.T) {
 		}
 		// A rejection of a folded group is counted under Other too.
 		g := newGate(t)
-		h := submit(t, e, "e", g.task)
-		g.waitStarted(1)
+		h := submit(t, e, "e", g.Task)
+		g.WaitStarted(1)
 		submit(t, e, "e", ok).Wait()
-		g.release()
+		g.Release()
 		h.Wait()
 		synctest.Wait() // the listener has heard of every task
 		requireMetrics(t, c, `

@@ -13,14 +13,14 @@ func TestOldestWaitIsTheLongestWaitOfAnyGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, c := newMetrics(t, promgc.Options{}, groupconc.NewPolicyBuilder())
 		g := newGate(t)
-		submit(t, e, "a", g.task)
-		submit(t, e, "a", g.task) // waits from now
+		submit(t, e, "a", g.Task)
+		submit(t, e, "a", g.Task) // waits from now
 		time.Sleep(3 * time.Second)
-		submit(t, e, "b", g.task)
-		submit(t, e, "b", g.task) // waits 1s less
+		submit(t, e, "b", g.Task)
+		submit(t, e, "b", g.Task) // waits 1s less
 		time.Sleep(time.Second)
 		requireMetrics(t, c, `groupconc_oldest_wait_seconds 4`)
-		g.release()
+		g.Release()
 	})
 }
 
@@ -28,17 +28,17 @@ func TestOldestWaitWithAGroupLabelIsTheLongestWaitOfEachValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, c := newMetrics(t, promgc.Options{GroupClass: tier}, groupconc.NewPolicyBuilder())
 		g := newGate(t)
-		submit(t, e, "gold-1", g.task)
-		submit(t, e, "gold-1", g.task) // waits from now
+		submit(t, e, "gold-1", g.Task)
+		submit(t, e, "gold-1", g.Task) // waits from now
 		time.Sleep(3 * time.Second)
-		submit(t, e, "free-1", g.task)
-		submit(t, e, "free-1", g.task) // waits 3s less
-		submit(t, e, "gold-2", g.task) // does not wait
+		submit(t, e, "free-1", g.Task)
+		submit(t, e, "free-1", g.Task) // waits 3s less
+		submit(t, e, "gold-2", g.Task) // does not wait
 		time.Sleep(time.Second)
 		requireMetrics(t, c, `
 			groupconc_oldest_wait_seconds{group="free"} 1
 			groupconc_oldest_wait_seconds{group="gold"} 4
 		`)
-		g.release()
+		g.Release()
 	})
 }

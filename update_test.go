@@ -165,9 +165,7 @@ func TestUpdatePolicyLoweringAGroupLimitInterruptsNothingAndHoldsTheNewLimitOnce
 }
 
 func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowItAndLiftedStartsTheRest(t *testing.T) {
-	// Fair share only: under IsolationOff the tasks already past the global
-	// layer keep starting (see the report of /tmp/failing_tests).
-	upIn(t, []groupconc.IsolationMode{groupconc.IsolationFairShare}, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2))
 		g := upNewGated()
 		for i := range 4 {
@@ -196,6 +194,24 @@ func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowIt
 		// a2 a3 b2 b3 and two of c1 c2 c3: each group at its limit 2.
 		assert.EqualValues(t, 6, g.running.cur.Load(), "running once the cap was lifted")
 		assert.Equal(t, groupconc.Unlimited, e.Stats().GlobalMaxInFlight)
+		g.finish(t, e)
+	})
+}
+
+func TestUpdatePolicyLoweredGlobalCapStartsNothingUntilRunningIsBelowIt(t *testing.T) {
+	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(12))
+		g := upNewGated()
+		for i := range 4 {
+			for _, key := range []string{"a", "b", "c"} {
+				g.submit(t, e, key, fmt.Sprint(key, i))
+				synctest.Wait()
+			}
+		}
+		require.EqualValues(t, 6, g.running.cur.Load())
+		upUpdate(t, e, b().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(2))
+		g.release("a0")
+		assert.EqualValues(t, 5, g.running.cur.Load(), "running once a0 ended under the new global cap 2; Stats %+v", e.Stats())
 		g.finish(t, e)
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of DESIGN.md's "Isolation" paragraph: fair-share
+// The behaviour suite of isolation (README "Isolation"): fair-share
 // isolation and weights, seen through the public API only.
 
 // fsModes are both isolation modes, for the properties they share.

@@ -16,7 +16,7 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of DESIGN.md's "Idle groups" paragraph: IdleGroupTTL,
+// The behaviour suite of idle groups (README "Unbounded keys"): IdleGroupTTL,
 // on the fake clock of a synctest bubble.
 
 const idleTTL = time.Minute

@@ -98,8 +98,8 @@ func (l *oracleTaskLog) String() string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// oracleLifes are the complete lives a task may have, by the design
-// (DESIGN "Listener"): cancelled before it ran; ran; rejected and never ran;
+// oracleLifes are the complete lives a task may have, as
+// TaskLifecycleListener documents them: cancelled before it ran; ran; rejected and never ran;
 // rejected and then run without permits (caller-runs, Rejection.Run).
 var oracleLifes = [][]oracleEventKind{
 	{oracleSubmitted, oracleCompleted},

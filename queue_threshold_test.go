@@ -566,8 +566,8 @@ func TestRejectionHandlerOutcomeMapsToTheTaskResult(t *testing.T) {
 				return nil, errors.Join(errors.New("over quota"), groupconc.ErrRejected)
 			},
 			check: func(t *testing.T, r groupconc.GroupResult[int], _ error) {
-				// Await's error is not checked: DESIGN.md leaves it open
-				// for a handler's rejection (see the report).
+				// Await's error is not checked: it is not promised
+				// for a handler's rejection, only the status is.
 				assert.Equal(t, groupconc.StatusRejected, r.Status, "err %v", r.Err)
 				var re *groupconc.RejectedError
 				require.ErrorAs(t, r.Err, &re, "REJECTED results carry a *RejectedError")

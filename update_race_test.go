@@ -53,7 +53,7 @@ func upRace(t *testing.T, mode groupconc.IsolationMode) {
 	e := groupconc.New(policies[0])
 	// Gauges of running functions: global, and per group for the groups
 	// never evicted (old and new tasks of an evicted key may together
-	// exceed its limit, DESIGN "Groups"). Evicted keys count globally.
+	// exceed its limit: see EvictGroup). Evicted keys count globally.
 	var global gauge
 	kept := []string{"k0", "k1", "k2"}
 	evicted := []string{"e0", "e1"}

@@ -12,8 +12,8 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of DESIGN.md's "Live limits" paragraph: UpdatePolicy,
-// in both isolation modes where they promise the same.
+// The behaviour suite of live limits (README "Changing limits live"):
+// UpdatePolicy, in both isolation modes where they promise the same.
 
 // upUpdate builds b and makes it e's policy; both must succeed.
 func upUpdate(t *testing.T, e *groupconc.GroupExecutor, b *groupconc.PolicyBuilder) {

@@ -64,9 +64,12 @@ func TestLabelCapFoldsLaterValuesIntoOther(t *testing.T) {
 		identity := func(k string) string { return k }
 		o := promgc.Options{GroupClass: identity, MaxGroupValues: 2, Buckets: []float64{1}}
 		e, c := newMetrics(t, o, groupconc.NewPolicyBuilder().DefaultQueueThresholdPerGroup(0))
-		// One at a time, so that a and b are the first values seen.
+		// One at a time, so that a and b are the first values seen: a
+		// value is seen as its task's OnCompleted runs, after its handle
+		// completes, so each waits for the listener too.
 		for _, key := range []string{"a", "b", "c", "d", "a"} {
 			submit(t, e, key, ok).Wait()
+			synctest.Wait()
 		}
 		// A rejection of a folded group is counted under Other too.
 		g := newGate(t)

@@ -94,15 +94,18 @@ func TestClassPanicAndEmptyClassAreLabelledOther(t *testing.T) {
 }
 
 func TestAGroupAttributeValueStaysAtZeroWhenItsGroupsAreGone(t *testing.T) {
-	e, r := newMetrics(t, otelgc.Options{GroupClass: tier}, groupconc.NewPolicyBuilder())
-	submit(t, e, "gold-1", ok).Wait()
-	e.EvictGroup("gold-1")
-	requirePoints(t, r, map[string]map[string]float64{
-		"groupconc.group.count": {"groupconc.group=gold": 0},
-		"groupconc.task.count": {
-			"groupconc.group=gold,groupconc.task.state=running": 0,
-			"groupconc.group=gold,groupconc.task.state=waiting": 0,
-		},
-		"groupconc.task.oldest_wait": {"groupconc.group=gold": 0},
+	synctest.Test(t, func(t *testing.T) {
+		e, r := newMetrics(t, otelgc.Options{GroupClass: tier}, groupconc.NewPolicyBuilder())
+		submit(t, e, "gold-1", ok).Wait()
+		synctest.Wait() // the listener has heard of the task: "gold" is a value
+		e.EvictGroup("gold-1")
+		requirePoints(t, r, map[string]map[string]float64{
+			"groupconc.group.count": {"groupconc.group=gold": 0},
+			"groupconc.task.count": {
+				"groupconc.group=gold,groupconc.task.state=running": 0,
+				"groupconc.group=gold,groupconc.task.state=waiting": 0,
+			},
+			"groupconc.task.oldest_wait": {"groupconc.group=gold": 0},
+		})
 	})
 }

@@ -97,12 +97,13 @@ func run(ctx context.Context, out io.Writer) error {
 		burst sync.WaitGroup
 	)
 	for _, t := range tenants {
-		codes[t.name] = map[int]int{}
+		counts := map[int]int{}
+		codes[t.name] = counts
 		for range t.requests {
 			burst.Go(func() {
 				code := post(ctx, client, base, t.name)
 				mu.Lock()
-				codes[t.name][code]++
+				counts[code]++
 				mu.Unlock()
 			})
 		}

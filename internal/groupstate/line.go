@@ -28,8 +28,11 @@ type line[T any] struct {
 
 	fair    *fairLine[T] // for the lock of a fair line: whose it is
 	chained bool         // the global line: see Group.ghead
-	slow    bool         // a fair line's: its order is in use
-	seq     uint32       // a fair line's join counter, compared modulo 2^32
+
+	// A fair line's own, here on mu's cache line, which every join and
+	// hand-off holds anyway; guarded by mu.
+	slow bool   // its order is in use
+	seq  uint32 // its join counter, compared modulo 2^32
 
 	held permits // may exceed limit while a lowered limit drains
 }

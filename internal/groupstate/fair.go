@@ -15,9 +15,9 @@ import "sync/atomic"
 // group as the FIFO line under IsolationOff is. No group runs fewer than
 // none, so the first task in the line whose group runs none is the one to
 // serve: when it is near the head, serving costs what a FIFO line costs
-// (BenchmarkW2Groups1000 of the benchmarks module). Otherwise a heap of
-// the waiting groups decides: it is built from the line, oldest first,
-// and kept until the line empties.
+// (BenchmarkW2Groups1000 of the benchmarks module). Otherwise fairOrder
+// decides: it is built from the line, oldest first, and kept for a while
+// (see toOrder).
 //
 // As with line, nothing is locked while nobody waits. A group's running
 // count, part of its key, changes without the lock when the line looked
@@ -29,13 +29,13 @@ type fairLine[T any] struct {
 	// line's. Its mu, which waiters lock to leave (see waiter.leave),
 	// guards the rest.
 	lock   line[T]
-	order  fairHeap[T] // in use while lock.slow
-	credit int         // tasks to serve from order before it may be dropped
+	order  fairOrder[T] // in use while lock.slow
+	credit int          // tasks to serve from order before it may be dropped
 }
 
-// maxScan bounds how far from the head nextLocked looks for a group that
+// headScan bounds how far from the head nextLocked looks for a group that
 // runs none.
-const maxScan = 8
+const headScan = 8
 
 func newFairLine[T any](limit int) *fairLine[T] {
 	f := new(fairLine[T])
@@ -48,10 +48,11 @@ func newFairLine[T any](limit int) *fairLine[T] {
 // fairQueue is one group's part of the fair line; guarded by its mu but
 // for the atomics.
 type fairQueue[T any] struct {
-	running atomic.Int64
-	weight  atomic.Int64
-	seq     uint32 // its first waiting task's, while in order
-	index   int    // in order; -1 when not in order
+	running    atomic.Int64
+	weight     atomic.Int64
+	seq        uint32    // its first waiting task's, while in order
+	index      int       // in order's heap, or its tier; -1 when not in order
+	prev, next *Group[T] // in its tier
 }
 
 func (f *fairLine[T]) take() bool { return f.lock.take() }
@@ -102,7 +103,7 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 func (f *fairLine[T]) addLocked(g *Group[T], seq uint32) {
 	if f.lock.slow {
 		g.fair.seq = seq
-		f.order.push(g)
+		f.order.add(g)
 	}
 }
 
@@ -118,18 +119,16 @@ func (f *fairLine[T]) toOrder() {
 		f.credit++
 		if g := w.owner.group; g.fair.index < 0 {
 			g.fair.seq = w.seq
-			f.order.push(g)
+			f.order.add(g)
 		}
 	}
 }
 
 // dropOrder takes every group out of order.
 func (f *fairLine[T]) dropOrder() {
-	for i := range f.order {
-		f.order[i].g.fair.index = -1
-		f.order[i] = fairEntry[T]{}
+	for f.order.len() > 0 {
+		f.order.remove(f.order.first())
 	}
-	f.order = f.order[:0]
 	f.lock.slow = false
 }
 
@@ -137,7 +136,7 @@ func (f *fairLine[T]) dropOrder() {
 // its place after its running count or weight changed.
 func (f *fairLine[T]) fixLocked(g *Group[T]) {
 	if f.lock.slow && g.ghead != nil {
-		f.order.fix(g.fair.index)
+		f.order.fix(g)
 	}
 }
 
@@ -201,23 +200,23 @@ func (f *fairLine[T]) popLocked() *waiter[T] {
 }
 
 // nextLocked returns the first task of the fairest group: the first in
-// line of a group that runs none, if one is within maxScan of the head;
+// line of a group that runs none, if one is within headScan of the head;
 // otherwise the order's (see toOrder).
 func (f *fairLine[T]) nextLocked() *waiter[T] {
 	if f.lock.slow {
-		if f.credit--; f.credit >= 0 || f.order[0].running != 0 {
-			return &f.order[0].g.ghead.w
+		if f.credit--; f.credit >= 0 || f.order.first().fair.running.Load() != 0 {
+			return &f.order.first().ghead.w
 		}
 		f.dropOrder()
 	}
 	w := f.lock.head
-	for i := 0; w != nil && i <= maxScan; i, w = i+1, w.next {
+	for i := 0; w != nil && i <= headScan; i, w = i+1, w.next {
 		if w.owner.group.fair.running.Load() == 0 {
 			return w
 		}
 	}
 	f.toOrder()
-	return &f.order[0].g.ghead.w
+	return &f.order.first().ghead.w
 }
 
 // removeLocked takes w out of the line.
@@ -229,11 +228,11 @@ func (f *fairLine[T]) removeLocked(w *waiter[T]) {
 	case g.ghead != nil:
 		if wasFirst && f.lock.slow {
 			g.fair.seq = g.ghead.w.seq // a new first task: its seq decides ties
-			f.order.fix(g.fair.index)
+			f.order.fix(g)
 		}
 	case f.lock.slow:
-		f.order.remove(g.fair.index)
-		f.lock.slow = len(f.order) != 0
+		f.order.remove(g)
+		f.lock.slow = f.order.len() != 0
 	}
 }
 

@@ -2,7 +2,7 @@ package groupstate
 
 import "math/bits"
 
-// fairHeap is the fair line's order: the groups with a waiting task,
+// fairHeap is fairOrder's general form: the groups with a waiting task,
 // fewest running per weight first, then the oldest head. Each entry holds
 // a copy of its group's key, refreshed whenever the group is placed, so
 // that sifting reads one contiguous slice rather than a group per
@@ -40,10 +40,6 @@ func (a *fairEntry[T]) less(b *fairEntry[T]) bool {
 	}
 	return joinedBefore(a.seq, b.seq)
 }
-
-// joinedBefore reports whether the waiter that joined with seq a joined
-// before the one with b. Seqs wrap: they are at most 2^31 joins apart.
-func joinedBefore(a, b uint32) bool { return int32(a-b) < 0 }
 
 // push adds g, which has a waiter now.
 func (h *fairHeap[T]) push(g *Group[T]) {

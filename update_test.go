@@ -164,17 +164,24 @@ func TestUpdatePolicyLoweringAGroupLimitInterruptsNothingAndHoldsTheNewLimitOnce
 	})
 }
 
+// upThreeGroupsOfFour submits tasks a0..a3, b0..b3 and c0..c3, one at a
+// time, to e, whose groups run two each: six run, six wait.
+func upThreeGroupsOfFour(t *testing.T, e *groupconc.GroupExecutor) *upGated {
+	g := upNewGated()
+	for i := range 4 {
+		for _, key := range []string{"a", "b", "c"} {
+			g.submit(t, e, key, fmt.Sprint(key, i))
+			synctest.Wait()
+		}
+	}
+	require.EqualValues(t, 6, g.running.cur.Load())
+	return g
+}
+
 func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowItAndLiftedStartsTheRest(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2))
-		g := upNewGated()
-		for i := range 4 {
-			for _, key := range []string{"a", "b", "c"} {
-				g.submit(t, e, key, fmt.Sprint(key, i))
-				synctest.Wait()
-			}
-		}
-		require.EqualValues(t, 6, g.running.cur.Load())
+		g := upThreeGroupsOfFour(t, e)
 
 		upUpdate(t, e, b().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(2))
 		synctest.Wait()
@@ -201,14 +208,7 @@ func TestUpdatePolicyGlobalCapImposedUnderLoadStartsNothingUntilRunningIsBelowIt
 func TestUpdatePolicyLoweredGlobalCapStartsNothingUntilRunningIsBelowIt(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 		e := newExecutor(t, b().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(12))
-		g := upNewGated()
-		for i := range 4 {
-			for _, key := range []string{"a", "b", "c"} {
-				g.submit(t, e, key, fmt.Sprint(key, i))
-				synctest.Wait()
-			}
-		}
-		require.EqualValues(t, 6, g.running.cur.Load())
+		g := upThreeGroupsOfFour(t, e)
 		upUpdate(t, e, b().DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(2))
 		g.release("a0")
 		assert.EqualValues(t, 5, g.running.cur.Load(), "running once a0 ended under the new global cap 2; Stats %+v", e.Stats())

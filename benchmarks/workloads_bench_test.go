@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/adaptertest"
 )
 
 // Workload sizes. RESULTS.md describes each workload; run.sh sets the
@@ -82,10 +83,9 @@ func BenchmarkW2Listener(b *testing.B) {
 }
 
 // benchThroughput reports the cost per task of submitting batch trivial
-// tasks round-robin over keys and waiting for them. One batch runs first,
-// untimed, so that groups (and any pooled workers) exist when timing starts.
+// tasks round-robin over keys and waiting for them (adaptertest.PerTask).
 func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
-	run := func() {
+	adaptertest.PerTask(b, batch, func() {
 		for i := range batch {
 			if err := r.Go(keys[i%len(keys)], noop); err != nil {
 				b.Fatal(err)
@@ -94,21 +94,7 @@ func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
 		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
-	}
-	run()
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	batches := 0
-	for b.Loop() {
-		run()
-		batches++
-	}
-	runtime.ReadMemStats(&after)
-	tasks := float64(batches * batch)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
+	})
 }
 
 // BenchmarkW3HotGroup submits batches of 100 000 trivial tasks at once to

@@ -1,6 +1,7 @@
 // Package adaptertest is what the tests of groupconc's metrics adapters
 // (promgc, otelgc) share: executors shut down as a test ends, tasks gated
-// on channels, submission with fresh task IDs, and the W2 benchmark loop.
+// on channels, submission with fresh task IDs, and the W2 benchmark loop;
+// the benchmarks module measures its workloads with PerTask too.
 // It uses the testing package only, so the root module gains no
 // dependency.
 package adaptertest
@@ -116,7 +117,7 @@ func W2Policy() *groupconc.PolicyBuilder {
 var noop groupconc.Task[struct{}] = func(context.Context) (struct{}, error) { return struct{}{}, nil }
 
 // BenchW2 reports W2's cost per task on e: submitting a batch and waiting
-// for it. One batch runs untimed first, so that every group exists.
+// for it.
 func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	keys := make([]string, w2Groups)
 	for i := range keys {
@@ -124,7 +125,7 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	}
 	handles := make([]*groupconc.TaskHandle[struct{}], w2Batch)
 	ctx := context.Background()
-	run := func() {
+	PerTask(b, w2Batch, func() {
 		for i := range handles {
 			h, err := groupconc.Submit(ctx, e, keys[i%w2Groups], "t", noop)
 			if err != nil {
@@ -135,7 +136,14 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 		for _, h := range handles {
 			h.Wait()
 		}
-	}
+	})
+}
+
+// PerTask runs run, which runs batch tasks to their end, as b's loop, and
+// reports the time, allocations and bytes per task. One run goes first,
+// untimed, so that groups (and any pooled workers) exist when timing
+// starts.
+func PerTask(b *testing.B, batch int, run func()) {
 	run()
 	b.ReportAllocs()
 	var before, after runtime.MemStats
@@ -146,7 +154,8 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 		batches++
 	}
 	runtime.ReadMemStats(&after)
-	tasks := float64(batches * w2Batch)
+	tasks := float64(batches * batch)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
 }

@@ -92,19 +92,11 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	f.lock.seq++
 	first := g.ghead == nil
 	f.lock.appendLocked(w)
-	if first {
-		f.addLocked(g, w.seq)
-	}
-	return false
-}
-
-// addLocked places g, whose first waiting task joined with seq, in order
-// if the order is in use.
-func (f *fairLine[T]) addLocked(g *Group[T], seq uint32) {
-	if f.lock.slow {
-		g.fair.seq = seq
+	if first && f.lock.slow { // else toOrder finds g when it walks the line
+		g.fair.seq = w.seq
 		f.order.add(g)
 	}
+	return false
 }
 
 // toOrder puts every waiting group in order, walking the line from its
@@ -163,9 +155,6 @@ func (f *fairLine[T]) release(g *Group[T]) *waiter[T] {
 	f.lock.held.give(1)
 	return f.grantLocked()
 }
-
-// setLimit is line.setLimit.
-func (f *fairLine[T]) setLimit(n int) { f.lock.setLimit(n) }
 
 // grant is line.grant.
 func (f *fairLine[T]) grant() *waiter[T] {
@@ -236,9 +225,6 @@ func (f *fairLine[T]) removeLocked(w *waiter[T]) {
 	}
 }
 
-// firstOf is line.firstOf.
-func (f *fairLine[T]) firstOf(g *Group[T]) int64 { return f.lock.firstOf(g) }
-
 // takeGroup takes every waiter of g out of the line and appends it to ws.
 func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
 	if f.lock.waiting.Load() == 0 {
@@ -251,22 +237,4 @@ func (f *fairLine[T]) takeGroup(g *Group[T], ws []*waiter[T]) []*waiter[T] {
 		ws = append(ws, &p.w)
 	}
 	return ws
-}
-
-// sweep is line.sweep.
-func (f *fairLine[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	if f.lock.waiting.Load() == 0 {
-		return out
-	}
-	f.lock.mu.Lock()
-	defer f.lock.mu.Unlock()
-	for w := f.lock.head; w != nil; {
-		next := w.next
-		if match == nil || match(w.owner) {
-			f.removeLocked(w)
-			out = append(out, w.owner.owner)
-		}
-		w = next
-	}
-	return out
 }

@@ -52,22 +52,22 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 	return int(gl.heldCount().load()), int(gl.queue.load())
 }
 
-func (gl *Global[T]) heldCount() *permits {
+// waits returns the line of tasks waiting for a global permit: the FIFO
+// line, or the fair line's own. Its limit and held permits are the layer's.
+func (gl *Global[T]) waits() *line[T] {
 	if gl.fair != nil {
-		return &gl.fair.lock.held
+		return &gl.fair.lock
 	}
-	return &gl.line.held
+	return gl.line
 }
+
+func (gl *Global[T]) heldCount() *permits { return &gl.waits().held }
 
 // setLimits makes limit and queueThreshold the global limits from now on;
 // see Registry.Update.
 func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 	gl.queue.limit.Store(int64(queueThreshold))
-	if gl.fair != nil {
-		gl.fair.setLimit(limit)
-	} else {
-		gl.line.setLimit(limit)
-	}
+	gl.waits().setLimit(limit)
 }
 
 // grant hands the global permits a raised limit frees to waiting tasks.
@@ -80,10 +80,7 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 }
 
 func (gl *Global[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	if gl.fair != nil {
-		return gl.fair.sweep(match, out)
-	}
-	return gl.line.sweep(match, out)
+	return gl.waits().sweep(match, out)
 }
 
 // count returns the count kept as the sums in and out. It reads in first:

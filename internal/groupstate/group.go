@@ -157,7 +157,7 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	}
 	first = min(first, g.bulkhead.firstOf(g), g.conc.firstOf(g))
 	if f := g.global.fair; f != nil {
-		first = min(first, f.firstOf(g))
+		first = min(first, f.lock.firstOf(g))
 	}
 	if first == math.MaxInt64 {
 		return 0 // between two lines

@@ -239,7 +239,7 @@ func (l *line[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	for w := l.head; w != nil; {
 		next := w.next
 		if match == nil || match(w.owner) {
-			l.removeLocked(w)
+			l.takeOutLocked(w)
 			out = append(out, w.owner.owner)
 		}
 		w = next
@@ -316,10 +316,16 @@ func (w *waiter[T]) leave() bool {
 	if w.line.Load() != l { // taken out meanwhile
 		return false
 	}
+	l.takeOutLocked(w)
+	return true
+}
+
+// takeOutLocked takes w out of the line, with the fair line's own
+// bookkeeping when l is a fair line's lock.
+func (l *line[T]) takeOutLocked(w *waiter[T]) {
 	if l.fair != nil {
 		l.fair.removeLocked(w)
-	} else {
-		l.removeLocked(w)
+		return
 	}
-	return true
+	l.removeLocked(w)
 }

@@ -180,7 +180,18 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 // the tasks it did not accept are reported CANCELLED with Err ErrClosed and
 // ExecuteAll returns ErrClosed.
 func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T]) ([]GroupResult[T], error) {
+	return ExecuteAllWith(ctx, e, tasks, SubmitOptions{})
+}
+
+// ExecuteAllWith is ExecuteAll with every task submitted as SubmitWith
+// submits it with opts: with opts.Block it may wait before each task for a
+// queue slot. If ctx ends during such a wait, the tasks not yet submitted
+// are reported CANCELLED with ctx.Err(), and it returns ctx.Err().
+func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T], opts SubmitOptions) ([]GroupResult[T], error) {
 	if err := e.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
 	for i, gt := range tasks {
@@ -301,3 +312,6 @@ func (e *GroupExecutor) cancelAll() {
 	e.closeRoot(ErrClosed)
 	e.endAllCancelled(e.groups.SweepAll(nil))
 }
+
+// Policy returns the policy in force: New's, or the last UpdatePolicy's.
+func (e *GroupExecutor) Policy() *GroupPolicy { return e.policy.Load() }

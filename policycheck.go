@@ -31,8 +31,8 @@ func (p *GroupPolicy) check(weighted bool) []string {
 	check("GlobalQueueThreshold", p.globalQueue, 0)
 	check("DefaultQueueThresholdPerGroup", p.defaultQueue, 0)
 	checkMap("PerGroupQueueThreshold", p.queue, 0)
-	if p.rejection < RejectAbort || p.rejection > RejectCallerRuns {
-		bad = append(bad, fmt.Sprintf("RejectionPolicy is %d, want RejectAbort, RejectDiscard or RejectCallerRuns", int(p.rejection)))
+	if p.rejection < RejectAbort || p.rejection > RejectDiscardOldest {
+		bad = append(bad, fmt.Sprintf("RejectionPolicy is %d, want RejectAbort, RejectDiscard, RejectCallerRuns or RejectDiscardOldest", int(p.rejection)))
 	}
 	switch p.isolation {
 	case IsolationOff:

@@ -22,9 +22,16 @@ const (
 	// no permit: it counts in no limit and in no Running/InFlight stat.
 	// A task whose context is already done is CANCELLED instead.
 	RejectCallerRuns
+	// RejectDiscardOldest makes room: a task that finds its queue full
+	// takes the slot of the oldest waiting task of the lowest priority at
+	// or below its own, which ends REJECTED with ReasonDisplaced (its Await
+	// returns no error). If every waiting task has a higher priority, the
+	// new task is rejected as under RejectDiscard.
+	RejectDiscardOldest RejectionPolicy = 3
 )
 
-// String returns "RejectAbort", "RejectDiscard" or "RejectCallerRuns".
+// String returns "RejectAbort", "RejectDiscard", "RejectCallerRuns" or
+// "RejectDiscardOldest".
 func (p RejectionPolicy) String() string {
 	switch p {
 	case RejectAbort:
@@ -33,6 +40,8 @@ func (p RejectionPolicy) String() string {
 		return "RejectDiscard"
 	case RejectCallerRuns:
 		return "RejectCallerRuns"
+	case RejectDiscardOldest:
+		return "RejectDiscardOldest"
 	}
 	return fmt.Sprintf("RejectionPolicy(%d)", int(p))
 }
@@ -47,6 +56,14 @@ const (
 	ReasonGlobalQueueFull = groupstate.ReasonGlobalQueueFull
 	ReasonGroupQueueFull  = groupstate.ReasonGroupQueueFull
 )
+
+// ReasonWaitTimeout is the reason of a task whose SubmitWith Block wait ran
+// past its MaxWait.
+const ReasonWaitTimeout = "wait_timeout"
+
+// ReasonDisplaced is the reason of a waiting task that made room for a new
+// one under RejectDiscardOldest.
+const ReasonDisplaced = "displaced"
 
 // RejectedError is the Err of every REJECTED result. Reason says why the
 // task was turned away: ReasonGlobalQueueFull or ReasonGroupQueueFull for a

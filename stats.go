@@ -28,6 +28,9 @@ type GroupStats struct {
 	// OldestWait is how long the group's oldest waiting task has waited,
 	// since Submit; 0 if no task waits.
 	OldestWait time.Duration
+	// Blocked counts callers of SubmitWith with Block waiting for a slot
+	// of the group's queue; they are not tasks yet, and not in Waiting.
+	Blocked int
 }
 
 // ExecutorStats is a point-in-time snapshot of an executor.
@@ -37,6 +40,9 @@ type ExecutorStats struct {
 	// including tasks of evicted groups that have not finished yet.
 	Running, Waiting, GlobalInFlight int
 	GlobalMaxInFlight                int
+	// Blocked counts callers of SubmitWith with Block waiting for a queue
+	// slot, of any group or the global queue.
+	Blocked int
 	// Outcome counters count each task once, by the status its handle
 	// reports; once every task has finished,
 	// Succeeded+Failed+Cancelled+Rejected == Submitted.

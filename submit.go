@@ -1,0 +1,95 @@
+package groupconc
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Priority orders a task among the tasks waiting in the same line: a task
+// never waits behind a task of lower priority, and tasks of one priority
+// are served in arrival order. The zero Priority means PriorityNormal.
+type Priority int
+
+const (
+	PriorityHighest Priority = iota + 1 // served first
+	PriorityHigh
+	PriorityNormal // the default; the zero Priority means PriorityNormal
+	PriorityLow
+	PriorityLowest
+)
+
+// String returns "highest", "high", "normal", "low" or "lowest".
+func (p Priority) String() string {
+	switch p {
+	case PriorityHighest:
+		return "highest"
+	case PriorityHigh:
+		return "high"
+	case PriorityNormal, 0:
+		return "normal"
+	case PriorityLow:
+		return "low"
+	case PriorityLowest:
+		return "lowest"
+	}
+	return fmt.Sprintf("Priority(%d)", int(p))
+}
+
+// SubmitOptions refines one submission. The zero value submits as Submit
+// does.
+type SubmitOptions struct {
+	// Block waits for a queue slot instead of being turned away for lack
+	// of one.
+	Block bool
+	// MaxWait bounds a Block wait; 0 waits until ctx ends.
+	MaxWait time.Duration
+	// Priority orders the task among the tasks waiting where it waits.
+	Priority Priority
+}
+
+// check returns an error wrapping ErrInvalidTask for options out of range.
+func (o SubmitOptions) check() error {
+	switch {
+	case o.Priority < 0 || o.Priority > PriorityLowest:
+		return fmt.Errorf("%w: Priority %d is out of range", ErrInvalidTask, int(o.Priority))
+	case o.MaxWait < 0:
+		return fmt.Errorf("%w: MaxWait %v is negative", ErrInvalidTask, o.MaxWait)
+	}
+	return nil
+}
+
+// SubmitWith is Submit refined by opts. With opts.Block, a task that finds
+// its queue full (its group's, or under IsolationOff the global one) does
+// not take the rejection: the caller waits, no task accepted yet, until a
+// slot is handed to it, in order of priority and then of arrival among the
+// callers blocked on that queue. The wait ends:
+//   - when a slot is handed to it: the task is accepted, as if submitted
+//     then, and SubmitWith returns its handle;
+//   - when ctx ends: nil and ctx.Err(); nothing was submitted;
+//   - when opts.MaxWait passes: the task is accepted and turned away with
+//     ReasonWaitTimeout through the rejection policy or handler, and
+//     SubmitWith returns its handle;
+//   - when Shutdown or Close begins: nil and ErrClosed;
+//   - when ShutdownGroup or EvictGroup is called for its group: nil and an
+//     error matching ErrGroupShutdown or ErrGroupEvicted.
+//
+// A caller whose ctx is, or derives from, the context of a task of e never
+// blocks (it may hold the permits it would wait for): opts.Block is ignored
+// for it. Without opts.Block, SubmitWith never waits, as Submit.
+func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID string, task Task[T], opts SubmitOptions) (*TaskHandle[T], error) {
+	if err := e.check(ctx); err != nil {
+		return nil, err
+	}
+	if groupKey == "" || taskID == "" || task == nil { // checkTask says which
+		return nil, checkTask("", groupKey, taskID, task == nil)
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	h := &TaskHandle[T]{fn: task}
+	if err := e.admit(ctx, &h.t, h, groupKey, taskID); err != nil {
+		return nil, err
+	}
+	return h, nil
+}

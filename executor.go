@@ -63,6 +63,7 @@ type GroupExecutor struct {
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
+	blocking  callers                 // callers blocked for a queue slot
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
@@ -86,6 +87,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		gate:      newGate(),
 		epoch:     time.Now(),
 	}
+	global.SetHooks(wake, func(by, v *task) { by.getAside().displaced = v })
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
@@ -162,7 +164,7 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
 	h := &TaskHandle[T]{fn: task}
-	if err := e.admit(ctx, &h.t, h, groupKey, taskID); err != nil {
+	if err := e.admit(ctx, &h.t, h, groupKey, taskID, PriorityNormal); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -205,7 +207,7 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	for i, gt := range tasks {
 		h := &handles[i]
 		h.fn = gt.Task
-		if err = e.admit(ctx, &h.t, h, gt.GroupKey, gt.TaskID); err != nil {
+		if err = e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts); err != nil {
 			now := time.Now()
 			for j := i; j < len(tasks); j++ {
 				results[j] = GroupResult[T]{
@@ -274,6 +276,7 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // be called more than once, and concurrently with Close.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	e.gate.close()
+	e.blocking.wait()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -300,6 +303,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
+	e.blocking.wait()
 	e.stopPressure()
 	e.cancelAll()
 	return nil

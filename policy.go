@@ -184,3 +184,9 @@ func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
 		Weight:         p.ResolveWeight(groupKey),
 	}
 }
+
+// displaces reports whether a task that finds its queue full makes room
+// (RejectDiscardOldest, with no handler to replace it).
+func (p *GroupPolicy) displaces() bool {
+	return p.rejection == RejectDiscardOldest && p.rejectionHandler == nil
+}

@@ -30,7 +30,7 @@ func (c *Changes[T]) handed(chain *waiter[T]) { c.Handed = appendOwners(chain, c
 func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(&l)
-	g.queue.limit.Store(int64(l.QueueThreshold))
+	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
 	if f := g.global.fair; f != nil {
 		f.setWeight(g, l.Weight)
 	}

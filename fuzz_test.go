@@ -246,7 +246,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}()
 	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
 	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
-	stopped := false // Shutdown returned nil: everything is over
+	stopped := false           // Shutdown returned nil: everything is over
 	pick := func() *fuzzTask {
 		if len(tasks) == 0 {
 			in.next()

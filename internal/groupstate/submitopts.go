@@ -105,7 +105,7 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 		lines = []*line[T]{g.bulkhead, g.conc}
 	}
 	for {
-		v := victim(p.w.prio, lines, g)
+		v := victim(p.w.prio, bit, lines, g)
 		if v == nil {
 			return false
 		}
@@ -118,14 +118,15 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 	}
 }
 
-// victim returns the oldest waiting task of the lowest priority at or
-// below prio in lines (and under fair share g's tasks in the global line),
-// or nil.
-func victim[T any](prio uint8, lines []*line[T], g *Group[T]) *Permits[T] {
+// victim returns the oldest waiting task holding a slot of the queue
+// (bit) of the lowest priority at or below prio in lines (and under fair
+// share g's tasks in the global line), or nil. A task a lowered limit sent
+// back to an earlier line may hold no slot of that line's queue.
+func victim[T any](prio, bit uint8, lines []*line[T], g *Group[T]) *Permits[T] {
 	var best *Permits[T]
 	consider := func(w *waiter[T]) {
 		switch {
-		case w.prio < prio:
+		case w.prio < prio, w.owner.held&bit == 0:
 		case best == nil, w.prio > best.w.prio,
 			w.prio == best.w.prio && w.owner.submitted < best.submitted:
 			best = w.owner

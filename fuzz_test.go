@@ -245,6 +245,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 	}()
 	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
+	submits := 0               // task IDs: blocked calls hold theirs until they return
 	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
 	stopped := false           // Shutdown returned nil: everything is over
 	pick := func() *fuzzTask {
@@ -302,7 +303,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				}
 				return 1, nil
 			}
-			id := fmt.Sprintf("t%d", len(tasks))
+			id := fmt.Sprintf("t%d", submits)
+			submits++
 			gaugeKey := gaugeKeyOf(key)
 			if opts.Block {
 				blocked = append(blocked, fuzzSubmitBlocking(o, gaugeKey, ctx, e, key, id, fn, opts, ft))

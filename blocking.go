@@ -43,7 +43,13 @@ func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 // announced to the listener) before any line, and so another goroutine,
 // can own it.
 func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
+	// Shutdown and Close return once every caller counted here has given
+	// up or knows its task is accepted, so none waits past them. Counted,
+	// then closed checked, against Close's close, then wait: one of the two
+	// sees the other.
+	e.blocking.add()
 	if e.gate.closed.Load() {
+		e.blocking.done()
 		return ErrClosed
 	}
 	e.groups.ForgetIdle()
@@ -72,10 +78,14 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 			break
 		}
 		if err != nil {
+			e.blocking.done()
 			p.Exit()
 			return err
 		}
 	}
+	// No user code runs from here until the gate decides: a caller
+	// counted past Close's wait would fail to enter, and return at once.
+	e.blocking.done()
 	p.Pause(false)
 	if !e.gate.enter() {
 		p.Release()
@@ -97,8 +107,6 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, ti
 	a := t.getAside()
 	woken := make(chan struct{})
 	a.woken = woken // before the line has t: the waker reads it after
-	e.blocking.add()
-	defer e.blocking.done()
 	defer p.Unblock()
 	if p.Block(reason) {
 		return nil

@@ -443,6 +443,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 
 	// The end: close, let every task go, join, and check everything.
 	o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+	synctest.Wait() // the calls that gave up return
 	blocked, tasks = fuzzHarvest(t, blocked, tasks)
 	assert.Empty(t, blocked, "a blocked caller still waits after Close returned")
 	for _, ft := range tasks {

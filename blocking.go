@@ -66,13 +66,18 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	}
 	reason := ""
 	for {
+		group, global := p.Nudges()
 		out, why := p.Try()
 		if out != groupstate.Rejected {
 			break
 		}
 		// The walk gave back what it held: carry on whoever it went to.
 		e.handOn(p, handOffSpawn, noTime)
-		err := e.waitSlot(ctx, t, why, timeout)
+		seen := group
+		if why == ReasonGlobalQueueFull {
+			seen = global
+		}
+		err := e.waitSlot(ctx, t, why, seen, timeout)
 		if err == errWaitTimeout {
 			reason = ReasonWaitTimeout
 			break
@@ -98,17 +103,19 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 }
 
 // waitSlot waits, after a walk found the queue named by reason full, until
-// a slot of it is handed to t (nil: t holds it), or until the wait ends
-// otherwise: ctx ends (its error), timeout fires (errWaitTimeout), the
-// executor closes (ErrClosed) or t's group is shut down or evicted (the
-// scope's cause). t holds nothing then.
-func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, timeout <-chan time.Time) error {
+// a slot of it is handed to t (nil: t holds it), or, for a queue of no
+// slots, until a permit t may start on is given back (nil: t holds no
+// slot, and walks again); or until the wait ends otherwise: ctx ends (its
+// error), timeout fires (errWaitTimeout), the executor closes (ErrClosed)
+// or t's group is shut down or evicted (the scope's cause). t holds nothing
+// then. seen is the queue's nudge count before the walk (see Block).
+func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout <-chan time.Time) error {
 	p := &t.permits
 	a := t.getAside()
 	woken := make(chan struct{})
 	a.woken = woken // before the line has t: the waker reads it after
 	defer p.Unblock()
-	if p.Block(reason) {
+	if !p.Block(reason, seen) {
 		return nil
 	}
 	var err error
@@ -125,9 +132,9 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, ti
 		err = context.Cause(p.Scope())
 	}
 	if !p.Leave() {
-		// A slot was handed to t as the wait ended: it is t's.
+		// A slot was handed to t as the wait ended (or it was nudged).
 		<-woken
-		if err == errWaitTimeout {
+		if err == errWaitTimeout && p.Holds() {
 			return nil // it ended in time after all
 		}
 		p.Release()

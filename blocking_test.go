@@ -373,3 +373,46 @@ func TestExecuteAllWithReportsTasksNotSubmittedWhenItsContextEnds(t *testing.T) 
 		quiesce(t, e, hs...)
 	})
 }
+
+func TestBlockingWithThresholdZeroWaitsUntilTheTaskCanStart(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).DefaultQueueThresholdPerGroup(0))
+			k := newGatedTask(t, 1)
+			h := submit(t, t.Context(), e, "a", "run", k.Fn)
+			synctest.Wait()
+			var log startLog
+			c1 := submitBlocking(t.Context(), e, "a", "c1", log.task("c1"), groupconc.SubmitOptions{})
+			synctest.Wait()
+			c2 := submitBlocking(t.Context(), e, "a", "c2", log.task("c2"), groupconc.SubmitOptions{})
+			synctest.Wait()
+			require.False(t, c1.returned())
+			assert.Equal(t, 2, e.Stats().Blocked)
+			k.Release()
+			synctest.Wait()
+			require.True(t, c1.returned())
+			require.True(t, c2.returned())
+			require.NoError(t, c1.err)
+			require.NoError(t, c2.err)
+			quiesce(t, e, h, c1.h, c2.h)
+			assert.Equal(t, []string{"c1", "c2"}, log.order())
+		})
+	})
+}
+
+func TestBlockingWithGlobalThresholdZeroWaitsForAGlobalPermit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().GlobalMaxInFlight(1).GlobalQueueThreshold(0))
+		k := newGatedTask(t, 1)
+		h := submit(t, t.Context(), e, "a", "run", k.Fn)
+		c := submitBlocking(t.Context(), e, "b", "c", succeed, groupconc.SubmitOptions{MaxWait: time.Hour})
+		synctest.Wait()
+		require.False(t, c.returned())
+		k.Release()
+		synctest.Wait()
+		require.True(t, c.returned())
+		require.NoError(t, c.err)
+		assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+		quiesce(t, e, h)
+	})
+}

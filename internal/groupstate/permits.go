@@ -229,7 +229,9 @@ func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
 	if out != Rejected {
 		return out, ""
 	}
+	p.flags |= quietRelease // what it gives back was free when it walked: no nudge
 	p.Release()
+	p.flags &^= quietRelease
 	return out, reason
 }
 
@@ -270,6 +272,7 @@ func (p *Permits[T]) Release() {
 	}
 	g := p.group
 	gl := g.global
+	had := p.held
 	p.stopWaiting()
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
@@ -287,6 +290,12 @@ func (p *Permits[T]) Release() {
 		p.releaseLine(g.bulkhead, heldBulkhead)
 		p.dropSlot(gl.queue, heldGlobalSlot)
 		p.releaseLine(gl.line, heldGlobal)
+		if had&heldGlobal != 0 && p.flags&quietRelease == 0 {
+			gl.handSlots(gl.queue.nudge(), 0)
+		}
+	}
+	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && p.flags&quietRelease == 0 {
+		gl.handSlots(g.queue.nudge(), 0)
 	}
 	p.held = 0
 }

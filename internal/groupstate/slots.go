@@ -21,6 +21,7 @@ type slots[T any] struct {
 	held    atomic.Int64 // unless wide
 	wide    *permits
 	blocked atomic.Pointer[line[T]] // callers waiting for a slot; only its list, lock and waiting count are used
+	freed   atomic.Uint64           // nudges so far (see nudge)
 }
 
 func newSlots[T any](limit int) *slots[T] {
@@ -101,10 +102,13 @@ func (s *slots[T]) give() *waiter[T] {
 }
 
 // block takes a slot for w's caller at once if one is free and nobody
-// waits for one, and reports true; otherwise it puts w in the line of
-// waiting callers, by priority and then arrival, and reports false: the
-// line owns w now, until give hands it a slot or w leaves.
-func (s *slots[T]) block(w *waiter[T]) (acquired bool) {
+// waits for one, and reports acquired; or, for a queue of no slots, reports
+// retry if a nudge came since the caller read seen (its task may start at
+// once now); otherwise it puts w in the line of waiting callers, by
+// priority and then arrival (a caller nudged before goes back to the head
+// of its priority), and reports neither: the line owns w now, until give
+// or nudge hands it on, or w leaves.
+func (s *slots[T]) block(w *waiter[T], seen uint64) (acquired, retry bool) {
 	b := s.blocked.Load()
 	if b == nil {
 		s.blocked.CompareAndSwap(nil, new(line[T]))
@@ -115,10 +119,44 @@ func (s *slots[T]) block(w *waiter[T]) (acquired bool) {
 	b.waiting.Add(1) // before takeFree: a give after this sees a waiter
 	if b.head == nil && s.takeFree() {
 		b.waiting.Add(-1)
-		return true
+		return true, false
 	}
-	b.appendLocked(w)
-	return false
+	// Interleaving: a nudge adds to freed before it looks for waiters.
+	if b.head == nil && s.limit.Load() == 0 && s.freed.Load() != seen {
+		b.waiting.Add(-1)
+		return false, true
+	}
+	if w.owner.flags&nudged != 0 {
+		w.owner.flags &^= nudged
+		b.frontLocked(w)
+		w.line.Store(b)
+	} else {
+		b.appendLocked(w)
+	}
+	return false, false
+}
+
+// nudge, for a queue of no slots, takes the first waiting caller out of
+// line, without a slot, to be woken: a permit was just given back, and its
+// task may start on it at once. No slot ever frees in such a queue, so
+// this is what ends such a wait. It returns the caller as give does.
+func (s *slots[T]) nudge() *waiter[T] {
+	if s.limit.Load() != 0 {
+		return nil
+	}
+	s.freed.Add(1)
+	b := s.blocked.Load()
+	if b == nil || b.waiting.Load() == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.head
+	if w != nil {
+		b.removeLocked(w)
+		w.owner.flags |= nudged
+	}
+	return w
 }
 
 // setLimit changes the limit; a raised one hands the slots it frees to

@@ -4,6 +4,8 @@ package groupstate
 const (
 	pause    uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
 	displace                   // a full queue makes room (see makeRoom)
+	nudged                     // its caller was woken without a slot (see slots.nudge)
+	quietRelease                      // a Rejected walk gives back what it took: no nudge
 )
 
 // SetPriority sets the task's priority (0 is the highest) and whether, on
@@ -32,15 +34,24 @@ func (p *Permits[T]) Pause(on bool) {
 // and waits from, when it got its slot. Only before the task joins a line.
 func (p *Permits[T]) Restamp(submitted int64) { p.submitted = submitted }
 
+// Nudges returns how many times the task's queues (its group's, the
+// global one) have been nudged so far: read it before a walk, for Block.
+func (p *Permits[T]) Nudges() (group, global uint64) {
+	return p.group.queue.freed.Load(), p.group.global.queue.freed.Load()
+}
+
 // Block puts the task's caller, whose walk was Rejected for reason (a full
 // queue: its group's or the global one), in that queue's line of waiting
-// callers, and counts it blocked. It reports true if a slot was free by
-// then: the task holds it, and its caller walks again. Otherwise the line
-// owns the task until a slot is handed to it (the Global's wake is called
-// for it, and it holds the slot from then on) or it leaves (Leave). Either
-// way its caller calls Unblock once done waiting. The task must hold
-// nothing (a Rejected walk gave everything back).
-func (p *Permits[T]) Block(reason string) bool {
+// callers, and counts it blocked; seen is Nudges' count for that queue
+// before the walk. It reports false if the caller is to walk again at once
+// instead: a slot was free by then (the task holds it), or in a queue of
+// no slots a permit came free since the walk. Otherwise the line owns the
+// task until a slot is handed to it (the Global's wake is called for it,
+// and it holds the slot from then on), it is nudged (woken, no slot), or
+// it leaves (Leave). Either way its caller calls Unblock once done
+// waiting. The task must hold nothing (a Rejected walk gave everything
+// back).
+func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	g := p.group
 	g.blocked.Add(1)
 	g.global.blocked.Add(1)
@@ -49,12 +60,16 @@ func (p *Permits[T]) Block(reason string) bool {
 		q, slot = g.global.queue, heldGlobalSlot
 	}
 	p.w.bit = slot
-	if q.block(&p.w) {
+	acquired, retry := q.block(&p.w, seen)
+	if acquired {
 		p.held |= slot
-		return true
 	}
-	return false
+	return !acquired && !retry
 }
+
+// Holds reports whether the task holds anything: a blocked caller's task
+// holds a slot once one is handed to it.
+func (p *Permits[T]) Holds() bool { return p.held != 0 }
 
 // Unblock counts the task's caller out of the blocked counts.
 func (p *Permits[T]) Unblock() {
@@ -63,7 +78,8 @@ func (p *Permits[T]) Unblock() {
 }
 
 // handSlots gives the callers a queue's give handed a slot (bit) their
-// slot, and wakes them: each owns its task again from then on.
+// slot, and wakes them: each owns its task again from then on. A nudge
+// hands no slot (bit 0).
 func (gl *Global[T]) handSlots(chain *waiter[T], bit uint8) {
 	for w := chain; w != nil; {
 		next := w.next

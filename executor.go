@@ -87,7 +87,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		gate:      newGate(),
 		epoch:     time.Now(),
 	}
-	global.SetHooks(wake, func(by, v *task) { by.getAside().displaced = v })
+	global.SetHooks(wake, func(v *task) { go e.endDisplaced(v) })
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))

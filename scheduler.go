@@ -6,12 +6,17 @@ package groupconc
 //
 //	state     where the task is             owner                        leaves to
 //	--------  ----------------------------  ---------------------------  ----------------------------------
+//	blocked   a queue's line of callers     the line                     admitted (a slot handed, or a
+//	          (SubmitWith with Block; not                                nudge), or gone (the wait ended:
+//	          accepted yet, see blocking.go)                             nothing was submitted)
 //	admitted  inside Submit (admit)         the submitting goroutine     waiting, ready, ended
 //	waiting   a groupstate line, as a       the line                     carried (a releaser's Handed),
 //	          record (no goroutine)                                      leaving (Leave, a group sweep)
 //	carried   carryOn, just handed a permit the goroutine that took it   running, waiting, ended
 //	ready     the ready queue (readyq)      the queue                    running (a worker's Take)
 //	leaving   out of its line, cancelled    endCancelled's goroutine     ended
+//	displaced out of its line, its queue    endDisplaced's goroutine     ended
+//	          slot taken by a newcomer
 //	running   a worker (work → runOne),     that worker                  ended
 //	          in its function or handler
 //	ended     nowhere: permits given back,  nobody; its handle keeps     —
@@ -108,7 +113,6 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	if reason == "" {
 		out, reason = t.permits.Try()
 	}
-	e.displaced(t)
 	switch out {
 	case groupstate.MustWait:
 		owned = false
@@ -167,7 +171,6 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // benchmarks module reads the clock once less per task).
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
 	out, reason := t.permits.Resume()
-	e.displaced(t)
 	switch out {
 	case groupstate.Admitted:
 		if now < 0 {
@@ -231,16 +234,12 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	return false
 }
 
-// displaced ends the waiting task, if any, whose queue slot t's walk took
-// under RejectDiscardOldest: it is REJECTED with ReasonDisplaced, and
-// Await returns no error for it, as under RejectDiscard.
-func (e *GroupExecutor) displaced(t *task) {
-	a := t.aside.Load()
-	if a == nil || a.displaced == nil {
-		return
-	}
-	v := a.displaced
-	a.displaced = nil
+// endDisplaced is the body of a goroutine that owns a waiting task whose
+// queue slot another task's walk took under RejectDiscardOldest: it ends
+// REJECTED with ReasonDisplaced, and Await returns no error for it, as
+// under RejectDiscard. It may hold permits of earlier layers, which it
+// gives back as it ends.
+func (e *GroupExecutor) endDisplaced(v *task) {
 	v.setReason(ReasonDisplaced)
 	notifyRejected(e.listener(), v.key(), v.id, ReasonDisplaced)
 	now := v.since()
@@ -249,7 +248,7 @@ func (e *GroupExecutor) displaced(t *task) {
 		err:    &RejectedError{GroupKey: v.key(), TaskID: v.id, Reason: ReasonDisplaced},
 		start:  now, end: now,
 	})
-	e.end(v, handOffSpawn, noTime)
+	e.work(e.end(v, handOffInline, noTime))
 }
 
 // cancel is Cancel: it completes t's handle CANCELLED with cause, and

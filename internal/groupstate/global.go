@@ -10,8 +10,8 @@ type Global[T any] struct {
 	line      *line[T]     // under IsolationOff
 	fair      *fairLine[T] // under fair share
 	queue     *slots[T]
-	wake      func(*T)       // see SetHooks
-	displaced func(by, v *T) // see SetHooks
+	wake      func(*T)   // see SetHooks
+	displaced func(v *T) // see SetHooks
 
 	blocked atomic.Int64 // callers waiting for a queue slot, all groups
 

@@ -2,10 +2,10 @@ package groupstate
 
 // Bits of Permits.flags.
 const (
-	pause    uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
-	displace                   // a full queue makes room (see makeRoom)
-	nudged                     // its caller was woken without a slot (see slots.nudge)
-	quietRelease                      // a Rejected walk gives back what it took: no nudge
+	pause        uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
+	displace                       // a full queue makes room (see makeRoom)
+	nudged                         // its caller was woken without a slot (see slots.nudge)
+	quietRelease                   // a Rejected walk gives back what it took: no nudge
 )
 
 // SetPriority sets the task's priority (0 is the highest) and whether, on
@@ -91,10 +91,10 @@ func (gl *Global[T]) handSlots(chain *waiter[T], bit uint8) {
 }
 
 // SetHooks sets what wakes a caller waiting for a queue slot once it is
-// handed one, and what is told of a waiting task displaced by another (see
-// makeRoom): the owner of the task that displaced it, who now owns it too.
-// Neither may block. Call it before any task joins.
-func (gl *Global[T]) SetHooks(wake func(*T), displaced func(by, victim *T)) {
+// handed one, and what is given a waiting task displaced by another (see
+// makeRoom), out of its line: it owns the task from then on. Neither may
+// block. Call it before any task joins.
+func (gl *Global[T]) SetHooks(wake func(*T), displaced func(victim *T)) {
 	gl.wake, gl.displaced = wake, displaced
 }
 
@@ -128,7 +128,7 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 		if v.w.leave() { // else it got its permit meanwhile: look again
 			v.held &^= bit
 			p.held |= bit
-			g.global.displaced(p.owner, v.owner)
+			g.global.displaced(v.owner)
 			return true
 		}
 	}

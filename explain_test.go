@@ -168,7 +168,8 @@ func TestExplainGroupAgreesWithGroupStatsOnRandomPoliciesAndOverrides(t *testing
 // explainPolicy is randomPolicy with random resolvers; drifting ones answer
 // differently on every call.
 func explainPolicy(t *testing.T, r *rand.Rand, fair, drifting bool) *groupconc.GroupPolicy {
-	b := randomPolicy(r, fair).IdleGroupTTL(0) // no group forgotten between the stats and the explanation
+	b, _ := randomPolicy(r, fair)
+	b.IdleGroupTTL(0) // no group forgotten between the stats and the explanation
 	var calls atomic.Int64
 	salt := r.Uint32()
 	res := func(key string) int {

@@ -154,19 +154,23 @@ func TestParsePolicyNamesEachRejectionPolicy(t *testing.T) {
 	}
 }
 
-// TestPolicyJSONRoundTrips: random policies without code hooks, written
-// and read again, give the same limits for every key, the same
-// explanations, and the same JSON.
+// TestPolicyJSONRoundTrips: random policies without code hooks are written
+// as their settings say, and, read again, give the same limits for every
+// key, the same explanations, and the same JSON.
 func TestPolicyJSONRoundTrips(t *testing.T) {
 	r := seededRand(t)
 	keys := append(policyKeys, "never-listed")
 	for i := range 500 {
-		p := mustBuild(t, randomPolicy(r, r.IntN(2) == 0))
+		b, want := randomPolicy(r, r.IntN(2) == 0)
+		p := mustBuild(t, b)
 		first, err := json.Marshal(p)
 		require.NoError(t, err)
-		b, err := groupconc.ParsePolicy(first)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(first, &got))
+		require.Equal(t, want, got, "policy %d: written, then what its settings are", i)
+		parsed, err := groupconc.ParsePolicy(first)
 		require.NoError(t, err, "policy %d: %s", i, first)
-		q := mustBuild(t, b)
+		q := mustBuild(t, parsed)
 		for _, k := range keys {
 			require.Equal(t, resolved(p, k), resolved(q, k), "policy %d, key %q: %s", i, k, first)
 			require.Equal(t, p.Explain(k), q.Explain(k), "policy %d, key %q: %s", i, k, first)
@@ -189,79 +193,114 @@ func resolved(p *groupconc.GroupPolicy, key string) []any {
 var policyKeys = []string{"a", "b", "tenant-42", `quote"d`, "sp ace", "ünï/cødé", `back\slash`}
 
 // randomPolicy returns a builder with a random, valid set of the settings
-// the JSON form holds, fair share or not.
-func randomPolicy(r *rand.Rand, fair bool) *groupconc.PolicyBuilder {
+// the JSON form holds, fair share or not, and the JSON object MarshalJSON
+// should write for it, built independently of MarshalJSON.
+func randomPolicy(r *rand.Rand, fair bool) (*groupconc.PolicyBuilder, map[string]any) {
 	b := groupconc.NewPolicyBuilder()
+	want := map[string]any{
+		"globalMaxInFlight": "unlimited", "globalQueueThreshold": "unlimited",
+		"isolation": "off", "idleGroupTTL": "0s",
+	}
 	maybe := func() bool { return r.IntN(2) == 0 }
-	limit := func(least int) int {
+	asJSON := func(n int) any {
+		if n == groupconc.Unlimited {
+			return "unlimited"
+		}
+		return float64(n)
+	}
+	limit := func(field string, least int) int {
+		n := least + r.IntN(20)
 		switch r.IntN(4) {
 		case 0:
-			return least
+			n = least
 		case 1:
-			return groupconc.Unlimited
+			n = groupconc.Unlimited
 		}
-		return least + r.IntN(20)
+		want[field] = asJSON(n)
+		return n
 	}
-	limits := func(least int) map[string]int {
-		m := map[string]int{}
+	limits := func(field string, least int, unlimited bool) map[string]int {
+		m, w := map[string]int{}, map[string]any{}
 		for _, k := range policyKeys {
 			if maybe() {
-				m[k] = limit(least)
+				m[k] = least + r.IntN(20)
+				if unlimited && maybe() {
+					m[k] = groupconc.Unlimited
+				}
+				w[k] = asJSON(m[k])
 			}
+		}
+		if len(m) > 0 {
+			want[field] = w
 		}
 		return m
 	}
 	if fair {
 		b.Isolation(groupconc.IsolationFairShare)
+		want["isolation"] = "fair-share"
 	}
 	if maybe() {
-		b.GlobalMaxInFlight(limit(1))
+		b.GlobalMaxInFlight(limit("globalMaxInFlight", 1))
 	}
 	if !fair && maybe() {
-		b.GlobalQueueThreshold(limit(0))
+		b.GlobalQueueThreshold(limit("globalQueueThreshold", 0))
 	}
 	if maybe() {
-		b.DefaultMaxConcurrencyPerGroup(limit(1))
+		b.DefaultMaxConcurrencyPerGroup(limit("defaultMaxConcurrencyPerGroup", 1))
 	}
 	if maybe() {
-		b.PerGroupMaxConcurrency(limits(1))
+		b.PerGroupMaxConcurrency(limits("perGroupMaxConcurrency", 1, true))
 	}
 	if maybe() {
-		b.DefaultMaxInFlightPerGroup(limit(1))
+		b.DefaultMaxInFlightPerGroup(limit("defaultMaxInFlightPerGroup", 1))
 	}
 	if maybe() {
-		b.PerGroupMaxInFlight(limits(1))
+		b.PerGroupMaxInFlight(limits("perGroupMaxInFlight", 1, true))
 	}
 	if maybe() {
-		b.DefaultQueueThresholdPerGroup(limit(0))
+		b.DefaultQueueThresholdPerGroup(limit("defaultQueueThresholdPerGroup", 0))
 	}
 	if maybe() {
-		b.PerGroupQueueThreshold(limits(0))
+		b.PerGroupQueueThreshold(limits("perGroupQueueThreshold", 0, true))
 	}
 	if fair && maybe() {
-		b.DefaultWeightPerGroup(1 + r.IntN(8))
+		n := 1 + r.IntN(8)
+		b.DefaultWeightPerGroup(n)
+		want["defaultWeightPerGroup"] = float64(n)
 	}
 	if fair && maybe() {
-		m := map[string]int{}
-		for _, k := range policyKeys {
-			if maybe() {
-				m[k] = 1 + r.IntN(8)
-			}
-		}
-		b.PerGroupWeight(m)
+		b.PerGroupWeight(limits("perGroupWeight", 1, false))
 	}
-	b.RejectionPolicy([]groupconc.RejectionPolicy{groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectCallerRuns, groupconc.RejectDiscardOldest}[r.IntN(4)])
+	rp := r.IntN(4)
+	b.RejectionPolicy([]groupconc.RejectionPolicy{groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectCallerRuns, groupconc.RejectDiscardOldest}[rp])
+	want["rejectionPolicy"] = []string{"abort", "discard", "callerRuns", "discardOldest"}[rp]
 	if maybe() {
-		b.IdleGroupTTL(time.Duration(r.IntN(5)) * 750 * time.Millisecond)
+		d := time.Duration(r.IntN(5)) * 750 * time.Millisecond
+		b.IdleGroupTTL(d)
+		want["idleGroupTTL"] = map[time.Duration]string{0: "0s", 750 * time.Millisecond: "750ms", 1500 * time.Millisecond: "1.5s", 2250 * time.Millisecond: "2.25s", 3 * time.Second: "3s"}[d]
 	}
 	if maybe() {
-		b.PressureWarnings(groupconc.PressureConfig{
+		cfg := groupconc.PressureConfig{
 			BacklogCount: r.IntN(3) * 100,
 			BacklogAge:   time.Duration(r.IntN(3)) * 1500 * time.Millisecond,
 			Cooldown:     time.Duration(r.IntN(3)) * time.Minute,
-		}, nil)
+		}
+		b.PressureWarnings(cfg, nil)
+		w := map[string]any{}
+		if cfg.BacklogCount > 0 {
+			w["backlogCount"] = float64(cfg.BacklogCount)
+		}
+		if cfg.BacklogAge > 0 {
+			w["backlogAge"] = map[time.Duration]string{1500 * time.Millisecond: "1.5s", 3 * time.Second: "3s"}[cfg.BacklogAge]
+		}
+		if cfg.Cooldown > 0 {
+			w["cooldown"] = map[time.Duration]string{time.Minute: "1m0s", 2 * time.Minute: "2m0s"}[cfg.Cooldown]
+		}
+		if len(w) > 0 {
+			want["pressure"] = w
+		}
 	}
-	return b
+	return b, want
 }
 
 func TestParsePolicyKeepsTheParsedPressureConfigForALaterFunc(t *testing.T) {

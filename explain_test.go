@@ -124,7 +124,7 @@ func TestExplainGroupShowsTheOverrideAboveTheResolverWithoutAskingItAgain(t *tes
 // steady, what the policy's Explain with the override on top gives.
 func TestExplainGroupAgreesWithGroupStatsOnRandomPoliciesAndOverrides(t *testing.T) {
 	r := seededRand(t)
-	for run := range 40 {
+	for run := range 24 {
 		fair := run%2 == 1
 		drifting := run%4 >= 2
 		t.Run(fmt.Sprintf("run%d", run), func(t *testing.T) {

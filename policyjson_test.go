@@ -160,7 +160,7 @@ func TestParsePolicyNamesEachRejectionPolicy(t *testing.T) {
 func TestPolicyJSONRoundTrips(t *testing.T) {
 	r := seededRand(t)
 	keys := append(policyKeys, "never-listed")
-	for i := range 500 {
+	for i := range 300 {
 		b, want := randomPolicy(r, r.IntN(2) == 0)
 		p := mustBuild(t, b)
 		first, err := json.Marshal(p)

@@ -83,6 +83,26 @@ func TestALoweredOverrideInterruptsNothingAndDrains(t *testing.T) {
 	})
 }
 
+func TestARaisedThresholdOverrideHandsSlotsToBlockedCallers(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e, ks, hs := fullGroup(t, mode, nil)
+			c := submitBlocking(t.Context(), e, "a", "c", succeed, groupconc.SubmitOptions{})
+			synctest.Wait()
+			require.False(t, c.returned())
+			require.NoError(t, e.SetGroupOverride("a", groupconc.GroupOverride{QueueThreshold: ptr(2)}))
+			synctest.Wait()
+			require.True(t, c.returned(), "the raised threshold's slot goes to the blocked caller")
+			require.NoError(t, c.err)
+			for _, k := range ks {
+				k.Release()
+			}
+			assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+			quiesce(t, e, hs...)
+		})
+	})
+}
+
 func TestAnOverrideOutlivesUpdatePolicyUntilRemoved(t *testing.T) {
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 		e := newExecutor(t, b())

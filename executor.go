@@ -55,7 +55,8 @@ var (
 // its group contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
 	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
-	updating  sync.Mutex                  // serialises UpdatePolicy
+	updating  sync.Mutex                  // serialises UpdatePolicy, SetGroupOverride and ExplainGroup
+	overrides overrides                   // the groups' overrides, above the policy
 	pressure  pressure
 	global    *groupstate.Global[task]
 	groups    *groupstate.Registry[task]
@@ -89,7 +90,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	}
 	global.SetHooks(wake, func(v *task) { go e.endDisplaced(v) })
 	e.policy.Store(policy)
-	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	e.groups = groupstate.NewRegistry(root, global, e.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	return e
 }
@@ -99,7 +100,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 // (concurrency, bulkhead, queue threshold, weight) are resolved again from
 // p and govern every permit handed out afterwards; so do p's global limit
 // and threshold, rejection policy and handler, listener, pressure warnings
-// and idle TTL.
+// and idle TTL. A group's override (SetGroupOverride) stays above p.
 //
 // A raised limit starts the waiting tasks that now fit at once, in their
 // order. A lowered limit interrupts nothing: no new task starts in that
@@ -130,8 +131,14 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
 	}
 	e.policy.Store(p)
-	c := e.groups.Update(p.globalInFlight, p.globalQueue, p.limits)
+	c := e.groups.Update(p.globalInFlight, p.globalQueue, e.limits)
 	e.groups.SetIdleTTL(int64(p.idleTTL))
+	e.applyChanges(c)
+	return nil
+}
+
+// applyChanges carries on the tasks a change of limits moved.
+func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// A task put back in line was in none for a moment: a cancel then
 	// could not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
@@ -144,7 +151,6 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	for _, t := range c.Handed {
 		go e.resume(t)
 	}
-	return nil
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it

@@ -33,6 +33,7 @@ type Limits struct {
 	MaxInFlight    int // >= 1
 	QueueThreshold int // >= 0
 	Weight         int // >= 1; counts only under fair share
+	Answers        Answers
 }
 
 // Group is one group's layers 2 and 3, their shared queue threshold, its

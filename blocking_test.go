@@ -416,3 +416,30 @@ func TestBlockingWithGlobalThresholdZeroWaitsForAGlobalPermit(t *testing.T) {
 		quiesce(t, e, h)
 	})
 }
+
+func TestExecuteAllWithGoesOnWhenAWaitingTasksGroupStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, ks, hs := fullGroup(t, groupconc.IsolationOff, nil)
+		tasks := []groupconc.GroupTask[int]{
+			{GroupKey: "a", TaskID: "x", Task: succeed},
+			{GroupKey: "b", TaskID: "y", Task: succeed},
+		}
+		var rs []groupconc.GroupResult[int]
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rs, err = groupconc.ExecuteAllWith(t.Context(), e, tasks, groupconc.SubmitOptions{Block: true})
+		}()
+		synctest.Wait()
+		e.ShutdownGroup("a")
+		<-done
+		require.NoError(t, err)
+		assert.Equal(t, groupconc.StatusCancelled, rs[0].Status)
+		assert.ErrorIs(t, rs[0].Err, groupconc.ErrGroupShutdown)
+		assert.Equal(t, groupconc.StatusSuccess, rs[1].Status)
+		ks[0].Release()
+		ks[1].Release()
+		quiesce(t, e, hs...)
+	})
+}

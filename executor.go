@@ -194,7 +194,9 @@ func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[
 // ExecuteAllWith is ExecuteAll with every task submitted as SubmitWith
 // submits it with opts: with opts.Block it may wait before each task for a
 // queue slot. If ctx ends during such a wait, the tasks not yet submitted
-// are reported CANCELLED with ctx.Err(), and it returns ctx.Err().
+// are reported CANCELLED with ctx.Err(), and it returns ctx.Err(). A task
+// whose group is shut down or evicted during its wait is reported
+// CANCELLED with ErrGroupShutdown or ErrGroupEvicted, and the others go on.
 func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T], opts SubmitOptions) ([]GroupResult[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err
@@ -213,21 +215,27 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	for i, gt := range tasks {
 		h := &handles[i]
 		h.fn = gt.Task
-		if err = e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts); err != nil {
-			now := time.Now()
-			for j := i; j < len(tasks); j++ {
-				results[j] = GroupResult[T]{
-					GroupKey: tasks[j].GroupKey, TaskID: tasks[j].TaskID,
-					Status: StatusCancelled, Err: err,
-					Submitted: now, Start: now, End: now,
-				}
-			}
-			handles = handles[:i]
-			break
+		serr := e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts)
+		switch {
+		case serr == nil:
+			continue
+		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted):
+			// Its group stopped while it waited for room: the others go on.
+			results[i] = notSubmitted(gt, serr)
+			continue
 		}
+		err = serr
+		for j := i; j < len(tasks); j++ {
+			results[j] = notSubmitted(tasks[j], err)
+		}
+		handles = handles[:i]
+		break
 	}
 	for i := range handles {
 		h := &handles[i]
+		if results[i].Status != 0 {
+			continue // never submitted
+		}
 		if !h.t.isDone() {
 			select {
 			case <-h.t.doneChan():
@@ -242,6 +250,16 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 		err = ctx.Err()
 	}
 	return results, err
+}
+
+// notSubmitted is the result of a task of a batch that was never accepted:
+// CANCELLED with the reason.
+func notSubmitted[T any](gt GroupTask[T], err error) GroupResult[T] {
+	now := time.Now()
+	return GroupResult[T]{
+		GroupKey: gt.GroupKey, TaskID: gt.TaskID, Status: StatusCancelled, Err: err,
+		Submitted: now, Start: now, End: now,
+	}
 }
 
 // check reports misuse that Submit and ExecuteAll turn into errors.

@@ -2,6 +2,7 @@ package groupconc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -92,6 +93,77 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 		return nil, err
 	}
 	return h, nil
+}
+
+// ExecuteAllWith is ExecuteAll with every task submitted as SubmitWith
+// submits it with opts: with opts.Block it may wait before each task for a
+// queue slot. If ctx ends during such a wait, the tasks not yet submitted
+// are reported CANCELLED with ctx.Err(), and it returns ctx.Err(). A task
+// whose group is shut down or evicted during its wait is reported
+// CANCELLED with ErrGroupShutdown or ErrGroupEvicted, and the others go on.
+func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T], opts SubmitOptions) ([]GroupResult[T], error) {
+	if err := e.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	for i, gt := range tasks {
+		if err := checkTask(fmt.Sprintf("tasks[%d].", i), gt.GroupKey, gt.TaskID, gt.Task == nil); err != nil {
+			return nil, err
+		}
+	}
+	handles := make([]TaskHandle[T], len(tasks))
+	results := make([]GroupResult[T], len(tasks))
+	var err error
+	for i, gt := range tasks {
+		h := &handles[i]
+		h.fn = gt.Task
+		serr := e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts)
+		switch {
+		case serr == nil:
+			continue
+		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted):
+			// Its group stopped while it waited for room: the others go on.
+			results[i] = notSubmitted(gt, serr)
+			continue
+		}
+		err = serr
+		for j := i; j < len(tasks); j++ {
+			results[j] = notSubmitted(tasks[j], err)
+		}
+		handles = handles[:i]
+		break
+	}
+	for i := range handles {
+		h := &handles[i]
+		if results[i].Status != 0 {
+			continue // never submitted
+		}
+		if !h.t.isDone() {
+			select {
+			case <-h.t.doneChan():
+			case <-ctx.Done():
+				e.cancel(&h.t, cancelErr(ctx))
+				h.t.wait() // cancel lost only to a completion about to publish
+			}
+		}
+		results[i] = h.result()
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return results, err
+}
+
+// notSubmitted is the result of a task of a batch that was never accepted:
+// CANCELLED with the reason.
+func notSubmitted[T any](gt GroupTask[T], err error) GroupResult[T] {
+	now := time.Now()
+	return GroupResult[T]{
+		GroupKey: gt.GroupKey, TaskID: gt.TaskID, Status: StatusCancelled, Err: err,
+		Submitted: now, Start: now, End: now,
+	}
 }
 
 // rank is p as the lines order it: 0 is the highest.

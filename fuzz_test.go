@@ -307,8 +307,10 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			submits++
 			gaugeKey := gaugeKeyOf(key)
 			if opts.Block {
+				// It runs until it blocks or returns before the next op
+				// (the step's synctest.Wait), so under gaugeKey's group.
 				blocked = append(blocked, fuzzSubmitBlocking(o, gaugeKey, ctx, e, key, id, fn, opts, ft))
-				continue
+				break
 			}
 			var h *groupconc.TaskHandle[int]
 			o.guard(t, "Submit", func() { h, err = oracleSubmitWith(o, gaugeKey, ctx, e, key, id, fn, opts) })

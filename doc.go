@@ -19,17 +19,26 @@
 // IsolationFairShare bulkhead, concurrency, then a global permit shared
 // fairly among the groups by weight), runs on a goroutine owned by the
 // executor and releases them in reverse. A task that
-// has to wait for a permit waits as a record in a first-come, first-served
-// line, not as a parked goroutine: a group's tasks start in the order they
-// were submitted, and a new task never passes a waiting one. The
+// has to wait for a permit waits as a record in a line, not as a parked
+// goroutine: a group's tasks of one priority start in the order they were
+// submitted, and a new task never passes a waiting one of its priority or
+// a higher one. The
 // handle awaits the typed GroupResult (with a deadline, through Await) or
 // cancels the task.
 // ExecuteAll runs a batch and returns every result in input order, without
 // stopping at the first failure.
 //
+// SubmitWith refines one submission: with Block, a producer whose task
+// finds its queue full waits for a slot instead of losing the task
+// (lossless backpressure), bounded by its context and MaxWait; with a
+// Priority, the task is served before lower-priority tasks waiting in the
+// same line. Under RejectDiscardOldest a task that finds its queue full
+// takes the place of the oldest waiting task of the lowest priority.
+//
 // A task ends SUCCESS, FAILED (an error, a panic, runtime.Goexit),
 // CANCELLED (its context, its handle, ShutdownGroup, EvictGroup, Close) or
-// REJECTED (a queue threshold). Panics never escape: they become FAILED
+// REJECTED (a queue threshold, a Block wait past its MaxWait, or displaced
+// by a newer task). Panics never escape: they become FAILED
 // results carrying a *PanicError.
 //
 // UpdatePolicy changes the limits of a running executor without dropping a

@@ -33,10 +33,10 @@ var (
 // owned by the executor, and gives them back in reverse order before its
 // handle completes.
 //
-// A task that must wait for a permit waits as a record in a first-come,
-// first-served line, not as a parked goroutine: the tasks of a group get its
-// permits in the order Submit took their places, and a new task never
-// passes a waiting one. The task that gives a permit back carries the
+// A task that must wait for a permit waits as a record in a line, not as a
+// parked goroutine: the line serves the highest priority first (see
+// SubmitWith), and tasks of one priority in the order Submit took their
+// places; a new task never passes a waiting one of its priority or higher. The task that gives a permit back carries the
 // waiting one on, and runs it on its own goroutine when it can.
 //
 // Goroutines are reused: one that has run a task runs the next ready one

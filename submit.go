@@ -75,6 +75,14 @@ func (o SubmitOptions) check() error {
 //   - when ShutdownGroup or EvictGroup is called for its group: nil and an
 //     error matching ErrGroupShutdown or ErrGroupEvicted.
 //
+// A queue whose threshold is Unlimited never blocks anyone. One whose
+// threshold is 0 never has a free slot: there a blocked caller walks
+// again each time a task of its group (or, for the global queue, any task)
+// gives back a permit, and is accepted once its task can start at once.
+// Under IsolationFairShare such a caller that waits for the global cap is
+// so woken by its own group's tasks only, so bound its wait with MaxWait
+// or its context.
+//
 // A caller whose ctx is, or derives from, the context of a task of e never
 // blocks (it may hold the permits it would wait for): opts.Block is ignored
 // for it. Without opts.Block, SubmitWith never waits, as Submit.

@@ -34,7 +34,10 @@
   const enc = (key) => 'api/groups/' + encodeURIComponent(key);
   const badge = (src) => el('span', { class: 'src src-' + src, text: src, title: 'set by: ' + src });
 
-  function meter(v, max, src) {
+  // meter shows v against max: a bar, the figures and what set max. A
+  // full bar is amber where being full is normal work (running), red where
+  // it turns tasks away or holds them (in flight, waiting).
+  function meter(v, max, src, fullIsBusy) {
     const bar = el('div', { class: 'bar' });
     if (max === 'unlimited') {
       bar.classList.add('none');
@@ -44,10 +47,12 @@
       const fill = el('span');
       fill.style.width = (r * 100).toFixed(1) + '%';
       bar.append(fill);
-      if (r >= 1) bar.classList.add('full');
-      else if (r >= 0.75) bar.classList.add('hot');
+      if (r >= 1) bar.classList.add(fullIsBusy ? 'hot' : 'full');
+      else if (r >= 0.75 && !fullIsBusy) bar.classList.add('hot');
     }
-    return el('div', { class: 'meter' }, bar, el('span', { class: 'figure', text: num(v) + ' / ' + num(max) }), badge(src));
+    const m = el('div', { class: 'meter' }, bar, el('span', { class: 'figure', text: num(v) + ' / ' + num(max) }));
+    if (src) m.append(badge(src));
+    return m;
   }
 
   function spark(values) {
@@ -78,9 +83,9 @@
     const cards = CARDS.map(([k, label]) => {
       const card = el('div', { class: 'card', id: 'card-' + k }, el('div', { class: 'label', text: label }));
       if (k === 'inflight') {
-        card.append(el('div', { class: 'value', text: num(s.globalInFlight) }),
-          s.globalMaxInFlight === 'unlimited' ? el('div', { class: 'rate', text: 'no global cap' })
-            : meter(s.globalInFlight, s.globalMaxInFlight, 'global').firstChild);
+        const capped = s.globalMaxInFlight !== 'unlimited';
+        card.append(el('div', { class: 'value', text: num(s.globalInFlight) + (capped ? ' / ' + num(s.globalMaxInFlight) : '') }),
+          capped ? meter(s.globalInFlight, s.globalMaxInFlight, null, true).firstChild : el('div', { class: 'rate', text: 'no global cap' }));
         return card;
       }
       card.append(el('div', { class: 'value', text: num(s[k]) }));
@@ -120,7 +125,7 @@
       const wait = r.oldestWaitMs;
       const tr = el('tr', { tabindex: '0', 'data-group': r.group },
         el('td', { class: 'key', text: r.group, title: r.group }),
-        el('td', {}, meter(r.running, r.maxConcurrency, r.source.maxConcurrency)),
+        el('td', {}, meter(r.running, r.maxConcurrency, r.source.maxConcurrency, true)),
         el('td', {}, meter(r.inFlight, r.maxInFlight, r.source.maxInFlight)),
         el('td', {}, meter(r.waiting, r.queueThreshold, r.source.queueThreshold)),
         el('td', { class: 'num' + (wait >= 5000 ? ' wait-long' : wait >= 1000 ? ' wait-some' : ''), text: wait ? dur(wait) : '–' }),
@@ -269,7 +274,7 @@
     $('explain').tBodies[0].replaceChildren(...LIMITS.map((k) => el('tr', {},
       el('td', { text: k }), el('td', { class: 'num', text: num(x[k].value) }),
       el('td', {}, el('div', { class: 'stack' }, ...x[k].stack.map((c, i) =>
-        el('span', { class: 'choice' + (i ? ' shadowed' : '') }, badge(c.source), num(c.value))))))));
+        el('span', { class: 'choice' + (i ? ' shadowed' : '') }, badge(c.source), el('span', { class: 'v', text: num(c.value) }))))))));
     const form = $('override');
     if (form && !dirty) for (const k of LIMITS) form.elements[k].value = x.override[k] ?? '';
   }

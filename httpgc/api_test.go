@@ -184,8 +184,8 @@ func TestThePageIsSelfContainedWithANonceCSP(t *testing.T) {
 	assert.True(t, strings.Contains(page, `<style nonce="`+m[1]+`">`), "the style has the CSP's nonce")
 	for _, external := range []*regexp.Regexp{
 		regexp.MustCompile(`(?i)(src|href|action)\s*=\s*["']?(https?:)?//`), // an asset from elsewhere
-		regexp.MustCompile(`(?i)url\(|@import`),                           // CSS that loads one
-		regexp.MustCompile(`fetch\(\s*['"]/|EventSource\(\s*['"]/`),          // a URL that ignores the mount point
+		regexp.MustCompile(`(?i)url\(|@import`),                             // CSS that loads one
+		regexp.MustCompile(`fetch\(\s*['"]/|EventSource\(\s*['"]/`),         // a URL that ignores the mount point
 	} {
 		assert.False(t, external.MatchString(page), "the page matches %s", external)
 	}

@@ -88,9 +88,9 @@ func TestABadPatchGets422NamingItAndChangesNothing(t *testing.T) {
 		`{"weight":"unlimited"}`:                   "weight",
 		`{"weight":0}`:                             "weight",
 		`{"maxConcurrency":3,"queueThreshold":-1}`: "queueThreshold",
-		`[]`:                                       "object",
-		`null`:                                     "object",
-		`7`:                                        "object",
+		`[]`:   "object",
+		`null`: "object",
+		`7`:    "object",
 	} {
 		w := patch(f.h, "/api/groups/a", body)
 		assert.Equal(t, http.StatusUnprocessableEntity, w.Code, body)

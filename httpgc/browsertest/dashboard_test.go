@@ -196,4 +196,3 @@ func TestThePagePollsWhenTheStreamIsRefused(t *testing.T) {
 	waitFor(t, tab, "the table fills by polling",
 		acmeRow+` !== null && document.getElementById('conn').textContent === 'polling'`)
 }
-

@@ -196,6 +196,7 @@ func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
 		idleTTL:          b.idleTTL,
 		pressure:         b.pressure,
 		pressureFn:       b.pressureFn,
+		set:              bitIf(b.defaultConc != nil, setConc) | bitIf(b.defaultInFlight != nil, setInFlight) | bitIf(b.defaultQueue != nil, setQueue) | bitIf(b.defaultWeight != nil, setWeight),
 	}
 	weighted := len(b.weights) > 0 || b.weightResolver != nil || b.defaultWeight != nil
 	if bad := p.check(weighted); len(bad) > 0 {

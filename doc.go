@@ -34,7 +34,10 @@
 //
 // UpdatePolicy changes the limits of a running executor without dropping a
 // task, and IdleGroupTTL forgets groups that have been idle, so unbounded
-// key spaces cost bounded memory.
+// key spaces cost bounded memory. ParsePolicy reads a policy's limits from
+// JSON (MarshalJSON writes them back); SetGroupOverride changes one live
+// group's limits above the policy; Explain and ExplainGroup say which
+// setting decided each limit of a group.
 //
 // A TaskLifecycleListener observes every task's events (Listeners combines
 // several), Stats, GroupStats and AllGroupStats give cheap snapshots of

@@ -55,7 +55,8 @@ var (
 // its group contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
 	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
-	updating  sync.Mutex                  // serialises UpdatePolicy
+	updating  sync.Mutex                  // serialises UpdatePolicy, SetGroupOverride and ExplainGroup
+	overrides overrides                   // the groups' overrides, above the policy
 	pressure  pressure
 	global    *groupstate.Global[task]
 	groups    *groupstate.Registry[task]
@@ -63,6 +64,7 @@ type GroupExecutor struct {
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted
+	blocking  callers                 // callers blocked for a queue slot
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
@@ -86,8 +88,9 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		gate:      newGate(),
 		epoch:     time.Now(),
 	}
+	global.SetHooks(wake, func(by, v *task) { by.getAside().displaced = v })
 	e.policy.Store(policy)
-	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
+	e.groups = groupstate.NewRegistry(root, global, e.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	return e
 }
@@ -97,7 +100,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 // (concurrency, bulkhead, queue threshold, weight) are resolved again from
 // p and govern every permit handed out afterwards; so do p's global limit
 // and threshold, rejection policy and handler, listener, pressure warnings
-// and idle TTL.
+// and idle TTL. A group's override (SetGroupOverride) stays above p.
 //
 // A raised limit starts the waiting tasks that now fit at once, in their
 // order. A lowered limit interrupts nothing: no new task starts in that
@@ -128,8 +131,14 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
 	}
 	e.policy.Store(p)
-	c := e.groups.Update(p.globalInFlight, p.globalQueue, p.limits)
+	c := e.groups.Update(p.globalInFlight, p.globalQueue, e.limits)
 	e.groups.SetIdleTTL(int64(p.idleTTL))
+	e.applyChanges(c)
+	return nil
+}
+
+// applyChanges carries on the tasks a change of limits moved.
+func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// A task put back in line was in none for a moment: a cancel then
 	// could not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
@@ -142,7 +151,6 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	for _, t := range c.Handed {
 		go e.resume(t)
 	}
-	return nil
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it
@@ -162,7 +170,7 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
 	h := &TaskHandle[T]{fn: task}
-	if err := e.admit(ctx, &h.t, h, groupKey, taskID); err != nil {
+	if err := e.admit(ctx, &h.t, h, groupKey, taskID, PriorityNormal); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -205,7 +213,7 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	for i, gt := range tasks {
 		h := &handles[i]
 		h.fn = gt.Task
-		if err = e.admit(ctx, &h.t, h, gt.GroupKey, gt.TaskID); err != nil {
+		if err = e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts); err != nil {
 			now := time.Now()
 			for j := i; j < len(tasks); j++ {
 				results[j] = GroupResult[T]{
@@ -274,6 +282,7 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // be called more than once, and concurrently with Close.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	e.gate.close()
+	e.blocking.wait()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -300,6 +309,7 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // is idempotent and always returns nil. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
+	e.blocking.wait()
 	e.stopPressure()
 	e.cancelAll()
 	return nil

@@ -177,7 +177,7 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupco
 	b.DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u)).
 		DefaultMaxInFlightPerGroup(fuzzPick(in.next(), u, 1, 2, 3, 4)).
 		DefaultQueueThresholdPerGroup(fuzzPick(in.next(), u, 0, 1, 2, 3))
-	switch in.next() % 6 {
+	switch in.next() % 7 {
 	case 0:
 		b.RejectionPolicy(groupconc.RejectAbort)
 	case 1:
@@ -193,6 +193,8 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupco
 	case 5:
 		o.handler = true
 		b.RejectionHandler(func(context.Context, *groupconc.Rejection) (any, error) { return -1, nil })
+	case 6:
+		b.RejectionPolicy(groupconc.RejectDiscardOldest)
 	}
 	if v := in.next(); v%2 == 1 {
 		b.PerGroupMaxConcurrency(map[string]int{"c": 1 + int(v/2)%2})
@@ -242,8 +244,10 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			c()
 		}
 	}()
-	closing := false // Shutdown or Close was called: UpdatePolicy refuses
-	stopped := false // Shutdown returned nil: everything is over
+	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
+	submits := 0               // task IDs: blocked calls hold theirs until they return
+	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
+	stopped := false           // Shutdown returned nil: everything is over
 	pick := func() *fuzzTask {
 		if len(tasks) == 0 {
 			in.next()
@@ -273,6 +277,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				ctxCancels = append(ctxCancels, ft.cancelCtx)
 			}
 			sleep := time.Duration(in.next()%8) * time.Millisecond
+			opts := fuzzSubmitOptions(in.next())
 			fn := func(ctx context.Context) (int, error) {
 				switch do {
 				case fuzzDoFail:
@@ -298,10 +303,15 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				}
 				return 1, nil
 			}
-			id := fmt.Sprintf("t%d", len(tasks))
+			id := fmt.Sprintf("t%d", submits)
+			submits++
 			gaugeKey := gaugeKeyOf(key)
+			if opts.Block {
+				blocked = append(blocked, fuzzSubmitBlocking(o, gaugeKey, ctx, e, key, id, fn, opts, ft))
+				continue
+			}
 			var h *groupconc.TaskHandle[int]
-			o.guard(t, "Submit", func() { h, err = oracleSubmitAs(o, gaugeKey, ctx, e, key, id, fn) })
+			o.guard(t, "Submit", func() { h, err = oracleSubmitWith(o, gaugeKey, ctx, e, key, id, fn, opts) })
 			if err != nil {
 				require.ErrorIs(t, err, groupconc.ErrClosed, "Submit of a valid task fails only once closed")
 				continue
@@ -424,6 +434,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			p = np
 		}
 		synctest.Wait()
+		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
 			t.Logf("after step %d (op %d)", step, op)
 			break
@@ -432,6 +443,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 
 	// The end: close, let every task go, join, and check everything.
 	o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+	synctest.Wait() // the calls that gave up return
+	blocked, tasks = fuzzHarvest(t, blocked, tasks)
+	assert.Empty(t, blocked, "a blocked caller still waits after Close returned")
 	for _, ft := range tasks {
 		select {
 		case <-ft.gate:

@@ -1,6 +1,9 @@
 package groupconc
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // gate counts the accepted tasks, and those that ended, and refuses new ones
 // once closed: Shutdown waits on it, Stats reads Submitted from it.
@@ -17,6 +20,7 @@ import "sync/atomic"
 // benchmarks module: one goroutine submits, the executor's run the tasks).
 type gate struct {
 	drained chan struct{} // closed when the gate is closed and every task left
+	closing chan struct{} // closed when the gate is closed: blocked callers give up
 	closed  atomic.Bool   // set once entered carries closedBit
 	signals atomic.Bool   // set by whoever closes drained
 	_       [64]byte
@@ -27,7 +31,7 @@ type gate struct {
 
 const closedBit = 1 << 62
 
-func newGate() gate { return gate{drained: make(chan struct{})} }
+func newGate() gate { return gate{drained: make(chan struct{}), closing: make(chan struct{})} }
 
 // enter counts a new task in and reports true, or reports false once the
 // gate is closed.
@@ -58,7 +62,9 @@ func (g *gate) leave() {
 // close refuses every later enter, and signals drained if no task is in.
 func (g *gate) close() {
 	n := g.entered.Or(closedBit) &^ closedBit
-	g.closed.Store(true)
+	if !g.closed.Swap(true) {
+		close(g.closing)
+	}
 	if g.left.Load() == n {
 		g.signal()
 	}
@@ -69,4 +75,42 @@ func (g *gate) signal() {
 	if g.signals.CompareAndSwap(false, true) {
 		close(g.drained)
 	}
+}
+
+// callers counts the callers blocked for a queue slot, so that Shutdown and
+// Close return only once each has given up (see SubmitWith).
+type callers struct {
+	mu   sync.Mutex
+	n    int           // guarded by mu
+	none chan struct{} // guarded by mu; closed when n drops to 0, made by wait
+}
+
+func (c *callers) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *callers) done() {
+	c.mu.Lock()
+	if c.n--; c.n == 0 && c.none != nil {
+		close(c.none)
+		c.none = nil
+	}
+	c.mu.Unlock()
+}
+
+// wait returns once no caller is counted.
+func (c *callers) wait() {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return
+	}
+	if c.none == nil {
+		c.none = make(chan struct{})
+	}
+	none := c.none
+	c.mu.Unlock()
+	<-none
 }

@@ -70,7 +70,19 @@ type GroupPolicy struct {
 	idleTTL          time.Duration
 	pressure         PressureConfig
 	pressureFn       func(PressureWarning)
+	set              defaultBits // the Default…PerGroup settings made, as opposed to the library's
 }
+
+// defaultBits records which Default…PerGroup settings a policy was given, so
+// that Explain and MarshalJSON tell a default set to 1 from the library's 1.
+type defaultBits uint8
+
+const (
+	setConc defaultBits = 1 << iota
+	setInFlight
+	setQueue
+	setWeight
+)
 
 var defaultPolicy = &GroupPolicy{
 	built:           true,
@@ -101,15 +113,8 @@ func (p *GroupPolicy) orDefault() *GroupPolicy {
 // the default; a resolver value below 1 becomes 1. The result is >= 1.
 func (p *GroupPolicy) ResolveConcurrency(groupKey string) int {
 	p = p.orDefault()
-	if n, ok := p.concurrency[groupKey]; ok {
-		return n
-	}
-	if p.resolver != nil {
-		if n, ok := callResolver(p.resolver, groupKey); ok {
-			return max(n, 1)
-		}
-	}
-	return p.defaultConc
+	n, _ := resolve(p.concurrency, p.resolver, p.defaultConc, groupKey)
+	return n
 }
 
 // ResolveMaxInFlight returns the bulkhead limit of groupKey: the value in
@@ -161,26 +166,45 @@ func (p *GroupPolicy) Isolation() IsolationMode { return p.orDefault().isolation
 // default; a resolver value below 1 becomes 1. The result is >= 1.
 func (p *GroupPolicy) ResolveWeight(groupKey string) int {
 	p = p.orDefault()
-	if n, ok := p.weights[groupKey]; ok {
-		return n
-	}
-	if p.weightResolver != nil {
-		if n, ok := callResolver(p.weightResolver, groupKey); ok {
-			return max(n, 1)
-		}
-	}
-	return p.defaultWeight
+	n, _ := resolve(p.weights, p.weightResolver, p.defaultWeight, groupKey)
+	return n
 }
 
 // IdleGroupTTL returns how long a group with no task waiting or running is
 // remembered; 0 means forever.
 func (p *GroupPolicy) IdleGroupTTL() time.Duration { return p.orDefault().idleTTL }
 
+// limits resolves every limit of groupKey, keeping the resolvers' answers
+// for ExplainGroup. p must not be nil.
 func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
+	conc, concAnswer := resolve(p.concurrency, p.resolver, p.defaultConc, groupKey)
+	weight, weightAnswer := resolve(p.weights, p.weightResolver, p.defaultWeight, groupKey)
 	return groupstate.Limits{
-		Concurrency:    p.ResolveConcurrency(groupKey),
+		Concurrency:    conc,
 		MaxInFlight:    p.ResolveMaxInFlight(groupKey),
 		QueueThreshold: p.ResolveQueueThreshold(groupKey),
-		Weight:         p.ResolveWeight(groupKey),
+		Weight:         weight,
+		Answers:        groupstate.Answers{Concurrency: concAnswer, Weight: weightAnswer},
 	}
+}
+
+// resolve resolves a limit that a resolver may give: m's value for
+// groupKey, else f's answer (>= 1), else def. answer is f's answer, or 0
+// when f was not asked or panicked.
+func resolve(m map[string]int, f func(string) int, def int, groupKey string) (n, answer int) {
+	if n, ok := m[groupKey]; ok {
+		return n, 0
+	}
+	if f != nil {
+		if n, ok := callResolver(f, groupKey); ok {
+			return max(n, 1), max(n, 1)
+		}
+	}
+	return def, 0
+}
+
+// displaces reports whether a task that finds its queue full makes room
+// (RejectDiscardOldest, with no handler to replace it).
+func (p *GroupPolicy) displaces() bool {
+	return p.rejection == RejectDiscardOldest && p.rejectionHandler == nil
 }

@@ -83,3 +83,10 @@ func or(v *int, def int) int {
 	}
 	return *v
 }
+
+func bitIf(cond bool, b defaultBits) defaultBits {
+	if cond {
+		return b
+	}
+	return 0
+}

@@ -70,8 +70,20 @@ type PressureWarning struct {
 // fn runs on the goroutine of the Submit call or of the timer, with no lock
 // of the executor held; it must not block. A panic in it is recovered and
 // ignored. A nil fn disables warnings. cfg's fields must be >= 0.
+//
+// It sets both the config and fn; to add fn to a config that ParsePolicy
+// read, call PressureWarningFunc instead.
 func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWarning)) *PolicyBuilder {
 	b.pressure, b.pressureFn = cfg, fn
+	return b
+}
+
+// PressureWarningFunc sets the function told of backlog warnings (see
+// PressureWarnings), keeping the config the builder has: the one a
+// policy's JSON "pressure" object gave ParsePolicy, or the defaults. The
+// JSON form holds the config only; the function comes from code.
+func (b *PolicyBuilder) PressureWarningFunc(fn func(PressureWarning)) *PolicyBuilder {
+	b.pressureFn = fn
 	return b
 }
 

@@ -70,7 +70,7 @@ func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load(
 // admit accepts t into its group and sets it going. It does not block: the
 // layers are tried at once, on the caller's goroutine, so a task that can
 // start, and a task that must be rejected, is known before Submit returns.
-func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string) error {
+func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority) error {
 	// After this, Shutdown waits for t; enter fails once Shutdown or Close
 	// has begun, so no task is accepted after the drain started.
 	if !e.gate.enter() {
@@ -79,19 +79,37 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	e.groups.ForgetIdle()
 	t.exec, t.body, t.id, t.caller = e, b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
+	if prio != PriorityNormal {
+		t.permits.SetPriority(prio.rank(), false)
+	}
+	if e.policy.Load().displaces() {
+		t.permits.SetPriority(prio.rank(), true)
+	}
+	return e.accepted(t, g, "")
+}
+
+// accepted sets going t, accepted into group g (counted by the gate) and
+// holding what a paused walk may have taken (see admitBlocking). A task
+// given a reason is turned away for it.
+func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason string) error {
 	owned := true // until t is handed to a line or the ready queue
 	defer func() {
 		if owned {
 			e.end(t, handOffSpawn, noTime)
 		}
 	}()
-	notifySubmitted(e.listener(), key, id)
+	notifySubmitted(e.listener(), t.key(), t.id)
 	if t.context().Err() != nil {
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
 		return nil
 	}
-	switch out, reason := t.permits.Try(); out {
+	out := groupstate.Rejected
+	if reason == "" {
+		out, reason = t.permits.Try()
+	}
+	e.displaced(t)
+	switch out {
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
@@ -149,6 +167,7 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // benchmarks module reads the clock once less per task).
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
 	out, reason := t.permits.Resume()
+	e.displaced(t)
 	switch out {
 	case groupstate.Admitted:
 		if now < 0 {
@@ -210,6 +229,27 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	}
 	e.reject(t)
 	return false
+}
+
+// displaced ends the waiting task, if any, whose queue slot t's walk took
+// under RejectDiscardOldest: it is REJECTED with ReasonDisplaced, and
+// Await returns no error for it, as under RejectDiscard.
+func (e *GroupExecutor) displaced(t *task) {
+	a := t.aside.Load()
+	if a == nil || a.displaced == nil {
+		return
+	}
+	v := a.displaced
+	a.displaced = nil
+	v.setReason(ReasonDisplaced)
+	notifyRejected(e.listener(), v.key(), v.id, ReasonDisplaced)
+	now := v.since()
+	e.finish(v, &outcome{
+		status: StatusRejected,
+		err:    &RejectedError{GroupKey: v.key(), TaskID: v.id, Reason: ReasonDisplaced},
+		start:  now, end: now,
+	})
+	e.end(v, handOffSpawn, noTime)
 }
 
 // cancel is Cancel: it completes t's handle CANCELLED with cause, and

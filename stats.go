@@ -62,6 +62,7 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
 		GlobalMaxInFlight: e.policy.Load().globalInFlight,
+		Blocked:           e.global.Blocked(),
 		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),
 		Failed:            e.failed.Load(),
@@ -103,5 +104,6 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task]) GroupStats {
 		QueueThreshold: l.QueueThreshold,
 		Weight:         l.Weight,
 		OldestWait:     time.Duration(g.OldestWait(e.clock())),
+		Blocked:        g.Blocked(),
 	}
 }

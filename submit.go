@@ -88,8 +88,16 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 		return nil, err
 	}
 	h := &TaskHandle[T]{fn: task}
-	if err := e.admit(ctx, &h.t, h, groupKey, taskID); err != nil {
+	if err := e.submit(ctx, &h.t, h, groupKey, taskID, opts); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// rank is p as the lines order it: 0 is the highest.
+func (p Priority) rank() uint8 {
+	if p == 0 {
+		p = PriorityNormal
+	}
+	return uint8(p - PriorityHighest)
 }

@@ -83,6 +83,13 @@ type taskAside struct {
 	// task, and read only by the task's owners.
 	reason string
 
+	// woken is closed when a slot is handed to the task's blocked caller
+	// (see waitSlot); set by the caller before it joins the line.
+	woken chan struct{}
+	// displaced is the waiting task whose slot the task's walk took under
+	// RejectDiscardOldest, for its owner to end (see displaced).
+	displaced *task
+
 	cause atomic.Pointer[error] // the own cancel's cause, when not context.Canceled
 
 	mu sync.Mutex

@@ -58,6 +58,9 @@ func (c *taskContext) Err() error {
 // the nearest cancel context by a private key) finds the task's own cause;
 // no other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
+	if key == (execKey{}) { // see insideTask
+		return c.exec
+	}
 	if v := c.build().Value(key); v != nil {
 		return v
 	}

@@ -28,6 +28,9 @@ type Coordinator struct {
 	stop    chan struct{} // closed by Close
 	runDone chan struct{} // closed when Run returns
 
+	release     func() // uninstalls the executor's override guard; nil for other targets
+	releaseOnce sync.Once
+
 	mu      sync.Mutex
 	closed  bool   // guarded by mu
 	running bool   // guarded by mu: Run was called
@@ -134,13 +137,25 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.leave(context.WithoutCancel(ctx))
 	c.mode = ModeStopped
 	c.publish()
+	c.stopGuarding()
 	return err
+}
+
+// stopGuarding lets the executor take overrides again: the coordinator no
+// longer sets its limits.
+func (c *Coordinator) stopGuarding() {
+	c.releaseOnce.Do(func() {
+		if c.release != nil {
+			c.release()
+		}
+	})
 }
 
 // Close stops Run and waits for it to return: for the Redis call in
 // flight, if any, and the one with which Run leaves the fleet, each bounded
-// by RenewInterval. It is idempotent; a Run called after it returns
-// ErrClosed at once.
+// by RenewInterval. From then on the executor takes overrides of
+// coordinated groups' concurrency again. It is idempotent; a Run called
+// after it returns ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -154,6 +169,7 @@ func (c *Coordinator) Close() error {
 	if running {
 		<-c.runDone
 	}
+	c.stopGuarding()
 	return nil
 }
 

@@ -17,6 +17,13 @@ import (
 // EvictGroup on a coordinated group (tasks of the evicted group would run
 // beside the new one's). It returns an error naming what is wrong with
 // opts, or a base policy that does not build.
+//
+// Until Close, or until Run returns, exec refuses an override
+// (SetGroupOverride) of a coordinated group's MaxConcurrency with an error
+// wrapping ErrCoordinated: that limit is the replica's share, which the
+// next sync would set again. Overrides of its other limits, and of
+// uncoordinated groups, stay in force across syncs. New returns such an
+// error too if exec already has an override it would refuse.
 func New(client redis.Scripter, exec *groupconc.GroupExecutor, opts Options) (*Coordinator, error) {
 	if exec == nil {
 		return nil, errors.New("redisgc: nil executor")
@@ -29,7 +36,32 @@ func New(client redis.Scripter, exec *groupconc.GroupExecutor, opts Options) (*C
 	if err != nil {
 		return nil, err
 	}
-	return newCoordinator(client, &execTarget{exec: exec, policies: m}, o)
+	remove, err := exec.GuardOverrides(func(g string, ov groupconc.GroupOverride) error { return o.refuseOverride(g, ov) })
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCoordinator(client, &execTarget{exec: exec, policies: m}, o)
+	if err != nil {
+		remove()
+		return nil, err
+	}
+	c.release = remove
+	return c, nil
+}
+
+// ErrCoordinated is wrapped by the error with which a coordinated
+// executor refuses an override of a limit that the fleet shares.
+var ErrCoordinated = errors.New("redisgc: limit shared by the fleet")
+
+// refuseOverride refuses an override of a coordinated group's concurrency.
+func (o *Options) refuseOverride(g string, ov groupconc.GroupOverride) error {
+	if ov.MaxConcurrency == nil {
+		return nil
+	}
+	if l, ok := o.fleetLimit(g); ok {
+		return fmt.Errorf("%w: group %q runs at most %d tasks across the replicas, and this replica's limit is its share, which the next sync sets again: change Options.Limits (or DefaultLimit) of every replica instead", ErrCoordinated, g, l)
+	}
+	return nil
 }
 
 // execTarget is a groupconc executor as a Coordinator's target.

@@ -31,6 +31,7 @@ type fairLine[T any] struct {
 	lock   line[T]
 	order  fairOrder[T] // in use while lock.slow
 	credit int          // tasks to serve from order before it may be dropped
+	mixed  bool         // a task of another priority than the default joined; guarded by lock.mu
 }
 
 // headScan bounds how far from the head nextLocked looks for a group that
@@ -90,6 +91,7 @@ func (f *fairLine[T]) join(w *waiter[T], g *Group[T]) (acquired bool) {
 	}
 	w.seq = f.lock.seq
 	f.lock.seq++
+	f.mixed = f.mixed || w.prio != PriorityDefault
 	first := g.ghead == nil
 	f.lock.appendLocked(w)
 	if first && f.lock.slow { // else toOrder finds g when it walks the line
@@ -188,24 +190,40 @@ func (f *fairLine[T]) popLocked() *waiter[T] {
 	return w
 }
 
-// nextLocked returns the first task of the fairest group: the first in
-// line of a group that runs none, if one is within headScan of the head;
+// nextLocked returns the task to serve of the fairest group: the group of
+// the first in line that runs none, if one is within headScan of the head;
 // otherwise the order's (see toOrder).
 func (f *fairLine[T]) nextLocked() *waiter[T] {
 	if f.lock.slow {
 		if f.credit--; f.credit >= 0 || f.order.first().fair.running.Load() != 0 {
-			return &f.order.first().ghead.w
+			return f.bestOf(f.order.first())
 		}
 		f.dropOrder()
 	}
 	w := f.lock.head
 	for i := 0; w != nil && i <= headScan; i, w = i+1, w.next {
 		if w.owner.group.fair.running.Load() == 0 {
-			return w
+			return f.bestOf(w.owner.group)
 		}
 	}
 	f.toOrder()
-	return &f.order.first().ghead.w
+	return f.bestOf(f.order.first())
+}
+
+// bestOf returns g's task to serve once g is chosen: its first of the
+// highest priority. A group's tasks here hold its concurrency permits, so
+// there are at most its limit of them to look at, and only once tasks of
+// more than one priority have joined.
+func (f *fairLine[T]) bestOf(g *Group[T]) *waiter[T] {
+	best := g.ghead
+	if f.mixed {
+		for p := best.wnext; p != nil; p = p.wnext {
+			if p.w.prio < best.w.prio {
+				best = p
+			}
+		}
+	}
+	return &best.w
 }
 
 // removeLocked takes w out of the line.

@@ -7,9 +7,13 @@ import "sync/atomic"
 // last), the queue threshold bounding its waiters, and the executor-wide
 // counts. It is safe for concurrent use.
 type Global[T any] struct {
-	line  *line[T]     // under IsolationOff
-	fair  *fairLine[T] // under fair share
-	queue *slots
+	line      *line[T]     // under IsolationOff
+	fair      *fairLine[T] // under fair share
+	queue     *slots[T]
+	wake      func(*T)       // see SetHooks
+	displaced func(by, v *T) // see SetHooks
+
+	blocked atomic.Int64 // callers waiting for a queue slot, all groups
 
 	// Counts across all groups, so that Stats reads them without visiting
 	// any group. Each is the difference of two sums that only grow, each
@@ -31,7 +35,7 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: newWideSlots(queueThreshold)}
+	gl := &Global[T]{queue: newWideSlots[T](queueThreshold)}
 	if fair {
 		gl.fair = newFairLine[T](limit)
 	} else {
@@ -66,7 +70,7 @@ func (gl *Global[T]) heldCount() *permits { return &gl.waits().held }
 // setLimits makes limit and queueThreshold the global limits from now on;
 // see Registry.Update.
 func (gl *Global[T]) setLimits(limit, queueThreshold int) {
-	gl.queue.limit.Store(int64(queueThreshold))
+	gl.handSlots(gl.queue.setLimit(queueThreshold), heldGlobalSlot)
 	gl.waits().setLimit(limit)
 }
 

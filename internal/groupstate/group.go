@@ -33,6 +33,7 @@ type Limits struct {
 	MaxInFlight    int // >= 1
 	QueueThreshold int // >= 0
 	Weight         int // >= 1; counts only under fair share
+	Answers        Answers
 }
 
 // Group is one group's layers 2 and 3, their shared queue threshold, its
@@ -47,7 +48,7 @@ type Group[T any] struct {
 	limits   atomic.Pointer[Limits]
 	bulkhead *line[T]
 	conc     *line[T]
-	queue    *slots
+	queue    *slots[T]
 	global   *Global[T]
 	reg      *Registry[T]
 
@@ -71,6 +72,7 @@ type Group[T any] struct {
 	// line are also chained, in line order, from ghead (see OldestWait and
 	// fairLine); guarded by the global line's mu.
 	waiting      atomic.Int64
+	blocked      atomic.Int64 // callers waiting for a queue slot to submit to the group
 	ghead, gtail *Permits[T]
 
 	// fair is the group's part of the fair line, guarded by its mu. Its
@@ -99,7 +101,7 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 		key:      key,
 		bulkhead: newLine[T](l.MaxInFlight),
 		conc:     newLine[T](l.Concurrency),
-		queue:    newSlots(l.QueueThreshold),
+		queue:    newSlots[T](l.QueueThreshold),
 		parent:   parent,
 	}
 	g.limits.Store(&l)
@@ -224,7 +226,7 @@ func (g *Group[T]) enter() bool {
 
 // busy reports whether a task of g holds a permit or waits.
 func (g *Group[T]) busy() bool {
-	return g.waiting.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.fair.running.Load() != 0
+	return g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.fair.running.Load() != 0
 }
 
 // exit counts a task out of the group (see Registry.Enter).

@@ -2,6 +2,11 @@ package groupstate
 
 import "slices"
 
+// Answers are what the caller's resolvers answered when the limits were
+// resolved (0: not asked, or no answer), kept with the limits so that they
+// can be explained later without asking again. Groupstate never reads them.
+type Answers struct{ Concurrency, Weight int }
+
 // Changes collects the tasks a change of limits moved.
 type Changes[T any] struct {
 	// Handed were handed a permit: the caller owns them, and must call
@@ -30,7 +35,7 @@ func (c *Changes[T]) handed(chain *waiter[T]) { c.Handed = appendOwners(chain, c
 func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(&l)
-	g.queue.limit.Store(int64(l.QueueThreshold))
+	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
 	if f := g.global.fair; f != nil {
 		f.setWeight(g, l.Weight)
 	}

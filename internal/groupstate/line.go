@@ -25,6 +25,7 @@ type line[T any] struct {
 
 	mu         sync.Mutex
 	head, tail *waiter[T] // guarded by mu
+	bands      *bands[T]  // guarded by mu; nil while every waiter has the default priority
 
 	fair    *fairLine[T] // for the lock of a fair line: whose it is
 	chained bool         // the global line: see Group.ghead
@@ -106,15 +107,23 @@ func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 	return false
 }
 
-// appendLocked puts w, counted in waiting, at the tail of the line.
+// appendLocked puts w, counted in waiting, behind every waiter of its
+// priority or a higher one: at the tail while all have the default. The
+// fair line keeps its waiters in the order they joined, whatever their
+// priority: priority orders the tasks of a group, not the groups (see
+// fairLine.bestOf).
 func (l *line[T]) appendLocked(w *waiter[T]) {
-	w.prev, w.next = l.tail, nil
-	if l.tail == nil {
-		l.head = w
+	if l.fair == nil && (l.bands != nil || w.prio != PriorityDefault) {
+		l.insertLocked(w)
 	} else {
-		l.tail.next = w
+		w.prev, w.next = l.tail, nil
+		if l.tail == nil {
+			l.head = w
+		} else {
+			l.tail.next = w
+		}
+		l.tail = w
 	}
-	l.tail = w
 	w.line.Store(l)
 	if l.chained {
 		w.owner.group.chainLocked(w.owner, false)
@@ -211,13 +220,7 @@ func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
 		w := ws[i]
 		w.owner.held &^= bit
 		w.bit = bit
-		w.prev, w.next = nil, l.head
-		if l.head == nil {
-			l.tail = w
-		} else {
-			l.head.prev = w
-		}
-		l.head = w
+		l.frontLocked(w)
 		w.line.Store(l)
 		if l.chained {
 			w.owner.group.chainLocked(w.owner, true)
@@ -248,6 +251,7 @@ func (l *line[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 }
 
 func (l *line[T]) removeLocked(w *waiter[T]) {
+	l.unbandLocked(w)
 	if w.prev == nil {
 		l.head = w.next
 	} else {
@@ -267,24 +271,23 @@ func (l *line[T]) removeLocked(w *waiter[T]) {
 }
 
 // firstOf returns when g's first task in the line was submitted (the
-// head, in a line of g's own), or math.MaxInt64 if none waits.
+// oldest of the heads of its priorities, in a line of g's own), or
+// math.MaxInt64 if none waits.
 func (l *line[T]) firstOf(g *Group[T]) int64 {
 	if l.waiting.Load() == 0 {
 		return math.MaxInt64
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var first *Permits[T]
-	switch {
-	case l.chained:
-		first = g.ghead
-	case l.head != nil:
-		first = l.head.owner
+	if l.chained {
+		if g.ghead == nil {
+			return math.MaxInt64
+		}
+		return g.ghead.submitted
 	}
-	if first == nil {
-		return math.MaxInt64
-	}
-	return first.submitted
+	first := int64(math.MaxInt64)
+	l.bandHeadsLocked(func(w *waiter[T]) { first = min(first, w.owner.submitted) })
+	return first
 }
 
 // waiter is a task's place in a line. Its zero value is in no line.
@@ -299,6 +302,7 @@ type waiter[T any] struct {
 	next  *waiter[T]              // guarded by the line's mu; out of line, chains handed waiters
 	seq   uint32                  // when w joined the fair line; guarded by its mu
 	bit   uint8                   // the layer w waits for; set before joining
+	prio  uint8                   // 0 is the highest; set before the task first joins a line
 	owner *Permits[T]
 }
 

@@ -122,7 +122,7 @@ func TestLineCountsHoldersWhileUnlimitedSoALimitCoversThem(t *testing.T) {
 }
 
 func TestSlotsLoweredLimitKeepsTakenSlots(t *testing.T) {
-	s := newSlots(3)
+	s := newSlots[int](3)
 	for range 3 {
 		require.True(t, s.take())
 	}

@@ -6,9 +6,10 @@ import "context"
 type Outcome uint8
 
 const (
-	Admitted Outcome = iota + 1 // the task holds every permit
-	MustWait                    // the task holds a queue slot and a place in line; the line owns it now
-	Rejected                    // no queue slot; the task holds nothing
+	Admitted  Outcome = iota + 1 // the task holds every permit
+	MustWait                     // the task holds a queue slot and a place in line; the line owns it now
+	Rejected                     // no queue slot; the task holds nothing
+	WouldWait                    // paused (see Pause): the task holds a queue slot and is to join a line
 )
 
 // Bits of Permits.held.
@@ -39,6 +40,7 @@ type Permits[T any] struct {
 	held      uint8 // bits above
 	granted   uint8 // the layer bit handed over with the task, until Resume takes it
 	counted   bool  // the task is counted in its group's refs (see Registry.Enter)
+	flags     uint8 // pause, displace
 	w         waiter[T]
 	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
 
@@ -51,6 +53,7 @@ func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) 
 	p.group, p.held, p.owner, p.submitted, p.counted = g, 0, owner, submitted, counted
 	p.scope = g.scope.Load()
 	p.w.owner = p
+	p.w.prio = PriorityDefault
 }
 
 // Submitted returns the time given to Init.
@@ -118,6 +121,9 @@ func (p *Permits[T]) Exit() {
 // a task that has to wait takes a queue slot and joins the layer's line,
 // and the walk stops there.
 func (p *Permits[T]) advance() (Outcome, string) {
+	if p.held&countedRunning != 0 { // admitted already, by a paused walk
+		return Admitted, ""
+	}
 	g := p.group
 	gl := g.global
 	if gl.fair == nil && p.held&heldGlobal == 0 {
@@ -152,7 +158,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 
 // step takes one layer of a FIFO line: the permit handed over, or one free
 // at once, or a queue slot and a place in the line.
-func (p *Permits[T]) step(l *line[T], q *slots, bit, slot uint8) Outcome {
+func (p *Permits[T]) step(l *line[T], q *slots[T], bit, slot uint8) Outcome {
 	if p.granted == bit {
 		p.granted = 0
 		p.held |= bit
@@ -162,8 +168,11 @@ func (p *Permits[T]) step(l *line[T], q *slots, bit, slot uint8) Outcome {
 		p.held |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot) {
+	if !p.takeSlot(q, slot) && !p.makeRoom(slot) {
 		return Rejected
+	}
+	if p.flags&pause != 0 {
+		return WouldWait
 	}
 	p.startWaiting()
 	p.w.bit = bit
@@ -186,8 +195,11 @@ func (p *Permits[T]) stepFair(f *fairLine[T]) Outcome {
 		p.held |= heldGlobal
 		return Admitted
 	}
-	if !p.takeSlot(p.group.queue, heldGroupSlot) {
+	if !p.takeSlot(p.group.queue, heldGroupSlot) && !p.makeRoom(heldGroupSlot) {
 		return Rejected
+	}
+	if p.flags&pause != 0 {
+		return WouldWait
 	}
 	p.startWaiting()
 	p.w.bit = heldGlobal
@@ -200,7 +212,7 @@ func (p *Permits[T]) stepFair(f *fairLine[T]) Outcome {
 
 // takeSlot takes a place in queue q for a task about to wait, unless it
 // holds one; it reports false when the queue is full.
-func (p *Permits[T]) takeSlot(q *slots, slot uint8) bool {
+func (p *Permits[T]) takeSlot(q *slots[T], slot uint8) bool {
 	if p.held&slot != 0 {
 		return true
 	}
@@ -214,7 +226,7 @@ func (p *Permits[T]) takeSlot(q *slots, slot uint8) bool {
 // stop ends a walk that did not reach Admitted: a task that may not wait
 // gives back every permit and slot before it is rejected.
 func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
-	if out == MustWait {
+	if out != Rejected {
 		return out, ""
 	}
 	p.Release()
@@ -239,10 +251,10 @@ func (p *Permits[T]) stopWaiting() {
 	}
 }
 
-func (p *Permits[T]) dropSlot(q *slots, slot uint8) {
+func (p *Permits[T]) dropSlot(q *slots[T], slot uint8) {
 	if p.held&slot != 0 {
 		p.held &^= slot
-		q.give()
+		p.group.global.handSlots(q.give(), slot)
 	}
 }
 

@@ -123,19 +123,40 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 // Group.SetLimits). Under IsolationOff a lowered global limit is enforced
 // as a group's are: tasks holding a global permit but still waiting for
 // their group's go back to the head of the global line. Calls must not
-// overlap.
+// overlap, with each other or with UpdateGroup.
 func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
-	c := new(Changes[T])
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.resolve = resolve
 	r.global.setLimits(limit, queueThreshold)
 	var groups []*Group[T]
 	r.Range(func(g *Group[T]) bool {
-		g.setLimits(resolve(g.key))
 		groups = append(groups, g)
 		return true
 	})
+	return r.resolveLocked(groups)
+}
+
+// UpdateGroup resolves g's limits again, as Update does for every group,
+// if g is still the registry's group for its key; it does nothing for a
+// group evicted or forgotten. Calls must not overlap, with each other or
+// with Update.
+func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.Lookup(g.key); !ok || cur != g {
+		return new(Changes[T])
+	}
+	return r.resolveLocked([]*Group[T]{g})
+}
+
+// resolveLocked resolves the limits of groups again and applies them in the
+// three passes of a change of limits (see limits.go). r.mu must be held.
+func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
+	c := new(Changes[T])
+	for _, g := range groups {
+		g.setLimits(r.resolve(g.key))
+	}
 	if l := r.global.line; l != nil && l.held.load() > l.limit.Load() {
 		var ws []*waiter[T]
 		for _, g := range groups {

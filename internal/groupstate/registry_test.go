@@ -1,6 +1,7 @@
 package groupstate
 
 import (
+	"context"
 	"testing"
 	"unsafe"
 
@@ -23,6 +24,28 @@ func TestRegistryUpdateResolvesEveryGroupAgainAndStartsWaiters(t *testing.T) {
 	k.p.Exit()
 	n, _ := f.r.Lookup("new")
 	assert.Equal(t, 3, n.Limits().Concurrency, "new groups resolve from the new function")
+}
+
+func TestRegistryUpdateGroupResolvesOneGroupAgainAndNotAGoneOne(t *testing.T) {
+	conc := map[string]int{"g": 1, "h": 1}
+	f := newFixture(t, Unlimited, false, func(key string) Limits {
+		return Limits{Concurrency: conc[key], MaxInFlight: Unlimited, QueueThreshold: Unlimited, Answers: Answers{Concurrency: 7}}
+	})
+	f.submit(t, "g", "g1")
+	f.submit(t, "g", "g2")
+	f.submit(t, "h", "h1")
+	f.submit(t, "h", "h2")
+	conc["g"], conc["h"] = 2, 2
+	g, _ := f.r.Lookup("g")
+	assert.Equal(t, []string{"g2"}, resume(f.r.UpdateGroup(g).Handed))
+	assert.Equal(t, Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Answers: Answers{Concurrency: 7}}, g.Limits())
+	h, _ := f.r.Lookup("h")
+	assert.Equal(t, 1, h.Limits().Concurrency, "another group keeps its limits")
+
+	evicted := f.r.Evict("h", context.Canceled, nil)
+	assert.Len(t, evicted, 1)
+	assert.Empty(t, f.r.UpdateGroup(h).Handed)
+	assert.Equal(t, 1, h.Limits().Concurrency, "an evicted group is not resolved again")
 }
 
 func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) {

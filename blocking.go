@@ -1,0 +1,140 @@
+package groupconc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
+// Blocking submissions: a caller of SubmitWith with Block whose task finds
+// its queue full waits, as a record in that queue's line of waiting
+// callers (groupstate's slots), until a slot is handed to it. Until then
+// its task is not accepted: the gate has not counted it, no listener has
+// heard of it, and it is in no count but Blocked.
+
+// errWaitTimeout ends a wait that ran past MaxWait.
+var errWaitTimeout = errors.New("groupconc: wait timed out")
+
+// execKey is the context key under which a task's context answers with
+// its executor (see taskContext.Value).
+type execKey struct{}
+
+// submit is SubmitWith's admission, and ExecuteAllWith's.
+func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
+	if o.Block && !e.insideTask(ctx) {
+		return e.admitBlocking(ctx, t, b, key, id, o)
+	}
+	return e.admit(ctx, t, b, key, id, o.Priority)
+}
+
+// insideTask reports whether ctx is, or derives from, the context of a
+// task of e: such a caller may hold the permits it would wait for, so it
+// never blocks.
+func (e *GroupExecutor) insideTask(ctx context.Context) bool {
+	x, _ := ctx.Value(execKey{}).(*GroupExecutor)
+	return x == e
+}
+
+// admitBlocking admits t as admit does, but when its queue is full the
+// caller waits for a slot: see SubmitWith for what ends the wait. The walk
+// is paused before t would join a line, so that t is accepted (counted,
+// announced to the listener) before any line, and so another goroutine,
+// can own it.
+func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
+	// Shutdown and Close return once every caller counted here has given
+	// up or knows its task is accepted, so none waits past them. Counted,
+	// then closed checked, against Close's close, then wait: one of the two
+	// sees the other.
+	e.blocking.add()
+	if e.gate.closed.Load() {
+		e.blocking.done()
+		return ErrClosed
+	}
+	e.groups.ForgetIdle()
+	t.exec, t.body, t.id, t.caller = e, b, id, ctx
+	g := e.groups.Enter(key, &t.permits, t, e.clock())
+	p := &t.permits
+	p.SetPriority(o.Priority.rank(), false) // it waits for room rather than make it
+	p.Pause(true)
+	var timeout <-chan time.Time
+	if o.MaxWait > 0 {
+		tm := time.NewTimer(o.MaxWait)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	reason := ""
+	for {
+		out, why := p.Try()
+		if out != groupstate.Rejected {
+			break
+		}
+		// The walk gave back what it held: carry on whoever it went to.
+		e.handOn(p, handOffSpawn, noTime)
+		err := e.waitSlot(ctx, t, why, timeout)
+		if err == errWaitTimeout {
+			reason = ReasonWaitTimeout
+			break
+		}
+		if err != nil {
+			e.blocking.done()
+			p.Exit()
+			return err
+		}
+	}
+	// No user code runs from here until the gate decides: a caller
+	// counted past Close's wait would fail to enter, and return at once.
+	e.blocking.done()
+	p.Pause(false)
+	if !e.gate.enter() {
+		p.Release()
+		e.handOn(p, handOffSpawn, noTime)
+		p.Exit()
+		return ErrClosed
+	}
+	p.Restamp(e.clock())
+	return e.accepted(t, g, reason)
+}
+
+// waitSlot waits, after a walk found the queue named by reason full, until
+// a slot of it is handed to t (nil: t holds it), or until the wait ends
+// otherwise: ctx ends (its error), timeout fires (errWaitTimeout), the
+// executor closes (ErrClosed) or t's group is shut down or evicted (the
+// scope's cause). t holds nothing then.
+func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, timeout <-chan time.Time) error {
+	p := &t.permits
+	a := t.getAside()
+	woken := make(chan struct{})
+	a.woken = woken // before the line has t: the waker reads it after
+	defer p.Unblock()
+	if p.Block(reason) {
+		return nil
+	}
+	var err error
+	select {
+	case <-woken:
+		return nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timeout:
+		err = errWaitTimeout
+	case <-e.gate.closing:
+		err = ErrClosed
+	case <-p.Scope().Done():
+		err = context.Cause(p.Scope())
+	}
+	if !p.Leave() {
+		// A slot was handed to t as the wait ended: it is t's.
+		<-woken
+		if err == errWaitTimeout {
+			return nil // it ended in time after all
+		}
+		p.Release()
+		e.handOn(p, handOffSpawn, noTime)
+	}
+	return err
+}
+
+// wake is how groupstate hands a slot to a waiting caller.
+func wake(t *task) { close(t.aside.Load().woken) }

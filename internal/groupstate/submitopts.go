@@ -1,0 +1,151 @@
+package groupstate
+
+// Bits of Permits.flags.
+const (
+	pause    uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
+	displace                   // a full queue makes room (see makeRoom)
+)
+
+// SetPriority sets the task's priority (0 is the highest) and whether, on
+// finding its queue full, it takes the slot of a waiting task of its
+// priority or a lower one. Call it before the first Try.
+func (p *Permits[T]) SetPriority(prio uint8, displaces bool) {
+	p.w.prio = min(prio, NumPriorities-1)
+	if displaces {
+		p.flags |= displace
+	}
+}
+
+// Pause makes Try stop short of joining a line, with WouldWait, while on:
+// the task is not in the hands of any line yet, so its owner may still
+// decide what to do before it waits (a blocking submission accepts it
+// only then). Try again, with Pause off, to go on.
+func (p *Permits[T]) Pause(on bool) {
+	if on {
+		p.flags |= pause
+	} else {
+		p.flags &^= pause
+	}
+}
+
+// Restamp sets the task's Submit time: a blocking submission is accepted,
+// and waits from, when it got its slot. Only before the task joins a line.
+func (p *Permits[T]) Restamp(submitted int64) { p.submitted = submitted }
+
+// Block puts the task's caller, whose walk was Rejected for reason (a full
+// queue: its group's or the global one), in that queue's line of waiting
+// callers, and counts it blocked. It reports true if a slot was free by
+// then: the task holds it, and its caller walks again. Otherwise the line
+// owns the task until a slot is handed to it (the Global's wake is called
+// for it, and it holds the slot from then on) or it leaves (Leave). Either
+// way its caller calls Unblock once done waiting. The task must hold
+// nothing (a Rejected walk gave everything back).
+func (p *Permits[T]) Block(reason string) bool {
+	g := p.group
+	g.blocked.Add(1)
+	g.global.blocked.Add(1)
+	q, slot := g.queue, heldGroupSlot
+	if reason == ReasonGlobalQueueFull {
+		q, slot = g.global.queue, heldGlobalSlot
+	}
+	p.w.bit = slot
+	if q.block(&p.w) {
+		p.held |= slot
+		return true
+	}
+	return false
+}
+
+// Unblock counts the task's caller out of the blocked counts.
+func (p *Permits[T]) Unblock() {
+	p.group.blocked.Add(-1)
+	p.group.global.blocked.Add(-1)
+}
+
+// handSlots gives the callers a queue's give handed a slot (bit) their
+// slot, and wakes them: each owns its task again from then on.
+func (gl *Global[T]) handSlots(chain *waiter[T], bit uint8) {
+	for w := chain; w != nil; {
+		next := w.next
+		w.next = nil
+		w.owner.held |= bit
+		gl.wake(w.owner.owner)
+		w = next
+	}
+}
+
+// SetHooks sets what wakes a caller waiting for a queue slot once it is
+// handed one, and what is told of a waiting task displaced by another (see
+// makeRoom): the owner of the task that displaced it, who now owns it too.
+// Neither may block. Call it before any task joins.
+func (gl *Global[T]) SetHooks(wake func(*T), displaced func(by, victim *T)) {
+	gl.wake, gl.displaced = wake, displaced
+}
+
+// Blocked reports the callers waiting for a queue slot, all groups.
+func (gl *Global[T]) Blocked() int { return int(max(gl.blocked.Load(), 0)) }
+
+// Blocked reports the callers waiting for a queue slot to submit to g.
+func (g *Group[T]) Blocked() int { return int(max(g.blocked.Load(), 0)) }
+
+// makeRoom takes, for a task that found its queue full (bit: the group's
+// or the global one), the slot of the oldest waiting task of the lowest
+// priority at or below its own, if it may displace one. The task
+// displaced is out of its line and given to the Global's displaced hook,
+// for p's owner to end; it keeps the permits it held of earlier layers.
+func (p *Permits[T]) makeRoom(bit uint8) bool {
+	if p.flags&displace == 0 {
+		return false
+	}
+	g := p.group
+	var lines []*line[T]
+	if bit == heldGlobalSlot {
+		lines = []*line[T]{g.global.line}
+	} else {
+		lines = []*line[T]{g.bulkhead, g.conc}
+	}
+	for {
+		v := victim(p.w.prio, bit, lines, g)
+		if v == nil {
+			return false
+		}
+		if v.w.leave() { // else it got its permit meanwhile: look again
+			v.held &^= bit
+			p.held |= bit
+			g.global.displaced(p.owner, v.owner)
+			return true
+		}
+	}
+}
+
+// victim returns the oldest waiting task holding a slot of the queue
+// (bit) of the lowest priority at or below prio in lines (and under fair
+// share g's tasks in the global line), or nil. A task a lowered limit sent
+// back to an earlier line may hold no slot of that line's queue.
+func victim[T any](prio, bit uint8, lines []*line[T], g *Group[T]) *Permits[T] {
+	var best *Permits[T]
+	consider := func(w *waiter[T]) {
+		switch {
+		case w.prio < prio, w.owner.held&bit == 0:
+		case best == nil, w.prio > best.w.prio,
+			w.prio == best.w.prio && w.owner.submitted < best.submitted:
+			best = w.owner
+		}
+	}
+	for _, l := range lines {
+		if l.waiting.Load() == 0 {
+			continue
+		}
+		l.mu.Lock()
+		l.bandHeadsLocked(consider)
+		l.mu.Unlock()
+	}
+	if f := g.global.fair; f != nil && f.lock.waiting.Load() != 0 && lines[0] != g.global.line {
+		f.lock.mu.Lock()
+		for q := g.ghead; q != nil; q = q.wnext {
+			consider(&q.w)
+		}
+		f.lock.mu.Unlock()
+	}
+	return best
+}

@@ -1,0 +1,280 @@
+package groupconc
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
+// MaxGroupOverrides is the most group keys that may have an override at
+// once in one executor; SetGroupOverride refuses a new key beyond it with
+// ErrTooManyOverrides. Overrides of groups that are gone do not count.
+const MaxGroupOverrides = 10_000
+
+// ErrUnknownGroup is wrapped by the error of SetGroupOverride for a group
+// the executor does not know: never used, or evicted, or forgotten as idle.
+var ErrUnknownGroup = errors.New("groupconc: unknown group")
+
+// ErrTooManyOverrides is wrapped by the error of SetGroupOverride for a new
+// key when MaxGroupOverrides keys already have an override.
+var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
+
+// GroupOverride is a per-group change of limits that an operator makes at
+// run time, above the policy: a non-nil field replaces what the policy
+// resolves for the group, a nil one leaves it to the policy. The values
+// are checked as the policy's are: MaxConcurrency and MaxInFlight >= 1,
+// QueueThreshold >= 0, Weight >= 1 and only under IsolationFairShare;
+// Unlimited is allowed for the three limits.
+//
+// The zero value overrides nothing. SetGroupOverride copies the values, so
+// the pointers may be reused.
+type GroupOverride struct {
+	MaxConcurrency, MaxInFlight, QueueThreshold, Weight *int
+}
+
+// IsZero reports whether o overrides nothing.
+func (o GroupOverride) IsZero() bool {
+	return o.MaxConcurrency == nil && o.MaxInFlight == nil && o.QueueThreshold == nil && o.Weight == nil
+}
+
+// clone returns o with its own copies of the values.
+func (o GroupOverride) clone() GroupOverride {
+	c := func(p *int) *int {
+		if p == nil {
+			return nil
+		}
+		n := *p
+		return &n
+	}
+	return GroupOverride{c(o.MaxConcurrency), c(o.MaxInFlight), c(o.QueueThreshold), c(o.Weight)}
+}
+
+// check returns an error wrapping ErrInvalidPolicy naming every bad field.
+func (o GroupOverride) check(mode IsolationMode) error {
+	var bad []string
+	for _, f := range []struct {
+		name  string
+		v     *int
+		least int
+	}{{"MaxConcurrency", o.MaxConcurrency, 1}, {"MaxInFlight", o.MaxInFlight, 1}, {"QueueThreshold", o.QueueThreshold, 0}, {"Weight", o.Weight, 1}} {
+		if f.v != nil && *f.v < f.least {
+			bad = append(bad, fmt.Sprintf("%s is %d, want >= %d", f.name, *f.v, f.least))
+		}
+	}
+	if o.Weight != nil && mode != IsolationFairShare {
+		bad = append(bad, fmt.Sprintf("Weight needs Isolation(IsolationFairShare), have %v", mode))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: group override: %s", ErrInvalidPolicy, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// apply replaces l's limits with o's.
+func (o GroupOverride) apply(l *groupstate.Limits) {
+	for _, f := range []struct {
+		v  *int
+		to *int
+	}{{o.MaxConcurrency, &l.Concurrency}, {o.MaxInFlight, &l.MaxInFlight}, {o.QueueThreshold, &l.QueueThreshold}, {o.Weight, &l.Weight}} {
+		if f.v != nil {
+			*f.to = *f.v
+		}
+	}
+}
+
+// overrides are an executor's group overrides. Its zero value is ready to
+// use.
+type overrides struct {
+	mu    sync.Mutex
+	byKey map[string]override // guarded by mu
+	n     atomic.Int64        // len(byKey): group creation skips mu while it is 0
+
+	guards []*guard // guarded by the executor's updating mutex
+}
+
+// override is one key's override, tied to the group it was set on: once
+// that group is gone (evicted or forgotten) the override is dead, and a
+// new group of the key never sees it.
+type override struct {
+	g *groupstate.Group[task]
+	o GroupOverride
+}
+
+type guard struct {
+	f func(groupKey string, o GroupOverride) error
+}
+
+// SetGroupOverride makes o groupKey's override, replacing any it had; an o
+// that overrides nothing removes it. The group's limits are resolved again
+// at once, policy then override, and applied as UpdatePolicy applies its
+// limits: a raised limit starts the waiting tasks that now fit, a lowered
+// one interrupts nothing and drains. An override stays in force across
+// UpdatePolicy until it is removed or its group is gone: EvictGroup, and
+// forgetting the group as idle (IdleGroupTTL), drop it with the group, so
+// the key's next group resolves its limits from the policy alone. To keep
+// a limit for a key across that, put it in the policy.
+//
+// Errors: a bad value wraps ErrInvalidPolicy naming the field (so does a
+// Weight without IsolationFairShare); a group the executor does not know
+// wraps ErrUnknownGroup, and no group is created; a new key beyond
+// MaxGroupOverrides wraps ErrTooManyOverrides; a refusal by a guard (see
+// GuardOverrides) is that guard's error; after Shutdown or Close,
+// ErrClosed. On error nothing changes. Calls are serialised with each
+// other and with UpdatePolicy.
+func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error {
+	if e == nil {
+		return errNilExecutor
+	}
+	o = o.clone()
+	e.updating.Lock()
+	defer e.updating.Unlock()
+	if e.gate.closed.Load() {
+		return ErrClosed
+	}
+	if err := o.check(e.policy.Load().isolation); err != nil {
+		return err
+	}
+	g, ok := e.groups.Lookup(groupKey)
+	if !ok {
+		return fmt.Errorf("%w %q: never used, or evicted, or forgotten as idle", ErrUnknownGroup, groupKey)
+	}
+	for _, gd := range e.overrides.guards {
+		if err := gd.f(groupKey, o.clone()); err != nil {
+			return err
+		}
+	}
+	if err := e.overrides.set(e.groups, groupKey, g, o); err != nil {
+		return err
+	}
+	e.applyChanges(e.groups.UpdateGroup(g))
+	return nil
+}
+
+// GroupOverride returns groupKey's override, and false if it has none (or
+// its group is gone).
+func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
+	o, ok := e.overrides.get(e.groups, groupKey)
+	return o.clone(), ok
+}
+
+// GroupOverrides returns an iterator over a snapshot of every override in
+// force, by group key in ascending order.
+func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
+	s := e.overrides.live(e.groups)
+	return func(yield func(string, GroupOverride) bool) {
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			if !yield(k, s[k].clone()) {
+				return
+			}
+		}
+	}
+}
+
+// GuardOverrides installs f, which SetGroupOverride asks about every
+// change before making it (with the override asked for; an o that
+// overrides nothing is a removal): an error from f refuses the change and
+// is what SetGroupOverride returns. A component that owns some limits of
+// the executor installs one, so that an override it would undo is refused
+// instead; redisgc, for one, refuses overrides of the concurrency it
+// shares across a fleet. Guards are asked in the order they were
+// installed.
+//
+// GuardOverrides first asks f about every override in force; if f refuses
+// one, it installs nothing and returns that error. remove uninstalls f;
+// it may be called more than once. f runs while overrides and policies
+// are locked: it must not call SetGroupOverride, UpdatePolicy,
+// GuardOverrides or ExplainGroup.
+func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) error) (remove func(), err error) {
+	if e == nil {
+		return nil, errNilExecutor
+	}
+	if f == nil {
+		return nil, errors.New("groupconc: GuardOverrides: nil guard")
+	}
+	e.updating.Lock()
+	defer e.updating.Unlock()
+	for k, o := range e.GroupOverrides() {
+		if err := f(k, o); err != nil {
+			return nil, err
+		}
+	}
+	gd := &guard{f: f}
+	e.overrides.guards = append(e.overrides.guards, gd)
+	return func() {
+		e.updating.Lock()
+		defer e.updating.Unlock()
+		e.overrides.guards = slices.DeleteFunc(e.overrides.guards, func(x *guard) bool { return x == gd })
+	}, nil
+}
+
+// limits resolves groupKey's limits: the policy's, then the override's.
+// The registry calls it when it creates a group, and when UpdatePolicy or
+// SetGroupOverride resolve groups again.
+func (e *GroupExecutor) limits(groupKey string) groupstate.Limits {
+	l := e.policy.Load().limits(groupKey)
+	if e.overrides.n.Load() > 0 {
+		if o, ok := e.overrides.get(e.groups, groupKey); ok {
+			o.apply(&l)
+		}
+	}
+	return l
+}
+
+// get returns key's override if its group is still r's group for key.
+func (s *overrides) get(r *groupstate.Registry[task], key string) (GroupOverride, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ov, ok := s.byKey[key]
+	if !ok || !alive(r, key, ov.g) {
+		return GroupOverride{}, false
+	}
+	return ov.o, true
+}
+
+// set makes o key's override on g, or removes it if o is zero.
+func (s *overrides) set(r *groupstate.Registry[task], key string, g *groupstate.Group[task], o GroupOverride) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() { s.n.Store(int64(len(s.byKey))) }()
+	if o.IsZero() {
+		delete(s.byKey, key)
+		return nil
+	}
+	if _, ok := s.byKey[key]; !ok && len(s.byKey) >= MaxGroupOverrides {
+		maps.DeleteFunc(s.byKey, func(k string, ov override) bool { return !alive(r, k, ov.g) })
+		if len(s.byKey) >= MaxGroupOverrides {
+			return fmt.Errorf("%w: %d keys have one, the most an executor keeps; remove one first", ErrTooManyOverrides, len(s.byKey))
+		}
+	}
+	if s.byKey == nil {
+		s.byKey = make(map[string]override)
+	}
+	s.byKey[key] = override{g: g, o: o}
+	return nil
+}
+
+// live returns the overrides whose groups are still r's.
+func (s *overrides) live(r *groupstate.Registry[task]) map[string]GroupOverride {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]GroupOverride, len(s.byKey))
+	for k, ov := range s.byKey {
+		if alive(r, k, ov.g) {
+			m[k] = ov.o
+		}
+	}
+	return m
+}
+
+// alive reports whether g is still r's group for key.
+func alive(r *groupstate.Registry[task], key string, g *groupstate.Group[task]) bool {
+	cur, ok := r.Lookup(key)
+	return ok && cur == g
+}

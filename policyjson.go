@@ -1,0 +1,167 @@
+package groupconc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The JSON form of a policy. Every field is optional; an absent one keeps
+// the library's default, as an unset builder setting does:
+//
+//	{
+//	  "globalMaxInFlight": 64,                      // limit >= 1
+//	  "globalQueueThreshold": "unlimited",          // limit >= 0
+//	  "defaultMaxConcurrencyPerGroup": 2,           // limit >= 1
+//	  "perGroupMaxConcurrency": {"premium": 8},     // limits >= 1
+//	  "defaultMaxInFlightPerGroup": "unlimited",    // limit >= 1
+//	  "perGroupMaxInFlight": {"premium": 32},       // limits >= 1
+//	  "defaultQueueThresholdPerGroup": 100,         // limit >= 0
+//	  "perGroupQueueThreshold": {"batch": 1000},    // limits >= 0
+//	  "rejectionPolicy": "abort",                   // "abort", "discard", "callerRuns", "discardOldest"
+//	  "isolation": "fair-share",                    // "off", "fair-share"
+//	  "defaultWeightPerGroup": 1,                   // number >= 1, fair-share only
+//	  "perGroupWeight": {"premium": 4},             // numbers >= 1, fair-share only
+//	  "idleGroupTTL": "10m",                        // Go duration >= 0; "0s": never
+//	  "pressure": {"backlogCount": 1000, "backlogAge": "5s", "cooldown": "30s"}
+//	}
+//
+// A limit is a whole JSON number or the string "unlimited" (Unlimited).
+
+// rejectionNames are the JSON names of the rejection policies.
+var rejectionNames = []struct {
+	name string
+	p    RejectionPolicy
+}{{"abort", RejectAbort}, {"discard", RejectDiscard}, {"callerRuns", RejectCallerRuns}, {"discardOldest", RejectDiscardOldest}}
+
+var isolationNames = []struct {
+	name string
+	m    IsolationMode
+}{{"off", IsolationOff}, {"fair-share", IsolationFairShare}}
+
+// ParsePolicy reads the JSON form of a policy strictly and returns a
+// builder holding it, to which code hooks (resolvers, listener, rejection
+// handler, PressureWarningFunc) may be added before Build. A field the JSON
+// does not set stays at the library's default, as on NewPolicyBuilder.
+//
+// Strict means: an unknown field, a field given twice, a value of the
+// wrong type or range, a limit below its least value, weights without
+// "isolation": "fair-share", and anything after the policy object are
+// errors. The error wraps ErrInvalidPolicy and names the JSON path of
+// every bad value it found, e.g. `perGroupMaxConcurrency["a"]: -1 is
+// below 1`; a syntax error stops the reading at its byte offset.
+//
+// YAML works by converting it to JSON first (for example with
+// sigs.k8s.io/yaml's YAMLToJSON); this package depends on no YAML library.
+func ParsePolicy(data []byte) (*PolicyBuilder, error) {
+	r := &policyReader{dec: json.NewDecoder(bytes.NewReader(data)), b: NewPolicyBuilder()}
+	r.dec.UseNumber()
+	if err := r.policy(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
+	}
+	if len(r.bad) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(r.bad, "; "))
+	}
+	return r.b, nil
+}
+
+// policy reads the whole document.
+func (r *policyReader) policy() error {
+	seen := map[string]bool{}
+	isFair, weighted := false, []string(nil)
+	globalQueue := Unlimited
+	err := r.object("policy", func(field string) error {
+		seen[field] = true
+		switch field {
+		case "globalMaxInFlight":
+			return r.limit(field, 1, func(n int) { r.b.GlobalMaxInFlight(n) })
+		case "globalQueueThreshold":
+			return r.limit(field, 0, func(n int) { globalQueue = n; r.b.GlobalQueueThreshold(n) })
+		case "defaultMaxConcurrencyPerGroup":
+			return r.limit(field, 1, func(n int) { r.b.DefaultMaxConcurrencyPerGroup(n) })
+		case "perGroupMaxConcurrency":
+			return r.limits(field, 1, true, func(m map[string]int) { r.b.PerGroupMaxConcurrency(m) })
+		case "defaultMaxInFlightPerGroup":
+			return r.limit(field, 1, func(n int) { r.b.DefaultMaxInFlightPerGroup(n) })
+		case "perGroupMaxInFlight":
+			return r.limits(field, 1, true, func(m map[string]int) { r.b.PerGroupMaxInFlight(m) })
+		case "defaultQueueThresholdPerGroup":
+			return r.limit(field, 0, func(n int) { r.b.DefaultQueueThresholdPerGroup(n) })
+		case "perGroupQueueThreshold":
+			return r.limits(field, 0, true, func(m map[string]int) { r.b.PerGroupQueueThreshold(m) })
+		case "defaultWeightPerGroup":
+			weighted = append(weighted, field)
+			return r.number(field, 1, func(n int) { r.b.DefaultWeightPerGroup(n) })
+		case "perGroupWeight":
+			weighted = append(weighted, field)
+			return r.limits(field, 1, false, func(m map[string]int) { r.b.PerGroupWeight(m) })
+		case "rejectionPolicy":
+			return r.name(field, func(s string) bool {
+				for _, n := range rejectionNames {
+					if n.name == s {
+						r.b.RejectionPolicy(n.p)
+						return true
+					}
+				}
+				return false
+			}, `"abort", "discard", "callerRuns" or "discardOldest"`)
+		case "isolation":
+			return r.name(field, func(s string) bool {
+				for _, n := range isolationNames {
+					if n.name == s {
+						isFair = n.m == IsolationFairShare
+						r.b.Isolation(n.m)
+						return true
+					}
+				}
+				return false
+			}, `"off" or "fair-share"`)
+		case "idleGroupTTL":
+			return r.duration(field, func(d time.Duration) { r.b.IdleGroupTTL(d) })
+		case "pressure":
+			return r.pressure(field)
+		}
+		r.fail(field, "unknown field")
+		return r.skip()
+	})
+	if err != nil {
+		return err
+	}
+	if !isFair {
+		for _, f := range weighted {
+			r.fail(f, `weights need "isolation": "fair-share"`)
+		}
+	}
+	if isFair && seen["globalQueueThreshold"] && globalQueue != Unlimited {
+		r.fail("globalQueueThreshold", `%d under "isolation": "fair-share", want "unlimited": the per-group threshold bounds the global wait`, globalQueue)
+	}
+	// Anything after the object, but white space, is an error.
+	if _, err := r.dec.Token(); err != io.EOF {
+		return errors.New("policy: data after the policy object")
+	}
+	return nil
+}
+
+// pressure reads the "pressure" object into the builder's config.
+func (r *policyReader) pressure(path string) error {
+	var cfg PressureConfig
+	err := r.object(path, func(field string) error {
+		p := path + "." + field
+		switch field {
+		case "backlogCount":
+			return r.number(p, 0, func(n int) { cfg.BacklogCount = n })
+		case "backlogAge":
+			return r.duration(p, func(d time.Duration) { cfg.BacklogAge = d })
+		case "cooldown":
+			return r.duration(p, func(d time.Duration) { cfg.Cooldown = d })
+		}
+		r.fail(p, "unknown field")
+		return r.skip()
+	})
+	r.b.pressure = cfg
+	return err
+}

@@ -73,7 +73,7 @@ func TestAPatchSetsOneOverrideAndDropsAnother(t *testing.T) {
 
 func TestABadPatchGets422NamingItAndChangesNothing(t *testing.T) {
 	f, events := writable(t)
-	require.Equal(t, http.StatusOK, patch(f.h, "/api/groups/a", `{"weight":2}`).Code)
+	require.Equal(t, http.StatusOK, patch(f.h, "/api/groups/a", `{"maxInFlight":20}`).Code)
 	*events = nil
 	for body, want := range map[string]string{
 		`{"maxConcurency":3}`:                      `"maxConcurency"`,
@@ -100,8 +100,20 @@ func TestABadPatchGets422NamingItAndChangesNothing(t *testing.T) {
 	assert.Equal(t, 2, st.MaxConcurrency, "nothing changed")
 	assert.Equal(t, 10, st.QueueThreshold, "nothing changed")
 	o, _ := f.e.GroupOverride("a")
-	assert.Equal(t, groupconc.GroupOverride{Weight: intp(2)}, o, "nothing changed")
+	assert.Equal(t, groupconc.GroupOverride{MaxInFlight: intp(20)}, o, "nothing changed")
 	assert.Empty(t, *events, "a refused patch never reaches the executor")
+}
+
+func TestAValueTheExecutorRefusesGets422AndIsAudited(t *testing.T) {
+	f, events := writable(t)
+	w := patch(f.h, "/api/groups/a", `{"maxConcurrency":3,"weight":2}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, w.Code)
+	assert.Contains(t, object(t, w)["error"], "Weight", "a weight needs fair share")
+	st, _ := f.e.GroupStats("a")
+	assert.Equal(t, 2, st.MaxConcurrency, "nothing changed")
+	require.Len(t, *events, 1)
+	assert.ErrorIs(t, (*events)[0].Err, groupconc.ErrInvalidPolicy)
+	assert.Equal(t, (*events)[0].Before.MaxConcurrency, (*events)[0].After.MaxConcurrency)
 }
 
 func TestAMalformedPatchGets400(t *testing.T) {
@@ -182,9 +194,9 @@ func TestConcurrentPatchesOfDifferentFieldsBothHold(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() { patch(f.h, "/api/groups/b", `{"maxInFlight":7}`) })
-		wg.Go(func() { patch(f.h, "/api/groups/b", `{"weight":3}`) })
+		wg.Go(func() { patch(f.h, "/api/groups/b", `{"queueThreshold":3}`) })
 	}
 	wg.Wait()
 	o, _ := f.e.GroupOverride("b")
-	assert.Equal(t, groupconc.GroupOverride{MaxInFlight: intp(7), Weight: intp(3)}, o)
+	assert.Equal(t, groupconc.GroupOverride{MaxInFlight: intp(7), QueueThreshold: intp(3)}, o)
 }

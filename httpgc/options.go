@@ -4,11 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,16 +85,16 @@ const (
 // withDefaults returns o with its zero fields set, or an error naming the
 // first bad field.
 func (o Options) withDefaults() (Options, error) {
-	var bad []error
+	var bad []string
 	if o.AllowWrites && o.Authorize == nil {
-		bad = append(bad, errors.New("AllowWrites needs Authorize: writes are never open to every loopback client"))
+		bad = append(bad, "AllowWrites needs Authorize: writes are never open to every loopback client")
 	}
 	positive := func(name string, v *int, def, most int) {
 		switch {
 		case *v == 0:
 			*v = def
 		case *v < 0 || (most > 0 && *v > most):
-			bad = append(bad, fmt.Errorf("%s is %d, want 0 (default %d) or 1 to %d", name, *v, def, most))
+			bad = append(bad, fmt.Sprintf("%s is %d, want 0 (default %d) or 1 to %d", name, *v, def, most))
 		}
 	}
 	positive("Rows", &o.Rows, defaultRows, maxRows)
@@ -104,16 +104,16 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Interval == 0:
 		o.Interval = defaultInterval
 	case o.Interval < minInterval:
-		bad = append(bad, fmt.Errorf("Interval is %v, want 0 (default %v) or at least %v", o.Interval, defaultInterval, minInterval))
+		bad = append(bad, fmt.Sprintf("Interval is %v, want 0 (default %v) or at least %v", o.Interval, defaultInterval, minInterval))
 	}
 	switch {
 	case o.Heartbeat == 0:
 		o.Heartbeat = defaultHeartbeat
 	case o.Heartbeat < minInterval:
-		bad = append(bad, fmt.Errorf("Heartbeat is %v, want 0 (default %v) or at least %v", o.Heartbeat, defaultHeartbeat, minInterval))
+		bad = append(bad, fmt.Sprintf("Heartbeat is %v, want 0 (default %v) or at least %v", o.Heartbeat, defaultHeartbeat, minInterval))
 	}
 	if len(bad) > 0 {
-		return o, fmt.Errorf("httpgc: bad Options: %w", errors.Join(bad...))
+		return o, fmt.Errorf("httpgc: bad Options: %s", strings.Join(bad, "; "))
 	}
 	return o, nil
 }

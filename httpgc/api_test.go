@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -38,7 +39,11 @@ func TestAnUnlimitedLimitIsTheStringUnlimited(t *testing.T) {
 }
 
 func TestGroupsAreSortedByOldestWaitByDefault(t *testing.T) {
-	f := newFixture(t, httpgc.Options{})
+	synctest.Test(t, testGroupsAreSortedByOldestWaitByDefault)
+}
+
+func testGroupsAreSortedByOldestWaitByDefault(t *testing.T) {
+	f := newAgedFixture(t, httpgc.Options{})
 	w := get(f.h, "/api/groups")
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	body := object(t, w)
@@ -57,12 +62,16 @@ func TestGroupsAreSortedByOldestWaitByDefault(t *testing.T) {
 	assert.Equal(t, "unlimited", row["maxInFlight"])
 	assert.Equal(t, 10.0, row["queueThreshold"])
 	assert.Equal(t, 1.0, row["weight"])
-	assert.IsType(t, 0.0, row["oldestWaitMs"])
+	assert.Equal(t, 2000.0, row["oldestWaitMs"])
 	assert.Equal(t, map[string]any{"maxConcurrency": "group", "maxInFlight": "builtin", "queueThreshold": "default", "weight": "builtin"}, row["source"])
 }
 
 func TestGroupsSortLimitAndPrefix(t *testing.T) {
-	f := newFixture(t, httpgc.Options{})
+	synctest.Test(t, testGroupsSortLimitAndPrefix)
+}
+
+func testGroupsSortLimitAndPrefix(t *testing.T) {
+	f := newAgedFixture(t, httpgc.Options{})
 	for _, tc := range []struct {
 		query string
 		total float64

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,14 +37,32 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts httpgc.Options) *fixture {
 	t.Helper()
+	return buildFixture(t, opts, func() {})
+}
+
+// newAgedFixture is newFixture with a second between a's tasks and c's,
+// and one after, so that a's oldest wait is 2s and c's 1s: in a synctest
+// bubble only, where the seconds are fake. (Without it the two waits differ
+// by microseconds, less than the time between reading the two groups.)
+func newAgedFixture(t *testing.T, opts httpgc.Options) *fixture {
+	t.Helper()
+	return buildFixture(t, opts, func() { time.Sleep(time.Second) })
+}
+
+func buildFixture(t *testing.T, opts httpgc.Options, pause func()) *fixture {
+	t.Helper()
 	e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().
 		PerGroupMaxConcurrency(map[string]int{"a": 2}).
 		DefaultQueueThresholdPerGroup(10).
 		GlobalMaxInFlight(64))
 	f := &fixture{e: e, gate: adaptertest.NewGate(t)}
-	for _, key := range []string{"a", "a", "b", "a", "c", "c"} {
+	for i, key := range []string{"a", "a", "b", "a", "c", "c"} {
+		if i == 4 {
+			pause()
+		}
 		f.tasks = append(f.tasks, adaptertest.Submit(t, e, key, f.gate.Task))
 	}
+	pause()
 	f.gate.WaitStarted(4)
 	h, err := httpgc.New(e, opts)
 	require.NoError(t, err)

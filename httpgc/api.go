@@ -66,19 +66,19 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	total, rows := h.groups(by, n, q.Get("prefix"))
+	total, rows, _ := h.groups(by, n, q.Get("prefix"))
 	reply(w, http.StatusOK, groupsJSON{Total: total, Groups: rows})
 }
 
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {
-	st, ok := h.lookup(w, r)
+	st, ok := h.lookup(w, r, false)
 	if ok {
 		reply(w, http.StatusOK, h.row(st, r.PathValue("group")))
 	}
 }
 
 func (h *Handler) getExplain(w http.ResponseWriter, r *http.Request) {
-	st, ok := h.lookup(w, r)
+	st, ok := h.lookup(w, r, false)
 	if !ok {
 		return
 	}

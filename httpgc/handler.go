@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kobe/groupconc"
 )
@@ -26,6 +27,10 @@ type Handler struct {
 	writes   sync.Mutex // serialises writes, so two patches never lose each other's fields
 	warnings ring
 	stream   stream
+	// shown maps the displayed names of the stream's latest rows to their
+	// keys, so that with a DisplayKey the page's reads of those groups
+	// need no pass over every group; nil without a DisplayKey.
+	shown atomic.Pointer[map[string]string]
 }
 
 // New returns a handler showing e, configured by opts. It returns an error
@@ -128,7 +133,10 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 
 // lookup finds the group r's path names by its displayed key. It writes
 // 404 for no such group, and 409 when two groups share the displayed key.
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (groupconc.GroupStats, bool) {
+// With a DisplayKey, a read of a group the stream shows takes its key from
+// the stream's latest rows; a write always looks at every group, so that
+// it never acts on one of two groups that share a name.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, bool) {
 	name := r.PathValue("group")
 	if h.o.DisplayKey == nil {
 		st, ok := h.e.GroupStats(name)
@@ -136,6 +144,13 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (groupconc.Grou
 			fail(w, http.StatusNotFound, "no group "+quote(name))
 		}
 		return st, ok
+	}
+	if shown := h.shown.Load(); shown != nil && !write {
+		if key, ok := (*shown)[name]; ok {
+			if st, ok := h.e.GroupStats(key); ok {
+				return st, true
+			}
+		}
 	}
 	var found groupconc.GroupStats
 	n := 0

@@ -224,8 +224,8 @@ func (t *top) offer(it item) {
 }
 
 // groups returns how many groups have a displayed name starting with
-// prefix, and the first n of them in order by, as rows.
-func (h *Handler) groups(by order, n int, prefix string) (total int, rows []row) {
+// prefix, and the first n of them in order by, as rows, with their keys.
+func (h *Handler) groups(by order, n int, prefix string) (total int, rows []row, keys []string) {
 	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
 	for st := range h.e.AllGroupStats() {
 		it := item{st: st}
@@ -244,9 +244,9 @@ func (h *Handler) groups(by order, n int, prefix string) (total int, rows []row)
 		}
 		return 0
 	})
-	rows = make([]row, len(t.items))
+	rows, keys = make([]row, len(t.items)), make([]string, len(t.items))
 	for i := range t.items {
-		rows[i] = h.row(t.items[i].st, h.nameOf(&t.items[i]))
+		rows[i], keys[i] = h.row(t.items[i].st, h.nameOf(&t.items[i])), t.items[i].st.GroupKey
 	}
-	return total, rows
+	return total, rows, keys
 }

@@ -119,7 +119,14 @@ func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
 // publish builds a frame, makes it the latest and wakes every client.
 func (h *Handler) publish() {
 	s := &h.stream
-	_, rows := h.groups(byOldestWait, h.o.Rows, "")
+	_, rows, keys := h.groups(byOldestWait, h.o.Rows, "")
+	if h.o.DisplayKey != nil {
+		shown := make(map[string]string, len(rows))
+		for i, r := range rows {
+			shown[r.Group] = keys[i]
+		}
+		h.shown.Store(&shown)
+	}
 	data, err := json.Marshal(snapshotJSON{Stats: h.stats(), Groups: rows})
 	if err != nil {
 		return

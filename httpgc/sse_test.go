@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -256,4 +258,36 @@ func TestTheStreamOutlivesTheServersWriteTimeout(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	assert.Equal(t, 10, ids)
+}
+
+func TestWithADisplayKeyTheStreamsGroupsAreReadWithoutAPassOverAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		hash := httpgc.HashKey([]byte("k"))
+		f := newFixture(t, httpgc.Options{AllowWrites: true, Authorize: allowAll, Rows: 2,
+			DisplayKey: func(key string) string { calls.Add(1); return hash(key) }})
+		c := watch(f.h, nil)
+		defer c.leave()
+		synctest.Wait()
+		shown := groupNames(t, object(t, get(f.h, "/api/groups?limit=2")))
+		require.Len(t, shown, 2)
+
+		calls.Store(0)
+		require.Equal(t, http.StatusOK, get(f.h, "/api/groups/"+shown[0]).Code)
+		require.Equal(t, http.StatusOK, get(f.h, "/api/groups/"+shown[1]+"/explain").Code)
+		assert.Zero(t, calls.Load(), "a group the stream shows is found by its name")
+
+		var hidden string
+		for _, key := range []string{"a", "b", "c"} {
+			if !slices.Contains(shown, hash(key)) {
+				hidden = hash(key)
+			}
+		}
+		require.Equal(t, http.StatusOK, get(f.h, "/api/groups/"+hidden).Code)
+		assert.Equal(t, int64(3), calls.Load(), "another group takes a pass over all")
+
+		calls.Store(0)
+		require.Equal(t, http.StatusOK, patch(f.h, "/api/groups/"+shown[0], `{"maxInFlight":5}`).Code)
+		assert.GreaterOrEqual(t, calls.Load(), int64(3), "a write always takes a pass over all")
+	})
 }

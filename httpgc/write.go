@@ -53,7 +53,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 
-	st, ok := h.lookup(w, r)
+	st, ok := h.lookup(w, r, true)
 	if !ok {
 		return
 	}
@@ -91,7 +91,7 @@ func (h *Handler) shutdown(w http.ResponseWriter, r *http.Request, body []byte) 
 }
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(string)) {
-	st, ok := h.lookup(w, r)
+	st, ok := h.lookup(w, r, true)
 	if !ok {
 		return
 	}

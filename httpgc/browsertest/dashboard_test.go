@@ -172,6 +172,16 @@ func TestAReadOnlyDashboardHasNoFormAndRefusesAPatch(t *testing.T) {
 		t.Errorf("acme's MaxConcurrency is %d after a refused PATCH, want 8", st.MaxConcurrency)
 	}
 	screenshot(t, tab, false)
+
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("pause"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "pausing stops the stream", `document.getElementById('conn').textContent === 'paused' &&
+		document.getElementById('pause').textContent === 'Resume'`)
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.ID("pause"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "resuming opens it again", `document.getElementById('conn').textContent === 'live'`)
 }
 
 func TestThePagePollsWhenTheStreamIsRefused(t *testing.T) {

@@ -1,0 +1,113 @@
+package httpgc_test
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/httpgc"
+)
+
+// Mount the dashboard under a path of the application's mux, and forward
+// the executor's pressure warnings to it for the page's list. Read-only,
+// for loopback clients only: the defaults.
+func Example() {
+	// The policy names the handler before it exists; it is set before the
+	// first task, and a nil *Handler ignores warnings anyway.
+	var dash *httpgc.Handler
+	policy, err := groupconc.NewPolicyBuilder().
+		DefaultMaxConcurrencyPerGroup(4).
+		PressureWarnings(groupconc.PressureConfig{}, func(w groupconc.PressureWarning) { dash.PressureWarning(w) }).
+		Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := groupconc.New(policy)
+	defer e.Close()
+	if dash, err = httpgc.New(e, httpgc.Options{}); err != nil {
+		log.Fatal(err)
+	}
+	defer dash.Close()
+
+	mux := http.NewServeMux()
+	mux.Handle("/debug/groupconc/", http.StripPrefix("/debug/groupconc", dash))
+	srv := httptest.NewServer(mux) // the page is at srv.URL + "/debug/groupconc/"
+	defer srv.Close()
+
+	h, _ := groupconc.Submit(context.Background(), e, "tenant-1", "job-1", func(context.Context) (int, error) { return 1, nil })
+	h.Wait()
+	resp, err := http.Get(srv.URL + "/debug/groupconc/api/groups/tenant-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Print(string(body))
+	// Output:
+	// {"group":"tenant-1","running":0,"waiting":0,"blocked":0,"inFlight":0,"maxConcurrency":4,"maxInFlight":"unlimited","queueThreshold":"unlimited","weight":1,"oldestWaitMs":0,"source":{"maxConcurrency":"default","maxInFlight":"builtin","queueThreshold":"builtin","weight":"builtin"}}
+}
+
+// Writes need AllowWrites and an Authorize, asked per action: here any
+// holder of the admin token may change limits, and nobody may shut a
+// group down. Each write is told to Audit.
+func ExampleOptions_writes() {
+	e := groupconc.New(nil)
+	defer e.Close()
+	const token = "Bearer s3cret"
+	dash, err := httpgc.New(e, httpgc.Options{
+		AllowWrites: true,
+		Authorize: func(r *http.Request, a httpgc.Action) bool {
+			ok := subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(token)) == 1
+			return ok && a != httpgc.ActionShutdown
+		},
+		Audit: func(ev httpgc.AuditEvent) {
+			fmt.Printf("audit: %s of %s: max concurrency %d -> %d\n", ev.Action, ev.Group, ev.Before.MaxConcurrency, ev.After.MaxConcurrency)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(dash)
+	defer srv.Close()
+
+	h, _ := groupconc.Submit(context.Background(), e, "tenant-1", "job-1", func(context.Context) (int, error) { return 1, nil })
+	h.Wait()
+	send := func(method, path, body string) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		resp.Body.Close()
+		fmt.Println(method, path, resp.Status)
+	}
+	send("PATCH", "/api/groups/tenant-1", `{"maxConcurrency":8}`)
+	send("POST", "/api/groups/tenant-1/shutdown", ``)
+	st, _ := e.GroupStats("tenant-1")
+	fmt.Println("max concurrency:", st.MaxConcurrency)
+	// Output:
+	// audit: patch of tenant-1: max concurrency 1 -> 8
+	// PATCH /api/groups/tenant-1 200 OK
+	// POST /api/groups/tenant-1/shutdown 403 Forbidden
+	// max concurrency: 8
+}
+
+// HashKey shows per-user keys as stable keyed hashes: the page and the API
+// never show the keys, and URLs name groups by their hash.
+func ExampleHashKey() {
+	show := httpgc.HashKey([]byte("a secret the application keeps"))
+	alice, again := show("user:alice@example.com"), show("user:alice@example.com")
+	fmt.Println(alice == again)
+	fmt.Println(strings.HasPrefix(show("user:alice@example.com"), "h-"), len(show("user:bob@example.com")))
+	// Output:
+	// true
+	// true 18
+}

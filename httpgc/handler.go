@@ -1,0 +1,203 @@
+package httpgc
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kobe/groupconc"
+)
+
+// Handler serves an executor's dashboard and admin API; see the package
+// documentation for its routes. Create it with New; the zero value is not
+// usable. It is safe for concurrent use.
+//
+// The handler starts one goroutine, the stream's producer, when the first
+// stream client connects, and stops it when the last one leaves: with no
+// one watching it runs nothing. Close ends every stream.
+type Handler struct {
+	e        *groupconc.GroupExecutor
+	o        Options
+	mux      *http.ServeMux
+	csrf     *http.CrossOriginProtection
+	writes   sync.Mutex // serialises writes, so two patches never lose each other's fields
+	warnings ring
+	stream   stream
+	// shown maps the displayed names of the stream's latest rows to their
+	// keys, so that with a DisplayKey the page's reads of those groups
+	// need no pass over every group; nil without a DisplayKey.
+	shown atomic.Pointer[map[string]string]
+}
+
+// New returns a handler showing e, configured by opts. It returns an error
+// for a nil e, for AllowWrites without Authorize, and for an option out of
+// range, naming it.
+func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
+	if e == nil {
+		return nil, errors.New("httpgc: New: nil *groupconc.GroupExecutor")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{e: e, o: o, mux: http.NewServeMux(), csrf: http.NewCrossOriginProtection()}
+	h.warnings.buf = make([]warningJSON, o.Warnings)
+	h.stream.init()
+
+	h.mux.Handle("GET /{$}", h.read(h.page))
+	h.mux.Handle("GET /api/stats", h.read(h.getStats))
+	h.mux.Handle("GET /api/groups", h.read(h.getGroups))
+	h.mux.Handle("GET /api/groups/{group}", h.read(h.getGroup))
+	h.mux.Handle("GET /api/groups/{group}/explain", h.read(h.getExplain))
+	h.mux.Handle("GET /api/warnings", h.read(h.getWarnings))
+	h.mux.Handle("GET /api/events", h.read(h.events))
+	h.mux.Handle("PATCH /api/groups/{group}", h.write(ActionPatch, h.patch))
+	h.mux.Handle("POST /api/groups/{group}/evict", h.write(ActionEvict, h.evict))
+	h.mux.Handle("POST /api/groups/{group}/shutdown", h.write(ActionShutdown, h.shutdown))
+	return h, nil
+}
+
+// ServeHTTP serves r. Without Options.Authorize, a request from an address
+// that is not loopback gets 403 before anything else is looked at.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Referrer-Policy", "no-referrer")
+	if h.o.Authorize == nil && !loopback(r.RemoteAddr) {
+		fail(w, http.StatusForbidden, "forbidden: only loopback clients are served without Options.Authorize")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// read guards a read: 403 unless authorized for ActionRead.
+func (h *Handler) read(fn http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.allowed(w, r, ActionRead) {
+			fn(w, r)
+		}
+	})
+}
+
+// allowed reports whether Authorize, if set, lets r perform a; if not, it
+// writes 403.
+func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Action) bool {
+	if h.o.Authorize != nil && !h.o.Authorize(r, a) {
+		fail(w, http.StatusForbidden, "forbidden: not authorized to "+a.String())
+		return false
+	}
+	return true
+}
+
+// write guards a write: 405 unless AllowWrites, 403 cross-origin, 403
+// unless authorized for a, 415 without a JSON content type; then the body,
+// at most 64 KiB (413 beyond), goes to fn.
+func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []byte)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.o.AllowWrites {
+			allow := ""
+			if a == ActionPatch {
+				allow = "GET, HEAD" // the group's row is still there to read
+			}
+			w.Header().Set("Allow", allow)
+			fail(w, http.StatusMethodNotAllowed, "read-only: writes are off (Options.AllowWrites)")
+			return
+		}
+		if err := h.csrf.Check(r); err != nil {
+			fail(w, http.StatusForbidden, "forbidden: cross-origin write")
+			return
+		}
+		if !h.allowed(w, r, a) {
+			return
+		}
+		if !isJSON(r.Header.Get("Content-Type")) {
+			fail(w, http.StatusUnsupportedMediaType, "unsupported media type: a write needs Content-Type: application/json")
+			return
+		}
+		body, err := readBody(w, r)
+		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+			fail(w, http.StatusRequestEntityTooLarge, "request body over 64 KiB")
+			return
+		} else if err != nil {
+			fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+			return
+		}
+		fn(w, r, body)
+	})
+}
+
+// lookup finds the group r's path names by its displayed key. It writes
+// 404 for no such group, and 409 when two groups share the displayed key.
+// With a DisplayKey, a read of a group the stream shows takes its key from
+// the stream's latest rows; a write always looks at every group, so that
+// it never acts on one of two groups that share a name.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, bool) {
+	name := r.PathValue("group")
+	if h.o.DisplayKey == nil {
+		st, ok := h.e.GroupStats(name)
+		if !ok {
+			fail(w, http.StatusNotFound, "no group "+quote(name))
+		}
+		return st, ok
+	}
+	if shown := h.shown.Load(); shown != nil && !write {
+		if key, ok := (*shown)[name]; ok {
+			if st, ok := h.e.GroupStats(key); ok {
+				return st, true
+			}
+		}
+	}
+	var found groupconc.GroupStats
+	n := 0
+	for st := range h.e.AllGroupStats() {
+		if h.display(st.GroupKey) == name {
+			found = st
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		fail(w, http.StatusNotFound, "no group "+quote(name))
+		return found, false
+	case 1:
+		return found, true
+	}
+	fail(w, http.StatusConflict, "more than one group is shown as "+quote(name))
+	return found, false
+}
+
+// loopback reports whether addr, a RemoteAddr, is a loopback address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encoding the reply failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func fail(w http.ResponseWriter, status int, msg string) {
+	reply(w, status, struct {
+		Error string `json:"error"`
+	}{msg})
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,187 @@
+package httpgc
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// Options configures a Handler. The zero value is a read-only handler that
+// serves loopback clients only.
+type Options struct {
+	// Authorize decides whether r may perform a. When nil, only requests
+	// whose RemoteAddr is a loopback address are served (403 otherwise),
+	// and every one of them may read. Behind a reverse proxy RemoteAddr is
+	// the proxy's, so set Authorize there; X-Forwarded-For is never
+	// trusted. When set, it is the only gate: it is asked ActionRead for
+	// every read, the write's Action for every write, and, when the page
+	// is served, each write Action to decide which controls to show.
+	Authorize func(r *http.Request, a Action) bool
+
+	// AllowWrites lets the handler change the executor: PATCH of a group's
+	// limits, evict and shutdown. Without it every write gets 405. New
+	// returns an error for AllowWrites without Authorize.
+	AllowWrites bool
+
+	// DisplayKey, if set, is applied to every group key the handler shows
+	// (rows, warnings, the page), e.g. HashKey for per-user or per-IP keys.
+	// URLs then name groups by their displayed key. It must be fast and
+	// safe for concurrent use, and should map distinct keys apart: a
+	// displayed key that two groups share is refused for writes (409).
+	DisplayKey func(key string) string
+
+	// Identify names who made a write, for Audit; nil uses the request's
+	// RemoteAddr.
+	Identify func(r *http.Request) string
+
+	// Audit, if set, is told of every write that reached the executor,
+	// applied or refused, on the request's goroutine after the write.
+	Audit func(AuditEvent)
+
+	// Interval is how often the stream sends a snapshot: default 1s, at
+	// least 100ms. A snapshot reads every group's stats; when that takes
+	// more than a tenth of Interval (several hundred thousand groups), the
+	// stream waits nine times as long as it took, so that it never takes
+	// more than a tenth of a CPU.
+	Interval time.Duration
+
+	// Heartbeat is how often the stream sends a comment line to keep
+	// proxies from closing an idle connection: default 15s.
+	Heartbeat time.Duration
+
+	// Rows is how many groups a stream snapshot carries, those that have
+	// waited longest first: default 100, at most 1000.
+	Rows int
+
+	// MaxClients bounds the streams open at once; beyond it a stream
+	// request gets 503 (the page then polls). Default 32.
+	MaxClients int
+
+	// Warnings is how many pressure warnings the handler keeps for the
+	// page: default 100.
+	Warnings int
+}
+
+const (
+	defaultInterval   = time.Second
+	minInterval       = 100 * time.Millisecond
+	defaultHeartbeat  = 15 * time.Second
+	defaultRows       = 100
+	maxRows           = 1000
+	defaultMaxClients = 32
+	defaultWarnings   = 100
+	maxBody           = 64 << 10
+)
+
+// withDefaults returns o with its zero fields set, or an error naming the
+// first bad field.
+func (o Options) withDefaults() (Options, error) {
+	var bad []string
+	if o.AllowWrites && o.Authorize == nil {
+		bad = append(bad, "AllowWrites needs Authorize: writes are never open to every loopback client")
+	}
+	positive := func(name string, v *int, def, most int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0 || (most > 0 && *v > most):
+			bad = append(bad, fmt.Sprintf("%s is %d, want 0 (default %d) or 1 to %d", name, *v, def, most))
+		}
+	}
+	positive("Rows", &o.Rows, defaultRows, maxRows)
+	positive("MaxClients", &o.MaxClients, defaultMaxClients, 1<<16)
+	positive("Warnings", &o.Warnings, defaultWarnings, 1<<16)
+	switch {
+	case o.Interval == 0:
+		o.Interval = defaultInterval
+	case o.Interval < minInterval:
+		bad = append(bad, fmt.Sprintf("Interval is %v, want 0 (default %v) or at least %v", o.Interval, defaultInterval, minInterval))
+	}
+	switch {
+	case o.Heartbeat == 0:
+		o.Heartbeat = defaultHeartbeat
+	case o.Heartbeat < minInterval:
+		bad = append(bad, fmt.Sprintf("Heartbeat is %v, want 0 (default %v) or at least %v", o.Heartbeat, defaultHeartbeat, minInterval))
+	}
+	if len(bad) > 0 {
+		return o, fmt.Errorf("httpgc: bad Options: %s", strings.Join(bad, "; "))
+	}
+	return o, nil
+}
+
+// Action is what a request asks to do, as Options.Authorize is asked.
+type Action int
+
+const (
+	// ActionRead is every GET: the page, stats, groups, the stream.
+	ActionRead Action = iota + 1
+	// ActionPatch changes or drops a group's limit overrides.
+	ActionPatch
+	// ActionEvict evicts a group (EvictGroup).
+	ActionEvict
+	// ActionShutdown cancels a group's tasks (ShutdownGroup).
+	ActionShutdown
+)
+
+// String returns "read", "patch", "evict" or "shutdown".
+func (a Action) String() string {
+	switch a {
+	case ActionRead:
+		return "read"
+	case ActionPatch:
+		return "patch"
+	case ActionEvict:
+		return "evict"
+	case ActionShutdown:
+		return "shutdown"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// AuditEvent tells of one write.
+type AuditEvent struct {
+	At     time.Time
+	Who    string // Options.Identify's answer, or the request's RemoteAddr
+	Action Action
+	// Group is the group's key as the executor knows it, not as shown.
+	Group string
+	// Before and After are the group's stats around the write; After is
+	// the zero value when the group was evicted.
+	Before, After groupconc.GroupStats
+	// OverrideBefore and OverrideAfter are the group's overrides around
+	// the write.
+	OverrideBefore, OverrideAfter groupconc.GroupOverride
+	// Err is the executor's refusal; nil when the write was applied.
+	Err error
+}
+
+// HashKey returns a DisplayKey function that shows each key as a keyed
+// hash (HMAC-SHA-256 under secret, 16 hex digits after "h-"), so that
+// per-user or per-IP group keys never reach the page while one key keeps
+// one name. Keep secret private and stable: with it, a key can be checked
+// against its name.
+func HashKey(secret []byte) func(key string) string {
+	secret = append([]byte(nil), secret...)
+	// A snapshot may hash every group's key: keyed states are reused.
+	pool := sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
+	return func(key string) string {
+		m := pool.Get().(hash.Hash)
+		defer pool.Put(m)
+		m.Reset()
+		io.WriteString(m, key)
+		var sum [sha256.Size]byte
+		var out [2 + 16]byte
+		copy(out[:], "h-")
+		hex.Encode(out[2:], m.Sum(sum[:0])[:8])
+		return string(out[:])
+	}
+}

@@ -1,0 +1,63 @@
+package httpgc
+
+import (
+	"bytes"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+)
+
+// The page is one HTML document with its style and script inline, so it
+// needs no asset and no build step; a fresh nonce per response lets the
+// CSP allow exactly those two and nothing else.
+var (
+	//go:embed page.html
+	pageHTML string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
+
+	pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+)
+
+type pageData struct {
+	Nonce                  string
+	CSS                    template.CSS
+	JS                     template.JS
+	IntervalMs             int64
+	Writable               bool
+	Patch, Evict, Shutdown bool
+}
+
+// page serves the dashboard. The write controls it shows are those
+// Authorize grants this request; the server refuses the others anyway.
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	nonce := make([]byte, 18)
+	rand.Read(nonce)
+	d := pageData{
+		Nonce:      base64.RawURLEncoding.EncodeToString(nonce),
+		CSS:        template.CSS(pageCSS),
+		JS:         template.JS(pageJS),
+		IntervalMs: h.o.Interval.Milliseconds(),
+		Writable:   h.o.AllowWrites,
+	}
+	if h.o.AllowWrites {
+		d.Patch = h.o.Authorize(r, ActionPatch)
+		d.Evict = h.o.Authorize(r, ActionEvict)
+		d.Shutdown = h.o.Authorize(r, ActionShutdown)
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, d); err != nil {
+		fail(w, http.StatusInternalServerError, "rendering the page failed")
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+d.Nonce+"'; style-src 'nonce-"+d.Nonce+
+		"'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	w.Write(b.Bytes())
+}

@@ -1,0 +1,252 @@
+package httpgc
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kobe/groupconc"
+)
+
+// limit is a limit as JSON: a number, or "unlimited" for
+// groupconc.Unlimited (2^63-1 is not exact in JavaScript).
+type limit int
+
+func (l limit) MarshalJSON() ([]byte, error) {
+	if int(l) == groupconc.Unlimited {
+		return []byte(`"unlimited"`), nil
+	}
+	return strconv.AppendInt(nil, int64(l), 10), nil
+}
+
+// statsJSON is the body of GET api/stats and a snapshot's "stats".
+type statsJSON struct {
+	Groups            int    `json:"groups"`
+	Running           int    `json:"running"`
+	Waiting           int    `json:"waiting"`
+	Blocked           int    `json:"blocked"`
+	GlobalInFlight    int    `json:"globalInFlight"`
+	GlobalMaxInFlight limit  `json:"globalMaxInFlight"`
+	Submitted         uint64 `json:"submitted"`
+	Succeeded         uint64 `json:"succeeded"`
+	Failed            uint64 `json:"failed"`
+	Cancelled         uint64 `json:"cancelled"`
+	Rejected          uint64 `json:"rejected"`
+	Isolation         string `json:"isolation"`
+}
+
+// row is one group as the API shows it.
+type row struct {
+	Group          string  `json:"group"`
+	Running        int     `json:"running"`
+	Waiting        int     `json:"waiting"`
+	Blocked        int     `json:"blocked"`
+	InFlight       int     `json:"inFlight"`
+	MaxConcurrency limit   `json:"maxConcurrency"`
+	MaxInFlight    limit   `json:"maxInFlight"`
+	QueueThreshold limit   `json:"queueThreshold"`
+	Weight         int     `json:"weight"`
+	OldestWaitMs   int64   `json:"oldestWaitMs"`
+	Source         sources `json:"source"`
+}
+
+// sources names, per limit, the setting that decided it.
+type sources struct {
+	MaxConcurrency groupconc.LimitSource `json:"maxConcurrency"`
+	MaxInFlight    groupconc.LimitSource `json:"maxInFlight"`
+	QueueThreshold groupconc.LimitSource `json:"queueThreshold"`
+	Weight         groupconc.LimitSource `json:"weight"`
+}
+
+func (h *Handler) stats() statsJSON {
+	s := h.e.Stats()
+	return statsJSON{
+		Groups:            s.Groups,
+		Running:           s.Running,
+		Waiting:           s.Waiting,
+		Blocked:           s.Blocked,
+		GlobalInFlight:    s.GlobalInFlight,
+		GlobalMaxInFlight: limit(s.GlobalMaxInFlight),
+		Submitted:         s.Submitted,
+		Succeeded:         s.Succeeded,
+		Failed:            s.Failed,
+		Cancelled:         s.Cancelled,
+		Rejected:          s.Rejected,
+		Isolation:         h.e.Policy().Isolation().String(),
+	}
+}
+
+// explain returns what decided each of key's limits; for a group gone
+// since its stats were read, what the policy alone would decide.
+func (h *Handler) explain(key string) groupconc.GroupExplanation {
+	if x, ok := h.e.ExplainGroup(key); ok {
+		return x
+	}
+	return h.e.Policy().Explain(key)
+}
+
+func (h *Handler) row(st groupconc.GroupStats, name string) row {
+	x := h.explain(st.GroupKey)
+	return row{
+		Group:          name,
+		Running:        st.Running,
+		Waiting:        st.Waiting,
+		Blocked:        st.Blocked,
+		InFlight:       st.InFlight,
+		MaxConcurrency: limit(st.MaxConcurrency),
+		MaxInFlight:    limit(st.MaxInFlight),
+		QueueThreshold: limit(st.QueueThreshold),
+		Weight:         st.Weight,
+		OldestWaitMs:   st.OldestWait.Milliseconds(),
+		Source: sources{
+			MaxConcurrency: x.MaxConcurrency.Source,
+			MaxInFlight:    x.MaxInFlight.Source,
+			QueueThreshold: x.QueueThreshold.Source,
+			Weight:         x.Weight.Source,
+		},
+	}
+}
+
+// display returns the name key is shown by. A DisplayKey that panics
+// yields a placeholder, never the key itself.
+func (h *Handler) display(key string) (name string) {
+	if h.o.DisplayKey == nil {
+		return key
+	}
+	defer func() {
+		if recover() != nil {
+			name = "(DisplayKey panicked)"
+		}
+	}()
+	return h.o.DisplayKey(key)
+}
+
+// order is how a list of groups is sorted; ties go by displayed name.
+type order int
+
+const (
+	byOldestWait order = iota // longest wait first
+	byWaiting                 // most waiting first
+	byRunning                 // most running first
+	byKey                     // displayed name, ascending
+)
+
+func parseOrder(s string) (order, error) {
+	switch s {
+	case "", "oldestWait":
+		return byOldestWait, nil
+	case "waiting":
+		return byWaiting, nil
+	case "running":
+		return byRunning, nil
+	case "key":
+		return byKey, nil
+	}
+	return 0, fmt.Errorf("sort is %q, want oldestWait, waiting, running or key", s)
+}
+
+// item is a group competing for a place in a list; its name is filled
+// when first needed, so DisplayKey runs only for groups it matters for.
+type item struct {
+	st    groupconc.GroupStats
+	name  string
+	named bool
+}
+
+func (h *Handler) nameOf(it *item) string {
+	if !it.named {
+		it.name, it.named = h.display(it.st.GroupKey), true
+	}
+	return it.name
+}
+
+// top keeps the n groups that come first in an order: a heap whose root
+// is the last of those kept, so each group costs O(log n) and a snapshot
+// of G groups O(G log n), with n items held whatever G is.
+type top struct {
+	h     *Handler
+	by    order
+	n     int
+	items []item
+}
+
+// before reports whether a comes before b.
+func (t *top) before(a, b *item) bool {
+	switch t.by {
+	case byOldestWait:
+		if a.st.OldestWait != b.st.OldestWait {
+			return a.st.OldestWait > b.st.OldestWait
+		}
+	case byWaiting:
+		if a.st.Waiting != b.st.Waiting {
+			return a.st.Waiting > b.st.Waiting
+		}
+	case byRunning:
+		if a.st.Running != b.st.Running {
+			return a.st.Running > b.st.Running
+		}
+	}
+	return t.h.nameOf(a) < t.h.nameOf(b)
+}
+
+func (t *top) offer(it item) {
+	if len(t.items) < t.n {
+		t.items = append(t.items, it)
+		for i := len(t.items) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !t.before(&t.items[p], &t.items[i]) {
+				break
+			}
+			t.items[p], t.items[i] = t.items[i], t.items[p]
+			i = p
+		}
+		return
+	}
+	if !t.before(&it, &t.items[0]) {
+		return
+	}
+	t.items[0] = it
+	for i := 0; ; {
+		last, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.items) && t.before(&t.items[last], &t.items[l]) {
+			last = l
+		}
+		if r < len(t.items) && t.before(&t.items[last], &t.items[r]) {
+			last = r
+		}
+		if last == i {
+			return
+		}
+		t.items[i], t.items[last] = t.items[last], t.items[i]
+		i = last
+	}
+}
+
+// groups returns how many groups have a displayed name starting with
+// prefix, and the first n of them in order by, as rows, with their keys.
+func (h *Handler) groups(by order, n int, prefix string) (total int, rows []row, keys []string) {
+	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
+	for st := range h.e.AllGroupStats() {
+		it := item{st: st}
+		if prefix != "" && !strings.HasPrefix(h.nameOf(&it), prefix) {
+			continue
+		}
+		total++
+		t.offer(it)
+	}
+	slices.SortFunc(t.items, func(a, b item) int {
+		switch {
+		case t.before(&a, &b):
+			return -1
+		case t.before(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	rows, keys = make([]row, len(t.items)), make([]string, len(t.items))
+	for i := range t.items {
+		rows[i], keys[i] = h.row(t.items[i].st, h.nameOf(&t.items[i])), t.items[i].st.GroupKey
+	}
+	return total, rows, keys
+}

@@ -1,0 +1,232 @@
+package httpgc
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// writeTimeout bounds each write to a stream, so a client that stopped
+// reading (or a half-closed proxy) cannot hold its request forever. It is
+// set before each write, so a server's WriteTimeout, counted from the
+// request's start, never cuts a healthy stream.
+const writeTimeout = 10 * time.Second
+
+// stream is the handler's server-sent events: one producer goroutine,
+// running while at least one client listens, builds a frame per interval
+// that every client writes. A client that falls behind writes the latest
+// frame only: frames are coalesced, never queued.
+type stream struct {
+	mu      sync.Mutex
+	clients map[*client]struct{} // guarded by mu
+	stop    chan struct{}        // guarded by mu; closed to stop the producer, nil when none runs
+	done    chan struct{}        // guarded by mu; closed when that producer has returned
+	closed  bool                 // guarded by mu; set by Close
+	closing chan struct{}        // closed by Close
+
+	frame atomic.Pointer[frame] // the latest, nil until the producer's first
+	seq   atomic.Uint64         // the last frame's id
+}
+
+// frame is one snapshot, ready to write.
+type frame struct {
+	seq         uint64
+	snapshot    []byte // an "event: snapshot" with its id
+	warnVersion uint64 // the warnings' version that warnings shows
+	warnings    []byte // an "event: warnings": the recent pressure warnings
+}
+
+// client is one open stream. poke has room for one wake-up, so the
+// producer never waits for a client.
+type client struct{ poke chan struct{} }
+
+func (s *stream) init() {
+	s.clients = map[*client]struct{}{}
+	s.closing = make(chan struct{})
+}
+
+// snapshotJSON is the data of a snapshot event.
+type snapshotJSON struct {
+	Stats  statsJSON `json:"stats"`
+	Groups []row     `json:"groups"`
+}
+
+// join adds a client, starting the producer if none runs; nil if Close
+// was called or MaxClients are open.
+func (h *Handler) join() *client {
+	s := &h.stream
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.clients) >= h.o.MaxClients {
+		return nil
+	}
+	c := &client{poke: make(chan struct{}, 1)}
+	s.clients[c] = struct{}{}
+	switch {
+	case s.stop == nil:
+		// A frame left by an earlier producer is stale; the new one
+		// publishes at once and pokes every client.
+		s.frame.Store(nil)
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go h.produce(s.stop, s.done)
+	case s.frame.Load() != nil:
+		c.poke <- struct{}{} // the current snapshot, at once
+	}
+	return c
+}
+
+// leave removes c; the last client out stops the producer and waits for
+// it, so no goroutine of the handler outlives its last stream.
+func (h *Handler) leave(c *client) {
+	s := &h.stream
+	s.mu.Lock()
+	delete(s.clients, c)
+	var done chan struct{}
+	if len(s.clients) == 0 && s.stop != nil {
+		close(s.stop)
+		done = s.done
+		s.stop, s.done = nil, nil
+	}
+	s.mu.Unlock()
+	if done != nil {
+		<-done // outside mu: the producer takes it to poke clients
+	}
+}
+
+// produce publishes a frame at once and then every Interval until stop.
+// It waits at least nine times as long as a frame took to build, so that
+// with very many groups it takes at most a tenth of a CPU.
+func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTimer(h.o.Interval)
+	defer t.Stop()
+	for {
+		start := time.Now()
+		h.publish()
+		took := time.Since(start)
+		t.Reset(max(h.o.Interval-took, 9*took))
+		select {
+		case <-t.C:
+		case <-stop:
+			return
+		}
+	}
+}
+
+// publish builds a frame, makes it the latest and wakes every client.
+func (h *Handler) publish() {
+	s := &h.stream
+	_, rows, keys := h.groups(byOldestWait, h.o.Rows, "")
+	if h.o.DisplayKey != nil {
+		shown := make(map[string]string, len(rows))
+		for i, r := range rows {
+			shown[r.Group] = keys[i]
+		}
+		h.shown.Store(&shown)
+	}
+	data, err := json.Marshal(snapshotJSON{Stats: h.stats(), Groups: rows})
+	if err != nil {
+		return
+	}
+	f := &frame{seq: s.seq.Add(1)}
+	f.snapshot = fmt.Appendf(nil, "id: %d\nevent: snapshot\ndata: %s\n\n", f.seq, data)
+	if prev := s.frame.Load(); prev != nil && prev.warnVersion == h.warnings.current() {
+		f.warnVersion, f.warnings = prev.warnVersion, prev.warnings
+	} else {
+		list, v := h.warnings.list()
+		data, _ := json.Marshal(list)
+		f.warnVersion, f.warnings = v, fmt.Appendf(nil, "event: warnings\ndata: %s\n\n", data)
+	}
+	s.frame.Store(f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.clients {
+		select {
+		case c.poke <- struct{}{}:
+		default: // already woken: it will write this frame, the latest
+		}
+	}
+}
+
+// events serves GET api/events: a snapshot at once, then one per
+// Interval, the recent warnings whenever they change, and a heartbeat
+// comment every Heartbeat. A reconnecting client (Last-Event-ID) gets the
+// current snapshot; old ones are not replayed.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	if r.Method == http.MethodHead {
+		hd.Set("Content-Type", "text/event-stream")
+		return
+	}
+	c := h.join()
+	if c == nil {
+		hd.Set("Retry-After", "10")
+		fail(w, http.StatusServiceUnavailable, "too many streams open (Options.MaxClients), or the handler is closed")
+		return
+	}
+	defer h.leave(c)
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("X-Accel-Buffering", "no") // tell nginx not to buffer the stream
+	w.WriteHeader(http.StatusOK)
+
+	rc := http.NewResponseController(w)
+	send := func(parts ...[]byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // unsupported by some writers: then none
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return false
+			}
+		}
+		return rc.Flush() == nil
+	}
+	if !send([]byte("retry: 2000\n\n")) {
+		return
+	}
+	heartbeat := time.NewTicker(h.o.Heartbeat)
+	defer heartbeat.Stop()
+	var sent, warnVersion uint64
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.stream.closing:
+			return
+		case <-heartbeat.C:
+			if !send([]byte(": heartbeat\n\n")) {
+				return
+			}
+		case <-c.poke:
+			f := h.stream.frame.Load()
+			if f == nil || f.seq <= sent {
+				continue
+			}
+			sent = f.seq
+			parts := [][]byte{f.snapshot}
+			if f.warnVersion != warnVersion {
+				warnVersion = f.warnVersion
+				parts = append(parts, f.warnings)
+			}
+			if !send(parts...) {
+				return
+			}
+		}
+	}
+}
+
+// Close ends every stream and refuses new ones (503); the page then falls
+// back to polling. Call it before http.Server.Shutdown, which waits for
+// open requests and would wait for streams. It returns at once, and
+// always nil.
+func (h *Handler) Close() error {
+	s := &h.stream
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	return nil
+}

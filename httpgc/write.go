@@ -1,0 +1,213 @@
+package httpgc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// patchFields are the fields a PATCH may name, with the least value each
+// takes and whether it may be "unlimited".
+var patchFields = map[string]struct {
+	least     int
+	unlimited bool
+	field     func(*groupconc.GroupOverride) **int
+}{
+	"maxConcurrency": {1, true, func(o *groupconc.GroupOverride) **int { return &o.MaxConcurrency }},
+	"maxInFlight":    {1, true, func(o *groupconc.GroupOverride) **int { return &o.MaxInFlight }},
+	"queueThreshold": {0, true, func(o *groupconc.GroupOverride) **int { return &o.QueueThreshold }},
+	"weight":         {1, false, func(o *groupconc.GroupOverride) **int { return &o.Weight }},
+}
+
+// patch applies a JSON merge patch (RFC 7396) to the group's overrides: a
+// field set to a value overrides that limit, a field set to null drops
+// its override, an absent field is left as it is. The whole patch is
+// checked before anything changes.
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
+	var fields map[string]json.RawMessage
+	if status, err := decodeObject(body, &fields); err != nil {
+		fail(w, status, err.Error())
+		return
+	}
+	var bad []string
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		f, ok := patchFields[name]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("unknown field %q, want maxConcurrency, maxInFlight, queueThreshold or weight", name))
+			continue
+		}
+		if _, err := parseValue(fields[name], f.least, f.unlimited); err != nil {
+			bad = append(bad, name+": "+err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		fail(w, http.StatusUnprocessableEntity, strings.Join(bad, "; "))
+		return
+	}
+
+	st, ok := h.lookup(w, r, true)
+	if !ok {
+		return
+	}
+	h.writes.Lock()
+	ev := h.begin(r, ActionPatch, st)
+	next := ev.OverrideBefore
+	for name, raw := range fields {
+		f := patchFields[name]
+		v, _ := parseValue(raw, f.least, f.unlimited)
+		*f.field(&next) = v
+	}
+	ev.Err = h.e.SetGroupOverride(st.GroupKey, next)
+	h.end(&ev)
+	h.writes.Unlock()
+	h.audit(ev)
+	if ev.Err != nil {
+		failWrite(w, ev.Err)
+		return
+	}
+	reply(w, http.StatusOK, h.row(ev.After, r.PathValue("group")))
+}
+
+// evict evicts the group: 204, as the group is gone.
+func (h *Handler) evict(w http.ResponseWriter, r *http.Request, body []byte) {
+	if h.emptyBody(w, body) {
+		h.act(w, r, ActionEvict, h.e.EvictGroup)
+	}
+}
+
+// shutdown cancels the group's tasks: the group's row after it.
+func (h *Handler) shutdown(w http.ResponseWriter, r *http.Request, body []byte) {
+	if h.emptyBody(w, body) {
+		h.act(w, r, ActionShutdown, h.e.ShutdownGroup)
+	}
+}
+
+func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(string)) {
+	st, ok := h.lookup(w, r, true)
+	if !ok {
+		return
+	}
+	h.writes.Lock()
+	ev := h.begin(r, a, st)
+	fn(st.GroupKey)
+	h.end(&ev)
+	h.writes.Unlock()
+	h.audit(ev)
+	if a == ActionEvict {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	reply(w, http.StatusOK, h.row(ev.After, r.PathValue("group")))
+}
+
+// emptyBody reports whether body is empty or {}; if not, it writes 422.
+func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return true
+	}
+	var fields map[string]json.RawMessage
+	if status, err := decodeObject(body, &fields); err != nil {
+		fail(w, status, err.Error())
+		return false
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		fail(w, http.StatusUnprocessableEntity, fmt.Sprintf("unknown field %q, want an empty body or {}", name))
+		return false
+	}
+	return true
+}
+
+// begin starts the audit record of a write to st's group; end completes
+// it once the write is done.
+func (h *Handler) begin(r *http.Request, a Action, st groupconc.GroupStats) AuditEvent {
+	who := r.RemoteAddr
+	if h.o.Identify != nil {
+		who = h.o.Identify(r)
+	}
+	ev := AuditEvent{Who: who, Action: a, Group: st.GroupKey, Before: st}
+	ev.OverrideBefore, _ = h.e.GroupOverride(st.GroupKey)
+	return ev
+}
+
+func (h *Handler) end(ev *AuditEvent) {
+	ev.At = time.Now()
+	ev.After, _ = h.e.GroupStats(ev.Group)
+	ev.OverrideAfter, _ = h.e.GroupOverride(ev.Group)
+}
+
+func (h *Handler) audit(ev AuditEvent) {
+	if h.o.Audit != nil {
+		h.o.Audit(ev)
+	}
+}
+
+// failWrite answers a write the executor refused.
+func failWrite(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, groupconc.ErrInvalidPolicy):
+		fail(w, http.StatusUnprocessableEntity, err.Error())
+	case errors.Is(err, groupconc.ErrUnknownGroup):
+		fail(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, groupconc.ErrClosed):
+		fail(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		fail(w, http.StatusConflict, err.Error())
+	}
+}
+
+// decodeObject decodes body, one JSON object and nothing after it, into
+// v: 400 for malformed JSON, 422 for JSON that is not an object.
+func decodeObject(body []byte, v *map[string]json.RawMessage) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return http.StatusUnprocessableEntity, errors.New("the body is not a JSON object")
+		}
+		return http.StatusBadRequest, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if *v == nil {
+		return http.StatusUnprocessableEntity, errors.New("the body is not a JSON object")
+	}
+	if dec.More() {
+		return http.StatusBadRequest, errors.New("malformed JSON: more after the object")
+	}
+	return 0, nil
+}
+
+// parseValue reads a patch value: nil for null, Unlimited for
+// "unlimited" (if allowed), else an integer >= least.
+func parseValue(raw json.RawMessage, least int, unlimited bool) (*int, error) {
+	want := fmt.Sprintf("want an integer >= %d", least)
+	if unlimited {
+		want += `, "unlimited" or null`
+	} else {
+		want += " or null"
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case string(raw) == "null":
+		return nil, nil
+	case unlimited && string(raw) == `"unlimited"`:
+		n := groupconc.Unlimited
+		return &n, nil
+	}
+	var num json.Number
+	if err := json.Unmarshal(raw, &num); err != nil || !strings.ContainsAny(string(raw[:1]), "-0123456789") {
+		return nil, fmt.Errorf("%s is not a value, %s", raw, want)
+	}
+	n, err := num.Int64()
+	if err != nil || n < int64(least) || n > int64(groupconc.Unlimited) {
+		return nil, fmt.Errorf("%s is out of range, %s", raw, want)
+	}
+	v := int(n)
+	return &v, nil
+}

@@ -66,16 +66,3 @@ func fuzzHarvest(t *testing.T, blocked []*fuzzBlocked, tasks []*fuzzTask) ([]*fu
 	}
 	return still, tasks
 }
-
-// oracleSubmitWith is oracleSubmitAs through SubmitWith.
-func oracleSubmitWith(o *oracle, gaugeKey string, ctx context.Context, e *groupconc.GroupExecutor, groupKey, taskID string, fn groupconc.Task[int], opts groupconc.SubmitOptions) (*groupconc.TaskHandle[int], error) {
-	h, err := groupconc.SubmitWith(ctx, e, groupKey, taskID, oracleTask(o, gaugeKey, groupKey, taskID, fn), opts)
-	if err != nil {
-		o.mu.Lock()
-		o.refused = append(o.refused, oracleKey(groupKey, taskID))
-		o.mu.Unlock()
-		return nil, err
-	}
-	oracleTrack(o, h)
-	return h, nil
-}

@@ -393,7 +393,12 @@ func oracleSubmit[T any](o *oracle, ctx context.Context, e *groupconc.GroupExecu
 
 // oracleSubmitAs is oracleSubmit with an explicit gauge key.
 func oracleSubmitAs[T any](o *oracle, gaugeKey string, ctx context.Context, e *groupconc.GroupExecutor, groupKey, taskID string, fn groupconc.Task[T]) (*groupconc.TaskHandle[T], error) {
-	h, err := groupconc.Submit(ctx, e, groupKey, taskID, oracleTask(o, gaugeKey, groupKey, taskID, fn))
+	return oracleSubmitWith(o, gaugeKey, ctx, e, groupKey, taskID, fn, groupconc.SubmitOptions{})
+}
+
+// oracleSubmitWith is oracleSubmitAs through SubmitWith.
+func oracleSubmitWith[T any](o *oracle, gaugeKey string, ctx context.Context, e *groupconc.GroupExecutor, groupKey, taskID string, fn groupconc.Task[T], opts groupconc.SubmitOptions) (*groupconc.TaskHandle[T], error) {
+	h, err := groupconc.SubmitWith(ctx, e, groupKey, taskID, oracleTask(o, gaugeKey, groupKey, taskID, fn), opts)
 	if err != nil {
 		o.mu.Lock()
 		o.refused = append(o.refused, oracleKey(groupKey, taskID))

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/kobe/groupconc"
 )
 
 // Deep backlogs: the tasks of a group wait in hundreds or thousands, not in
@@ -118,42 +120,62 @@ func perTaskPhases(b *testing.B, batch int, run func() phases) {
 }
 
 // BenchmarkW2DeepBacklog is W2's limits (1 000 groups of limit 4 under a
-// global limit of 64) with one goroutine streaming 100 000 trivial tasks,
-// round-robin, and waiting once at the end rather than after every 4 000:
-// tasks arrive faster than they drain, so each group's tasks queue in the
-// tens. Under IsolationOff they wait in the global line; under
-// IsolationFairShare in their group's line, its first four in the fair
-// line. It reports ns/task, submit-ns/task and drain-ns/task (the
-// streaming, then the wait for what was left), and as backlog the tasks
-// waiting when the last was submitted.
+// global limit of 64) with 100 000 trivial tasks submitted round-robin from
+// one goroutine, which waits once at the end rather than after every
+// 4 000, so that groups queue deeper than in W2. With fill=streamed the
+// tasks start as they come, and the backlog is what the submitter gets
+// ahead of the drain (reported as backlog: the tasks waiting as the last
+// was submitted, in the tens per group); with fill=gated, 64 first tasks,
+// one in each of 64 groups, hold every global permit until the last task
+// is submitted, so all 100 000 wait, 100 per group, before any runs (as in
+// W3DeepBacklog). Under IsolationOff the waiting tasks are in the global
+// line; under IsolationFairShare in their group's line, the first four of
+// each group in the fair line. It reports ns/task, and submit-ns/task and
+// drain-ns/task: the submitting, then the wait for what was left.
 func BenchmarkW2DeepBacklog(b *testing.B) {
 	c := Config{PerGroup: w2PerGroup, Global: w2Global}
 	for _, m := range []struct {
 		name string
 		new  func(Config) (Runner, error)
 	}{{"off", newGroupconc}, {"fair", newGroupconcFair}} {
-		b.Run("mode="+m.name, func(b *testing.B) {
-			r, err := m.new(c)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			keys := groupKeys(w2Groups)
-			e := r.(*groupconcPeer).e
-			perTaskPhases(b, deepW2, func() phases {
-				t0 := time.Now()
-				for i := range deepW2 {
-					if err := r.Go(keys[i%w2Groups], noop); err != nil {
-						b.Fatal(err)
-					}
-				}
-				t1 := time.Now()
-				waiting := e.Stats().Waiting
-				if err := r.Wait(); err != nil {
+		for _, gated := range []bool{false, true} {
+			fill := map[bool]string{false: "streamed", true: "gated"}[gated]
+			b.Run("mode="+m.name+"/fill="+fill, func(b *testing.B) {
+				r, err := m.new(c)
+				if err != nil {
 					b.Fatal(err)
 				}
-				return phases{submit: t1.Sub(t0), drain: time.Since(t1), waiting: waiting}
+				defer r.Close()
+				keys := groupKeys(w2Groups)
+				e := r.(*groupconcPeer).e
+				perTaskPhases(b, deepW2, func() phases { return w2Deep(b, r, e, keys, gated) })
 			})
-		})
+		}
 	}
+}
+
+// w2Deep runs one round of W2DeepBacklog on r, whose executor is e.
+func w2Deep(b *testing.B, r Runner, e *groupconc.GroupExecutor, keys []string, gated bool) phases {
+	gate := make(chan struct{})
+	if gated {
+		hold := NewTask(func() { <-gate })
+		for i := range w2Global {
+			if err := r.Go(keys[i], hold); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	t0 := time.Now()
+	for i := range deepW2 {
+		if err := r.Go(keys[i%w2Groups], noop); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t1 := time.Now()
+	waiting := e.Stats().Waiting
+	close(gate)
+	if err := r.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return phases{submit: t1.Sub(t0), drain: time.Since(t1), waiting: waiting}
 }

@@ -11,4 +11,6 @@
 // the peer libraries never enter groupconc's go.mod. TestLimits checks that
 // every peer enforces the limits it claims; the Benchmark functions are the
 // workloads W1–W5 described in RESULTS.md, and run.sh runs them.
+// MEMORY.md describes where the bytes of a group and of a queued task go,
+// and the deep-backlog shapes W2DeepBacklog and W3DeepBacklog.
 package benchmarks

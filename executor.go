@@ -260,9 +260,10 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 
 // EvictGroup cancels every task of groupKey, as ShutdownGroup does but with
 // cause ErrGroupEvicted, and forgets the group: its limits are resolved
-// again for the next task, and it is gone from Stats. Tasks still running on the evicted group's permits
-// release them into its old semaphores, never into the new group's; until
-// they return, the old and new group together may run more than the limit.
+// again for the next task, and it is gone from Stats. Tasks still running
+// on the evicted group's permits give them back to the old group, never to
+// the new one; until they return, the old and new group together may run
+// more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
 	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }

@@ -1,10 +1,4 @@
-// Package adaptertest is what the tests of groupconc's metrics adapters
-// (promgc, otelgc) share: executors shut down as a test ends, tasks gated
-// on channels, submission with fresh task IDs, and the W2 benchmark loop;
-// the benchmarks module measures its workloads with PerTask too.
-// It uses the testing package only, so the root module gains no
-// dependency.
-package adaptertest
+package promgc_test
 
 import (
 	"context"
@@ -18,22 +12,26 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// NewExecutor builds b's policy and an executor that is shut down, waiting
+// The executors, tasks and benchmark loop of this module's tests. They use
+// the root module's public API only, so this module's releases are tied to
+// the root's by its go.mod alone.
+
+// newExecutor builds b's policy and an executor that is shut down, waiting
 // for its tasks, when the test ends.
-func NewExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
+func newExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
 	t.Helper()
 	p, err := b.Build()
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
 	e := groupconc.New(p)
-	t.Cleanup(func() { Quiesce(t, e) })
+	t.Cleanup(func() { quiesce(t, e) })
 	return e
 }
 
-// Quiesce shuts e down: once it returns, every task has ended and the
+// quiesce shuts e down: once it returns, every task has ended and the
 // listener has heard of it (a handle completes before its OnCompleted).
-func Quiesce(t testing.TB, e *groupconc.GroupExecutor) {
+func quiesce(t testing.TB, e *groupconc.GroupExecutor) {
 	t.Helper()
 	if err := e.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -42,14 +40,14 @@ func Quiesce(t testing.TB, e *groupconc.GroupExecutor) {
 
 var taskIDs atomic.Int64
 
-// Submit submits task to key's group with a fresh task ID.
-func Submit(t testing.TB, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
+// submit submits task to key's group with a fresh task ID.
+func submit(t testing.TB, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
 	t.Helper()
-	return SubmitCtx(t, context.Background(), e, key, task)
+	return submitCtx(t, context.Background(), e, key, task)
 }
 
-// SubmitCtx is Submit with the caller's context ctx.
-func SubmitCtx(t testing.TB, ctx context.Context, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
+// submitCtx is submit with the caller's context ctx.
+func submitCtx(t testing.TB, ctx context.Context, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
 	t.Helper()
 	h, err := groupconc.Submit(ctx, e, key, fmt.Sprint("t", taskIDs.Add(1)), task)
 	if err != nil {
@@ -58,49 +56,49 @@ func SubmitCtx(t testing.TB, ctx context.Context, e *groupconc.GroupExecutor, ke
 	return h
 }
 
-// Gate is a task that tells when it starts and runs until the gate opens.
-type Gate struct {
+// gate is a task that tells when it starts and runs until the gate opens.
+type gate struct {
 	started chan struct{}
 	open    chan struct{}
 	once    sync.Once
 }
 
-// NewGate returns a closed gate that opens, at the latest, as the test
+// newGate returns a closed gate that opens, at the latest, as the test
 // ends, before the executors made earlier are shut down.
-func NewGate(t testing.TB) *Gate {
-	g := &Gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
+func newGate(t testing.TB) *gate {
+	g := &gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
 	t.Cleanup(g.Release)
 	return g
 }
 
 // Release opens the gate.
-func (g *Gate) Release() { g.once.Do(func() { close(g.open) }) }
+func (g *gate) Release() { g.once.Do(func() { close(g.open) }) }
 
 // Task is the gated task.
-func (g *Gate) Task(context.Context) (int, error) {
+func (g *gate) Task(context.Context) (int, error) {
 	g.started <- struct{}{}
 	<-g.open
 	return 0, nil
 }
 
 // WaitStarted waits until n tasks of g have started.
-func (g *Gate) WaitStarted(n int) {
+func (g *gate) WaitStarted(n int) {
 	for range n {
 		<-g.started
 	}
 }
 
-// Sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
+// sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
 // time.
-func Sleeper(d time.Duration) groupconc.Task[int] {
+func sleeper(d time.Duration) groupconc.Task[int] {
 	return func(context.Context) (int, error) {
 		time.Sleep(d)
 		return 0, nil
 	}
 }
 
-// OK is a task that succeeds at once.
-func OK(context.Context) (int, error) { return 0, nil }
+// ok is a task that succeeds at once.
+func ok(context.Context) (int, error) { return 0, nil }
 
 // The W2 workload of the benchmarks module: batches of 4 000 trivial tasks
 // round-robin over 1 000 groups of concurrency 4, under a global cap of 64.
@@ -109,23 +107,23 @@ const (
 	w2Batch  = 4 * w2Groups
 )
 
-// W2Policy returns a builder of W2's limits.
-func W2Policy() *groupconc.PolicyBuilder {
+// w2Policy returns a builder of W2's limits.
+func w2Policy() *groupconc.PolicyBuilder {
 	return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4).GlobalMaxInFlight(64)
 }
 
 var noop groupconc.Task[struct{}] = func(context.Context) (struct{}, error) { return struct{}{}, nil }
 
-// BenchW2 reports W2's cost per task on e: submitting a batch and waiting
+// benchW2 reports W2's cost per task on e: submitting a batch and waiting
 // for it.
-func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
+func benchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	keys := make([]string, w2Groups)
 	for i := range keys {
 		keys[i] = fmt.Sprint("g", i)
 	}
 	handles := make([]*groupconc.TaskHandle[struct{}], w2Batch)
 	ctx := context.Background()
-	PerTask(b, w2Batch, func() {
+	perTask(b, w2Batch, func() {
 		for i := range handles {
 			h, err := groupconc.Submit(ctx, e, keys[i%w2Groups], "t", noop)
 			if err != nil {
@@ -139,11 +137,11 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	})
 }
 
-// PerTask runs run, which runs batch tasks to their end, as b's loop, and
-// reports the time, allocations and bytes per task. One run goes first,
-// untimed, so that groups (and any pooled workers) exist when timing
-// starts.
-func PerTask(b *testing.B, batch int, run func()) {
+// perTask runs run, which runs batch tasks to their end, as b's loop, and
+// reports the time, allocations and bytes per task, as the benchmarks
+// module does. One run goes first, untimed, so that groups (and any pooled
+// workers) exist when timing starts.
+func perTask(b *testing.B, batch int, run func()) {
 	run()
 	b.ReportAllocs()
 	var before, after runtime.MemStats

@@ -71,6 +71,8 @@ type GroupExecutor struct {
 	// leaves the gate: they share the cache line of gate.left, not that of
 	// gate.entered.
 	succeeded, failed, cancelled, rejected atomic.Uint64
+
+	crew crew // the executor's goroutines, which Shutdown waits for
 }
 
 // New returns an executor governed by policy; nil means DefaultPolicy().
@@ -84,6 +86,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      newGate(),
+		crew:      newCrew(),
 		epoch:     time.Now(),
 	}
 	e.policy.Store(policy)
@@ -134,13 +137,13 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	// could not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
 		if e.stopRequested(t) && t.permits.Leave() {
-			go e.endCancelled(t)
+			e.goEndCancelled(t)
 		}
 	}
 	// The tasks the raised limits let through were handed a permit away
 	// from the executor's goroutines: each goes on on one of its own.
 	for _, t := range c.Handed {
-		go e.resume(t)
+		e.goResume(t)
 	}
 	return nil
 }
@@ -269,10 +272,17 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
-// every accepted task, waiting or running, has finished; then it returns nil.
+// every accepted task, waiting or running, has finished, and then until a
+// call of the pressure warnings' function under way has returned; then it
+// returns nil. By then every goroutine of the executor has done its work,
+// and the function is not called again.
+//
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
-// ErrClosed, and returns ctx.Err() without waiting for them to return. It may
-// be called more than once, and concurrently with Close.
+// ErrClosed, and returns ctx.Err() without waiting for them to return (nor
+// for the function). It may be called more than once, and concurrently
+// with Close. Called by a task, it waits for that task, so until ctx ends;
+// called from the pressure warnings' function, it does not wait for calls
+// of that function.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	e.gate.close()
 	if ctx == nil {
@@ -291,18 +301,30 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		}
 	}
 	e.stopPressure()
+	if !e.pressureDone(ctx.Done()) {
+		e.cancelAll()
+		return ctx.Err()
+	}
 	e.closeRoot(ErrClosed)
+	// Every task has ended; the goroutines that ran them end next, without
+	// running user code, so this wait is short and ctx does not bound it.
+	e.crew.close()
+	<-e.crew.done
 	return nil
 }
 
-// Close stops accepting tasks and cancels every task, with cause ErrClosed,
-// and returns at once: waiting tasks end CANCELLED; running functions see
-// their context cancelled, and their goroutines end when they return. Close
-// is idempotent and always returns nil. Use Shutdown to wait for tasks.
+// Close stops accepting tasks and cancels every task, with cause ErrClosed:
+// waiting tasks end CANCELLED; running functions see their context
+// cancelled, and their goroutines end when they return. Close waits only
+// until a call of the pressure warnings' function under way has returned
+// (unless Close is called from that function), and the function is not
+// called again. Close is idempotent and always returns nil. Use Shutdown to
+// wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
 	e.stopPressure()
 	e.cancelAll()
+	e.pressureDone(nil)
 	return nil
 }
 

@@ -122,9 +122,12 @@ func (e *GroupExecutor) waiting(t *task) {
 }
 
 // callerEnded takes t out of its line, and ends it, when its caller's
-// context ends while it waits; it runs on a goroutine of its own.
+// context ends while it waits; it runs on a goroutine of its own, which
+// context.AfterFunc starts and the crew counts while it ends t (t has not
+// left the gate yet).
 func (e *GroupExecutor) callerEnded(t *task) {
 	if t.permits.Leave() {
+		e.crew.add()
 		e.endCancelled(t)
 	}
 }
@@ -183,7 +186,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 	}
 	for t := p.Handed(); t != nil; t = p.Handed() {
 		if how == handOffSpawn {
-			go e.resume(t)
+			e.goResume(t)
 			continue
 		}
 		switch s, at := e.carryOn(t, now); {
@@ -192,7 +195,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 		case s == stepRun && next == nil:
 			next, start = t, at
 		case s == stepRun:
-			go e.work(t, at)
+			e.goCarry(t, at)
 		}
 	}
 	return next, start
@@ -227,7 +230,7 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	now := t.since()
 	e.completeClaimed(t, &outcome{status: StatusCancelled, err: cause, start: now, end: now})
 	if left {
-		go e.endCancelled(t)
+		e.goEndCancelled(t)
 	}
 	return true
 }

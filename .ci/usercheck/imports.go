@@ -1,0 +1,8 @@
+package main
+
+import (
+	_ "github.com/kobe/groupconc"
+	_ "github.com/kobe/groupconc/otelgc"
+	_ "github.com/kobe/groupconc/promgc"
+	_ "github.com/kobe/groupconc/redisgc"
+)

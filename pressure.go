@@ -85,7 +85,7 @@ type pressure struct {
 	timer   *time.Timer   // guarded by mu; armed while tasks wait
 	armed   bool          // guarded by mu
 	closed  bool          // guarded by mu: no timer, and no call of fn, after the executor closed
-	running int           // guarded by mu: age checks and calls of fn under way
+	running int           // guarded by mu: the armed timer's check, and calls of fn under way
 	idle    chan struct{} // guarded by mu: made by a waiter, closed when running drops to 0
 	states  sync.Map      // group key -> *pressureState, for groups that crossed a threshold
 }
@@ -112,7 +112,9 @@ func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	e.armPressure(cfg.BacklogAge)
 }
 
-// armPressure arms the age timer to fire after d, unless it is armed.
+// armPressure arms the age timer to fire after d, unless it is armed. The
+// check it will run counts as running from now: a timer that has fired
+// but whose goroutine has not begun is waited for too.
 func (e *GroupExecutor) armPressure(d time.Duration) {
 	pr := &e.pressure
 	pr.mu.Lock()
@@ -121,6 +123,7 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 		return
 	}
 	pr.armed = true
+	pr.running++
 	if pr.timer == nil {
 		pr.timer = time.AfterFunc(d, e.checkAges)
 	} else {
@@ -130,13 +133,20 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 
 // checkAges is the age timer's function: it warns about each group whose
 // oldest waiting task has waited BacklogAge, and arms the timer again for
-// BacklogAge/2 while tasks wait. Its goroutine counts as running from
-// start to end, so that Shutdown and Close wait for all of it.
+// BacklogAge/2 while tasks wait. It counts as running from the arming to
+// its end, so that Shutdown and Close wait for all of it.
 func (e *GroupExecutor) checkAges() {
-	if !e.pressure.enter() {
-		return // the executor closed as the timer fired
+	pr := &e.pressure
+	defer pr.leave()
+	pr.mu.Lock()
+	closed := pr.closed
+	if closed {
+		pr.armed = false // the executor closed as the timer fired
 	}
-	defer e.pressure.leave()
+	pr.mu.Unlock()
+	if closed {
+		return
+	}
 	p := e.policy.Load()
 	cfg := p.pressure.orDefaults()
 	if p.pressureFn != nil {
@@ -154,7 +164,6 @@ func (e *GroupExecutor) checkAges() {
 		}
 		return true
 	})
-	pr := &e.pressure
 	pr.mu.Lock()
 	pr.armed = false
 	pr.mu.Unlock()
@@ -171,8 +180,10 @@ func (e *GroupExecutor) stopPressure() {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.closed = true
-	if pr.timer != nil {
-		pr.timer.Stop()
+	// A timer that fired has started its check, which counts itself out.
+	if pr.armed && pr.timer.Stop() {
+		pr.armed = false
+		pr.leaveLocked()
 	}
 }
 
@@ -203,8 +214,7 @@ func (e *GroupExecutor) pressureDone(stop <-chan struct{}) bool {
 	}
 }
 
-// enter counts an age check or a call of fn in, unless the executor
-// closed.
+// enter counts a call of fn in, unless the executor closed.
 func (pr *pressure) enter() bool {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -219,6 +229,10 @@ func (pr *pressure) enter() bool {
 func (pr *pressure) leave() {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	pr.leaveLocked()
+}
+
+func (pr *pressure) leaveLocked() {
 	if pr.running--; pr.running == 0 && pr.idle != nil {
 		close(pr.idle)
 		pr.idle = nil

@@ -189,3 +189,24 @@ func TestShutdownCalledFromThePressureFunctionWaitsForTheTasksOnly(t *testing.T)
 		assert.Equal(t, groupconc.StatusSuccess, waiting.Wait().Status)
 	})
 }
+
+func TestShutdownDoesNotWaitForAnArmedAgeTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l lateCalls
+		e := groupconc.New(mustBuild(t, builder().
+			PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Hour}, func(groupconc.PressureWarning) {
+				l.call(func() {})
+			})))
+		gate := make(chan struct{})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for an hour
+		close(gate)
+		start := time.Now()
+		require.NoError(t, e.Shutdown(context.Background()))
+		l.returned.Store(true)
+		assert.Zero(t, time.Since(start), "Shutdown waited for the timer")
+		time.Sleep(2 * time.Hour)
+		synctest.Wait()
+		assert.Zero(t, l.calls.Load(), "calls of the function")
+	})
+}

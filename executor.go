@@ -73,6 +73,8 @@ type GroupExecutor struct {
 	// leaves the gate: they share the cache line of gate.left, not that of
 	// gate.entered.
 	succeeded, failed, cancelled, rejected atomic.Uint64
+
+	crew crew // the executor's goroutines, which Shutdown waits for
 }
 
 // New returns an executor governed by policy; nil means DefaultPolicy().
@@ -86,9 +88,10 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		root:      root,
 		closeRoot: closeRoot,
 		gate:      newGate(),
+		crew:      newCrew(),
 		epoch:     time.Now(),
 	}
-	global.SetHooks(wake, func(v *task) { go e.endDisplaced(v) })
+	global.SetHooks(wake, e.goEndDisplaced)
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, e.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
@@ -143,13 +146,13 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// could not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
 		if e.stopRequested(t) && t.permits.Leave() {
-			go e.endCancelled(t)
+			e.goEndCancelled(t)
 		}
 	}
 	// The tasks the raised limits let through were handed a permit away
 	// from the executor's goroutines: each goes on on one of its own.
 	for _, t := range c.Handed {
-		go e.resume(t)
+		e.goResume(t)
 	}
 }
 
@@ -215,18 +218,26 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 
 // EvictGroup cancels every task of groupKey, as ShutdownGroup does but with
 // cause ErrGroupEvicted, and forgets the group: its limits are resolved
-// again for the next task, and it is gone from Stats. Tasks still running on the evicted group's permits
-// release them into its old semaphores, never into the new group's; until
-// they return, the old and new group together may run more than the limit.
+// again for the next task, and it is gone from Stats. Tasks still running
+// on the evicted group's permits give them back to the old group, never to
+// the new one; until they return, the old and new group together may run
+// more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
 	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
 // Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
-// every accepted task, waiting or running, has finished; then it returns nil.
+// every accepted task, waiting or running, has finished, and then until a
+// call of the pressure warnings' function under way has returned; then it
+// returns nil. By then every goroutine of the executor has done its work,
+// and the function is not called again.
+//
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
-// ErrClosed, and returns ctx.Err() without waiting for them to return. It may
-// be called more than once, and concurrently with Close.
+// ErrClosed, and returns ctx.Err() without waiting for them to return (nor
+// for the function). It may be called more than once, and concurrently
+// with Close. Called by a task, it waits for that task, so until ctx ends;
+// called from the pressure warnings' function, it does not wait for calls
+// of that function.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	e.gate.close()
 	e.blocking.wait()
@@ -246,19 +257,31 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		}
 	}
 	e.stopPressure()
+	if !e.pressureDone(ctx.Done()) {
+		e.cancelAll()
+		return ctx.Err()
+	}
 	e.closeRoot(ErrClosed)
+	// Every task has ended; the goroutines that ran them end next, without
+	// running user code, so this wait is short and ctx does not bound it.
+	e.crew.close()
+	<-e.crew.done
 	return nil
 }
 
-// Close stops accepting tasks and cancels every task, with cause ErrClosed,
-// and returns at once: waiting tasks end CANCELLED; running functions see
-// their context cancelled, and their goroutines end when they return. Close
-// is idempotent and always returns nil. Use Shutdown to wait for tasks.
+// Close stops accepting tasks and cancels every task, with cause ErrClosed:
+// waiting tasks end CANCELLED; running functions see their context
+// cancelled, and their goroutines end when they return. Close waits only
+// until a call of the pressure warnings' function under way has returned
+// (unless Close is called from that function), and the function is not
+// called again. Close is idempotent and always returns nil. Use Shutdown to
+// wait for tasks.
 func (e *GroupExecutor) Close() error {
 	e.gate.close()
 	e.blocking.wait()
 	e.stopPressure()
 	e.cancelAll()
+	e.pressureDone(nil)
 	return nil
 }
 

@@ -54,7 +54,7 @@ func benchSubmitWait(b *testing.B, e *groupconc.GroupExecutor) {
 }
 
 // BenchmarkSubmitWaitLimited is BenchmarkSubmitWait on a group of limit 4
-// under a global cap of 64, so every layer has a semaphore.
+// under a global cap of 64, so every layer has a limit to count against.
 func BenchmarkSubmitWaitLimited(b *testing.B) {
 	p, err := groupconc.NewPolicyBuilder().
 		DefaultMaxConcurrencyPerGroup(4).

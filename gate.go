@@ -114,3 +114,48 @@ func (c *callers) wait() {
 	c.mu.Unlock()
 	<-none
 }
+
+// crew counts the executor's goroutines that are running, so that Shutdown
+// can wait for the goroutines themselves and not only for their tasks: a
+// goroutine that ended a task goes on to hand its permits on and look for
+// the next task before it ends.
+//
+// Interleaving: a goroutine is counted in (add) either for a task that has
+// not left the gate yet, or by a goroutine that is counted itself. So once
+// the gate is drained, the count only falls, and the drained Shutdown
+// closes the crew (close) knowing that the first time it reaches 0 is the
+// last. Of the last exit and close, the later one sees the other's write.
+type crew struct {
+	running atomic.Int64
+	closed  atomic.Bool
+	signals atomic.Bool   // set by whoever closes done
+	done    chan struct{} // closed when the crew is closed and none runs
+}
+
+func newCrew() crew { return crew{done: make(chan struct{})} }
+
+// add counts a goroutine in, before it is started.
+func (c *crew) add() { c.running.Add(1) }
+
+// exit counts a goroutine out, as the last thing it does.
+func (c *crew) exit() {
+	if c.running.Add(-1) == 0 && c.closed.Load() {
+		c.signal()
+	}
+}
+
+// close is called once the gate is drained: done closes when no goroutine
+// of the crew runs any more.
+func (c *crew) close() {
+	c.closed.Store(true)
+	if c.running.Load() == 0 {
+		c.signal()
+	}
+}
+
+// signal closes done, once.
+func (c *crew) signal() {
+	if c.signals.CompareAndSwap(false, true) {
+		close(c.done)
+	}
+}

@@ -167,7 +167,7 @@ func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
 			assert.EqualValues(t, 2, oldG.cur.Load(), "evicted group's functions still running")
 
 			// The old tasks return (their context was cancelled, but they ignore
-			// it) and release their permits into the evicted group's semaphores.
+			// it) and give their permits back to the evicted group.
 			openGate(t, oldGate, old, "old")
 			synctest.Wait()
 			assert.EqualValues(t, 2, newG.cur.Load(), "new group running after the old tasks released")
@@ -187,7 +187,7 @@ func TestEvictedGroupTasksReleaseIntoTheOldSemaphores(t *testing.T) {
 
 // Evicting a
 // group in use cancels its tasks; those still running keep the old
-// semaphores; the next task of the key gets a fresh group with freshly
+// group's permits; the next task of the key gets a fresh group with freshly
 // resolved limits. Until the old tasks return, old and new together may run
 // more than one group's limit; each state alone never does.
 func TestEvictInUseGroupKeepsOldPermitsAndStartsFresh(t *testing.T) {
@@ -238,7 +238,7 @@ func TestEvictInUseGroupKeepsOldPermitsAndStartsFresh(t *testing.T) {
 			}
 			synctest.Wait()
 			assert.EqualValues(t, 2, resolutions.Load(), "the limits are resolved again after eviction")
-			assert.Equal(t, 3, r.countStarted(news...), "the new group has fresh semaphores with the new limit 3")
+			assert.Equal(t, 3, r.countStarted(news...), "the new group has fresh permits with the new limit 3")
 			gs, _ := r.e.GroupStats("a")
 			assert.Equal(t, 3, gs.MaxConcurrency)
 			assert.Equal(t, 3, gs.Running, "the new group's stats count only its own tasks")
@@ -248,7 +248,7 @@ func TestEvictInUseGroupKeepsOldPermitsAndStartsFresh(t *testing.T) {
 			// must not let the new group's waiter in.
 			close(oldGate)
 			synctest.Wait()
-			assert.Equal(t, 3, r.countStarted(news...), "old releases must not reach the new group's semaphores")
+			assert.Equal(t, 3, r.countStarted(news...), "old releases must not reach the new group's permits")
 			gs, _ = r.e.GroupStats("a")
 			assert.Equal(t, 3, gs.Running)
 			assert.NoError(t, probeOld(), "the old state got all its permits back")

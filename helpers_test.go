@@ -132,7 +132,7 @@ func pollDone(ctx context.Context) (doneClosed bool) {
 	}
 }
 
-// allLayersPolicy gives every layer a semaphore and every queue a
+// allLayersPolicy gives every layer a limit and every queue a
 // threshold: global in-flight 4 (queue 2), and per group bulkhead 3,
 // concurrency 2, queue 2.
 func allLayersPolicy(t *testing.T) *groupconc.GroupPolicy {
@@ -147,7 +147,7 @@ func allLayersPolicy(t *testing.T) *groupconc.GroupPolicy {
 // 1 for the bulkhead (both group queue slots), 2 wait for a global permit
 // (both global queue slots), and the 7th is rejected. A permit or slot
 // leaked earlier changes that shape. Then it lets them finish and checks
-// every semaphore is whole again. Call it inside a bubble.
+// every layer's permits are all back. Call it inside a bubble.
 func fullBatch(t *testing.T, e *groupconc.GroupExecutor, key string) {
 	t.Helper()
 	gate := make(chan struct{})
@@ -387,7 +387,7 @@ func requireRejected(t *testing.T, h *groupconc.TaskHandle[int], layer string) *
 }
 
 // quiesce waits for every handle, lets every goroutine settle and requires
-// every semaphore of e to be fully available.
+// every permit of e to be back.
 func quiesce(t *testing.T, e *groupconc.GroupExecutor, hs ...*groupconc.TaskHandle[int]) {
 	t.Helper()
 	for _, h := range hs {

@@ -207,9 +207,9 @@ func TestPerGroupLimitAboveGlobalIsBoundedByGlobal(t *testing.T) {
 	})
 }
 
-// No overshoot from check-then-act. Each layer is taken by TryAcquire
-// or Acquire on a semaphore, whose check and commit are one step under its
-// mutex, so there is no window for a hook; instead a real-time start-gate
+// No overshoot from check-then-act. Each layer's permit is taken by a
+// compare-and-swap of its counter, which checks and commits in one step,
+// so there is no window for a hook; instead a real-time start-gate
 // stampede of 500 Submits checks max <= cap, and a gated synctest run
 // checks that every permit is actually used (none stuck).
 func TestStampedeNeverExceedsCaps(t *testing.T) {

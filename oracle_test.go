@@ -695,8 +695,8 @@ func (l *oracleLive) check(t testing.TB) bool {
 	return len(errs) == 0
 }
 
-// checkQuiescent checks I2 once every task is over: every semaphore is fully
-// available and nothing counts as running, waiting or in flight.
+// checkQuiescent checks I2 once every task is over: every permit is back
+// and nothing counts as running, waiting or in flight.
 func (o *oracle) checkQuiescent(t testing.TB, e *groupconc.GroupExecutor) bool {
 	t.Helper()
 	ok := true

@@ -68,8 +68,8 @@ func TestWaitersStartInArrivalOrder(t *testing.T) {
 	})
 }
 
-// The executor documents Submit order, not just arrival at the
-// semaphore: waiters submitted back to back, with no pause for their
+// The executor documents Submit order, not just arrival in the
+// layer's line: waiters submitted back to back, with no pause for their
 // goroutines to park, still start in Submit order.
 func TestWaitersStartInSubmitOrderWithoutPauses(t *testing.T) {
 	for range 20 {

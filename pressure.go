@@ -2,6 +2,8 @@ package groupconc
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"sync"
 	"time"
 
@@ -68,7 +70,9 @@ type PressureWarning struct {
 // in between are counted into the next warning's Suppressed.
 //
 // fn runs on the goroutine of the Submit call or of the timer, with no lock
-// of the executor held; it must not block. A panic in it is recovered and
+// of the executor held; it must not block: Shutdown and Close wait for a
+// call under way, and it is not called once they have returned. Called
+// from fn, they do not wait for fn. A panic in it is recovered and
 // ignored. A nil fn disables warnings. cfg's fields must be >= 0.
 //
 // It sets both the config and fn; to add fn to a config that ParsePolicy
@@ -89,11 +93,13 @@ func (b *PolicyBuilder) PressureWarningFunc(fn func(PressureWarning)) *PolicyBui
 
 // pressure raises an executor's warnings. Its zero value is ready to use.
 type pressure struct {
-	mu     sync.Mutex
-	timer  *time.Timer // guarded by mu; armed while tasks wait
-	armed  bool        // guarded by mu
-	closed bool        // guarded by mu: no timer after the executor closed
-	states sync.Map    // group key -> *pressureState, for groups that crossed a threshold
+	mu      sync.Mutex
+	timer   *time.Timer   // guarded by mu; armed while tasks wait
+	armed   bool          // guarded by mu
+	closed  bool          // guarded by mu: no timer, and no call of fn, after the executor closed
+	running int           // guarded by mu: the armed timer's check, and calls of fn under way
+	idle    chan struct{} // guarded by mu: made by a waiter, closed when running drops to 0
+	states  sync.Map      // group key -> *pressureState, for groups that crossed a threshold
 }
 
 // pressureState is one group's cooldown.
@@ -104,7 +110,8 @@ type pressureState struct {
 	suppressed int       // guarded by mu
 }
 
-// waiting is called when a task of g started waiting, inside Submit.
+// pressureWaiting is called when a task of g started waiting, inside
+// Submit.
 func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	p := e.policy.Load()
 	if p.pressureFn == nil {
@@ -117,7 +124,9 @@ func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	e.armPressure(cfg.BacklogAge)
 }
 
-// armPressure arms the age timer to fire after d, unless it is armed.
+// armPressure arms the age timer to fire after d, unless it is armed. The
+// check it will run counts as running from now: a timer that has fired
+// but whose goroutine has not begun is waited for too.
 func (e *GroupExecutor) armPressure(d time.Duration) {
 	pr := &e.pressure
 	pr.mu.Lock()
@@ -126,6 +135,7 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 		return
 	}
 	pr.armed = true
+	pr.running++
 	if pr.timer == nil {
 		pr.timer = time.AfterFunc(d, e.checkAges)
 	} else {
@@ -135,8 +145,20 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 
 // checkAges is the age timer's function: it warns about each group whose
 // oldest waiting task has waited BacklogAge, and arms the timer again for
-// BacklogAge/2 while tasks wait.
+// BacklogAge/2 while tasks wait. It counts as running from the arming to
+// its end, so that Shutdown and Close wait for all of it.
 func (e *GroupExecutor) checkAges() {
+	pr := &e.pressure
+	defer pr.leave()
+	pr.mu.Lock()
+	closed := pr.closed
+	if closed {
+		pr.armed = false // the executor closed as the timer fired
+	}
+	pr.mu.Unlock()
+	if closed {
+		return
+	}
 	p := e.policy.Load()
 	cfg := p.pressure.orDefaults()
 	if p.pressureFn != nil {
@@ -154,7 +176,6 @@ func (e *GroupExecutor) checkAges() {
 		}
 		return true
 	})
-	pr := &e.pressure
 	pr.mu.Lock()
 	pr.armed = false
 	pr.mu.Unlock()
@@ -165,14 +186,68 @@ func (e *GroupExecutor) checkAges() {
 	}
 }
 
-// stopPressure stops the age timer for good.
+// stopPressure stops the age timer for good; no call of fn starts after it.
 func (e *GroupExecutor) stopPressure() {
 	pr := &e.pressure
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.closed = true
-	if pr.timer != nil {
-		pr.timer.Stop()
+	// A timer that fired has started its check, which counts itself out.
+	if pr.armed && pr.timer.Stop() {
+		pr.armed = false
+		pr.leaveLocked()
+	}
+}
+
+// pressureDone waits, after stopPressure, until no age check and no call
+// of fn is under way, and reports true; false if stop closes first. Called
+// from fn (of any executor), it does not wait: the call it is part of
+// could not return first.
+func (e *GroupExecutor) pressureDone(stop <-chan struct{}) bool {
+	pr := &e.pressure
+	pr.mu.Lock()
+	if pr.running == 0 {
+		pr.mu.Unlock()
+		return true
+	}
+	if pr.idle == nil {
+		pr.idle = make(chan struct{})
+	}
+	idle := pr.idle
+	pr.mu.Unlock()
+	if inPressureFn() {
+		return true
+	}
+	select {
+	case <-idle:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// enter counts a call of fn in, unless the executor closed.
+func (pr *pressure) enter() bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.closed {
+		return false
+	}
+	pr.running++
+	return true
+}
+
+// leave counts an age check or a call of fn out.
+func (pr *pressure) leave() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.leaveLocked()
+}
+
+func (pr *pressure) leaveLocked() {
+	if pr.running--; pr.running == 0 && pr.idle != nil {
+		close(pr.idle)
+		pr.idle = nil
 	}
 }
 
@@ -201,6 +276,47 @@ func (e *GroupExecutor) warn(p *GroupPolicy, g *groupstate.Group[task], trigger 
 	}
 	st.fired, st.last, st.suppressed = true, now, 0
 	st.mu.Unlock()
+	if !e.pressure.enter() {
+		return // the executor closed: fn is not called any more
+	}
+	defer e.pressure.leave()
+	callPressureFn(p.pressureFn, w)
+}
+
+// callPressureFn calls fn with w, recovering a panic. It is the frame that
+// inPressureFn looks for.
+//
+//go:noinline
+func callPressureFn(fn func(PressureWarning), w PressureWarning) {
 	defer ignorePanic()
-	p.pressureFn(w)
+	fn(w)
+}
+
+// callPressureFnName is callPressureFn's name in a stack trace.
+var callPressureFnName = runtime.FuncForPC(reflect.ValueOf(callPressureFn).Pointer()).Name()
+
+// inPressureFn reports whether the calling goroutine is inside a call of a
+// pressure warnings' function. Only a Shutdown or Close that finds such a
+// call under way asks: the stack is the one way to tell that call from
+// its own caller.
+func inPressureFn() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(1, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function == callPressureFnName {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }

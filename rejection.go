@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/kobe/groupconc/internal/groupstate"
 )
 
 // RejectionPolicy decides what happens to a task that a queue threshold turns
@@ -53,8 +51,8 @@ var ErrRejected = errors.New("groupconc: task rejected")
 // The RejectedError.Reason, and the OnRejected reason, of a task turned away
 // by a queue threshold: the global one or its group's.
 const (
-	ReasonGlobalQueueFull = groupstate.ReasonGlobalQueueFull
-	ReasonGroupQueueFull  = groupstate.ReasonGroupQueueFull
+	ReasonGlobalQueueFull = "global_queue_full"
+	ReasonGroupQueueFull  = "group_queue_full"
 )
 
 // ReasonWaitTimeout is the reason of a task whose SubmitWith Block wait ran

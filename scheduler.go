@@ -144,9 +144,12 @@ func (e *GroupExecutor) waiting(t *task) {
 }
 
 // callerEnded takes t out of its line, and ends it, when its caller's
-// context ends while it waits; it runs on a goroutine of its own.
+// context ends while it waits; it runs on a goroutine of its own, which
+// context.AfterFunc starts and the crew counts while it ends t (t has not
+// left the gate yet).
 func (e *GroupExecutor) callerEnded(t *task) {
 	if t.permits.Leave() {
+		e.crew.add()
 		e.endCancelled(t)
 	}
 }
@@ -205,7 +208,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 	}
 	for t := p.Handed(); t != nil; t = p.Handed() {
 		if how == handOffSpawn {
-			go e.resume(t)
+			e.goResume(t)
 			continue
 		}
 		switch s, at := e.carryOn(t, now); {
@@ -214,7 +217,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 		case s == stepRun && next == nil:
 			next, start = t, at
 		case s == stepRun:
-			go e.work(t, at)
+			e.goCarry(t, at)
 		}
 	}
 	return next, start
@@ -234,23 +237,6 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	return false
 }
 
-// endDisplaced is the body of a goroutine that owns a waiting task whose
-// queue slot another task's walk took under RejectDiscardOldest: it ends
-// REJECTED with ReasonDisplaced, and Await returns no error for it, as
-// under RejectDiscard. It may hold permits of earlier layers, which it
-// gives back as it ends.
-func (e *GroupExecutor) endDisplaced(v *task) {
-	v.setReason(ReasonDisplaced)
-	notifyRejected(e.listener(), v.key(), v.id, ReasonDisplaced)
-	now := v.since()
-	e.finish(v, &outcome{
-		status: StatusRejected,
-		err:    &RejectedError{GroupKey: v.key(), TaskID: v.id, Reason: ReasonDisplaced},
-		start:  now, end: now,
-	})
-	e.work(e.end(v, handOffInline, noTime))
-}
-
 // cancel is Cancel: it completes t's handle CANCELLED with cause, and
 // cancels its context with cause, unless the handle already completed. It
 // does not own t: a waiting t it takes out of its line goes to a goroutine
@@ -266,7 +252,7 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	now := t.since()
 	e.completeClaimed(t, &outcome{status: StatusCancelled, err: cause, start: now, end: now})
 	if left {
-		go e.endCancelled(t)
+		e.goEndCancelled(t)
 	}
 	return true
 }

@@ -1,8 +1,37 @@
 package groupconc
 
 // The executor's goroutines, and how a task ends on them. Every goroutine
-// the executor starts runs one of serve, work, resume or endCancelled, and
-// belongs to the task it was started for (see scheduler.go's table).
+// the executor starts runs one of serve, carry, resume, endCancelled or
+// endDisplaced,
+// belongs to the task it was started for (see scheduler.go's table), and
+// is counted in the crew from before it starts until it ends, so that
+// Shutdown can wait for it. The go* methods start them.
+
+// goServe starts a goroutine for the ready queue's role.
+func (e *GroupExecutor) goServe() {
+	e.crew.add()
+	go e.serve()
+}
+
+// goCarry starts a goroutine that runs t, which got its last permit at
+// start, and then what work finds next.
+func (e *GroupExecutor) goCarry(t *task, start int64) {
+	e.crew.add()
+	go e.carry(t, start)
+}
+
+// goResume starts a goroutine that carries t, just handed a permit, on.
+func (e *GroupExecutor) goResume(t *task) {
+	e.crew.add()
+	go e.resume(t)
+}
+
+// goEndCancelled starts a goroutine that ends t, which a cancellation took
+// out of its line.
+func (e *GroupExecutor) goEndCancelled(t *task) {
+	e.crew.add()
+	go e.endCancelled(t)
+}
 
 // launch has t, admitted inside Submit (or rejected there, to be run by its
 // handler or the caller-runs policy), run on a goroutine of the executor: it
@@ -11,12 +40,13 @@ package groupconc
 // task costs (W1 of the benchmarks module), so goroutines are reused.
 func (e *GroupExecutor) launch(t *task) {
 	if e.ready.Push(t) {
-		go e.serve()
+		e.goServe()
 	}
 }
 
 // serve is the body of a goroutine started for the ready queue's role.
 func (e *GroupExecutor) serve() {
+	defer e.crew.exit()
 	if e.ready.Arrive() {
 		e.work(e.take(), 0)
 	}
@@ -27,7 +57,7 @@ func (e *GroupExecutor) serve() {
 func (e *GroupExecutor) take() *task {
 	t, start := e.ready.Take()
 	if start {
-		go e.serve()
+		e.goServe()
 	}
 	return t
 }
@@ -51,9 +81,17 @@ func (e *GroupExecutor) work(t *task, start int64) {
 	}
 }
 
+// carry is the body of a goroutine started for a task that can run, handed
+// its permits where the goroutine handing them on runs another task.
+func (e *GroupExecutor) carry(t *task, start int64) {
+	defer e.crew.exit()
+	e.work(t, start)
+}
+
 // resume is the body of a goroutine started for a task handed a permit
 // where no goroutine was free to carry it on (handOffSpawn).
 func (e *GroupExecutor) resume(t *task) {
+	defer e.crew.exit()
 	switch s, start := e.carryOn(t, noTime); s {
 	case stepRun:
 		e.work(t, start)
@@ -64,7 +102,9 @@ func (e *GroupExecutor) resume(t *task) {
 
 // endCancelled is the body of a goroutine that owns a task a cancellation
 // took out of its line: the task ends CANCELLED, as its wait would have.
+// Whoever calls it has counted its goroutine in the crew.
 func (e *GroupExecutor) endCancelled(t *task) {
+	defer e.crew.exit()
 	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
 	defer func() {
 		if how == handOffSpawn {
@@ -77,10 +117,41 @@ func (e *GroupExecutor) endCancelled(t *task) {
 	e.work(e.end(t, how, noTime))
 }
 
+// goEndDisplaced starts a goroutine that ends t, a waiting task whose queue
+// slot another task's walk took under RejectDiscardOldest.
+func (e *GroupExecutor) goEndDisplaced(t *task) {
+	e.crew.add()
+	go e.endDisplaced(t)
+}
+
+// endDisplaced is the body of a goroutine that owns a displaced task: it
+// ends REJECTED with ReasonDisplaced, and Await returns no error for it,
+// as under RejectDiscard. It may hold permits of earlier layers, which it
+// gives back as it ends.
+func (e *GroupExecutor) endDisplaced(t *task) {
+	defer e.crew.exit()
+	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
+	defer func() {
+		if how == handOffSpawn {
+			e.end(t, how, noTime)
+		}
+	}()
+	t.setReason(ReasonDisplaced)
+	notifyRejected(e.listener(), t.key(), t.id, ReasonDisplaced)
+	now := t.since()
+	e.finish(t, &outcome{
+		status: StatusRejected,
+		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: ReasonDisplaced},
+		start:  now, end: now,
+	})
+	how = handOffInline
+	e.work(e.end(t, how, noTime))
+}
+
 // endAllCancelled ends tasks a group sweep took out of their lines.
 func (e *GroupExecutor) endAllCancelled(swept []*task) {
 	for _, t := range swept {
-		go e.endCancelled(t)
+		e.goEndCancelled(t)
 	}
 }
 

@@ -70,3 +70,24 @@ func settle() {
 		}
 	}
 }
+
+// perTask runs run, which runs batch tasks to their end, as b's loop, and
+// reports the time, allocations and bytes per task. One run goes first,
+// untimed, so that groups (and any pooled workers) exist when timing
+// starts.
+func perTask(b *testing.B, batch int, run func()) {
+	run()
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	batches := 0
+	for b.Loop() {
+		run()
+		batches++
+	}
+	runtime.ReadMemStats(&after)
+	tasks := float64(batches * batch)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/adaptertest"
 )
 
 // Workload sizes. RESULTS.md describes each workload; run.sh sets the
@@ -83,9 +82,9 @@ func BenchmarkW2Listener(b *testing.B) {
 }
 
 // benchThroughput reports the cost per task of submitting batch trivial
-// tasks round-robin over keys and waiting for them (adaptertest.PerTask).
+// tasks round-robin over keys and waiting for them (perTask).
 func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
-	adaptertest.PerTask(b, batch, func() {
+	perTask(b, batch, func() {
 		for i := range batch {
 			if err := r.Go(keys[i%len(keys)], noop); err != nil {
 				b.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/adaptertest"
 	"github.com/kobe/groupconc/otelgc"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -35,17 +34,6 @@ func newMetrics(t testing.TB, o otelgc.Options, b *groupconc.PolicyBuilder) (*gr
 	t.Cleanup(func() { require.NoError(t, reg.Unregister()) })
 	return e, r
 }
-
-// The helpers the adapters' tests share.
-var (
-	newExecutor = adaptertest.NewExecutor
-	quiesce     = adaptertest.Quiesce
-	submit      = adaptertest.Submit
-	submitCtx   = adaptertest.SubmitCtx
-	newGate     = adaptertest.NewGate
-	sleeper     = adaptertest.Sleeper
-	ok          = adaptertest.OK
-)
 
 // collect reads r and returns its metrics by name.
 func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {

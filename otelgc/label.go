@@ -1,12 +1,10 @@
 package otelgc
 
-import "github.com/kobe/groupconc/internal/grouplabel"
-
 // Other is the group label value of every group that the allowlist leaves
 // out, whose class is empty, or that comes after the cap on distinct values
 // is reached.
-const Other = grouplabel.Other
+const Other = "_other"
 
 // DefaultMaxGroupValues is the cap on distinct group label values when
 // Options.MaxGroupValues is 0.
-const DefaultMaxGroupValues = grouplabel.DefaultMax
+const DefaultMaxGroupValues = 100

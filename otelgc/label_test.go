@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/otelgc"
+	"github.com/kobe/groupconc/otelgc/internal/grouplabel"
 )
 
 // tier is a GroupClass: the key's part before the first "-".
@@ -108,4 +109,15 @@ func TestAGroupAttributeValueStaysAtZeroWhenItsGroupsAreGone(t *testing.T) {
 			"groupconc.task.oldest_wait": {"groupconc.group=gold": 0},
 		})
 	})
+}
+
+// The exported constants are literals, so that go doc shows their values;
+// they must be the values the label set uses.
+func TestOtherAndDefaultMaxGroupValuesAreTheLabelSetsOwn(t *testing.T) {
+	if otelgc.Other != grouplabel.Other {
+		t.Errorf("Other = %q, the label set uses %q", otelgc.Other, grouplabel.Other)
+	}
+	if otelgc.DefaultMaxGroupValues != grouplabel.DefaultMax {
+		t.Errorf("DefaultMaxGroupValues = %d, the label set uses %d", otelgc.DefaultMaxGroupValues, grouplabel.DefaultMax)
+	}
 }

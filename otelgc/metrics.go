@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/grouplabel"
+	"github.com/kobe/groupconc/otelgc/internal/grouplabel"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"

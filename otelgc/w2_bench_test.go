@@ -5,19 +5,18 @@ import (
 	"testing"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/adaptertest"
 	"github.com/kobe/groupconc/otelgc"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
-// BenchmarkW2 runs W2 of the benchmarks module (adaptertest.BenchW2) with no listener (off), with a listener that does
-// nothing (noop: what the executor itself spends on having a listener), and
-// with the otelgc listener installed and observed by an SDK MeterProvider
-// with a ManualReader (otelgc).
+// BenchmarkW2 runs W2 of the benchmarks module (benchW2) with no listener
+// (off), with a listener that does nothing (noop: what the executor itself
+// spends on having a listener), and with the otelgc listener installed and
+// observed by an SDK MeterProvider with a ManualReader (otelgc).
 func BenchmarkW2(b *testing.B) {
 	for _, listener := range []string{"off", "noop", "otelgc"} {
 		b.Run("listener="+listener, func(b *testing.B) {
-			pb := adaptertest.W2Policy()
+			pb := w2Policy()
 			var m *otelgc.Metrics
 			switch listener {
 			case "noop":
@@ -44,7 +43,7 @@ func BenchmarkW2(b *testing.B) {
 				}
 				defer reg.Unregister()
 			}
-			adaptertest.BenchW2(b, e)
+			benchW2(b, e)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/adaptertest"
 	"github.com/kobe/groupconc/promgc"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,17 +22,6 @@ func newMetrics(t testing.TB, o promgc.Options, b *groupconc.PolicyBuilder) (*gr
 	e := newExecutor(t, b.TaskLifecycleListener(m.Listener()))
 	return e, m.Collector(e)
 }
-
-// The helpers the adapters' tests share.
-var (
-	newExecutor = adaptertest.NewExecutor
-	quiesce     = adaptertest.Quiesce
-	submit      = adaptertest.Submit
-	submitCtx   = adaptertest.SubmitCtx
-	newGate     = adaptertest.NewGate
-	sleeper     = adaptertest.Sleeper
-	ok          = adaptertest.OK
-)
 
 // families are the type and help of every metric promgc exports.
 var families = map[string][2]string{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/promgc"
+	"github.com/kobe/groupconc/promgc/internal/grouplabel"
 )
 
 // tier is a GroupClass: the key's part before the first "-".
@@ -138,4 +139,15 @@ func TestAGroupLabelValueStaysAtZeroWhenItsGroupsAreGone(t *testing.T) {
 			groupconc_oldest_wait_seconds{group="gold"} 0
 		`)
 	})
+}
+
+// The exported constants are literals, so that go doc shows their values;
+// they must be the values the label set uses.
+func TestOtherAndDefaultMaxGroupValuesAreTheLabelSetsOwn(t *testing.T) {
+	if promgc.Other != grouplabel.Other {
+		t.Errorf("Other = %q, the label set uses %q", promgc.Other, grouplabel.Other)
+	}
+	if promgc.DefaultMaxGroupValues != grouplabel.DefaultMax {
+		t.Errorf("DefaultMaxGroupValues = %d, the label set uses %d", promgc.DefaultMaxGroupValues, grouplabel.DefaultMax)
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/grouplabel"
+	"github.com/kobe/groupconc/promgc/internal/grouplabel"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -4,18 +4,18 @@ import (
 	"testing"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/adaptertest"
 	"github.com/kobe/groupconc/promgc"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// BenchmarkW2 runs W2 of the benchmarks module (adaptertest.BenchW2) with no listener (off), with a listener that does
-// nothing (noop: what the executor itself spends on having a listener), and
-// with the promgc listener installed and its collector registered (promgc).
+// BenchmarkW2 runs W2 of the benchmarks module (benchW2) with no listener
+// (off), with a listener that does nothing (noop: what the executor itself
+// spends on having a listener), and with the promgc listener installed and
+// its collector registered (promgc).
 func BenchmarkW2(b *testing.B) {
 	for _, listener := range []string{"off", "noop", "promgc"} {
 		b.Run("listener="+listener, func(b *testing.B) {
-			pb := adaptertest.W2Policy()
+			pb := w2Policy()
 			var m *promgc.Metrics
 			switch listener {
 			case "noop":
@@ -36,7 +36,7 @@ func BenchmarkW2(b *testing.B) {
 			if m != nil {
 				prometheus.NewRegistry().MustRegister(m.Collector(e))
 			}
-			adaptertest.BenchW2(b, e)
+			benchW2(b, e)
 		})
 	}
 }

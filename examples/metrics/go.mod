@@ -2,14 +2,16 @@ module github.com/kobe/groupconc/examples/metrics
 
 go 1.25.0
 
+// The replace directives are for development in this repository: a module
+// that imports this one ignores them and gets the versions required below.
 replace (
 	github.com/kobe/groupconc => ../../
 	github.com/kobe/groupconc/promgc => ../../promgc
 )
 
 require (
-	github.com/kobe/groupconc v0.0.0-00010101000000-000000000000
-	github.com/kobe/groupconc/promgc v0.0.0-00010101000000-000000000000
+	github.com/kobe/groupconc v0.3.0
+	github.com/kobe/groupconc/promgc v0.3.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.71.0

@@ -22,6 +22,7 @@ import (
 const Unlimited = math.MaxInt
 
 // The reasons a walk ends Rejected: which queue threshold turned the task away.
+// They are the root package's ReasonGlobalQueueFull and ReasonGroupQueueFull.
 const (
 	ReasonGlobalQueueFull = "global_queue_full"
 	ReasonGroupQueueFull  = "group_queue_full"
@@ -61,7 +62,7 @@ type Group[T any] struct {
 	mu      sync.Mutex
 	evicted bool // guarded by mu
 
-	// refs counts the group's tasks not yet over (see Registry.Get);
+	// refs counts the group's tasks not yet over (see Registry.Enter);
 	// forgotten, the group holds deadRefs. idleAt is when a task last
 	// ended, kept while idle groups are forgotten.
 	refs   atomic.Int64
@@ -115,7 +116,7 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 func (g *Group[T]) Key() string { return g.key }
 
 // Limits returns the group's limits: those resolved when it was created,
-// or the last SetLimits.
+// or by the last Registry.Update.
 func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 
 // Scope returns the context that a new task of the group derives from. It

@@ -27,14 +27,14 @@ const (
 //
 // A Permits has one owner at a time, and only the owner may call its
 // methods (but Leave, Key and Scope, which anyone may call). The goroutine
-// that Inits it owns it until Try or Resume returns MustWait: the task is
+// that entered it (Registry.Enter) owns it until Try or Resume returns MustWait: the task is
 // then in a line, and the line owns it. It is taken out again, and owned
 // from then on, by whoever releases the permit it waits for (Handed
 // returns it to that releaser, which calls Resume), by whoever raises a
-// limit (SetLimits, Update), or by whoever makes it leave (Leave, sweeps).
+// limit (Registry.Update), or by whoever makes it leave (Leave, sweeps).
 type Permits[T any] struct {
-	group     *Group[T] // and through it the global layer; never changes after Init
-	scope     *scope    // never changes after Init
+	group     *Group[T] // and through it the global layer; never changes after init
+	scope     *scope    // never changes after init
 	owner     *T
 	submitted int64 // the task's Submit time, on the registry's clock
 	held      uint8 // bits above
@@ -56,11 +56,11 @@ func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) 
 	p.w.prio = PriorityDefault
 }
 
-// Submitted returns the time given to Init.
+// Submitted returns the task's Submit time given to Registry.Enter.
 func (p *Permits[T]) Submitted() int64 { return p.submitted }
 
-// Key returns the key of the group given to Init. Safe from any goroutine,
-// as Scope is: neither reads anything that changes after Init.
+// Key returns the key of the task's group. Safe from any goroutine, as
+// Scope is: neither reads anything that changes after Registry.Enter.
 func (p *Permits[T]) Key() string { return p.group.key }
 
 // Scope returns the context of the group scope the task was submitted in.

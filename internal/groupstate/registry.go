@@ -94,7 +94,7 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 // Evict forgets the group for key, cancels its tasks with cause and takes
 // its waiting tasks out of their lines, appending them to out: the caller
 // owns them now. Tasks still holding its permits release them into it; the
-// next Get creates a new group with freshly resolved limits.
+// next Enter of key creates a new group with freshly resolved limits.
 func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 	v, ok := r.groups.LoadAndDelete(key)
 	if !ok {
@@ -120,7 +120,7 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 
 // Update makes limit and queueThreshold the global limits, and resolve the
 // source of limits for new groups and, at once, for every known group (see
-// Group.SetLimits). Under IsolationOff a lowered global limit is enforced
+// Group.setLimits). Under IsolationOff a lowered global limit is enforced
 // as a group's are: tasks holding a global permit but still waiting for
 // their group's go back to the head of the global line. Calls must not
 // overlap, with each other or with UpdateGroup.

@@ -1,6 +1,9 @@
-// Package grouplabel caps the group label values of groupconc's metrics
-// adapters (promgc, otelgc): group keys are unbounded, their label values
-// must not be.
+// Package grouplabel caps the group label values of promgc's metrics: group
+// keys are unbounded, their label values must not be.
+//
+// otelgc has the same package, copied: each module is released on its
+// own, and neither imports the other's internal packages. A change here
+// goes to both.
 package grouplabel
 
 import (

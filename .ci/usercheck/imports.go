@@ -1,0 +1,9 @@
+package main
+
+import (
+	_ "github.com/kobe/groupconc"
+	_ "github.com/kobe/groupconc/httpgc"
+	_ "github.com/kobe/groupconc/otelgc"
+	_ "github.com/kobe/groupconc/promgc"
+	_ "github.com/kobe/groupconc/redisgc"
+)

@@ -1,0 +1,159 @@
+package promgc_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// The executors, tasks and benchmark loop of this module's tests. They use
+// the root module's public API only, so this module's releases are tied to
+// the root's by its go.mod alone.
+
+// newExecutor builds b's policy and an executor that is shut down, waiting
+// for its tasks, when the test ends.
+func newExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
+	t.Helper()
+	p, err := b.Build()
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	e := groupconc.New(p)
+	t.Cleanup(func() { quiesce(t, e) })
+	return e
+}
+
+// quiesce shuts e down: once it returns, every task has ended and the
+// listener has heard of it (a handle completes before its OnCompleted).
+func quiesce(t testing.TB, e *groupconc.GroupExecutor) {
+	t.Helper()
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+var taskIDs atomic.Int64
+
+// submit submits task to key's group with a fresh task ID.
+func submit(t testing.TB, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
+	t.Helper()
+	return submitCtx(t, context.Background(), e, key, task)
+}
+
+// submitCtx is submit with the caller's context ctx.
+func submitCtx(t testing.TB, ctx context.Context, e *groupconc.GroupExecutor, key string, task groupconc.Task[int]) *groupconc.TaskHandle[int] {
+	t.Helper()
+	h, err := groupconc.Submit(ctx, e, key, fmt.Sprint("t", taskIDs.Add(1)), task)
+	if err != nil {
+		t.Fatalf("Submit to %q: %v", key, err)
+	}
+	return h
+}
+
+// gate is a task that tells when it starts and runs until the gate opens.
+type gate struct {
+	started chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+// newGate returns a closed gate that opens, at the latest, as the test
+// ends, before the executors made earlier are shut down.
+func newGate(t testing.TB) *gate {
+	g := &gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
+	t.Cleanup(g.Release)
+	return g
+}
+
+// Release opens the gate.
+func (g *gate) Release() { g.once.Do(func() { close(g.open) }) }
+
+// Task is the gated task.
+func (g *gate) Task(context.Context) (int, error) {
+	g.started <- struct{}{}
+	<-g.open
+	return 0, nil
+}
+
+// WaitStarted waits until n tasks of g have started.
+func (g *gate) WaitStarted(n int) {
+	for range n {
+		<-g.started
+	}
+}
+
+// sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
+// time.
+func sleeper(d time.Duration) groupconc.Task[int] {
+	return func(context.Context) (int, error) {
+		time.Sleep(d)
+		return 0, nil
+	}
+}
+
+// ok is a task that succeeds at once.
+func ok(context.Context) (int, error) { return 0, nil }
+
+// The W2 workload of the benchmarks module: batches of 4 000 trivial tasks
+// round-robin over 1 000 groups of concurrency 4, under a global cap of 64.
+const (
+	w2Groups = 1000
+	w2Batch  = 4 * w2Groups
+)
+
+// w2Policy returns a builder of W2's limits.
+func w2Policy() *groupconc.PolicyBuilder {
+	return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4).GlobalMaxInFlight(64)
+}
+
+var noop groupconc.Task[struct{}] = func(context.Context) (struct{}, error) { return struct{}{}, nil }
+
+// benchW2 reports W2's cost per task on e: submitting a batch and waiting
+// for it.
+func benchW2(b *testing.B, e *groupconc.GroupExecutor) {
+	keys := make([]string, w2Groups)
+	for i := range keys {
+		keys[i] = fmt.Sprint("g", i)
+	}
+	handles := make([]*groupconc.TaskHandle[struct{}], w2Batch)
+	ctx := context.Background()
+	perTask(b, w2Batch, func() {
+		for i := range handles {
+			h, err := groupconc.Submit(ctx, e, keys[i%w2Groups], "t", noop)
+			if err != nil {
+				b.Fatal(err)
+			}
+			handles[i] = h
+		}
+		for _, h := range handles {
+			h.Wait()
+		}
+	})
+}
+
+// perTask runs run, which runs batch tasks to their end, as b's loop, and
+// reports the time, allocations and bytes per task, as the benchmarks
+// module does. One run goes first, untimed, so that groups (and any pooled
+// workers) exist when timing starts.
+func perTask(b *testing.B, batch int, run func()) {
+	run()
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	batches := 0
+	for b.Loop() {
+		run()
+		batches++
+	}
+	runtime.ReadMemStats(&after)
+	tasks := float64(batches * batch)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
+}

@@ -1,9 +1,9 @@
-// Package adaptertest is what the tests of groupconc's metrics adapters
-// (promgc, otelgc) share: executors shut down as a test ends, tasks gated
-// on channels, submission with fresh task IDs, and the W2 benchmark loop;
-// the benchmarks module measures its workloads with PerTask too.
-// It uses the testing package only, so the root module gains no
-// dependency.
+// Package adaptertest is what the tests of the root module's own adapter
+// packages (httpgc) use: executors shut down as a test ends, tasks gated
+// on channels, submission with fresh task IDs, and the W2 benchmark loop.
+// Other modules keep their own copies (no module imports another's
+// internal packages). It uses the testing package only, so the root module
+// gains no dependency.
 package adaptertest
 
 import (

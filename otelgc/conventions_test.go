@@ -28,6 +28,7 @@ var instruments = map[string]instrument{
 	"groupconc.task.wait.duration":    {"s", "histogram"},
 	"groupconc.task.run.duration":     {"s", "histogram"},
 	"groupconc.task.rejected":         {"{task}", "counter"},
+	"groupconc.submit.blocked":        {"{caller}", "updowncounter"},
 }
 
 func kind(d metricdata.Aggregation) string {

@@ -75,6 +75,7 @@ type Metrics struct {
 	tasks, groups, inFlight, inFlightLimit metric.Int64ObservableUpDownCounter
 	submitted, completed                   metric.Int64ObservableCounter
 	oldestWait                             metric.Float64ObservableGauge
+	blocked                                metric.Int64ObservableUpDownCounter
 	observed                               atomic.Bool
 
 	// Synchronous instruments, fed by the listener.
@@ -125,6 +126,9 @@ func New(o Options) (*Metrics, error) {
 	check(err)
 	m.oldestWait, err = mt.Float64ObservableGauge("groupconc.task.oldest_wait", metric.WithUnit("s"),
 		metric.WithDescription("How long the oldest waiting task has waited since Submit; 0 if none waits."))
+	check(err)
+	m.blocked, err = mt.Int64ObservableUpDownCounter("groupconc.submit.blocked", metric.WithUnit("{caller}"),
+		metric.WithDescription("Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet."))
 	check(err)
 	m.inFlight, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.usage", metric.WithUnit("{task}"),
 		metric.WithDescription("Tasks holding a global in-flight permit."))

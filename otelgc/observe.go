@@ -36,7 +36,7 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 		m.observe(e, o)
 		return nil
 	}
-	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.oldestWait, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
+	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.oldestWait, m.blocked, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
 	if err != nil {
 		m.observed.Store(false)
 		return nil, errors.Join(errors.New("otelgc: registering the callback"), err)
@@ -46,8 +46,8 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 
 // groupAgg sums the groups of one group attribute value.
 type groupAgg struct {
-	running, waiting, groups int
-	oldestWait               time.Duration
+	running, waiting, groups, blocked int
+	oldestWait                        time.Duration
 }
 
 // observe reports e's state to o.
@@ -70,7 +70,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		for g := range e.AllGroupStats() {
 			oldest = max(oldest, g.OldestWait)
 		}
-		m.observeGroups("", groupAgg{running: s.Running, waiting: s.Waiting, groups: s.Groups, oldestWait: oldest}, o)
+		m.observeGroups("", groupAgg{running: s.Running, waiting: s.Waiting, groups: s.Groups, blocked: s.Blocked, oldestWait: oldest}, o)
 		return
 	}
 	// Every value admitted so far is reported, at 0 if none of its groups
@@ -86,6 +86,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		a.running += g.Running
 		a.waiting += g.Waiting
 		a.groups++
+		a.blocked += g.Blocked
 		a.oldestWait = max(a.oldestWait, g.OldestWait)
 	}
 	m.labels.Each(func(v string, _ *series) {
@@ -104,4 +105,5 @@ func (m *Metrics) observeGroups(v string, a groupAgg, o metric.Observer) {
 	o.ObserveInt64(m.tasks, int64(a.waiting), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("waiting"))))
 	o.ObserveInt64(m.groups, int64(a.groups), metric.WithAttributeSet(m.attrs(v)))
 	o.ObserveFloat64(m.oldestWait, a.oldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.blocked, int64(a.blocked), metric.WithAttributeSet(m.attrs(v)))
 }

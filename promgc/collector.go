@@ -28,7 +28,7 @@ var statuses = [...]string{
 // Describe sends the descriptions of every metric c may export.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.submitted, m.completed, m.oldestWait} {
+	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.submitted, m.completed, m.oldestWait, m.blocked} {
 		ch <- d
 	}
 	ch <- m.wait
@@ -38,8 +38,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // groupAgg sums the groups of one group label value.
 type groupAgg struct {
-	running, waiting, groups int
-	oldestWait               time.Duration
+	running, waiting, groups, blocked int
+	oldestWait                        time.Duration
 }
 
 // Collect reads the executor and sends its metrics, and the listener's if
@@ -74,6 +74,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(m.tasks, float64(s.Waiting), "waiting")
 		gauge(m.groups, float64(s.Groups))
 		gauge(m.oldestWait, oldest.Seconds())
+		gauge(m.blocked, float64(s.Blocked))
 	} else {
 		c.collectGrouped(gauge)
 	}
@@ -102,6 +103,7 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 		a.running += g.Running
 		a.waiting += g.Waiting
 		a.groups++
+		a.blocked += g.Blocked
 		a.oldestWait = max(a.oldestWait, g.OldestWait)
 	}
 	m.labels.Each(func(v string, _ *series) {
@@ -113,5 +115,6 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 		gauge(m.tasks, float64(a.waiting), "waiting", v)
 		gauge(m.groups, float64(a.groups), v)
 		gauge(m.oldestWait, a.oldestWait.Seconds(), v)
+		gauge(m.blocked, float64(a.blocked), v)
 	})
 }

@@ -35,6 +35,7 @@ var families = map[string][2]string{
 	"groupconc_task_wait_seconds":     {"histogram", "How long tasks that ran waited for their permits, from Submit to start."},
 	"groupconc_task_run_seconds":      {"histogram", "How long task functions ran."},
 	"groupconc_tasks_rejected_total":  {"counter", "Tasks a queue threshold turned away, by reason, whatever the rejection policy then did with them."},
+	"groupconc_blocked_callers":       {"gauge", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet."},
 }
 
 // requireMetrics compares what c exports of the families named in samples

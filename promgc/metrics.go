@@ -57,7 +57,7 @@ type Metrics struct {
 	groupLabel  []string // {"group"} when the group label is on, else nil
 
 	// Descriptions of what the collector reads from the executor.
-	tasks, globalInFlight, globalLimit, groups, submitted, completed, oldestWait *prometheus.Desc
+	tasks, globalInFlight, globalLimit, groups, submitted, completed, oldestWait, blocked *prometheus.Desc
 
 	// What the listener feeds; exported only once Listener was called.
 	wait, run *prometheus.Desc
@@ -93,6 +93,7 @@ func New(o Options) (*Metrics, error) {
 	m.tasks = desc("groupconc_tasks", "Tasks accepted and not finished, by state: running (holding their group's concurrency permit) or waiting.", "state")
 	m.groups = desc("groupconc_groups", "Groups the executor knows: used and not evicted.")
 	m.oldestWait = desc("groupconc_oldest_wait_seconds", "How long the oldest waiting task has waited since Submit; 0 if none waits.")
+	m.blocked = desc("groupconc_blocked_callers", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet.")
 	m.globalInFlight = prometheus.NewDesc("groupconc_global_inflight", "Tasks holding a global in-flight permit.", nil, m.constLabels)
 	m.globalLimit = prometheus.NewDesc("groupconc_global_inflight_limit", "The global in-flight limit; absent when unlimited.", nil, m.constLabels)
 	m.submitted = prometheus.NewDesc("groupconc_tasks_submitted_total", "Tasks Submit accepted.", nil, m.constLabels)

@@ -66,6 +66,8 @@ type GroupExecutor struct {
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
+	globalTuning atomic.Pointer[tuning] // the adaptive global cap, if any; replaced under updating
+
 	// The outcome counters (see count), kept by whoever completes a
 	// handle, usually the goroutine that ran the task, just before it
 	// leaves the gate: they share the cache line of gate.left, not that of
@@ -89,6 +91,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, policy.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
+	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e
 }
 
@@ -129,7 +132,14 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	}
 	e.policy.Store(p)
 	c := e.groups.Update(p.globalInFlight, p.globalQueue, p.limits)
+	e.globalTuning.Store(newTuning(p.adaptiveGlobal, "", p.globalInFlight, Unlimited))
 	e.groups.SetIdleTTL(int64(p.idleTTL))
+	e.carry(c)
+	return nil
+}
+
+// carry carries on the tasks a change of limits moved.
+func (e *GroupExecutor) carry(c *groupstate.Changes[task]) {
 	// A task put back in line was in none for a moment: a cancel then
 	// could not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
@@ -142,7 +152,6 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	for _, t := range c.Handed {
 		go e.resume(t)
 	}
-	return nil
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it

@@ -70,6 +70,9 @@ type GroupPolicy struct {
 	idleTTL          time.Duration
 	pressure         PressureConfig
 	pressureFn       func(PressureWarning)
+	adaptive         *AdaptiveConfig // never changed once built
+	adaptiveGlobal   *AdaptiveConfig // never changed once built
+	limitChanges     func(LimitChange)
 }
 
 var defaultPolicy = &GroupPolicy{
@@ -177,10 +180,12 @@ func (p *GroupPolicy) ResolveWeight(groupKey string) int {
 func (p *GroupPolicy) IdleGroupTTL() time.Duration { return p.orDefault().idleTTL }
 
 func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
-	return groupstate.Limits{
+	l := groupstate.Limits{
 		Concurrency:    p.ResolveConcurrency(groupKey),
 		MaxInFlight:    p.ResolveMaxInFlight(groupKey),
 		QueueThreshold: p.ResolveQueueThreshold(groupKey),
 		Weight:         p.ResolveWeight(groupKey),
 	}
+	p.tuneLimits(&l, groupKey)
+	return l
 }

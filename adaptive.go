@@ -200,16 +200,8 @@ func (tu *tuning) queue(n int) int {
 	return tu.queueMax
 }
 
-// observe gives s to the algorithm and returns the limit it wants, within
-// bounds; false if it panicked.
-func (tu *tuning) observe(s *LimitSample) (n int, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return min(max(tu.algo.Observe(*s), tu.min), tu.max), true
-}
+// clamp returns n within the tuning's bounds.
+func (tu *tuning) clamp(n int) int { return min(max(n, tu.min), tu.max) }
 
 // sampling is what a task running under adaptive limits notes as it
 // starts, for the sample it gives when it ends.
@@ -238,10 +230,17 @@ func (e *GroupExecutor) startSampling(t *task, s *sampling) bool {
 // permits: a lowered limit applies to them too, and Shutdown still waits
 // for t, so also for the tasks a raised limit hands permits to. A task
 // that called runtime.Goexit (no status) gives no sample.
+//
+// It runs on every sampled task's goroutine, whose stack starts small:
+// its frame and its callees' are kept small, so that the stack does not
+// grow for it (BenchmarkSubmitWaitAdaptive).
 func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 	if o.status == 0 {
 		return
 	}
+	// A panic in an algorithm leaves the limits as they are, this sample
+	// untold to the rest.
+	defer ignorePanic()
 	ls := LimitSample{
 		GroupKey: t.key(),
 		Status:   o.status,
@@ -252,18 +251,24 @@ func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 	if tu := s.group; tu != nil {
 		ls.Running, ls.Limit = s.running, s.limit
 		g := t.permits.Group()
-		if n, ok := tu.observe(&ls); ok && n != g.Concurrency() {
-			if old, c := e.groups.Tune(g, tu, n, tu.queue(n)); c != nil {
-				e.carry(c)
-				e.tellLimit(LimitChange{GroupKey: ls.GroupKey, Old: old, New: n, At: ls.End})
-			}
+		if n := tu.clamp(tu.algo.Observe(ls)); n != g.Concurrency() {
+			e.tuneGroup(g, tu, n, ls.End)
 		}
 	}
 	if tu := s.global; tu != nil {
 		ls.Running, ls.Limit = s.globalRunning, s.globalLimit
-		if n, ok := tu.observe(&ls); ok && n != e.global.Limit() {
+		if n := tu.clamp(tu.algo.Observe(ls)); n != e.global.Limit() {
 			e.tuneGlobal(tu, n, ls.End)
 		}
+	}
+}
+
+// tuneGroup makes n the concurrency limit of g, unless UpdatePolicy
+// replaced tu.
+func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, at time.Time) {
+	if old, c := e.groups.Tune(g, tu, n, tu.queue(n)); c != nil {
+		e.carry(c)
+		e.tellLimit(LimitChange{GroupKey: g.Key(), Old: old, New: n, At: at})
 	}
 }
 

@@ -34,7 +34,10 @@
 //
 // UpdatePolicy changes the limits of a running executor without dropping a
 // task, and IdleGroupTTL forgets groups that have been idle, so unbounded
-// key spaces cost bounded memory.
+// key spaces cost bounded memory. With AdaptiveConcurrency (and, under fair
+// share, AdaptiveGlobal) a limit follows what the backend the tasks call
+// can take: each finished task's LimitSample goes to an AdaptiveLimit
+// (package adapt has two), whose answer is applied as a live change.
 //
 // A TaskLifecycleListener observes every task's events (Listeners combines
 // several), Stats, GroupStats and AllGroupStats give cheap snapshots of

@@ -148,18 +148,19 @@ func chart(o outcome, rows int, top float64) string {
 	row := func(v float64) int { return int(math.Round(v / top * float64(rows-1))) }
 	var b strings.Builder
 	for r := rows - 1; r >= 0; r-- {
-		fmt.Fprintf(&b, "%4.0f |", float64(r)*top/float64(rows-1))
+		var line strings.Builder
+		fmt.Fprintf(&line, "%4.0f |", float64(r)*top/float64(rows-1))
 		for c := range cols {
 			switch {
 			case count[c] > 0 && row(limit[c]/count[c]) == r:
-				b.WriteByte('*')
+				line.WriteByte('*')
 			case row(cores[c]) == r:
-				b.WriteByte('-')
+				line.WriteByte('-')
 			default:
-				b.WriteByte(' ')
+				line.WriteByte(' ')
 			}
 		}
-		b.WriteByte('\n')
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	fmt.Fprintf(&b, "     +%s\n", strings.Repeat("-", cols))
 	b.WriteString("      ")
@@ -167,6 +168,5 @@ func chart(o outcome, rows int, top float64) string {
 		label := fmt.Sprintf("%ds", int(time.Duration(c)*col/time.Second))
 		b.WriteString(label + strings.Repeat(" ", max(10-len(label), 1)))
 	}
-	b.WriteByte('\n')
-	return b.String()
+	return strings.TrimRight(b.String(), " ") + "\n"
 }

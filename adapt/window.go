@@ -13,7 +13,7 @@ import (
 type window struct {
 	start   time.Time       // when its first sample ended; zero when empty
 	runs    []time.Duration // run times kept
-	stride  int             // keep one sample in stride
+	stride  int             // keep one sample in stride, a power of two
 	seen    int             // samples given, kept or not
 	running int64           // their running counts summed
 }
@@ -31,7 +31,7 @@ func (w *window) add(end time.Time, run time.Duration, running int) {
 			w.runs = make([]time.Duration, 0, windowCap)
 		}
 	}
-	if w.seen%w.stride == 0 {
+	if w.seen&(w.stride-1) == 0 {
 		if len(w.runs) == windowCap {
 			// Keep every other one, and from now on every other one
 			// of those kept so far.
@@ -41,7 +41,7 @@ func (w *window) add(end time.Time, run time.Duration, running int) {
 			w.runs = w.runs[:windowCap/2]
 			w.stride *= 2
 		}
-		if w.seen%w.stride == 0 {
+		if w.seen&(w.stride-1) == 0 {
 			w.runs = append(w.runs, run)
 		}
 	}

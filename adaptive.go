@@ -211,9 +211,14 @@ type sampling struct {
 	globalRunning, globalLimit int
 }
 
-// startSampling notes t's group's load, and the global one, if either limit
-// is adaptive; t holds every permit.
-func (e *GroupExecutor) startSampling(t *task, s *sampling) bool {
+// runSampled is run for t, which holds every permit, under a policy with
+// adaptive limits: it notes the load of t's group and of the global layer
+// at t's start, and gives t's sample as it ends, before it gives its
+// permits back, so that a limit it lowers applies to its own permit too.
+// It is run's twin rather than a part of it, so that run's frame, under
+// every task's function, stays as small as without adaptive limits.
+func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
+	var s sampling
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
 	if s.group != nil {
@@ -222,22 +227,30 @@ func (e *GroupExecutor) startSampling(t *task, s *sampling) bool {
 	if s.global = e.globalTuning.Load(); s.global != nil {
 		s.globalRunning, s.globalLimit = e.global.Running(), e.global.Limit()
 	}
-	return s.group != nil || s.global != nil
+	if s.group == nil && s.global == nil {
+		return e.run(t, start)
+	}
+	notifyStarted(e.listener(), t.key(), t.id)
+	o := outcome{start: start, told: true}
+	defer e.finish(t, &o)
+	o.status, o.err = t.body.call(t.context())
+	ended = e.clock()
+	o.end = ended - t.permits.Submitted()
+	// Before the deferred finish. A function that called runtime.Goexit
+	// does not return here: its task gives no sample.
+	e.sample(t, &o, &s)
+	return ended
 }
 
 // sample gives t's sample to the adaptive limits noted at its start, and
 // applies what they return. t's function returned o, and t still holds its
 // permits: a lowered limit applies to them too, and Shutdown still waits
-// for t, so also for the tasks a raised limit hands permits to. A task
-// that called runtime.Goexit (no status) gives no sample.
+// for t, so also for the tasks a raised limit hands permits to.
 //
-// It runs on every sampled task's goroutine, whose stack starts small:
-// its frame and its callees' are kept small, so that the stack does not
-// grow for it (BenchmarkSubmitWaitAdaptive).
+// It runs on the task's goroutine, whose stack may still be small (a
+// trivial task on a fresh goroutine): its frame is kept small, and the
+// algorithm is called from it directly.
 func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
-	if o.status == 0 {
-		return
-	}
 	// A panic in an algorithm leaves the limits as they are, this sample
 	// untold to the rest.
 	defer ignorePanic()

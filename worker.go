@@ -101,8 +101,10 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		// wins: the function never starts on a cancelled context.
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
+	case e.policy.Load().tuned():
+		ended = e.runSampled(t, start)
 	default:
-		ended = e.run(t, start, true)
+		ended = e.run(t, start)
 	}
 	how = handOffInline
 	return nil, 0
@@ -111,18 +113,11 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 // run calls t's function, which holds its permits since start (or none,
 // under caller-runs), and finishes t with what it returned, at the clock
 // reading it returns. A panic is FAILED; so is runtime.Goexit, which
-// finishes t as it unwinds. A task that holds its permits (permitted) and
-// whose limits are adaptive gives its sample before it gives them back, so
-// that a limit it lowers applies to its own permit too.
-func (e *GroupExecutor) run(t *task, start int64, permitted bool) (ended int64) {
-	p := e.policy.Load()
-	notifyStarted(p.listener, t.key(), t.id)
+// finishes t as it unwinds. (runSampled is run for adaptive limits.)
+func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
+	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
-	var s sampling
-	if permitted && p.tuned() && e.startSampling(t, &s) {
-		defer e.sample(t, &o, &s) // before finish
-	}
 	o.status, o.err = t.body.call(t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
@@ -144,7 +139,7 @@ func (e *GroupExecutor) runRejected(t *task) {
 			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
 			return
 		}
-		e.run(t, t.since(), false)
+		e.run(t, t.since())
 	default:
 		e.reject(t)
 	}

@@ -166,14 +166,14 @@ func (g *Gradient) Observe(s groupconc.LimitSample) int {
 		// acted on already.
 		return g.Limit()
 	}
-	return g.record(s.End, s.RunTime, s.Running)
+	return g.record(s.End.UnixNano(), s.RunTime, s.Running)
 }
 
 // record adds a sample to the window, once the window it closes (if due)
 // has been decided on, and returns the limit. Observe's caller runs on a
 // small stack (see groupconc's sample): the frames on this path stay
 // small, and the window's decision, once per window, is a call away.
-func (g *Gradient) record(end time.Time, run time.Duration, running int) int {
+func (g *Gradient) record(end int64, run time.Duration, running int) int {
 	g.mu.Lock()
 	if g.w.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
 		g.closeLocked()

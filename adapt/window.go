@@ -11,7 +11,7 @@ import (
 // of its whole span), and the mean running count at their start. Its zero
 // value is empty; it is not safe for concurrent use.
 type window struct {
-	start   time.Time       // when its first sample ended; zero when empty
+	start   int64           // when its first sample ended, in Unix nanoseconds
 	runs    []time.Duration // run times kept
 	stride  int             // keep one sample in stride, a power of two
 	seen    int             // samples given, kept or not
@@ -23,7 +23,7 @@ type window struct {
 const windowCap = 128
 
 // add puts one sample in the window.
-func (w *window) add(end time.Time, run time.Duration, running int) {
+func (w *window) add(end int64, run time.Duration, running int) {
 	if w.seen == 0 {
 		w.start = end
 		w.stride = 1
@@ -50,9 +50,10 @@ func (w *window) add(end time.Time, run time.Duration, running int) {
 }
 
 // due reports whether the window, which must last at least d and hold at
-// least n samples, is complete when a sample ends at end.
-func (w *window) due(end time.Time, d time.Duration, n int) bool {
-	return w.seen >= n && end.Sub(w.start) >= d
+// least n samples, is complete when a sample ends at end (Unix
+// nanoseconds, as add's).
+func (w *window) due(end int64, d time.Duration, n int) bool {
+	return w.seen >= n && end-w.start >= int64(d)
 }
 
 // meanRunning returns the mean running count at the samples' start.

@@ -8,8 +8,9 @@ package adapt_test
 // Events of different kinds happen on different nanosecond grids, so that
 // no two of them fall on the same fake instant, where the order in which
 // goroutines run would be up to the scheduler: arrivals on whole
-// microseconds, deadlines 250ns after, completions 500ns after (one at a
-// time), the trace 100ns after and capacity steps 750ns after.
+// microseconds (group g's g×10ns after), deadlines 250ns after them,
+// completions 500ns after (one at a time), the trace 100ns after and
+// capacity steps 750ns after.
 
 import (
 	"context"
@@ -31,6 +32,7 @@ const (
 	offCompletion = 500 * time.Nanosecond
 	offTrace      = 100 * time.Nanosecond
 	offStep       = 750 * time.Nanosecond
+	offGroup      = 10 * time.Nanosecond // between groups, for up to 10 groups
 )
 
 // onGrid returns the first instant at or after d that is off past a whole
@@ -181,16 +183,17 @@ func arrive(e *groupconc.GroupExecutor, be *backend, sc scenario, g int, rate fl
 	rng := rand.New(rand.NewPCG(sc.seed, uint64(g)))
 	mu := math.Log(float64(sc.service)) - sc.sigma*sc.sigma/2 // so the mean is service
 	key := "g" + strconv.Itoa(g)
+	lane := time.Duration(g) * offGroup // no two groups' arrivals at one instant
 	at := time.Duration(0)
 	for i := 0; ; i++ {
 		at += time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
-		next := onGrid(at, 0)
+		next := onGrid(at, lane)
 		if next >= sc.duration {
 			return
 		}
 		work := math.Exp(mu + sc.sigma*rng.NormFloat64())
 		time.Sleep(next - time.Since(epoch))
-		ctx, cancel := context.WithDeadline(context.Background(), epoch.Add(onGrid(next+sc.deadline, offDeadline)))
+		ctx, cancel := context.WithDeadline(context.Background(), epoch.Add(onGrid(next+sc.deadline, offDeadline+lane)))
 		task := be.task(work)
 		_, err := groupconc.Submit(ctx, e, key, strconv.Itoa(i), func(ctx context.Context) (struct{}, error) {
 			defer cancel()

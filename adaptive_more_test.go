@@ -55,10 +55,15 @@ func TestAnAdaptiveGlobalCapMovesUnderFairShare(t *testing.T) {
 			h.Wait()
 		}
 		got := s.taken()
-		require.NotEmpty(t, got)
+		require.Len(t, got, 6)
 		assert.Equal(t, "a", got[0].GroupKey, "the task's group")
-		assert.Equal(t, 4, got[0].Limit, "the global cap at its start")
-		assert.Equal(t, 4, got[0].Running, "tasks running in every group at its start")
+		for i, ls := range got {
+			// The running count at a task's start depends on how far
+			// the others got; it counts every group's tasks, never past
+			// the cap.
+			assert.Equal(t, 4, ls.Limit, "sample %d: the global cap at its start", i)
+			assert.True(t, ls.Running >= 1 && ls.Running <= 4, "sample %d: %d running at its start", i, ls.Running)
+		}
 		require.Len(t, changes, 2)
 		assert.Equal(t, groupconc.LimitChange{Old: 4, New: 2, At: changes[0].At}, changes[0], "the global cap's change has no group key")
 		assert.Equal(t, 1, s.bounds[0])

@@ -10,9 +10,10 @@ import (
 // GroupStats is a point-in-time snapshot of one group.
 type GroupStats struct {
 	GroupKey string
-	// Running counts tasks holding the group's concurrency permit; it never
-	// exceeds MaxConcurrency. A task run under RejectCallerRuns or by
-	// Rejection.Run holds no permit and is not counted.
+	// Running counts tasks holding the group's concurrency permit; it
+	// exceeds MaxConcurrency only while a lowered limit drains
+	// (UpdatePolicy, an adaptive limit). A task run under RejectCallerRuns
+	// or by Rejection.Run holds no permit and is not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
 	// whichever layer they wait at.

@@ -34,6 +34,9 @@ type PolicyBuilder struct {
 	idleTTL          time.Duration
 	pressure         PressureConfig
 	pressureFn       func(PressureWarning)
+	adaptive         *AdaptiveConfig // AdaptiveConcurrency
+	adaptiveGlobal   *AdaptiveConfig // AdaptiveGlobal
+	limitChanges     func(LimitChange)
 }
 
 // NewPolicyBuilder returns a builder holding the DefaultPolicy settings.
@@ -197,6 +200,9 @@ func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
 		pressure:         b.pressure,
 		pressureFn:       b.pressureFn,
 		set:              bitIf(b.defaultConc != nil, setConc) | bitIf(b.defaultInFlight != nil, setInFlight) | bitIf(b.defaultQueue != nil, setQueue) | bitIf(b.defaultWeight != nil, setWeight),
+		adaptive:         b.adaptive,
+		adaptiveGlobal:   b.adaptiveGlobal,
+		limitChanges:     b.limitChanges,
 	}
 	weighted := len(b.weights) > 0 || b.weightResolver != nil || b.defaultWeight != nil
 	if bad := p.check(weighted); len(bad) > 0 {

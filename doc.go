@@ -46,7 +46,11 @@
 // key spaces cost bounded memory. ParsePolicy reads a policy's limits from
 // JSON (MarshalJSON writes them back); SetGroupOverride changes one live
 // group's limits above the policy; Explain and ExplainGroup say which
-// setting decided each limit of a group.
+// setting decided each limit of a group. With AdaptiveConcurrency (and,
+// under fair share, AdaptiveGlobal) a limit follows what the backend the
+// tasks call can take: each finished task's LimitSample goes to an
+// AdaptiveLimit (package adapt has two), whose answer is applied as a live
+// change.
 //
 // A TaskLifecycleListener observes every task's events (Listeners combines
 // several), Stats, GroupStats and AllGroupStats give cheap snapshots of

@@ -68,6 +68,8 @@ type GroupExecutor struct {
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
+	globalTuning atomic.Pointer[tuning] // the adaptive global cap, if any; replaced under updating
+
 	// The outcome counters (see count), kept by whoever completes a
 	// handle, usually the goroutine that ran the task, just before it
 	// leaves the gate: they share the cache line of gate.left, not that of
@@ -95,6 +97,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(root, global, e.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
+	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e
 }
 
@@ -135,6 +138,7 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	}
 	e.policy.Store(p)
 	c := e.groups.Update(p.globalInFlight, p.globalQueue, e.limits)
+	e.globalTuning.Store(newTuning(p.adaptiveGlobal, "", p.globalInFlight, Unlimited))
 	e.groups.SetIdleTTL(int64(p.idleTTL))
 	e.applyChanges(c)
 	return nil

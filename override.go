@@ -218,12 +218,14 @@ func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) 
 // The registry calls it when it creates a group, and when UpdatePolicy or
 // SetGroupOverride resolve groups again.
 func (e *GroupExecutor) limits(groupKey string) groupstate.Limits {
-	l := e.policy.Load().limits(groupKey)
+	p := e.policy.Load()
+	l := p.limits(groupKey)
 	if e.overrides.n.Load() > 0 {
 		if o, ok := e.overrides.get(e.groups, groupKey); ok {
 			o.apply(&l)
 		}
 	}
+	p.tuneLimits(&l, groupKey) // an adaptive limit moves below what is resolved, override included
 	return l
 }
 

@@ -70,7 +70,10 @@ type GroupPolicy struct {
 	idleTTL          time.Duration
 	pressure         PressureConfig
 	pressureFn       func(PressureWarning)
-	set              defaultBits // the Default…PerGroup settings made, as opposed to the library's
+	set              defaultBits     // the Default…PerGroup settings made, as opposed to the library's
+	adaptive         *AdaptiveConfig // never changed once built
+	adaptiveGlobal   *AdaptiveConfig // never changed once built
+	limitChanges     func(LimitChange)
 }
 
 // defaultBits records which Default…PerGroup settings a policy was given, so

@@ -64,7 +64,7 @@ func (p *GroupPolicy) check(weighted bool) []string {
 			bad = append(bad, fmt.Sprintf("%s is %v, want >= 0", f.name, f.v))
 		}
 	}
-	return bad
+	return append(bad, p.checkAdaptive()...)
 }
 
 // callResolver reports the resolver's value, or false if it panicked.

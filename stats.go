@@ -10,9 +10,10 @@ import (
 // GroupStats is a point-in-time snapshot of one group.
 type GroupStats struct {
 	GroupKey string
-	// Running counts tasks holding the group's concurrency permit; it never
-	// exceeds MaxConcurrency. A task run under RejectCallerRuns or by
-	// Rejection.Run holds no permit and is not counted.
+	// Running counts tasks holding the group's concurrency permit; it
+	// exceeds MaxConcurrency only while a lowered limit drains
+	// (UpdatePolicy, an adaptive limit). A task run under RejectCallerRuns
+	// or by Rejection.Run holds no permit and is not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
 	// whichever layer they wait at.
@@ -20,7 +21,9 @@ type GroupStats struct {
 	// InFlight counts tasks past the bulkhead: waiting for the concurrency
 	// permit or running. It is counted even when the bulkhead is Unlimited.
 	InFlight int
-	// The limits resolved for the group.
+	// The limits in force for the group: those resolved for it, but
+	// under AdaptiveConcurrency MaxConcurrency is its adaptive limit and
+	// QueueThreshold the threshold that follows it.
 	MaxConcurrency, MaxInFlight, QueueThreshold int
 	// Weight is the group's fair-share weight (1 unless IsolationFairShare
 	// gives it another).
@@ -39,7 +42,9 @@ type ExecutorStats struct {
 	// Running, Waiting and GlobalInFlight count tasks of every group,
 	// including tasks of evicted groups that have not finished yet.
 	Running, Waiting, GlobalInFlight int
-	GlobalMaxInFlight                int
+	// GlobalMaxInFlight is the global limit in force: the policy's, or
+	// under AdaptiveGlobal the adaptive one.
+	GlobalMaxInFlight int
 	// Blocked counts callers of SubmitWith with Block waiting for a queue
 	// slot, of any group or the global queue.
 	Blocked int
@@ -61,7 +66,7 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 		Running:           running,
 		Waiting:           waiting,
 		GlobalInFlight:    inFlight,
-		GlobalMaxInFlight: e.policy.Load().globalInFlight,
+		GlobalMaxInFlight: e.global.Limit(),
 		Blocked:           e.global.Blocked(),
 		Submitted:         e.gate.submitted(),
 		Succeeded:         e.succeeded.Load(),

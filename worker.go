@@ -172,6 +172,8 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		// wins: the function never starts on a cancelled context.
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
+	case e.policy.Load().tuned():
+		ended = e.runSampled(t, start)
 	default:
 		ended = e.run(t, start)
 	}
@@ -182,7 +184,7 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 // run calls t's function, which holds its permits since start (or none,
 // under caller-runs), and finishes t with what it returned, at the clock
 // reading it returns. A panic is FAILED; so is runtime.Goexit, which
-// finishes t as it unwinds.
+// finishes t as it unwinds. (runSampled is run for adaptive limits.)
 func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}

@@ -32,7 +32,17 @@ func newGroupconcListening(c Config, l groupconc.TaskLifecycleListener) (Runner,
 	return newGroupconcPeer(c, groupconc.IsolationOff, l)
 }
 
-func newGroupconcPeer(c Config, mode groupconc.IsolationMode, l groupconc.TaskLifecycleListener) (Runner, error) {
+// newGroupconcAdaptive is newGroupconc whose groups' limits adapt as a
+// says (none if a.New is nil).
+func newGroupconcAdaptive(c Config, a groupconc.AdaptiveConfig) (Runner, error) {
+	return newGroupconcPeer(c, groupconc.IsolationOff, nil, func(b *groupconc.PolicyBuilder) {
+		if a.New != nil {
+			b.AdaptiveConcurrency(a)
+		}
+	})
+}
+
+func newGroupconcPeer(c Config, mode groupconc.IsolationMode, l groupconc.TaskLifecycleListener, more ...func(*groupconc.PolicyBuilder)) (Runner, error) {
 	per, global := groupconc.Unlimited, groupconc.Unlimited
 	if c.PerGroup > 0 {
 		per = c.PerGroup
@@ -40,12 +50,15 @@ func newGroupconcPeer(c Config, mode groupconc.IsolationMode, l groupconc.TaskLi
 	if c.Global > 0 {
 		global = c.Global
 	}
-	p, err := groupconc.NewPolicyBuilder().
+	b := groupconc.NewPolicyBuilder().
 		Isolation(mode).
 		DefaultMaxConcurrencyPerGroup(per).
 		GlobalMaxInFlight(global).
-		TaskLifecycleListener(l).
-		Build()
+		TaskLifecycleListener(l)
+	for _, f := range more {
+		f(b)
+	}
+	p, err := b.Build()
 	if err != nil {
 		return nil, err
 	}

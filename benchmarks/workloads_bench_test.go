@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/adapt"
 )
 
 // Workload sizes. RESULTS.md describes each workload; run.sh sets the
@@ -72,6 +73,30 @@ func BenchmarkW2Listener(b *testing.B) {
 	}{{"none", nil}, {"noop", groupconc.ListenerFuncs{}}} {
 		b.Run("listener="+v.name, func(b *testing.B) {
 			r, err := newGroupconcListening(Config{PerGroup: w2PerGroup, Global: w2Global}, v.l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			benchThroughput(b, r, groupKeys(w2Groups), w2Batch)
+		})
+	}
+}
+
+// BenchmarkW2Adaptive is W2 for groupconc alone, with every group's limit
+// adaptive and without: the hook that feeds each task's sample to the
+// group's algorithm must cost W2 at most 5 % and no allocation (-count 10,
+// benchstat). The algorithms see trivial tasks, so the limits stay at 4.
+func BenchmarkW2Adaptive(b *testing.B) {
+	for _, v := range []struct {
+		name string
+		a    groupconc.AdaptiveConfig
+	}{
+		{"off", groupconc.AdaptiveConfig{}},
+		{"gradient", groupconc.AdaptiveConfig{New: adapt.GradientConfig{}.New}},
+		{"aimd", groupconc.AdaptiveConfig{New: adapt.AIMDConfig{}.New}},
+	} {
+		b.Run("adaptive="+v.name, func(b *testing.B) {
+			r, err := newGroupconcAdaptive(Config{PerGroup: w2PerGroup, Global: w2Global}, v.a)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -18,17 +18,18 @@ type instrument struct {
 }
 
 var instruments = map[string]instrument{
-	"groupconc.task.count":            {"{task}", "updowncounter"},
-	"groupconc.group.count":           {"{group}", "updowncounter"},
-	"groupconc.task.oldest_wait":      {"s", "gauge"},
-	"groupconc.global.inflight.usage": {"{task}", "updowncounter"},
-	"groupconc.global.inflight.limit": {"{task}", "updowncounter"},
-	"groupconc.task.submitted":        {"{task}", "counter"},
-	"groupconc.task.completed":        {"{task}", "counter"},
-	"groupconc.task.wait.duration":    {"s", "histogram"},
-	"groupconc.task.run.duration":     {"s", "histogram"},
-	"groupconc.task.rejected":         {"{task}", "counter"},
-	"groupconc.submit.blocked":        {"{caller}", "updowncounter"},
+	"groupconc.task.count":              {"{task}", "updowncounter"},
+	"groupconc.group.count":             {"{group}", "updowncounter"},
+	"groupconc.group.concurrency.limit": {"{task}", "updowncounter"},
+	"groupconc.task.oldest_wait":        {"s", "gauge"},
+	"groupconc.global.inflight.usage":   {"{task}", "updowncounter"},
+	"groupconc.global.inflight.limit":   {"{task}", "updowncounter"},
+	"groupconc.task.submitted":          {"{task}", "counter"},
+	"groupconc.task.completed":          {"{task}", "counter"},
+	"groupconc.task.wait.duration":      {"s", "histogram"},
+	"groupconc.task.run.duration":       {"s", "histogram"},
+	"groupconc.task.rejected":           {"{task}", "counter"},
+	"groupconc.submit.blocked":          {"{caller}", "updowncounter"},
 }
 
 func kind(d metricdata.Aggregation) string {

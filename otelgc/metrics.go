@@ -72,11 +72,11 @@ type Metrics struct {
 	labels *grouplabel.Set[*series]
 
 	// Observable instruments, read by the callback Observe registers.
-	tasks, groups, inFlight, inFlightLimit metric.Int64ObservableUpDownCounter
-	submitted, completed                   metric.Int64ObservableCounter
-	oldestWait                             metric.Float64ObservableGauge
-	blocked                                metric.Int64ObservableUpDownCounter
-	observed                               atomic.Bool
+	tasks, groups, concLimit, inFlight, inFlightLimit metric.Int64ObservableUpDownCounter
+	submitted, completed                              metric.Int64ObservableCounter
+	oldestWait                                        metric.Float64ObservableGauge
+	blocked                                           metric.Int64ObservableUpDownCounter
+	observed                                          atomic.Bool
 
 	// Synchronous instruments, fed by the listener.
 	wait, run metric.Float64Histogram
@@ -123,6 +123,9 @@ func New(o Options) (*Metrics, error) {
 	check(err)
 	m.groups, err = mt.Int64ObservableUpDownCounter("groupconc.group.count", metric.WithUnit("{group}"),
 		metric.WithDescription("Groups the executor knows: used and not evicted."))
+	check(err)
+	m.concLimit, err = mt.Int64ObservableUpDownCounter("groupconc.group.concurrency.limit", metric.WithUnit("{task}"),
+		metric.WithDescription("The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."))
 	check(err)
 	m.oldestWait, err = mt.Float64ObservableGauge("groupconc.task.oldest_wait", metric.WithUnit("s"),
 		metric.WithDescription("How long the oldest waiting task has waited since Submit; 0 if none waits."))

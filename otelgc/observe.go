@@ -36,7 +36,7 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 		m.observe(e, o)
 		return nil
 	}
-	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.oldestWait, m.blocked, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
+	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.concLimit, m.oldestWait, m.blocked, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
 	if err != nil {
 		m.observed.Store(false)
 		return nil, errors.Join(errors.New("otelgc: registering the callback"), err)
@@ -47,7 +47,20 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 // groupAgg sums the groups of one group attribute value.
 type groupAgg struct {
 	running, waiting, groups, blocked int
+	limit                             int // the concurrency limits, Unlimited ones left out
 	oldestWait                        time.Duration
+}
+
+// add counts g in a.
+func (a *groupAgg) add(g groupconc.GroupStats) {
+	a.running += g.Running
+	a.waiting += g.Waiting
+	a.groups++
+	a.blocked += g.Blocked
+	if g.MaxConcurrency != groupconc.Unlimited {
+		a.limit += g.MaxConcurrency
+	}
+	a.oldestWait = max(a.oldestWait, g.OldestWait)
 }
 
 // observe reports e's state to o.
@@ -65,12 +78,14 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 
 	if !m.labels.Enabled() {
 		// The executor's own totals, which also count tasks of evicted
-		// groups still finishing; only the oldest wait needs the groups.
-		var oldest time.Duration
+		// groups still finishing; only the oldest wait and the limits
+		// need the groups.
+		var a groupAgg
 		for g := range e.AllGroupStats() {
-			oldest = max(oldest, g.OldestWait)
+			a.add(g)
 		}
-		m.observeGroups("", groupAgg{running: s.Running, waiting: s.Waiting, groups: s.Groups, blocked: s.Blocked, oldestWait: oldest}, o)
+		a.running, a.waiting, a.groups, a.blocked = s.Running, s.Waiting, s.Groups, s.Blocked
+		m.observeGroups("", a, o)
 		return
 	}
 	// Every value admitted so far is reported, at 0 if none of its groups
@@ -83,11 +98,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 			a = &groupAgg{}
 			aggs[v] = a
 		}
-		a.running += g.Running
-		a.waiting += g.Waiting
-		a.groups++
-		a.blocked += g.Blocked
-		a.oldestWait = max(a.oldestWait, g.OldestWait)
+		a.add(g)
 	}
 	m.labels.Each(func(v string, _ *series) {
 		var a groupAgg
@@ -104,6 +115,7 @@ func (m *Metrics) observeGroups(v string, a groupAgg, o metric.Observer) {
 	o.ObserveInt64(m.tasks, int64(a.running), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("running"))))
 	o.ObserveInt64(m.tasks, int64(a.waiting), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("waiting"))))
 	o.ObserveInt64(m.groups, int64(a.groups), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.concLimit, int64(a.limit), metric.WithAttributeSet(m.attrs(v)))
 	o.ObserveFloat64(m.oldestWait, a.oldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
 	o.ObserveInt64(m.blocked, int64(a.blocked), metric.WithAttributeSet(m.attrs(v)))
 }

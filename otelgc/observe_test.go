@@ -32,11 +32,12 @@ func TestObserveReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 
 	// Every task holds a global permit, waiting ones included.
 	requirePoints(t, r, map[string]map[string]float64{
-		"groupconc.task.count":            {"groupconc.task.state=running": 3, "groupconc.task.state=waiting": 3},
-		"groupconc.global.inflight.usage": {none: 6},
-		"groupconc.global.inflight.limit": {none: 8},
-		"groupconc.group.count":           {none: 2},
-		"groupconc.task.submitted":        {none: 6},
+		"groupconc.task.count":              {"groupconc.task.state=running": 3, "groupconc.task.state=waiting": 3},
+		"groupconc.global.inflight.usage":   {none: 6},
+		"groupconc.global.inflight.limit":   {none: 8},
+		"groupconc.group.count":             {none: 2},
+		"groupconc.group.concurrency.limit": {none: 3},
+		"groupconc.task.submitted":          {none: 6},
 		"groupconc.task.completed": {
 			"groupconc.task.status=success": 0, "groupconc.task.status=failed": 0,
 			"groupconc.task.status=cancelled": 0, "groupconc.task.status=rejected": 0,
@@ -183,4 +184,25 @@ func TestObservePanicsOnANilExecutor(t *testing.T) {
 	m, err := otelgc.New(otelgc.Options{MeterProvider: mp})
 	require.NoError(t, err)
 	assert.Panics(t, func() { m.Observe(nil) })
+}
+
+// halving is an adaptive limit that halves the limit each task ends under.
+type halving struct{}
+
+func (halving) Observe(s groupconc.LimitSample) int { return s.Limit / 2 }
+
+func TestObserveReportsTheAdaptiveLimitsInForce(t *testing.T) {
+	e, r := newMetrics(t, otelgc.Options{}, groupconc.NewPolicyBuilder().
+		Isolation(groupconc.IsolationFairShare).
+		DefaultMaxConcurrencyPerGroup(8).
+		PerGroupMaxConcurrency(map[string]int{"free": groupconc.Unlimited}).
+		GlobalMaxInFlight(16).
+		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: func(string, int, int) groupconc.AdaptiveLimit { return halving{} }}).
+		AdaptiveGlobal(groupconc.AdaptiveConfig{New: func(string, int, int) groupconc.AdaptiveLimit { return halving{} }}))
+	submit(t, e, "a", ok).Wait()
+	submit(t, e, "free", ok).Wait()
+	requirePoints(t, r, map[string]map[string]float64{
+		"groupconc.group.concurrency.limit": {none: 4},
+		"groupconc.global.inflight.limit":   {none: 4},
+	})
 }

@@ -28,7 +28,7 @@ var statuses = [...]string{
 // Describe sends the descriptions of every metric c may export.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.submitted, m.completed, m.oldestWait, m.blocked} {
+	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.concLimit, m.submitted, m.completed, m.oldestWait, m.blocked} {
 		ch <- d
 	}
 	ch <- m.wait
@@ -39,7 +39,20 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // groupAgg sums the groups of one group label value.
 type groupAgg struct {
 	running, waiting, groups, blocked int
+	limit                             int // the concurrency limits, Unlimited ones left out
 	oldestWait                        time.Duration
+}
+
+// add counts g in a.
+func (a *groupAgg) add(g groupconc.GroupStats) {
+	a.running += g.Running
+	a.waiting += g.Waiting
+	a.groups++
+	a.blocked += g.Blocked
+	if g.MaxConcurrency != groupconc.Unlimited {
+		a.limit += g.MaxConcurrency
+	}
+	a.oldestWait = max(a.oldestWait, g.OldestWait)
 }
 
 // Collect reads the executor and sends its metrics, and the listener's if
@@ -65,15 +78,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 	if m.groupLabel == nil {
 		// The executor's own totals, which also count tasks of evicted
-		// groups still finishing; only the oldest wait needs the groups.
-		var oldest time.Duration
+		// groups still finishing; only the oldest wait and the limits
+		// need the groups.
+		var a groupAgg
 		for g := range c.e.AllGroupStats() {
-			oldest = max(oldest, g.OldestWait)
+			a.add(g)
 		}
 		gauge(m.tasks, float64(s.Running), "running")
 		gauge(m.tasks, float64(s.Waiting), "waiting")
 		gauge(m.groups, float64(s.Groups))
-		gauge(m.oldestWait, oldest.Seconds())
+		gauge(m.concLimit, float64(a.limit))
+		gauge(m.oldestWait, a.oldestWait.Seconds())
 		gauge(m.blocked, float64(s.Blocked))
 	} else {
 		c.collectGrouped(gauge)
@@ -100,11 +115,7 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 			a = &groupAgg{}
 			aggs[v] = a
 		}
-		a.running += g.Running
-		a.waiting += g.Waiting
-		a.groups++
-		a.blocked += g.Blocked
-		a.oldestWait = max(a.oldestWait, g.OldestWait)
+		a.add(g)
 	}
 	m.labels.Each(func(v string, _ *series) {
 		a := aggs[v]
@@ -114,6 +125,7 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 		gauge(m.tasks, float64(a.running), "running", v)
 		gauge(m.tasks, float64(a.waiting), "waiting", v)
 		gauge(m.groups, float64(a.groups), v)
+		gauge(m.concLimit, float64(a.limit), v)
 		gauge(m.oldestWait, a.oldestWait.Seconds(), v)
 		gauge(m.blocked, float64(a.blocked), v)
 	})

@@ -34,6 +34,7 @@ func TestCollectorReportsTasksGroupsAndTheGlobalLayer(t *testing.T) {
 		groupconc_global_inflight 6
 		groupconc_global_inflight_limit 8
 		groupconc_groups 2
+		groupconc_concurrency_limit 3
 		groupconc_tasks_submitted_total 6
 		groupconc_tasks_completed_total{status="success"} 0
 		groupconc_tasks_completed_total{status="failed"} 0
@@ -198,4 +199,25 @@ func TestCollectorPanicsOnANilExecutor(t *testing.T) {
 	m, err := promgc.New(promgc.Options{})
 	require.NoError(t, err)
 	assert.Panics(t, func() { m.Collector(nil) })
+}
+
+// halving is an adaptive limit that halves the limit each task ends under.
+type halving struct{}
+
+func (halving) Observe(s groupconc.LimitSample) int { return s.Limit / 2 }
+
+func TestCollectorReportsTheAdaptiveLimitsInForce(t *testing.T) {
+	e, c := newMetrics(t, promgc.Options{}, groupconc.NewPolicyBuilder().
+		Isolation(groupconc.IsolationFairShare).
+		DefaultMaxConcurrencyPerGroup(8).
+		PerGroupMaxConcurrency(map[string]int{"free": groupconc.Unlimited}).
+		GlobalMaxInFlight(16).
+		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: func(string, int, int) groupconc.AdaptiveLimit { return halving{} }}).
+		AdaptiveGlobal(groupconc.AdaptiveConfig{New: func(string, int, int) groupconc.AdaptiveLimit { return halving{} }}))
+	submit(t, e, "a", ok).Wait()
+	submit(t, e, "free", ok).Wait()
+	requireMetrics(t, c, `
+		groupconc_concurrency_limit 4
+		groupconc_global_inflight_limit 4
+	`)
 }

@@ -27,6 +27,7 @@ func newMetrics(t testing.TB, o promgc.Options, b *groupconc.PolicyBuilder) (*gr
 var families = map[string][2]string{
 	"groupconc_tasks":                 {"gauge", "Tasks accepted and not finished, by state: running (holding their group's concurrency permit) or waiting."},
 	"groupconc_groups":                {"gauge", "Groups the executor knows: used and not evicted."},
+	"groupconc_concurrency_limit":     {"gauge", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."},
 	"groupconc_oldest_wait_seconds":   {"gauge", "How long the oldest waiting task has waited since Submit; 0 if none waits."},
 	"groupconc_global_inflight":       {"gauge", "Tasks holding a global in-flight permit."},
 	"groupconc_global_inflight_limit": {"gauge", "The global in-flight limit; absent when unlimited."},

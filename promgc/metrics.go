@@ -57,7 +57,7 @@ type Metrics struct {
 	groupLabel  []string // {"group"} when the group label is on, else nil
 
 	// Descriptions of what the collector reads from the executor.
-	tasks, globalInFlight, globalLimit, groups, submitted, completed, oldestWait, blocked *prometheus.Desc
+	tasks, globalInFlight, globalLimit, groups, concLimit, submitted, completed, oldestWait, blocked *prometheus.Desc
 
 	// What the listener feeds; exported only once Listener was called.
 	wait, run *prometheus.Desc
@@ -92,6 +92,7 @@ func New(o Options) (*Metrics, error) {
 	}
 	m.tasks = desc("groupconc_tasks", "Tasks accepted and not finished, by state: running (holding their group's concurrency permit) or waiting.", "state")
 	m.groups = desc("groupconc_groups", "Groups the executor knows: used and not evicted.")
+	m.concLimit = desc("groupconc_concurrency_limit", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out.")
 	m.oldestWait = desc("groupconc_oldest_wait_seconds", "How long the oldest waiting task has waited since Submit; 0 if none waits.")
 	m.blocked = desc("groupconc_blocked_callers", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet.")
 	m.globalInFlight = prometheus.NewDesc("groupconc_global_inflight", "Tasks holding a global in-flight permit.", nil, m.constLabels)

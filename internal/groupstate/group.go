@@ -35,6 +35,9 @@ type Limits struct {
 	QueueThreshold int // >= 0
 	Weight         int // >= 1; counts only under fair share
 	Answers        Answers
+	// Tuning is the caller's adaptive state for the group's concurrency,
+	// kept with the limits it moves (see Registry.Tune); nil: none.
+	Tuning any
 }
 
 // Group is one group's layers 2 and 3, their shared queue threshold, its

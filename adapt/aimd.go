@@ -1,0 +1,105 @@
+package adapt
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// AIMDConfig configures an AIMD. A field that is zero, or out of its
+// range, takes its default.
+type AIMDConfig struct {
+	// Backoff multiplies the limit on a sign of overload, in (0, 1); 0
+	// means 0.9.
+	Backoff float64
+	// Increase is what the limit gains per limit's worth of healthy
+	// samples (about one per run time at a busy limit); 0 means 1.
+	Increase float64
+	// Timeout, if set, makes a healthy sample whose run time exceeds it
+	// a sign of overload.
+	Timeout time.Duration
+	// Utilisation is how busy the limit must be for it to rise: a sample
+	// raises it only if the running count at its start was at least
+	// Utilisation × the limit then. 0 means 0.5.
+	Utilisation float64
+	// Classify says what a sample means; nil means FailuresOverload.
+	Classify func(groupconc.LimitSample) Signal
+}
+
+func (c AIMDConfig) withDefaults() AIMDConfig {
+	orFraction(&c.Backoff, 0.9, false)
+	if !(c.Increase > 0) || math.IsInf(c.Increase, 0) {
+		c.Increase = 1
+	}
+	orFraction(&c.Utilisation, 0.5, true)
+	return c
+}
+
+// New returns an AIMD of c moving within [lo, hi]; it has the type of
+// groupconc.AdaptiveConfig.New.
+func (c AIMDConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
+	return NewAIMD(lo, hi, c)
+}
+
+// AIMD is an additive-increase, multiplicative-decrease limit, as TCP's
+// congestion window: each healthy sample of a busy limit adds
+// Increase/limit, so the limit gains about Increase per run time; each sign
+// of overload (a timeout, by default a failure, a run time above Timeout)
+// multiplies it by Backoff. A sign of overload from a task that started
+// under a higher limit than the present one is not acted on again: the
+// limit falls at most once per run time.
+//
+// An AIMD is safe for concurrent use. Make one with NewAIMD, or
+// AIMDConfig.New; its zero value is not usable.
+type AIMD struct {
+	c      AIMDConfig
+	lo, hi float64
+	limit  atomic.Int64
+
+	mu  sync.Mutex
+	cur float64 // guarded by mu: the limit, before rounding down
+}
+
+// NewAIMD returns an AIMD of c that moves within [lo, hi] (lo at least 1)
+// and starts at hi.
+func NewAIMD(lo, hi int, c AIMDConfig) *AIMD {
+	lo = max(lo, 1)
+	hi = max(lo, hi)
+	a := &AIMD{c: c.withDefaults(), lo: float64(lo), hi: float64(hi), cur: float64(hi)}
+	a.limit.Store(int64(hi))
+	return a
+}
+
+// Limit returns the limit a wants now.
+func (a *AIMD) Limit() int { return int(a.limit.Load()) }
+
+// Observe takes one sample and returns the limit a wants.
+func (a *AIMD) Observe(s groupconc.LimitSample) int {
+	var sig Signal
+	if a.c.Classify == nil {
+		sig = classifyFailures(&s)
+	} else {
+		sig = a.c.Classify(s)
+	}
+	if sig == Measure && a.c.Timeout > 0 && s.RunTime > a.c.Timeout {
+		sig = Overload
+	}
+	limit := a.Limit()
+	switch {
+	case sig == Overload && s.Limit <= limit:
+		a.mu.Lock()
+		a.cur = max(a.cur*a.c.Backoff, a.lo)
+	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < int(a.hi):
+		a.mu.Lock()
+		a.cur = min(a.cur+a.c.Increase/a.cur, a.hi)
+	default:
+		return limit
+	}
+	limit = int(a.cur)
+	a.limit.Store(int64(limit))
+	a.mu.Unlock()
+	return limit
+}

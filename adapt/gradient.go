@@ -1,0 +1,255 @@
+package adapt
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// GradientConfig configures a Gradient. A field that is zero, or out of
+// its range, takes its default.
+type GradientConfig struct {
+	// Window is the least time one window of samples spans; 0 means
+	// 100ms. The limit moves at most once per window.
+	Window time.Duration
+	// MinSamples is the least samples a window holds: a window whose
+	// time is up waits for them. 0 means 20.
+	MinSamples int
+	// Percentile is the quantile of a window's run times that is compared
+	// with the baseline, in (0, 1); 0 means 0.5, the median, which a few
+	// slow tasks do not move.
+	Percentile float64
+	// Tolerance is how much slower than the baseline a window may run
+	// before it counts as queueing in the backend: above (1+Tolerance) ×
+	// baseline the limit falls; below (1+Tolerance/2) × baseline it may
+	// rise. 0 means 0.1.
+	Tolerance float64
+	// Utilisation is how busy the limit must be for it to rise: the mean
+	// running count at the start of a window's tasks must be at least
+	// Utilisation × the limit. A limit that something else holds back (a
+	// global cap, fair share, light load) so does not grow. 0 means 0.5.
+	Utilisation float64
+	// MaxDecrease is the largest fraction of the limit one window may
+	// take off; 0 means 0.5.
+	MaxDecrease float64
+	// Smoothing is the weight of a window in the moving average of the
+	// run time at its concurrency, the least of which is the baseline; 0
+	// means 0.25.
+	Smoothing float64
+	// BaselineAge is how many windows the run time seen at one
+	// concurrency counts towards the baseline without being seen again; 0
+	// means 100.
+	BaselineAge int
+	// Reprobe is how many windows the limit may sit at its minimum while
+	// the run times stay above the baseline before it takes the run time
+	// of the latest window as the baseline, and so may rise again: the
+	// backend got slower, not busier. 0 means 5.
+	Reprobe int
+	// Resolution is the shortest run time told apart: shorter ones count
+	// as it, so that scheduling noise in very short tasks does not move
+	// the limit. 0 means 100µs.
+	Resolution time.Duration
+	// Classify says what a sample means; nil means DefaultClassify. The
+	// run times of Overload samples count as lower bounds.
+	Classify func(groupconc.LimitSample) Signal
+}
+
+func (c GradientConfig) withDefaults() GradientConfig {
+	orDuration(&c.Window, 100*time.Millisecond)
+	orCount(&c.MinSamples, 20)
+	orFraction(&c.Percentile, 0.5, false)
+	if !(c.Tolerance > 0) || math.IsInf(c.Tolerance, 0) {
+		c.Tolerance = 0.1
+	}
+	orFraction(&c.Utilisation, 0.5, true)
+	orFraction(&c.MaxDecrease, 0.5, true)
+	orFraction(&c.Smoothing, 0.25, true)
+	orCount(&c.BaselineAge, 100)
+	orCount(&c.Reprobe, 5)
+	orDuration(&c.Resolution, 100*time.Microsecond)
+	return c
+}
+
+// orDuration, orCount and orFraction set a field that is zero or out of
+// range to its default: a fraction is in (0, 1), or (0, 1] if one is.
+func orDuration(v *time.Duration, d time.Duration) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+func orCount(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+func orFraction(v *float64, d float64, one bool) {
+	if !(*v > 0 && (*v < 1 || one && *v == 1)) {
+		*v = d
+	}
+}
+
+// New returns a Gradient of c moving within [lo, hi]; it has the type of
+// groupconc.AdaptiveConfig.New.
+func (c GradientConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
+	return NewGradient(lo, hi, c)
+}
+
+// Gradient is a limit that follows the run times of its tasks. It keeps a
+// baseline, the run time of a task that does not queue in the backend, and
+// compares the percentile of each window's run times with it. A window
+// that ran slower than the baseline allows, at a limit its tasks filled,
+// ran at a concurrency the backend could not serve at once: the limit falls
+// to that concurrency scaled by the slowdown (under processor sharing, the
+// backend's capacity). A window that ran close to the baseline, at a busy
+// limit, raises it by Tolerance of itself (at least one).
+//
+// A Gradient starts at max, and measures its baseline first: if its first
+// window is busy, it halves the limit each window until the run times stop
+// falling, so that a start under overload finds the backend's capacity
+// rather than taking the overloaded run time for the baseline. From then
+// on the baseline is the least of the run times seen at the concurrencies
+// the limit ran at lately, each averaged over its windows (see levels): it
+// does not drift up with a long overload, and the limit's moves about the
+// backend's capacity keep it measured.
+//
+// A Gradient is safe for concurrent use. Make one with NewGradient, or
+// GradientConfig.New; its zero value is not usable.
+type Gradient struct {
+	c        GradientConfig
+	min, max int
+	limit    atomic.Int64
+
+	mu     sync.Mutex
+	w      window // guarded by mu
+	levels levels // guarded by mu
+	probe  probe  // guarded by mu, until the baseline is first measured
+	atMin  int    // guarded by mu: windows at min, queueing
+}
+
+// probe is what measuring the baseline has seen so far.
+type probe struct {
+	done bool
+	last float64 // the previous window's percentile run time; 0 before the first
+	prev int     // the limit before it was last halved
+	// The greatest mean running count per unit of run time of a window:
+	// times the baseline, the concurrency the backend served at once.
+	best float64
+}
+
+// NewGradient returns a Gradient of c that moves within [lo, hi] (lo at
+// least 1) and starts at hi.
+func NewGradient(lo, hi int, c GradientConfig) *Gradient {
+	lo = max(lo, 1)
+	g := &Gradient{c: c.withDefaults(), min: lo, max: max(lo, hi)}
+	g.limit.Store(int64(g.max))
+	return g
+}
+
+// Limit returns the limit g wants now.
+func (g *Gradient) Limit() int { return int(g.limit.Load()) }
+
+// Observe takes one sample and returns the limit g wants.
+func (g *Gradient) Observe(s groupconc.LimitSample) int {
+	var sig Signal
+	if g.c.Classify == nil {
+		sig = classify(&s)
+	} else {
+		sig = g.c.Classify(s)
+	}
+	if sig == Ignore || s.Limit > int(g.limit.Load()) {
+		// A task that started before the limit last fell shows what was
+		// acted on already.
+		return g.Limit()
+	}
+	return g.record(s.End.UnixNano(), s.RunTime, s.Running)
+}
+
+// record adds a sample to the window, once the window it closes (if due)
+// has been decided on, and returns the limit. Observe's caller runs on a
+// small stack (see groupconc's sample): the frames on this path stay
+// small, and the window's decision, once per window, is a call away.
+func (g *Gradient) record(end int64, run time.Duration, running int) int {
+	g.mu.Lock()
+	if g.w.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
+		g.closeLocked()
+	}
+	g.w.add(end, max(run, g.c.Resolution), running)
+	limit := int(g.limit.Load())
+	g.mu.Unlock()
+	return limit
+}
+
+// closeLocked decides on the window that just closed and starts the next.
+//
+//go:noinline
+func (g *Gradient) closeLocked() {
+	g.limit.Store(int64(g.decideLocked(int(g.limit.Load()))))
+	g.w.reset()
+}
+
+// decideLocked returns the limit after the window that just closed.
+func (g *Gradient) decideLocked(limit int) int {
+	r := float64(g.w.percentile(g.c.Percentile))
+	n := g.w.meanRunning()
+	if !g.probe.done {
+		return g.probeLocked(limit, r, n)
+	}
+	g.levels.add(int(math.Round(n)), r, g.c.Smoothing)
+	ratio := r / g.levels.baseline(g.c.BaselineAge)
+	tol := g.c.Tolerance
+	switch {
+	case ratio > 1+tol && n >= bound*float64(limit):
+		if limit == g.min {
+			if g.atMin++; g.atMin >= g.c.Reprobe {
+				// The backend got slower, not busier.
+				g.levels.reset()
+				g.levels.add(int(math.Round(n)), r, 1)
+				g.atMin = 0
+			}
+			return limit
+		}
+		g.atMin = 0
+		target := int(math.Round(n * (1 + tol/2) / ratio))
+		floor := int(math.Ceil(float64(limit) * (1 - g.c.MaxDecrease)))
+		return max(min(max(target, floor), limit-1), g.min)
+	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit):
+		g.atMin = 0
+		return min(limit+max(1, int(math.Round(float64(limit)*tol))), g.max)
+	}
+	g.atMin = 0
+	return limit
+}
+
+// bound is how full a limit must run for it to bind: a window whose mean
+// running count is below bound × limit ran slow for lack of capacity that
+// the limit did not take (a burst, other load on the backend), and the
+// limit does not fall for it.
+const bound = 0.9
+
+// probeLocked measures the baseline: it returns the limit after the window
+// that just closed, whose percentile run time is r and mean running count
+// n, while the baseline is unknown.
+func (g *Gradient) probeLocked(limit int, r, n float64) int {
+	p := &g.probe
+	p.best = math.Max(p.best, n/r)
+	busy := n >= g.c.Utilisation*float64(limit)
+	if busy && limit > g.min && (p.last == 0 || r < p.last*(1-g.c.Tolerance)) {
+		// Run times still fall with the limit: there was queueing.
+		p.last, p.prev = r, limit
+		return max(int(float64(limit)*(1-g.c.MaxDecrease)), g.min)
+	}
+	// Light load, the minimum, or run times that no longer fall: r is
+	// the run time of a task that does not queue, and so was the last
+	// window's, at the limit before.
+	p.done = true
+	g.levels.add(int(math.Round(n)), r, 1)
+	if !busy {
+		return limit
+	}
+	return min(max(int(p.best*r*(1+g.c.Tolerance/2)), p.prev, g.min), g.max)
+}

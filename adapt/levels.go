@@ -1,0 +1,79 @@
+package adapt
+
+// levels keeps, for the few concurrencies a limit ran its backend at
+// lately, the run time it showed at each: a moving average per level. The
+// least of them is the baseline, the run time without queueing: under
+// overload the limit moves about the backend's capacity, and the levels
+// at or below it show the baseline, while each of them is an average over
+// several windows, which the least of them is not biased by as the least
+// of the windows themselves would be. A level not seen for a while is
+// dropped, so a baseline that grew (slower work, not a busier backend)
+// takes over in time. Its zero value is empty.
+type levels struct {
+	e   [levelCap]level
+	now int // windows added
+}
+
+type level struct {
+	n     int     // the concurrency, rounded; 0: unused
+	r     float64 // its moving average of the windows' run time
+	count int     // windows averaged
+	last  int     // now when it was last added to
+}
+
+// levelCap bounds the levels kept: the limit moves by little once settled.
+const levelCap = 8
+
+// settled is how many windows a level must average before it counts: one
+// window that ran fast by chance must not set the baseline.
+const settled = 3
+
+// add averages the run time r of a window at concurrency n into its
+// level, with weight w.
+func (ls *levels) add(n int, r, w float64) {
+	ls.now++
+	slot := 0
+	for i := range ls.e {
+		if ls.e[i].n == n {
+			slot = i
+			break
+		}
+		if ls.e[i].last < ls.e[slot].last {
+			slot = i // the least recently used, unused ones first
+		}
+	}
+	l := &ls.e[slot]
+	if l.n != n {
+		*l = level{n: n}
+	}
+	// A plain mean of its first windows, so that no one of them weighs
+	// more than the others, then a moving average.
+	l.count++
+	l.r += (r - l.r) * max(w, 1/float64(l.count))
+	l.last = ls.now
+}
+
+// baseline returns the least run time of the levels seen in the last age
+// windows, of those averaged over settled windows or more if any; 0 if
+// none.
+func (ls *levels) baseline(age int) float64 {
+	var b, once float64
+	for _, l := range ls.e {
+		if l.n == 0 || ls.now-l.last >= age {
+			continue
+		}
+		if l.count >= settled && (b == 0 || l.r < b) {
+			b = l.r
+		}
+		if once == 0 || l.r < once {
+			once = l.r
+		}
+	}
+	if b == 0 {
+		return once
+	}
+	return b
+}
+
+// reset forgets every level.
+func (ls *levels) reset() { ls.e = [levelCap]level{} }

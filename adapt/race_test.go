@@ -1,0 +1,5 @@
+//go:build race
+
+package adapt_test
+
+const raceEnabled = true

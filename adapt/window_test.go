@@ -1,0 +1,79 @@
+package adapt
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSelectKthAgreesWithSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		n := 1 + rng.IntN(300)
+		spread := 1 + rng.IntN(1+round%50) // many equal values, or few
+		s := make([]int, n)
+		for i := range s {
+			s[i] = rng.IntN(spread)
+		}
+		sorted := slices.Sorted(slices.Values(s))
+		k := rng.IntN(n)
+		require.Equal(t, sorted[k], selectKth(slices.Clone(s), k), "round %d: k %d of %v", round, k, s)
+	}
+}
+
+func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
+	var w window
+	ms := int64(time.Millisecond)
+	for i := range 1000 {
+		w.add(int64(i)*ms, time.Duration(i), i%7)
+	}
+	assert.Equal(t, 1000, w.seen)
+	require.LessOrEqual(t, len(w.runs), windowCap)
+	assert.Equal(t, 8, w.stride, "1000 samples kept one in 8")
+	for i, r := range w.runs {
+		assert.Equal(t, time.Duration(i*w.stride), r, "kept %d", i)
+	}
+	assert.InDelta(t, 3, w.meanRunning(), 0.01)
+	assert.InDelta(t, float64(500), float64(w.percentile(0.5)), 8, "the median of 0..999")
+	assert.Zero(t, w.start)
+	assert.False(t, w.due(999*ms, time.Second, 1), "a second not yet up")
+	assert.False(t, w.due(1000*ms, time.Second, 1001), "too few samples")
+	assert.True(t, w.due(1000*ms, time.Second, 1000))
+	w.reset()
+	w.add(0, 5, 1)
+	assert.Equal(t, []time.Duration{5}, w.runs)
+	assert.Equal(t, 1, w.stride)
+}
+
+func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {
+	var ls levels
+	ls.add(8, 80, 0.25)
+	assert.Equal(t, 80.0, ls.baseline(100), "with no settled level, the least of all")
+	ls.add(9, 100, 0.25)
+	ls.add(9, 100, 0.25)
+	ls.add(9, 100, 0.25)
+	assert.Equal(t, 100.0, ls.baseline(100), "one fast window does not set it")
+	ls.add(8, 100, 0.25)
+	ls.add(8, 100, 0.25)
+	assert.InDelta(t, 93.3, ls.baseline(100), 0.1, "a plain mean of a level's first windows")
+	for range 100 {
+		ls.add(7, 120, 0.25)
+	}
+	assert.InDelta(t, 120.0, ls.baseline(100), 0.01, "levels not seen for the age are dropped")
+	for n := range 20 {
+		ls.add(20+n, float64(50+n), 1)
+	}
+	used := 0
+	for _, l := range ls.e {
+		if l.n != 0 {
+			used++
+		}
+	}
+	assert.Equal(t, levelCap, used)
+	ls.reset()
+	assert.Zero(t, ls.baseline(100))
+}

@@ -1,0 +1,309 @@
+package groupconc
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
+
+// A LimitSample is what one finished task tells an adaptive limit: how
+// long it ran, how it ended, and how loaded its limit was when it started.
+// Only tasks that ran holding their permits are sampled: a task rejected,
+// run by RejectCallerRuns or by a handler, or cancelled before it started
+// tells nothing.
+type LimitSample struct {
+	GroupKey string
+	// Status is SUCCESS, FAILED or CANCELLED: how the task's function
+	// ended (a task whose handle Cancel completed reports what its
+	// function returned).
+	Status TaskStatus
+	Err    error // the function's error; nil on SUCCESS
+	// RunTime is from the task's start, holding every permit, to its
+	// end: its wait in line is not in it.
+	RunTime time.Duration
+	// Running and Limit are the running tasks (itself included) and the
+	// limit in force when the task started: its group's, or for the
+	// global cap those of every group.
+	Running, Limit int
+	End            time.Time // when the function returned
+}
+
+// An AdaptiveLimit moves one concurrency limit, a group's or the global
+// cap, from what finished tasks show. Observe is given each sample and
+// returns the limit it wants; the executor keeps it within the bounds the
+// AdaptiveConfig sets and applies it as UpdatePolicy applies a limit: a
+// raised limit starts waiting tasks at once, a lowered one lets running
+// tasks finish and starts no new task until the running count is below it.
+//
+// Observe is called on the finishing task's goroutine, before it gives its
+// permits back and completes its handle, with no lock of the executor
+// held, and from several goroutines at once: it must be safe for concurrent use, and should be
+// cheap and never block, since every sampled task calls it. A panic in it
+// is recovered and ignored: the limit stays as it is.
+type AdaptiveLimit interface {
+	Observe(s LimitSample) int
+}
+
+// AdaptiveConfig makes a concurrency limit adaptive (see
+// PolicyBuilder.AdaptiveConcurrency and AdaptiveGlobal).
+type AdaptiveConfig struct {
+	// New makes the algorithm of one limit, which moves it within [min,
+	// max]: max is the limit the policy resolves, where the adaptive
+	// limit starts, and min is Min (at most max). groupKey is empty for
+	// the global cap. New is called when a group is created, and for
+	// every group when UpdatePolicy resolves its limits again: the
+	// adaptive state starts afresh, at the new resolved limit. A panic in
+	// New, or a nil result, leaves that limit fixed at what the policy
+	// resolves.
+	New func(groupKey string, min, max int) AdaptiveLimit
+	// Min is the least the limit may fall to; 0 means 1.
+	Min int
+	// QueueFactor, if positive, makes a group's queue threshold follow
+	// its limit: ceil(QueueFactor × limit), never above the threshold the
+	// policy resolves. Then work the limit sheds is turned away rather
+	// than left waiting in the group's queue. 0 keeps the resolved
+	// threshold. It must be 0 for AdaptiveGlobal.
+	QueueFactor float64
+}
+
+// A LimitChange is one change of an adaptive limit (see LimitChanges).
+type LimitChange struct {
+	GroupKey string    // empty for the global cap
+	Old, New int       // the limit before and after
+	At       time.Time // the end of the task whose sample moved it
+}
+
+// AdaptiveConcurrency makes each group's concurrency limit adaptive: it
+// starts at the limit the policy resolves and moves within [c.Min, that
+// limit] as c.New's algorithm decides from each finished task's sample.
+// GroupStats shows the limit in force as MaxConcurrency, and the queue
+// threshold in force as QueueThreshold. A group whose concurrency resolves
+// to Unlimited keeps it: an adaptive limit needs one to start from.
+//
+// c.New must not be nil; c.Min and c.QueueFactor must be >= 0.
+func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {
+	b.adaptive = &c
+	return b
+}
+
+// AdaptiveGlobal makes the global cap adaptive, as AdaptiveConcurrency does
+// a group's: it starts at GlobalMaxInFlight and moves within [c.Min,
+// GlobalMaxInFlight] from the samples of every group's tasks; Stats shows it
+// as GlobalMaxInFlight. It needs IsolationFairShare, where only running
+// tasks hold a global permit (under IsolationOff tasks waiting for their
+// group hold one too, so the cap does not bound the work in progress), and
+// a GlobalMaxInFlight other than Unlimited.
+//
+// c.New must not be nil, c.Min must be >= 0 and c.QueueFactor 0.
+func (b *PolicyBuilder) AdaptiveGlobal(c AdaptiveConfig) *PolicyBuilder {
+	b.adaptiveGlobal = &c
+	return b
+}
+
+// LimitChanges has fn told of every change an adaptive limit makes, after
+// it is in force. fn runs on the goroutine of the task whose sample made
+// the change, with no lock of the executor held, possibly on several
+// goroutines at once; it must not block. A panic in it is recovered and
+// ignored. Changes made by UpdatePolicy are not told: they are the
+// caller's.
+func (b *PolicyBuilder) LimitChanges(fn func(LimitChange)) *PolicyBuilder {
+	b.limitChanges = fn
+	return b
+}
+
+// checkAdaptive returns one line per bad adaptive setting of p.
+func (p *GroupPolicy) checkAdaptive() []string {
+	var bad []string
+	check := func(name string, c *AdaptiveConfig) {
+		if c == nil {
+			return
+		}
+		if c.New == nil {
+			bad = append(bad, name+".New is nil")
+		}
+		if c.Min < 0 {
+			bad = append(bad, fmt.Sprintf("%s.Min is %d, want >= 0", name, c.Min))
+		}
+		if !(c.QueueFactor >= 0) || math.IsInf(c.QueueFactor, 0) {
+			bad = append(bad, fmt.Sprintf("%s.QueueFactor is %v, want a finite number >= 0", name, c.QueueFactor))
+		}
+	}
+	check("AdaptiveConcurrency", p.adaptive)
+	check("AdaptiveGlobal", p.adaptiveGlobal)
+	if c := p.adaptiveGlobal; c != nil {
+		if c.QueueFactor != 0 {
+			bad = append(bad, fmt.Sprintf("AdaptiveGlobal.QueueFactor is %v, want 0: the group thresholds bound the global wait", c.QueueFactor))
+		}
+		if p.isolation != IsolationFairShare {
+			bad = append(bad, fmt.Sprintf("AdaptiveGlobal needs Isolation(IsolationFairShare), have %v", p.isolation))
+		}
+		if p.globalInFlight == Unlimited {
+			bad = append(bad, "AdaptiveGlobal needs a GlobalMaxInFlight to start from, have Unlimited")
+		}
+	}
+	return bad
+}
+
+// tuning is one adaptive limit: a group's concurrency, kept in its
+// groupstate.Limits, or the global cap, kept by the executor.
+type tuning struct {
+	algo     AdaptiveLimit
+	min, max int
+	factor   float64 // QueueFactor
+	queueMax int     // the resolved queue threshold
+}
+
+// newTuning makes the tuning of the limit max (resolved) for key ("" for
+// the global cap), or returns nil if there is none.
+func newTuning(c *AdaptiveConfig, key string, max, queueMax int) (tu *tuning) {
+	if c == nil || max == Unlimited {
+		return nil
+	}
+	lo := min(c.Min, max)
+	if lo < 1 {
+		lo = 1
+	}
+	defer func() {
+		if recover() != nil {
+			tu = nil
+		}
+	}()
+	algo := c.New(key, lo, max)
+	if algo == nil {
+		return nil
+	}
+	return &tuning{algo: algo, min: lo, max: max, factor: c.QueueFactor, queueMax: queueMax}
+}
+
+// tuned reports whether p makes a limit adaptive.
+func (p *GroupPolicy) tuned() bool { return p.adaptive != nil || p.adaptiveGlobal != nil }
+
+// tuneLimits makes l, resolved for key, adaptive if p says so: it starts
+// at the resolved concurrency, with the queue threshold that follows it.
+func (p *GroupPolicy) tuneLimits(l *groupstate.Limits, key string) {
+	if tu := newTuning(p.adaptive, key, l.Concurrency, l.QueueThreshold); tu != nil {
+		l.Tuning = tu
+		l.QueueThreshold = tu.queue(l.Concurrency)
+	}
+}
+
+// queue returns the queue threshold that goes with the limit n.
+func (tu *tuning) queue(n int) int {
+	if tu.factor == 0 {
+		return tu.queueMax
+	}
+	if q := math.Ceil(tu.factor * float64(n)); q < float64(tu.queueMax) {
+		return int(q)
+	}
+	return tu.queueMax
+}
+
+// clamp returns n within the tuning's bounds.
+func (tu *tuning) clamp(n int) int { return min(max(n, tu.min), tu.max) }
+
+// sampling is what a task running under adaptive limits notes as it
+// starts, for the sample it gives when it ends.
+type sampling struct {
+	group, global              *tuning
+	running, limit             int // its group's
+	globalRunning, globalLimit int
+}
+
+// runSampled is run for t, which holds every permit, under a policy with
+// adaptive limits: it notes the load of t's group and of the global layer
+// at t's start, and gives t's sample as it ends, before it gives its
+// permits back, so that a limit it lowers applies to its own permit too.
+// It is run's twin rather than a part of it, so that run's frame, under
+// every task's function, stays as small as without adaptive limits.
+func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
+	var s sampling
+	g := t.permits.Group()
+	s.group, _ = g.Tuning().(*tuning)
+	if s.group != nil {
+		s.running, s.limit = g.Running(), g.Concurrency()
+	}
+	if s.global = e.globalTuning.Load(); s.global != nil {
+		s.globalRunning, s.globalLimit = e.global.Running(), e.global.Limit()
+	}
+	if s.group == nil && s.global == nil {
+		return e.run(t, start)
+	}
+	notifyStarted(e.listener(), t.key(), t.id)
+	o := outcome{start: start, told: true}
+	defer e.finish(t, &o)
+	o.status, o.err = t.body.call(t.context())
+	ended = e.clock()
+	o.end = ended - t.permits.Submitted()
+	// Before the deferred finish. A function that called runtime.Goexit
+	// does not return here: its task gives no sample.
+	e.sample(t, &o, &s)
+	return ended
+}
+
+// sample gives t's sample to the adaptive limits noted at its start, and
+// applies what they return. t's function returned o, and t still holds its
+// permits: a lowered limit applies to them too, and Shutdown still waits
+// for t, so also for the tasks a raised limit hands permits to.
+//
+// It runs on the task's goroutine, whose stack may still be small (a
+// trivial task on a fresh goroutine): its frame is kept small, and the
+// algorithm is called from it directly.
+func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
+	// A panic in an algorithm leaves the limits as they are, this sample
+	// untold to the rest.
+	defer ignorePanic()
+	ls := LimitSample{
+		GroupKey: t.key(),
+		Status:   o.status,
+		Err:      o.err,
+		RunTime:  time.Duration(o.end - o.start),
+		End:      t.at(o.end),
+	}
+	if tu := s.group; tu != nil {
+		ls.Running, ls.Limit = s.running, s.limit
+		g := t.permits.Group()
+		if n := tu.clamp(tu.algo.Observe(ls)); n != g.Concurrency() {
+			e.tuneGroup(g, tu, n, ls.End)
+		}
+	}
+	if tu := s.global; tu != nil {
+		ls.Running, ls.Limit = s.globalRunning, s.globalLimit
+		if n := tu.clamp(tu.algo.Observe(ls)); n != e.global.Limit() {
+			e.tuneGlobal(tu, n, ls.End)
+		}
+	}
+}
+
+// tuneGroup makes n the concurrency limit of g, unless UpdatePolicy
+// replaced tu.
+func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, at time.Time) {
+	if old, c := e.groups.Tune(g, tu, n, tu.queue(n)); c != nil {
+		e.applyChanges(c)
+		e.tellLimit(LimitChange{GroupKey: g.Key(), Old: old, New: n, At: at})
+	}
+}
+
+// tuneGlobal makes n the global cap, unless UpdatePolicy replaced tu.
+func (e *GroupExecutor) tuneGlobal(tu *tuning, n int, at time.Time) {
+	e.updating.Lock()
+	if e.globalTuning.Load() != tu {
+		e.updating.Unlock()
+		return
+	}
+	old, c := e.global.TuneGlobal(n)
+	e.updating.Unlock()
+	if c != nil {
+		e.applyChanges(c)
+		e.tellLimit(LimitChange{Old: old, New: n, At: at})
+	}
+}
+
+// tellLimit tells the policy's LimitChanges function of ch.
+func (e *GroupExecutor) tellLimit(ch LimitChange) {
+	if fn := e.policy.Load().limitChanges; fn != nil {
+		defer ignorePanic()
+		fn(ch)
+	}
+}

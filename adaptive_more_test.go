@@ -1,0 +1,208 @@
+package groupconc_test
+
+// Adaptive limits, continued: the global cap, policy updates, the change
+// function, panics and the settings Build refuses.
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kobe/groupconc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAnAdaptiveGlobalCapMovesUnderFairShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		var changes []groupconc.LimitChange
+		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().
+			Isolation(groupconc.IsolationFairShare).DefaultMaxConcurrencyPerGroup(4).GlobalMaxInFlight(4).
+			AdaptiveGlobal(groupconc.AdaptiveConfig{New: s.new}).
+			LimitChanges(func(c groupconc.LimitChange) { changes = append(changes, c) })))
+		defer e.Close()
+		gates := make([]chan struct{}, 6)
+		var running gauge
+		var hs []*groupconc.TaskHandle[int]
+		for i := range gates {
+			gates[i] = make(chan struct{})
+			hs = append(hs, submit(t, t.Context(), e, []string{"a", "b"}[i%2], "t", gated(gates[i], i, &running)))
+		}
+		synctest.Wait()
+		s.want.Store(2)
+		close(gates[0])
+		synctest.Wait()
+		assert.Equal(t, 2, e.Stats().GlobalMaxInFlight, "the cap in force")
+		assert.Equal(t, 4, e.Policy().GlobalMaxInFlight(), "the policy's")
+		assert.Equal(t, int64(3), running.cur.Load(), "a lowered cap interrupts nothing")
+		close(gates[1])
+		synctest.Wait()
+		assert.Equal(t, int64(2), running.cur.Load())
+		s.want.Store(4)
+		close(gates[2])
+		synctest.Wait()
+		// Its own permit, given back under the cap of 2 with 2 running,
+		// went to one waiter; the raise started the other at once.
+		assert.Equal(t, int64(3), running.cur.Load(), "the raised cap started both waiters at once")
+		assert.Zero(t, e.Stats().Waiting)
+		for _, g := range gates[3:] {
+			close(g)
+		}
+		for _, h := range hs {
+			h.Wait()
+		}
+		got := s.taken()
+		require.Len(t, got, 6)
+		assert.Equal(t, "a", got[0].GroupKey, "the task's group")
+		for i, ls := range got {
+			// The running count at a task's start depends on how far
+			// the others got; it counts every group's tasks, never past
+			// the cap.
+			assert.Equal(t, 4, ls.Limit, "sample %d: the global cap at its start", i)
+			assert.True(t, ls.Running >= 1 && ls.Running <= 4, "sample %d: %d running at its start", i, ls.Running)
+		}
+		require.Len(t, changes, 2)
+		assert.Equal(t, groupconc.LimitChange{Old: 4, New: 2, At: changes[0].At}, changes[0], "the global cap's change has no group key")
+		assert.Equal(t, 1, s.bounds[0])
+		assert.Equal(t, 4, s.bounds[1])
+	})
+}
+
+func TestUpdatePolicyStartsAdaptiveLimitsAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		b := adaptiveGroups(s, 5, 1, 0)
+		e := groupconc.New(mustBuild(t, b))
+		defer e.Close()
+		s.want.Store(2)
+		submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+		require.Equal(t, 2, groupStats(t, e, "g").MaxConcurrency)
+		require.Equal(t, int64(1), s.made.Load())
+		s.want.Store(0)
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
+		assert.Equal(t, 5, groupStats(t, e, "g").MaxConcurrency, "back at the resolved limit")
+		assert.Equal(t, int64(2), s.made.Load(), "a new algorithm for the group")
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(3))))
+		submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+		assert.Len(t, s.taken(), 1, "a policy without adaptive limits samples nothing")
+	})
+}
+
+func TestLimitChangesAreToldWithNoLockHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		s.want.Store(2)
+		var e *groupconc.GroupExecutor
+		var told atomic.Int64
+		e = groupconc.New(mustBuild(t, adaptiveGroups(s, 4, 1, 0).LimitChanges(func(c groupconc.LimitChange) {
+			told.Add(1)
+			// Each of these takes a lock that the change took.
+			st, _ := e.GroupStats(c.GroupKey)
+			assert.Equal(t, c.New, st.MaxConcurrency, "told once in force")
+			assert.NoError(t, e.UpdatePolicy(e.Policy()))
+			panic("a panic in the function is ignored")
+		})))
+		defer e.Close()
+		submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+		assert.Equal(t, int64(1), told.Load())
+		assert.Equal(t, 4, groupStats(t, e, "g").MaxConcurrency, "the UpdatePolicy in the function started it afresh")
+	})
+}
+
+func TestAPanicInAnAdaptiveLimitLeavesTheLimitAsItIs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		made := 0
+		e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(3).
+			AdaptiveConcurrency(groupconc.AdaptiveConfig{New: func(key string, _, _ int) groupconc.AdaptiveLimit {
+				made++
+				switch key {
+				case "new panics":
+					panic("boom")
+				case "new returns nil":
+					return nil
+				}
+				return panicky{}
+			}})))
+		defer e.Close()
+		for _, key := range []string{"new panics", "new returns nil", "observe panics"} {
+			for range 3 {
+				h := submit(t, t.Context(), e, key, "t", func(context.Context) (int, error) { return 1, nil })
+				assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status, key)
+			}
+			assert.Equal(t, 3, groupStats(t, e, key).MaxConcurrency, key)
+		}
+		assert.Equal(t, 3, made)
+	})
+}
+
+type panicky struct{}
+
+func (panicky) Observe(groupconc.LimitSample) int { panic("boom") }
+
+func TestAGroupResolvingUnlimitedIsNotAdaptive(t *testing.T) {
+	s := new(script)
+	e := groupconc.New(mustBuild(t, adaptiveGroups(s, groupconc.Unlimited, 1, 1)))
+	defer e.Close()
+	submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+	assert.Zero(t, s.made.Load())
+	assert.Empty(t, s.taken())
+	st := groupStats(t, e, "g")
+	assert.Equal(t, groupconc.Unlimited, st.MaxConcurrency)
+	assert.Equal(t, groupconc.Unlimited, st.QueueThreshold)
+}
+
+func TestBuildRejectsBadAdaptiveSettings(t *testing.T) {
+	ok := func(string, int, int) groupconc.AdaptiveLimit { return new(script) }
+	fair := func(b *groupconc.PolicyBuilder) *groupconc.PolicyBuilder {
+		return b.Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(8)
+	}
+	for _, c := range []struct {
+		name string
+		b    *groupconc.PolicyBuilder
+		want string
+	}{
+		{"no New", groupconc.NewPolicyBuilder().AdaptiveConcurrency(groupconc.AdaptiveConfig{}), "AdaptiveConcurrency.New is nil"},
+		{"a negative Min", groupconc.NewPolicyBuilder().AdaptiveConcurrency(groupconc.AdaptiveConfig{New: ok, Min: -1}), "AdaptiveConcurrency.Min is -1, want >= 0"},
+		{"a negative QueueFactor", groupconc.NewPolicyBuilder().AdaptiveConcurrency(groupconc.AdaptiveConfig{New: ok, QueueFactor: -1}), "AdaptiveConcurrency.QueueFactor is -1, want a finite number >= 0"},
+		{"a NaN QueueFactor", groupconc.NewPolicyBuilder().AdaptiveConcurrency(groupconc.AdaptiveConfig{New: ok, QueueFactor: math.NaN()}), "AdaptiveConcurrency.QueueFactor is NaN"},
+		{"an infinite QueueFactor", groupconc.NewPolicyBuilder().AdaptiveConcurrency(groupconc.AdaptiveConfig{New: ok, QueueFactor: math.Inf(1)}), "AdaptiveConcurrency.QueueFactor is +Inf"},
+		{"a global cap with no New", fair(groupconc.NewPolicyBuilder()).AdaptiveGlobal(groupconc.AdaptiveConfig{}), "AdaptiveGlobal.New is nil"},
+		{"a global cap with a QueueFactor", fair(groupconc.NewPolicyBuilder()).AdaptiveGlobal(groupconc.AdaptiveConfig{New: ok, QueueFactor: 2}), "AdaptiveGlobal.QueueFactor is 2, want 0"},
+		{"a global cap under IsolationOff", groupconc.NewPolicyBuilder().GlobalMaxInFlight(8).AdaptiveGlobal(groupconc.AdaptiveConfig{New: ok}), "AdaptiveGlobal needs Isolation(IsolationFairShare), have off"},
+		{"an unlimited global cap", groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).AdaptiveGlobal(groupconc.AdaptiveConfig{New: ok}), "AdaptiveGlobal needs a GlobalMaxInFlight to start from, have Unlimited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := c.b.Build()
+			assert.Nil(t, p)
+			require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	_, err := fair(groupconc.NewPolicyBuilder()).AdaptiveGlobal(groupconc.AdaptiveConfig{New: ok}).
+		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: ok, Min: 2, QueueFactor: 0.5}).Build()
+	assert.NoError(t, err)
+}
+
+// An adaptive limit that never moves costs no allocation per task: the
+// sample lives on the stack of the task's goroutine.
+func TestAdaptiveLimitsAddNoAllocationPerTask(t *testing.T) {
+	allocs := func(b *groupconc.PolicyBuilder) float64 {
+		e := groupconc.New(mustBuild(t, b))
+		defer e.Close()
+		ctx := context.Background()
+		done := func(context.Context) (int, error) { return 0, nil }
+		return testing.AllocsPerRun(1000, func() {
+			h, err := groupconc.Submit(ctx, e, "g", "t", done)
+			if err != nil {
+				panic(err)
+			}
+			h.Wait()
+		})
+	}
+	off := allocs(groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4))
+	on := allocs(adaptiveGroups(new(script), 4, 1, 1))
+	assert.Equal(t, off, on, "allocations per task, adaptive off then on")
+}

@@ -1,0 +1,73 @@
+package groupstate
+
+// Tuning: an adaptive limit moves one group's concurrency limit, or the
+// global one, between policy updates. It goes the way Update goes for the
+// layers it touches (store, enforce what was lowered, grant what was
+// raised), so a raised limit starts waiting tasks at once and a lowered one
+// drains without interrupting anything.
+
+// Tuning returns the Tuning of the group's limits in force; nil if none.
+func (g *Group[T]) Tuning() any { return g.limits.Load().Tuning }
+
+// Running reports the group's running tasks: those holding every permit.
+func (g *Group[T]) Running() int {
+	if g.global.fair != nil {
+		return max(int(g.fair.running.Load()), 0)
+	}
+	return max(int(g.conc.held.load()), 0)
+}
+
+// Concurrency returns the group's concurrency limit in force.
+func (g *Group[T]) Concurrency() int { return int(g.conc.limit.Load()) }
+
+// Group returns the group given to Init.
+func (p *Permits[T]) Group() *Group[T] { return p.group }
+
+// Tune makes conc the group's concurrency limit and queue its queue
+// threshold, if the limits in force still carry tuning (Update has not
+// replaced them meanwhile). It returns the concurrency limit before, and
+// the tasks the change moved, which the caller carries on as after Update;
+// nil if nothing changed. Calls may overlap with each other and with
+// Update.
+func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c *Changes[T]) {
+	// Update stores limits under mu's write side; g.mu orders tunings of
+	// one group (lock order: r.mu, g.mu, then the lines' locks).
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l := *g.limits.Load()
+	if l.Tuning != tuning || l.Concurrency == conc && l.QueueThreshold == queue {
+		return l.Concurrency, nil
+	}
+	old = l.Concurrency
+	l.Concurrency, l.QueueThreshold = conc, queue
+	g.setLimits(l)
+	c = new(Changes[T])
+	g.enforce(c)
+	g.grant(c)
+	return old, c
+}
+
+// Running reports the tasks running in every group.
+func (gl *Global[T]) Running() int { return count(&gl.in.running, &gl.out.running) }
+
+// Limit returns the global limit in force.
+func (gl *Global[T]) Limit() int { return int(gl.waits().limit.Load()) }
+
+// TuneGlobal makes n the global limit under fair share, where only running
+// tasks hold a global permit: a lowered limit has nobody to send back, and
+// a raised one hands its permits on. It returns the limit before and the
+// tasks handed a permit; nil if nothing changed. The caller orders it with
+// Update, and it may overlap with Tune.
+func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
+	l := gl.waits()
+	old = int(l.limit.Load())
+	if gl.fair == nil || old == n {
+		return old, nil
+	}
+	l.setLimit(n)
+	c = new(Changes[T])
+	gl.grant(c)
+	return old, c
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	_ "github.com/kobe/groupconc"
+	_ "github.com/kobe/groupconc/adapt"
 	_ "github.com/kobe/groupconc/httpgc"
 	_ "github.com/kobe/groupconc/otelgc"
 	_ "github.com/kobe/groupconc/promgc"

@@ -43,13 +43,7 @@ func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 // announced to the listener) before any line, and so another goroutine,
 // can own it.
 func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
-	// Shutdown and Close return once every caller counted here has given
-	// up or knows its task is accepted, so none waits past them. Counted,
-	// then closed checked, against Close's close, then wait: one of the two
-	// sees the other.
-	e.blocking.add()
 	if e.gate.closed.Load() {
-		e.blocking.done()
 		return ErrClosed
 	}
 	e.groups.ForgetIdle()
@@ -59,12 +53,8 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	p.SetPriority(o.Priority.rank(), false) // it waits for room rather than make it
 	p.Pause(true)
 	var timeout <-chan time.Time
-	if o.MaxWait > 0 {
-		tm := time.NewTimer(o.MaxWait)
-		defer tm.Stop()
-		timeout = tm.C
-	}
 	reason := ""
+	waited := false
 	for {
 		group, global := p.Nudges()
 		out, why := p.Try()
@@ -73,6 +63,18 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		}
 		// The walk gave back what it held: carry on whoever it went to.
 		e.handOn(p, handOffSpawn, noTime)
+		if !waited {
+			// Shutdown and Close return once every caller counted here
+			// has given up or knows its task is accepted. One that is
+			// counted after Close's wait finds the gate closing at once.
+			waited = true
+			e.blocking.add()
+			if o.MaxWait > 0 {
+				tm := time.NewTimer(o.MaxWait)
+				defer tm.Stop()
+				timeout = tm.C
+			}
+		}
 		seen := group
 		if why == ReasonGlobalQueueFull {
 			seen = global
@@ -88,9 +90,11 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 			return err
 		}
 	}
-	// No user code runs from here until the gate decides: a caller
-	// counted past Close's wait would fail to enter, and return at once.
-	e.blocking.done()
+	if waited {
+		// No user code runs from here until the gate decides, so Close
+		// need not wait for a listener (which might call Close).
+		e.blocking.done()
+	}
 	p.Pause(false)
 	if !e.gate.enter() {
 		p.Release()
@@ -98,7 +102,9 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		p.Exit()
 		return ErrClosed
 	}
-	p.Restamp(e.clock())
+	if waited {
+		p.Restamp(e.clock()) // accepted now: it waits, if it must, from now
+	}
 	return e.accepted(t, g, reason)
 }
 

@@ -443,3 +443,28 @@ func TestExecuteAllWithGoesOnWhenAWaitingTasksGroupStops(t *testing.T) {
 		quiesce(t, e, hs...)
 	})
 }
+
+func TestAListenerMayCloseTheExecutorAsABlockedTaskIsAccepted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var e *groupconc.GroupExecutor
+		closer := groupconc.ListenerFuncs{Submitted: func(_, id string) {
+			if id == "c" {
+				_ = e.Close() // must not wait for this very caller
+			}
+		}}
+		var ks []*gatedTask
+		var hs []*groupconc.TaskHandle[int]
+		e, ks, hs = fullGroup(t, groupconc.IsolationOff, builder().TaskLifecycleListener(closer))
+		c := submitBlocking(t.Context(), e, "a", "c", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		ks[0].Release()
+		synctest.Wait()
+		require.True(t, c.returned())
+		require.NoError(t, c.err)
+		assert.Equal(t, groupconc.StatusCancelled, c.h.Wait().Status)
+		ks[1].Release()
+		for _, h := range hs {
+			h.Wait()
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package benchmarks
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -85,7 +87,7 @@ func BenchmarkW2Listener(b *testing.B) {
 // benchThroughput reports the cost per task of submitting batch trivial
 // tasks round-robin over keys and waiting for them (adaptertest.PerTask).
 func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
-	adaptertest.PerTask(b, batch, func() {
+	perTask(b, batch, func() {
 		for i := range batch {
 			if err := r.Go(keys[i%len(keys)], noop); err != nil {
 				b.Fatal(err)
@@ -97,12 +99,74 @@ func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
 	})
 }
 
+// perTask is adaptertest.PerTask, which reports wall time, allocations
+// and bytes per task, plus the process's CPU time per task (user and
+// system, all threads, the untimed first batch included): on a machine
+// shared with other work, wall time varies with the other work's load
+// far more than CPU time does.
+func perTask(b *testing.B, batch int, run func()) {
+	start := cpuTime()
+	adaptertest.PerTask(b, batch, run)
+	// After b.Loop, b.N is the number of timed batches; one more ran first.
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64((b.N+1)*batch), "cpu-ns/task")
+}
+
 // BenchmarkW3HotGroup submits batches of 100 000 trivial tasks at once to
 // one group of limit 1, waiting for each batch: the cost per task of a hot
 // group whose tasks queue behind each other.
 func BenchmarkW3HotGroup(b *testing.B) {
 	forEachPeer(b, Config{PerGroup: 1, Queue: true}, func(b *testing.B, r Runner) {
 		benchThroughput(b, r, []string{"g"}, w3Tasks)
+	})
+}
+
+// BenchmarkW3HotGroupPriorities is W3HotGroup for groupconc alone, in both
+// isolation modes, through SubmitWith: every task at one priority, or the
+// five priorities in turn (task i at priority i mod 5), so that the
+// waiting line serves by band. Compare the two from one run (-count,
+// benchstat).
+func BenchmarkW3HotGroupPriorities(b *testing.B) {
+	for _, peer := range []struct {
+		name string
+		mode groupconc.IsolationMode
+	}{{"groupconc", groupconc.IsolationOff}, {"groupconc-fair", groupconc.IsolationFairShare}} {
+		b.Run("peer="+peer.name, func(b *testing.B) {
+			for _, n := range []int{1, 5} {
+				b.Run(fmt.Sprint("priorities=", n), func(b *testing.B) {
+					benchHotPriorities(b, peer.mode, n)
+				})
+			}
+		})
+	}
+}
+
+func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities int) {
+	p, err := groupconc.NewPolicyBuilder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := groupconc.New(p)
+	defer func() { _ = e.Shutdown(context.Background()) }()
+	opts := make([]groupconc.SubmitOptions, priorities)
+	for i := range opts {
+		opts[i].Priority = groupconc.PriorityNormal
+		if priorities > 1 {
+			opts[i].Priority = groupconc.PriorityHighest + groupconc.Priority(i)
+		}
+	}
+	handles := make([]*groupconc.TaskHandle[struct{}], w3Tasks)
+	ctx := context.Background()
+	perTask(b, w3Tasks, func() {
+		for i := range handles {
+			h, err := groupconc.SubmitWith(ctx, e, "g", "t", noop.Ctx, opts[i%priorities])
+			if err != nil {
+				b.Fatal(err)
+			}
+			handles[i] = h
+		}
+		for _, h := range handles {
+			h.Wait()
+		}
 	})
 }
 

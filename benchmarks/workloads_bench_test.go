@@ -2,7 +2,6 @@ package benchmarks
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -121,26 +120,32 @@ func BenchmarkW3HotGroup(b *testing.B) {
 }
 
 // BenchmarkW3HotGroupPriorities is W3HotGroup for groupconc alone, in both
-// isolation modes, through SubmitWith: every task at one priority, or the
-// five priorities in turn (task i at priority i mod 5), so that the
-// waiting line serves by band. Compare the two from one run (-count,
-// benchstat).
+// isolation modes, through SubmitWith: every task at one priority
+// (priorities=1); the five priorities in turn, task i at priority i mod 5
+// (priorities=5), so that the line serves tasks far from the order they
+// arrived in; and the five in runs of 1 000 tasks each (priorities=5-runs),
+// so that it serves them in nearly that order. Compare them from one run
+// (-count, benchstat).
 func BenchmarkW3HotGroupPriorities(b *testing.B) {
 	for _, peer := range []struct {
 		name string
 		mode groupconc.IsolationMode
 	}{{"groupconc", groupconc.IsolationOff}, {"groupconc-fair", groupconc.IsolationFairShare}} {
 		b.Run("peer="+peer.name, func(b *testing.B) {
-			for _, n := range []int{1, 5} {
-				b.Run(fmt.Sprint("priorities=", n), func(b *testing.B) {
-					benchHotPriorities(b, peer.mode, n)
+			for _, c := range []struct {
+				name       string
+				priorities int
+				run        int // tasks in a row at one priority
+			}{{"1", 1, 1}, {"5", 5, 1}, {"5-runs", 5, 1000}} {
+				b.Run("priorities="+c.name, func(b *testing.B) {
+					benchHotPriorities(b, peer.mode, c.priorities, c.run)
 				})
 			}
 		})
 	}
 }
 
-func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities int) {
+func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities, run int) {
 	p, err := groupconc.NewPolicyBuilder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).Build()
 	if err != nil {
 		b.Fatal(err)
@@ -158,7 +163,7 @@ func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities i
 	ctx := context.Background()
 	perTask(b, w3Tasks, func() {
 		for i := range handles {
-			h, err := groupconc.SubmitWith(ctx, e, "g", "t", noop.Ctx, opts[i%priorities])
+			h, err := groupconc.SubmitWith(ctx, e, "g", "t", noop.Ctx, opts[i/run%priorities])
 			if err != nil {
 				b.Fatal(err)
 			}

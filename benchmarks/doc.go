@@ -10,5 +10,6 @@
 // This is a module of its own, nested in the groupconc repository, so that
 // the peer libraries never enter groupconc's go.mod. TestLimits checks that
 // every peer enforces the limits it claims; the Benchmark functions are the
-// workloads W1–W5 described in RESULTS.md, and run.sh runs them.
+// workloads W1–W6 described in RESULTS.md, and run.sh runs them. W6 streams
+// tasks to the StreamPeers, whose idiom holds the producer at a bound.
 package benchmarks

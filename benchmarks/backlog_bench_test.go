@@ -84,7 +84,7 @@ type phases struct {
 	waiting       int
 }
 
-// perTaskPhases is adaptertest.PerTask for rounds of batch tasks that
+// perTaskPhases is perTask for rounds of batch tasks that
 // report their phases: time, allocations and bytes per task, each phase's
 // time per task, and the process's CPU time per task (cpu-ns/task, on Unix:
 // all its threads, the garbage collector's included).
@@ -178,4 +178,10 @@ func w2Deep(b *testing.B, r Runner, e *groupconc.GroupExecutor, keys []string, g
 		b.Fatal(err)
 	}
 	return phases{submit: t1.Sub(t0), drain: time.Since(t1), waiting: waiting}
+}
+
+// cpuTime is processCPU's time, 0 where the system cannot tell.
+func cpuTime() time.Duration {
+	d, _ := processCPU()
+	return d
 }

@@ -10,7 +10,8 @@
 // This is a module of its own, nested in the groupconc repository, so that
 // the peer libraries never enter groupconc's go.mod. TestLimits checks that
 // every peer enforces the limits it claims; the Benchmark functions are the
-// workloads W1–W5 described in RESULTS.md, and run.sh runs them.
+// workloads W1–W6 described in RESULTS.md, and run.sh runs them. W6 streams
+// tasks to the StreamPeers, whose idiom holds the producer at a bound.
 // MEMORY.md describes where the bytes of a group and of a queued task go,
 // and the deep-backlog shapes W2DeepBacklog and W3DeepBacklog.
 package benchmarks

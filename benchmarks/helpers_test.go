@@ -80,14 +80,17 @@ func perTask(b *testing.B, batch int, run func()) {
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
 	batches := 0
 	for b.Loop() {
 		run()
 		batches++
 	}
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
 	tasks := float64(batches * batch)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tasks, "ns/task")
+	b.ReportMetric(float64(cpu.Nanoseconds())/tasks, "cpu-ns/task")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
 }

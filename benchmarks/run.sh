@@ -20,17 +20,20 @@ OUT=${OUT:-results.txt} # *.txt here is git-ignored
 BENCHSTAT=${BENCHSTAT:-golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da}
 
 peers=(raw semmap errgroup pond ants conc groupconc groupconc-fair groupconc-user)
-workloads=(W1Unlimited W2Groups1000 W3HotGroup W3QueuedMemory W4Utilisation W5CrossGroupOrder)
+workloads=(W1Unlimited W2Groups1000 W3HotGroup W3HotGroupPriorities W3QueuedMemory W4Utilisation W5CrossGroupOrder W6LosslessStream)
 declare -A benchtime=(
-	[W1Unlimited]=1s        # batches of 1 000 trivial tasks
-	[W2Groups1000]=1s       # batches of 4 000 trivial tasks
-	[W3HotGroup]=1s         # batches of 100 000 queued trivial tasks
-	[W3QueuedMemory]=2x     # 100 000 queued tasks per iteration
-	[W4Utilisation]=20x     # 4 000 tasks of 1 ms per iteration
-	[W5CrossGroupOrder]=20x # 1 001 tasks per iteration
+	[W1Unlimited]=1s          # batches of 1 000 trivial tasks
+	[W2Groups1000]=1s         # batches of 4 000 trivial tasks
+	[W3HotGroup]=1s           # batches of 100 000 queued trivial tasks
+	[W3HotGroupPriorities]=1s # the same, groupconc alone, one or five priorities
+	[W3QueuedMemory]=2x       # 100 000 queued tasks per iteration
+	[W4Utilisation]=20x       # 4 000 tasks of 1 ms per iteration
+	[W5CrossGroupOrder]=20x   # 1 001 tasks per iteration
+	[W6LosslessStream]=1x     # streams of 100 000 and 1 000 000 tasks
 )
 if [[ ${QUICK:-} == 1 ]]; then # a smoke test of the script, not a measurement
-	benchtime=([W1Unlimited]=50ms [W2Groups1000]=50ms [W3HotGroup]=50ms [W3QueuedMemory]=1x [W4Utilisation]=2x [W5CrossGroupOrder]=2x)
+	benchtime=([W1Unlimited]=50ms [W2Groups1000]=50ms [W3HotGroup]=50ms [W3HotGroupPriorities]=50ms
+		[W3QueuedMemory]=1x [W4Utilisation]=2x [W5CrossGroupOrder]=2x [W6LosslessStream]=1x)
 fi
 
 start=$(date +%s)
@@ -72,7 +75,7 @@ for ((round = 0; round < ROUNDS; round++)); do
 	done
 done
 
-units='.unit:(ns/task OR allocs/task OR B/task OR bytes/queued-task OR utilisation OR a-before-b)'
+units='.unit:(ns/task OR cpu-ns/task OR allocs/task OR B/task OR bytes/queued-task OR utilisation OR a-before-b)'
 stat() { go run "$BENCHSTAT" "$@"; }
 
 echo
@@ -96,6 +99,15 @@ stat -filter "$units .name:(W2Groups1000 OR W3HotGroup OR W3QueuedMemory OR W4Ut
 echo
 echo "== W1-W5: groupconc under IsolationFairShare vs IsolationOff"
 stat -filter "$units /peer:(groupconc OR groupconc-fair)" -col '/peer@(groupconc groupconc-fair)' "$OUT"
+
+echo
+echo "== W3 hot, groupconc alone: one priority vs five"
+stat -filter "$units .name:W3HotGroupPriorities" -col /priorities "$OUT"
+
+echo
+echo "== W6: a lossless stream, the producer held at each peer's bound"
+stat -filter '.name:W6LosslessStream .unit:(ns/task OR cpu-ns/task OR allocs/task OR peak-heap-B OR peak-live-B OR peak-stack-B OR peak-goroutines OR peak-queued)' \
+	-row /peer,/task -col /tasks "$OUT"
 
 echo
 echo "done in $(($(date +%s) - start)) s"

@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -127,6 +128,62 @@ func benchThroughput(b *testing.B, r Runner, keys []string, batch int) {
 func BenchmarkW3HotGroup(b *testing.B) {
 	forEachPeer(b, Config{PerGroup: 1, Queue: true}, func(b *testing.B, r Runner) {
 		benchThroughput(b, r, []string{"g"}, w3Tasks)
+	})
+}
+
+// BenchmarkW3HotGroupPriorities is W3HotGroup for groupconc alone, in both
+// isolation modes, through SubmitWith: every task at one priority
+// (priorities=1); the five priorities in turn, task i at priority i mod 5
+// (priorities=5), so that the line serves tasks far from the order they
+// arrived in; and the five in runs of 1 000 tasks each (priorities=5-runs),
+// so that it serves them in nearly that order. Compare them from one run
+// (-count, benchstat).
+func BenchmarkW3HotGroupPriorities(b *testing.B) {
+	for _, peer := range []struct {
+		name string
+		mode groupconc.IsolationMode
+	}{{"groupconc", groupconc.IsolationOff}, {"groupconc-fair", groupconc.IsolationFairShare}} {
+		b.Run("peer="+peer.name, func(b *testing.B) {
+			for _, c := range []struct {
+				name       string
+				priorities int
+				run        int // tasks in a row at one priority
+			}{{"1", 1, 1}, {"5", 5, 1}, {"5-runs", 5, 1000}} {
+				b.Run("priorities="+c.name, func(b *testing.B) {
+					benchHotPriorities(b, peer.mode, c.priorities, c.run)
+				})
+			}
+		})
+	}
+}
+
+func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities, run int) {
+	p, err := groupconc.NewPolicyBuilder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := groupconc.New(p)
+	defer func() { _ = e.Shutdown(context.Background()) }()
+	opts := make([]groupconc.SubmitOptions, priorities)
+	for i := range opts {
+		opts[i].Priority = groupconc.PriorityNormal
+		if priorities > 1 {
+			opts[i].Priority = groupconc.PriorityHighest + groupconc.Priority(i)
+		}
+	}
+	handles := make([]*groupconc.TaskHandle[struct{}], w3Tasks)
+	ctx := context.Background()
+	perTask(b, w3Tasks, func() {
+		for i := range handles {
+			h, err := groupconc.SubmitWith(ctx, e, "g", "t", noop.Ctx, opts[i/run%priorities])
+			if err != nil {
+				b.Fatal(err)
+			}
+			handles[i] = h
+		}
+		for _, h := range handles {
+			h.Wait()
+		}
 	})
 }
 

@@ -64,6 +64,10 @@ type Group[T any] struct {
 	parent  context.Context
 	mu      sync.Mutex
 	evicted bool // guarded by mu
+	// noSlots is whether the queue threshold is 0: a release then nudges
+	// a blocked caller (see slots.nudge). Kept here, where a release reads
+	// anyway, rather than read from the queue, another allocation.
+	noSlots atomic.Bool
 
 	// refs counts the group's tasks not yet over (see Registry.Enter);
 	// forgotten, the group holds deadRefs. idleAt is when a task last
@@ -109,6 +113,7 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 		parent:   parent,
 	}
 	g.limits.Store(&l)
+	g.noSlots.Store(l.QueueThreshold == 0)
 	g.fair.index = -1
 	g.fair.weight.Store(int64(max(l.Weight, 1)))
 	g.scope.Store(newScope(parent))

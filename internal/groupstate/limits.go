@@ -36,6 +36,7 @@ func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(&l)
 	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
+	g.noSlots.Store(l.QueueThreshold == 0)
 	if f := g.global.fair; f != nil {
 		f.setWeight(g, l.Weight)
 	}

@@ -290,11 +290,11 @@ func (p *Permits[T]) Release() {
 		p.releaseLine(g.bulkhead, heldBulkhead)
 		p.dropSlot(gl.queue, heldGlobalSlot)
 		p.releaseLine(gl.line, heldGlobal)
-		if had&heldGlobal != 0 && p.flags&quietRelease == 0 {
-			gl.handSlots(gl.queue.nudge(), 0)
+		if had&heldGlobal != 0 && gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
+			gl.handSlots(gl.queue.nudge(), 0) // see slots.nudge
 		}
 	}
-	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && p.flags&quietRelease == 0 {
+	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.noSlots.Load() && p.flags&quietRelease == 0 {
 		gl.handSlots(g.queue.nudge(), 0)
 	}
 	p.held = 0

@@ -254,10 +254,16 @@ func (p *Permits[T]) stopWaiting() {
 }
 
 func (p *Permits[T]) dropSlot(q *slots[T], slot uint8) {
-	if p.held&slot != 0 {
-		p.held &^= slot
-		p.group.global.handSlots(q.give(), slot)
+	if p.held&slot != 0 { // most tasks never held one: kept small enough to inline
+		p.giveSlot(q, slot)
 	}
+}
+
+// giveSlot gives back the slot p holds in q, to a caller waiting for one
+// if any.
+func (p *Permits[T]) giveSlot(q *slots[T], slot uint8) {
+	p.held &^= slot
+	p.group.global.handSlots(q.give(), slot)
 }
 
 // Release gives back everything p holds, in reverse order of acquisition,

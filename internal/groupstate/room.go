@@ -1,5 +1,10 @@
 package groupstate
 
+// Room in a full queue: a caller may wait for a slot of it (Block, and the
+// slots' line of waiting callers), or, under RejectDiscardOldest, a task
+// may take the slot of a waiting one (makeRoom). The options a walk takes
+// for them are set on Permits before it starts.
+
 // Bits of Permits.flags.
 const (
 	pause        uint8 = 1 << iota // stop the walk before joining a line (WouldWait)

@@ -97,8 +97,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	}
 	p.Pause(false)
 	if !e.gate.enter() {
-		p.Release()
-		e.handOn(p, handOffSpawn, noTime)
+		e.giveBack(p)
 		p.Exit()
 		return ErrClosed
 	}
@@ -143,10 +142,17 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 		if err == errWaitTimeout && p.Holds() {
 			return nil // it ended in time after all
 		}
-		p.Release()
-		e.handOn(p, handOffSpawn, noTime)
+		e.giveBack(p)
 	}
 	return err
+}
+
+// giveBack gives back what p holds, for a caller that is not to run its
+// task (yet), and carries on, each on a goroutine of its own, the tasks
+// its permits went to.
+func (e *GroupExecutor) giveBack(p *groupstate.Permits[task]) {
+	p.Release()
+	e.handOn(p, handOffSpawn, noTime)
 }
 
 // wake is how groupstate hands a slot to a waiting caller.

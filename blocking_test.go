@@ -195,21 +195,36 @@ func TestBlockedCallersGiveUpWhenTheExecutorOrTheGroupStops(t *testing.T) {
 	}
 }
 
-func TestShutdownReturnsOnlyAfterBlockedCallersGaveUp(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e, ks, hs := fullGroup(t, groupconc.IsolationOff, nil)
-		c := submitBlocking(t.Context(), e, "a", "c", succeed, groupconc.SubmitOptions{})
-		synctest.Wait()
-		ks[0].Release()
-		ks[1].Release()
-		for _, h := range hs {
-			h.Wait()
-		}
-		// c got a slot and was accepted, or gives up: either way it has
-		// returned by the time Shutdown has.
-		require.NoError(t, e.Shutdown(t.Context()))
-		require.True(t, c.returned())
-	})
+func TestShutdownAndCloseReturnOnlyAfterBlockedCallersGaveUp(t *testing.T) {
+	stops := map[string]func(t *testing.T, e *groupconc.GroupExecutor){
+		"Close": func(_ *testing.T, e *groupconc.GroupExecutor) { _ = e.Close() },
+		"Shutdown": func(t *testing.T, e *groupconc.GroupExecutor) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel() // it cancels what remains and returns at once
+			_ = e.Shutdown(ctx)
+		},
+	}
+	for name, stop := range stops {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e, ks, hs := fullGroup(t, groupconc.IsolationOff, nil)
+				c := submitBlocking(t.Context(), e, "a", "c", succeed, groupconc.SubmitOptions{})
+				synctest.Wait()
+				require.Equal(t, 1, e.Stats().Blocked)
+				stop(t, e)
+				// Nothing ran in between: the caller left its wait before
+				// the call returned.
+				assert.Equal(t, 0, e.Stats().Blocked, "a caller still blocked after %s returned", name)
+				<-c.done
+				assert.ErrorIs(t, c.err, groupconc.ErrClosed)
+				ks[0].Release()
+				ks[1].Release()
+				for _, h := range hs {
+					h.Wait()
+				}
+			})
+		})
+	}
 }
 
 func TestRaisingTheThresholdHandsSlotsToBlockedCallersInOrder(t *testing.T) {

@@ -84,11 +84,8 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	e.groups.ForgetIdle()
 	t.exec, t.body, t.id, t.caller = e, b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
-	if prio != PriorityNormal {
-		t.permits.SetPriority(prio.rank(), false)
-	}
-	if e.policy.Load().displaces() {
-		t.permits.SetPriority(prio.rank(), true)
+	if d := e.policy.Load().displaces(); d || prio != PriorityNormal {
+		t.permits.SetPriority(prio.rank(), d)
 	}
 	return e.accepted(t, g, "")
 }

@@ -104,17 +104,10 @@ func (e *GroupExecutor) resume(t *task) {
 // took out of its line: the task ends CANCELLED, as its wait would have.
 // Whoever calls it has counted its goroutine in the crew.
 func (e *GroupExecutor) endCancelled(t *task) {
-	defer e.crew.exit()
-	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
-	defer func() {
-		if how == handOffSpawn {
-			e.end(t, how, noTime)
-		}
-	}()
-	o := cancelledOutcome(t)
-	e.finish(t, &o)
-	how = handOffInline
-	e.work(e.end(t, how, noTime))
+	e.endOutOfLine(t, func() {
+		o := cancelledOutcome(t)
+		e.finish(t, &o)
+	})
 }
 
 // goEndDisplaced starts a goroutine that ends t, a waiting task whose queue
@@ -129,21 +122,31 @@ func (e *GroupExecutor) goEndDisplaced(t *task) {
 // as under RejectDiscard. It may hold permits of earlier layers, which it
 // gives back as it ends.
 func (e *GroupExecutor) endDisplaced(t *task) {
+	e.endOutOfLine(t, func() {
+		t.setReason(ReasonDisplaced)
+		notifyRejected(e.listener(), t.key(), t.id, ReasonDisplaced)
+		now := t.since()
+		e.finish(t, &outcome{
+			status: StatusRejected,
+			err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: ReasonDisplaced},
+			start:  now, end: now,
+		})
+	})
+}
+
+// endOutOfLine ends t, which this goroutine owns out of every line, once
+// decide has given it its outcome, and then carries on with what t's
+// permits went to. A listener told in decide may call runtime.Goexit: t
+// still ends, and its hand-offs go to goroutines of their own.
+func (e *GroupExecutor) endOutOfLine(t *task, decide func()) {
 	defer e.crew.exit()
-	how := handOffSpawn // until finish returns: a listener may call runtime.Goexit
+	how := handOffSpawn
 	defer func() {
 		if how == handOffSpawn {
 			e.end(t, how, noTime)
 		}
 	}()
-	t.setReason(ReasonDisplaced)
-	notifyRejected(e.listener(), t.key(), t.id, ReasonDisplaced)
-	now := t.since()
-	e.finish(t, &outcome{
-		status: StatusRejected,
-		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: ReasonDisplaced},
-		start:  now, end: now,
-	})
+	decide()
 	how = handOffInline
 	e.work(e.end(t, how, noTime))
 }

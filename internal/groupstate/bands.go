@@ -9,72 +9,54 @@ const (
 	PriorityDefault = 2
 )
 
-// bands are the last waiter of each priority in a line. A line makes them
+// bands are the last waiter of each priority in a fifo. A fifo makes them
 // when a waiter of another priority than the default first joins it;
 // until then every waiter has the default priority, and joining is
 // appending at the tail, as in a line without priorities.
 type bands[T any] [NumPriorities]*waiter[T]
 
-// insertLocked puts w, of any priority, behind every waiter of its
-// priority or a higher one.
-func (l *line[T]) insertLocked(w *waiter[T]) {
-	b := l.bandsLocked()
+// insert puts w, of any priority, behind every waiter of its priority or
+// a higher one.
+func (q *fifo[T]) insert(w *waiter[T]) {
+	b := q.bandsMade()
 	var after *waiter[T]
-	for q := int(w.prio); q >= 0 && after == nil; q-- {
-		after = b[q]
+	for p := int(w.prio); p >= 0 && after == nil; p-- {
+		after = b[p]
 	}
-	l.linkAfterLocked(w, after)
+	q.linkAfter(w, after, byLine)
 	b[w.prio] = w
 }
 
-// frontLocked puts w ahead of every waiter of its priority (a task sent
-// back by a lowered limit goes back to the head of its line), behind those
-// of a higher one.
-func (l *line[T]) frontLocked(w *waiter[T]) {
-	if l.bands == nil && w.prio == PriorityDefault {
-		l.linkAfterLocked(w, nil)
+// pushFront puts w ahead of every waiter of its priority, behind those of
+// a higher one.
+func (q *fifo[T]) pushFront(w *waiter[T]) {
+	if q.bands == nil && w.prio == PriorityDefault {
+		q.linkAfter(w, nil, byLine)
 		return
 	}
-	b := l.bandsLocked()
+	b := q.bandsMade()
 	var after *waiter[T]
-	for q := int(w.prio) - 1; q >= 0 && after == nil; q-- {
-		after = b[q]
+	for p := int(w.prio) - 1; p >= 0 && after == nil; p-- {
+		after = b[p]
 	}
-	l.linkAfterLocked(w, after)
+	q.linkAfter(w, after, byLine)
 	if b[w.prio] == nil {
 		b[w.prio] = w
 	}
 }
 
-// bandsLocked returns l's bands, making them on first use.
-func (l *line[T]) bandsLocked() *bands[T] {
-	if l.bands == nil {
-		l.bands = new(bands[T])
-		l.bands[PriorityDefault] = l.tail // every waiter so far has the default priority
+// bandsMade returns q's bands, making them on first use.
+func (q *fifo[T]) bandsMade() *bands[T] {
+	if q.bands == nil {
+		q.bands = new(bands[T])
+		q.bands[PriorityDefault] = q.tail // every waiter so far has the default priority
 	}
-	return l.bands
+	return q.bands
 }
 
-// linkAfterLocked links w into the line after at (at the head for nil).
-func (l *line[T]) linkAfterLocked(w, at *waiter[T]) {
-	w.prev = at
-	if at == nil {
-		w.next = l.head
-		l.head = w
-	} else {
-		w.next = at.next
-		at.next = w
-	}
-	if w.next == nil {
-		l.tail = w
-	} else {
-		w.next.prev = w
-	}
-}
-
-// unbandLocked keeps the bands right as w leaves the line.
-func (l *line[T]) unbandLocked(w *waiter[T]) {
-	if b := l.bands; b != nil && b[w.prio] == w {
+// unband keeps the bands right as w leaves.
+func (q *fifo[T]) unband(w *waiter[T]) {
+	if b := q.bands; b != nil && b[w.prio] == w {
 		if p := w.prev; p != nil && p.prio == w.prio {
 			b[w.prio] = p
 		} else {
@@ -83,22 +65,22 @@ func (l *line[T]) unbandLocked(w *waiter[T]) {
 	}
 }
 
-// bandHeadsLocked calls f with the first waiter of each priority present,
-// highest priority first: the oldest of each, since a priority's waiters
-// stand in the order they joined.
-func (l *line[T]) bandHeadsLocked(f func(w *waiter[T])) {
-	b := l.bands
+// heads calls f with the first waiter of each priority present, highest
+// priority first: the oldest of each, since a priority's waiters stand in
+// the order they joined.
+func (q *fifo[T]) heads(_ *Group[T], f func(w *waiter[T])) {
+	b := q.bands
 	if b == nil {
-		if l.head != nil {
-			f(l.head)
+		if q.head != nil {
+			f(q.head)
 		}
 		return
 	}
-	at := l.head
-	for q := range b {
-		if b[q] != nil {
+	at := q.head
+	for p := range b {
+		if b[p] != nil {
 			f(at)
-			at = b[q].next
+			at = b[p].next
 		}
 	}
 }

@@ -2,8 +2,8 @@ package groupstate
 
 import "math/bits"
 
-// fairHeap is fairOrder's general form: the groups with a waiting task,
-// fewest running per weight first, then the oldest head. Each entry holds
+// fairHeap orders the groups with a waiting task: fewest running per
+// weight first, then the oldest head. Each entry holds
 // a copy of its group's key, refreshed whenever the group is placed, so
 // that sifting reads one contiguous slice rather than a group per
 // comparison; entries move into holes, writing each moved group's index
@@ -39,6 +39,19 @@ func (a *fairEntry[T]) less(b *fairEntry[T]) bool {
 		}
 	}
 	return joinedBefore(a.seq, b.seq)
+}
+
+// joinedBefore reports whether the waiter that joined with seq a joined
+// before the one with b. Seqs wrap: they are at most 2^31 joins apart.
+func joinedBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+// groups returns the groups in h, in no order.
+func (h fairHeap[T]) groups() []*Group[T] {
+	gs := make([]*Group[T], len(h))
+	for i := range h {
+		gs[i] = h[i].g
+	}
+	return gs
 }
 
 // push adds g, which has a waiter now.

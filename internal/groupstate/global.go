@@ -2,13 +2,18 @@ package groupstate
 
 import "sync/atomic"
 
-// Global is the executor-wide layer: the global in-flight permits, in a
-// FIFO line (IsolationOff, taken first) or a fair line (fair share, taken
-// last), the queue threshold bounding its waiters, and the executor-wide
-// counts. It is safe for concurrent use.
+// Global is the executor-wide layer: the global in-flight permits and the
+// line of tasks waiting for one, the queue threshold bounding its waiters,
+// and the executor-wide counts. It is safe for concurrent use.
+//
+// The isolation mode is decided here, in Global's methods, and in the
+// order of the permit walk (Permits.advance, Release): under IsolationOff
+// the global layer is taken first and its line is a globalFIFO; under fair
+// share it is taken last, its line is a fairQueue, and a group's running
+// tasks are counted apart (fairGroup.running), as the fair order needs.
 type Global[T any] struct {
-	line      *line[T]     // under IsolationOff
-	fair      *fairLine[T] // under fair share
+	line      *line[T]
+	fair      bool
 	queue     *slots[T]
 	wake      func(*T)   // see SetHooks
 	displaced func(v *T) // see SetHooks
@@ -35,12 +40,11 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: newWideSlots[T](queueThreshold)}
+	gl := &Global[T]{queue: newSlots[T](queueThreshold, true), fair: fair}
 	if fair {
-		gl.fair = newFairLine[T](limit)
+		gl.line = newLine[T](limit, new(fairQueue[T]), true)
 	} else {
-		gl.line = newLine[T](limit)
-		gl.line.chained = true
+		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
 	}
 	return gl
 }
@@ -48,43 +52,79 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.
 func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
-	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.heldCount().load(), 0))
+	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.line.held.load(), 0))
 }
 
 // Held reports the global permits held and the global queue slots taken.
 func (gl *Global[T]) Held() (inFlight, slots int) {
-	return int(gl.heldCount().load()), int(gl.queue.load())
+	return int(gl.line.held.load()), int(gl.queue.load())
 }
-
-// waits returns the line of tasks waiting for a global permit: the FIFO
-// line, or the fair line's own. Its limit and held permits are the layer's.
-func (gl *Global[T]) waits() *line[T] {
-	if gl.fair != nil {
-		return &gl.fair.lock
-	}
-	return gl.line
-}
-
-func (gl *Global[T]) heldCount() *permits { return &gl.waits().held }
 
 // setLimits makes limit and queueThreshold the global limits from now on;
 // see Registry.Update.
 func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 	gl.handSlots(gl.queue.setLimit(queueThreshold), heldGlobalSlot)
-	gl.waits().setLimit(limit)
+	gl.line.setLimit(limit)
 }
 
 // grant hands the global permits a raised limit frees to waiting tasks.
-func (gl *Global[T]) grant(c *Changes[T]) {
-	if gl.fair != nil {
-		c.handed(gl.fair.grant())
-	} else {
-		c.handed(gl.line.grant())
+func (gl *Global[T]) grant(c *Changes[T]) { c.handed(gl.line.grant()) }
+
+// running returns g's running tasks: under fair share its own count, under
+// IsolationOff its concurrency permits held (the last layer taken).
+func (gl *Global[T]) running(g *Group[T]) int64 {
+	if gl.fair {
+		return g.fair.running.Load()
+	}
+	return g.conc.held.load()
+}
+
+// started counts a task of g running that took a global permit without
+// being handed one (which counts it: fairQueue.pop), under fair share.
+func (gl *Global[T]) started(g *Group[T]) {
+	g.fair.running.Add(1)
+	if gl.line.waiting.Load() != 0 {
+		gl.line.mu.Lock()
+		gl.line.q.(*fairQueue[T]).fix(g)
+		gl.line.mu.Unlock()
 	}
 }
 
-func (gl *Global[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	return gl.waits().sweep(match, out)
+// setWeight changes g's weight, and its place in the fair order.
+func (gl *Global[T]) setWeight(g *Group[T], w int) {
+	if !gl.fair {
+		return
+	}
+	gl.line.mu.Lock()
+	defer gl.line.mu.Unlock()
+	g.fair.weight.Store(int64(w))
+	gl.line.q.(*fairQueue[T]).fix(g)
+}
+
+// layer is a line a task walks through, and its bit of Permits.held.
+type layer[T any] struct {
+	l   *line[T]
+	bit uint8
+}
+
+// layers returns the layers a task of g walks through, in order.
+func (gl *Global[T]) layers(g *Group[T]) [3]layer[T] {
+	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{g.bulkhead, heldBulkhead}, layer[T]{g.conc, heldConc}
+	if gl.fair {
+		return [3]layer[T]{bulk, conc, glob}
+	}
+	return [3]layer[T]{glob, bulk, conc}
+}
+
+// after returns the layers a task of g walks through after the one of bit.
+func (gl *Global[T]) after(g *Group[T], bit uint8) []layer[T] {
+	ys := gl.layers(g)
+	for i := range ys {
+		if ys[i].bit == bit {
+			return ys[i+1:]
+		}
+	}
+	return nil
 }
 
 // count returns the count kept as the sums in and out. It reads in first:

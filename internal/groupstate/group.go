@@ -77,16 +77,16 @@ type Group[T any] struct {
 	_      [8]byte // the counts below change per task: off scope's cache line (TestGroupLayout)
 
 	// waiting counts the tasks waiting at any layer. Those in the global
-	// line are also chained, in line order, from ghead (see OldestWait and
-	// fairLine); guarded by the global line's mu.
-	waiting      atomic.Int64
-	blocked      atomic.Int64 // callers waiting for a queue slot to submit to the group
-	ghead, gtail *Permits[T]
+	// line are also chained, in the order they joined, in chain (see
+	// globalFIFO and fairQueue); guarded by the global line's mu.
+	waiting atomic.Int64
+	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
+	chain   list[T]
 
-	// fair is the group's part of the fair line, guarded by its mu. Its
-	// running count changes as each task starts and ends, so it stays off
-	// the cache line of scope, which Submit reads.
-	fair fairQueue[T]
+	// fair is the group's part of the fair queue. Its running count
+	// changes as each task starts and ends, so it stays off the cache line
+	// of scope, which Submit reads.
+	fair fairGroup
 }
 
 const deadRefs = math.MinInt64 / 2
@@ -107,9 +107,9 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 		reg:      r,
 		global:   gl,
 		key:      key,
-		bulkhead: newLine[T](l.MaxInFlight),
-		conc:     newLine[T](l.Concurrency),
-		queue:    newSlots[T](l.QueueThreshold),
+		bulkhead: newFIFOLine[T](l.MaxInFlight),
+		conc:     newFIFOLine[T](l.Concurrency),
+		queue:    newSlots[T](l.QueueThreshold, false),
 		parent:   parent,
 	}
 	g.limits.Store(&l)
@@ -135,11 +135,7 @@ func (g *Group[T]) Scope() context.Context { return g.scope.Load().ctx }
 // Counts reports the group's running, waiting and in-flight tasks. Running
 // are the tasks holding every permit, in flight those past the bulkhead.
 func (g *Group[T]) Counts() (running, waiting, inFlight int) {
-	if g.global.fair != nil {
-		running = int(g.fair.running.Load())
-	} else {
-		running = int(g.conc.held.load())
-	}
+	running = int(g.global.running(g))
 	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
 }
 
@@ -162,15 +158,11 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	if g.waiting.Load() == 0 {
 		return 0
 	}
-	first := int64(math.MaxInt64)
-	if l := g.global.line; l != nil {
-		first = min(first, l.firstOf(g))
+	first := int64(noWaiter)
+	for _, y := range g.global.layers(g) {
+		first = min(first, y.l.oldest(g))
 	}
-	first = min(first, g.bulkhead.firstOf(g), g.conc.firstOf(g))
-	if f := g.global.fair; f != nil {
-		first = min(first, f.lock.firstOf(g))
-	}
-	if first == math.MaxInt64 {
+	if first == noWaiter {
 		return 0 // between two lines
 	}
 	return max(now-first, 0)
@@ -215,9 +207,14 @@ func (g *Group[T]) evict(cause error, out []*T) []*T {
 // the global one. It runs after their scope was cancelled: a task that
 // joins a line meanwhile sees that when it looks after joining, and leaves.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	out = g.global.sweep(match, out)
-	out = g.bulkhead.sweep(match, out)
-	return g.conc.sweep(match, out)
+	var ws []*waiter[T]
+	for _, y := range g.global.layers(g) {
+		ws = y.l.takeOut(g, match, ws)
+	}
+	for _, w := range ws {
+		out = append(out, w.owner.owner)
+	}
+	return out
 }
 
 // enter counts a new task of the group, unless the group was forgotten.
@@ -246,34 +243,12 @@ func (g *Group[T]) exit() {
 	g.refs.Add(-1)
 }
 
-// chainLocked puts p, joining the global line, at the end of the group's
-// tasks in it; at the start if first (a task put back at the line's head).
-// The caller holds the global line's mu.
-func (g *Group[T]) chainLocked(p *Permits[T], first bool) {
-	switch {
-	case g.ghead == nil:
-		p.wprev, p.wnext = nil, nil
-		g.ghead, g.gtail = p, p
-	case first:
-		p.wprev, p.wnext = nil, g.ghead
-		g.ghead.wprev, g.ghead = p, p
-	default:
-		p.wprev, p.wnext = g.gtail, nil
-		g.gtail.wnext, g.gtail = p, p
+// oldestChained returns when the group's oldest task in the global line
+// was submitted, or noWaiter: the first chained. The caller holds the
+// global line's mu.
+func (g *Group[T]) oldestChained() int64 {
+	if g.chain.head == nil {
+		return noWaiter
 	}
-}
-
-// unchainLocked takes p, leaving the global line, out of the group's chain.
-func (g *Group[T]) unchainLocked(p *Permits[T]) {
-	if p.wprev == nil {
-		g.ghead = p.wnext
-	} else {
-		p.wprev.wnext = p.wnext
-	}
-	if p.wnext == nil {
-		g.gtail = p.wprev
-	} else {
-		p.wnext.wprev = p.wprev
-	}
-	p.wprev, p.wnext = nil, nil
+	return g.chain.head.owner.submitted
 }

@@ -37,18 +37,17 @@ func (g *Group[T]) setLimits(l Limits) {
 	g.limits.Store(&l)
 	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
 	g.noSlots.Store(l.QueueThreshold == 0)
-	if f := g.global.fair; f != nil {
-		f.setWeight(g, l.Weight)
-	}
+	g.global.setWeight(g, l.Weight)
 	g.bulkhead.setLimit(l.MaxInFlight)
 	g.conc.setLimit(l.Concurrency)
 }
 
 // enforce sends back the tasks past the group's lowered limits.
 func (g *Group[T]) enforce(c *Changes[T]) {
-	g.lower(g.bulkhead, heldBulkhead, c, g.conc)
-	if g.global.fair != nil {
-		g.lower(g.conc, heldConc, c)
+	for _, y := range g.global.layers(g) {
+		if y.bit != heldGlobal {
+			g.lower(y, c, g.global.after(g, y.bit))
+		}
 	}
 }
 
@@ -59,43 +58,36 @@ func (g *Group[T]) grant(c *Changes[T]) {
 	c.handed(g.conc.grant())
 }
 
-// lower enforces l's limit, if its count is over it, on the group's tasks
-// that hold l's permit and wait at a later layer (in the later lines, and
-// under fair share in the global one): they give back what they took from
-// l on, and wait again at the head of l's line, oldest first.
-func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T], later ...*line[T]) {
-	if l.held.load() <= l.limit.Load() {
+// lower enforces y's limit, if its count is over it, on the group's tasks
+// that hold y's permit and wait at a later layer: they give back what they
+// took from y on, and wait again at the head of y's line, oldest first.
+func (g *Group[T]) lower(y layer[T], c *Changes[T], later []layer[T]) {
+	if y.l.held.load() <= y.l.limit.Load() {
 		return
 	}
 	var ws []*waiter[T]
 	for _, m := range later {
-		ws = m.takeAll(ws)
+		ws = m.l.takeOut(g, nil, ws)
 	}
-	if f := g.global.fair; f != nil {
-		ws = f.takeGroup(g, ws)
-	}
-	requeue(l, bit, ws, c)
+	requeue(y, ws, c)
 }
 
-// requeue puts ws back at the head of l, giving back the permits they hold
-// past l's layer first.
-func requeue[T any](l *line[T], bit uint8, ws []*waiter[T], c *Changes[T]) {
+// requeue puts ws back at the head of y's line, giving back the permits
+// they hold of the layers after y first.
+func requeue[T any](y layer[T], ws []*waiter[T], c *Changes[T]) {
 	if len(ws) == 0 {
 		return
 	}
 	slices.SortStableFunc(ws, func(a, b *waiter[T]) int { return int(a.owner.submitted - b.owner.submitted) })
 	for _, w := range ws {
 		p := w.owner
-		if p.group.global.fair != nil && bit == heldBulkhead {
-			p.releaseLine(p.group.conc, heldConc)
-		}
-		if p.group.global.fair == nil && bit == heldGlobal {
-			p.releaseLine(p.group.bulkhead, heldBulkhead)
+		for _, m := range p.group.global.after(p.group, y.bit) {
+			p.releaseLine(m.l, m.bit)
 		}
 		for h := p.Handed(); h != nil; h = p.Handed() {
 			c.Handed = append(c.Handed, h)
 		}
 		c.Requeued = append(c.Requeued, p.owner)
 	}
-	c.handed(l.requeue(ws, bit))
+	c.handed(y.l.requeue(ws, y.bit))
 }

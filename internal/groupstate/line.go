@@ -1,87 +1,52 @@
 package groupstate
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 )
 
-// line is one layer's permits, counted against a limit that may change,
-// with a first-come, first-served line of the tasks waiting for one.
+// line is the permit protocol, written once for every layer and queue:
+// a count of permits held against a limit that may change, and a queue of
+// the waiters (see queue) that the queue's discipline serves in its order.
+// The group layers and the global line under IsolationOff serve first
+// come, first served; the global line under fair share serves the fairest
+// group (fairQueue); a queue threshold's slots are a line too, whose
+// waiters are blocked callers (slots).
 //
-// A waiting task is a record in the line, not a parked goroutine. A permit
-// given back while a task waits goes to the record at the head, which the
-// releaser takes out of the line and carries on with; so waiters get their
-// permits in the order they joined, and a newcomer never passes one.
+// A waiting task is a record in the queue, not a parked goroutine. A permit
+// given back while a task waits goes to the waiter the queue serves next,
+// which the releaser takes out of the queue and carries on with; so a
+// newcomer never passes a waiter.
 //
-// The count is lock-free while nobody waits: tryAcquire and release are one
-// atomic operation each. Everything that involves a waiter happens under mu.
-// A joiner announces itself (waiting) before it tries the count once more,
-// and a releaser lowers the count before it looks for waiters: one of the
-// two sees the other, so a permit is never left free while a task waits.
+// Interleaving. The count is lock-free while nobody waits: tryAcquire and
+// release are one atomic operation each. Everything that involves a waiter
+// happens under mu. A joiner announces itself (waiting) before it tries
+// the count once more (enterLocked), and a releaser gives its permit back
+// before it looks for waiters: one of the two sees the other, so a permit
+// is never left free while a task waits.
 type line[T any] struct {
 	limit   atomic.Int64 // Unlimited never fills; changed under mu
 	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
 
-	mu         sync.Mutex
-	head, tail *waiter[T] // guarded by mu
-	bands      *bands[T]  // guarded by mu; nil while every waiter has the default priority
+	mu sync.Mutex
+	q  queue[T] // guarded by mu
 
-	fair    *fairLine[T] // for the lock of a fair line: whose it is
-	chained bool         // the global line: see Group.ghead
-
-	// A fair line's own, here on mu's cache line, which every join and
-	// hand-off holds anyway; guarded by mu.
-	slow bool   // its order is in use
-	seq  uint32 // its join counter, compared modulo 2^32
-
-	held permits // may exceed limit while a lowered limit drains
+	held tally // may exceed limit while a lowered limit drains
 }
 
-// permits counts a layer's permits held as two sums that only grow, taken
-// and given back, on cache lines of their own: a task usually takes its
-// permits on the goroutine that submits it and gives them back on the one
-// that runs it, so the two sides do not write to one line
-// (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
-type permits struct {
-	_     [64]byte // off the line of the fields both sides read
-	taken atomic.Int64
-	_     [56]byte
-	given atomic.Int64
-	_     [56]byte
-}
-
-// load returns the permits held. It reads taken first, so it never counts
-// more than were held at once.
-func (c *permits) load() int64 {
-	t := c.taken.Load()
-	return t - c.given.Load()
-}
-
-// take takes a permit if fewer than limit are held. given only grows, so
-// the count checked is at least the count when the CAS succeeds.
-func (c *permits) take(limit int64) bool {
-	if limit == Unlimited {
-		c.taken.Add(1)
-		return true
-	}
-	for {
-		t := c.taken.Load()
-		if t-c.given.Load() >= limit {
-			return false
-		}
-		if c.taken.CompareAndSwap(t, t+1) {
-			return true
-		}
-	}
-}
-
-func (c *permits) give(n int64) { c.given.Add(n) }
-
-func newLine[T any](limit int) *line[T] {
-	l := new(line[T])
+// newLine returns a line serving in q's order; wide puts its count of
+// permits on cache lines of its own (see permits).
+func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
+	l := &line[T]{q: q}
 	l.limit.Store(int64(limit))
+	l.held.widen(wide)
 	return l
+}
+
+// newFIFOLine returns a line that serves in priority, then arrival order,
+// with its permits counted on cache lines of their own.
+func newFIFOLine[T any](limit int) *line[T] {
+	return newLine[T](limit, new(fifo[T]), true)
 }
 
 // tryAcquire takes a permit at once if one is free and nobody waits for it.
@@ -93,49 +58,52 @@ func (l *line[T]) tryAcquire() bool {
 func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
 // join takes a permit for w at once if nobody waits and one is free, and
-// reports true; otherwise it puts w at the tail of the line and reports
-// false: the line owns w's task now.
+// reports true; otherwise it puts w in the queue and reports false: the
+// line owns w's task now.
 func (l *line[T]) join(w *waiter[T]) (acquired bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.waiting.Add(1) // before take: a release after this sees a waiter
-	if l.head == nil && l.take() {
-		l.waiting.Add(-1)
+	if l.enterLocked() {
 		return true
 	}
-	l.appendLocked(w)
+	l.pushLocked(w, false)
 	return false
 }
 
-// appendLocked puts w, counted in waiting, behind every waiter of its
-// priority or a higher one: at the tail while all have the default. The
-// fair line keeps its waiters in the order they joined, whatever their
-// priority: priority orders the tasks of a group, not the groups (see
-// fairLine.bestOf).
-func (l *line[T]) appendLocked(w *waiter[T]) {
-	if l.fair == nil && (l.bands != nil || w.prio != PriorityDefault) {
-		l.insertLocked(w)
-	} else {
-		w.prev, w.next = l.tail, nil
-		if l.tail == nil {
-			l.head = w
-		} else {
-			l.tail.next = w
-		}
-		l.tail = w
+// enterLocked announces a joiner and takes a permit for it if the queue is
+// empty and one is free. If it reports false the joiner is counted
+// waiting: it must join the queue, or withdraw.
+func (l *line[T]) enterLocked() bool {
+	l.waiting.Add(1) // before take: a release after this sees a waiter
+	if l.q.empty() && l.take() {
+		l.waiting.Add(-1)
+		return true
 	}
-	w.line.Store(l)
-	if l.chained {
-		w.owner.group.chainLocked(w.owner, false)
-	}
+	return false
 }
 
-// release gives back one permit. It returns the waiters handed a permit,
-// taken out of the line and chained by next: the caller owns them now.
-// The permit passes straight to the head while the limit has room for it.
-func (l *line[T]) release() *waiter[T] {
+// withdrawLocked takes back enterLocked's announcement of a joiner that
+// does not join after all.
+func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
+
+// pushLocked puts w, counted in waiting, in the queue: at its place, or
+// ahead of its priority if front (see queue.pushFront).
+func (l *line[T]) pushLocked(w *waiter[T], front bool) {
+	if front {
+		l.q.pushFront(w)
+	} else {
+		l.q.push(w)
+	}
+	w.line.Store(l)
+}
+
+// release gives back one permit of p's. It returns the waiters handed a
+// permit, taken out of the queue and chained by next: the caller owns them
+// now. The permit passes straight to the waiter served next while the
+// limit has room for it.
+func (l *line[T]) release(p *Permits[T]) *waiter[T] {
 	if l.waiting.Load() == 0 {
-		l.held.give(1)
+		l.held.give()
 		if l.waiting.Load() == 0 {
 			return nil
 		}
@@ -143,15 +111,16 @@ func (l *line[T]) release() *waiter[T] {
 		// count full.
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.q.gave(p)
 		return l.grantLocked()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w := l.head; w != nil && l.held.load() <= l.limit.Load() {
-		l.removeLocked(w)
-		return w
+	l.q.gave(p)
+	if !l.q.empty() && l.held.load() <= l.limit.Load() {
+		return l.popLocked()
 	}
-	l.held.give(1)
+	l.held.give()
 	return l.grantLocked()
 }
 
@@ -172,15 +141,77 @@ func (l *line[T]) grant() *waiter[T] {
 	return l.grantLocked()
 }
 
-// grantLocked hands free permits to the waiters at the head and returns
-// them chained in line order.
 func (l *line[T]) grantLocked() *waiter[T] {
 	var c chain[T]
-	for w := l.head; w != nil && l.take(); w = l.head {
-		l.removeLocked(w)
-		c.add(w)
+	for !l.q.empty() && l.take() {
+		c.add(l.popLocked())
 	}
 	return c.head
+}
+
+// popLocked takes the waiter served next out of the queue; the permit is
+// the caller's to give it.
+func (l *line[T]) popLocked() *waiter[T] {
+	w := l.q.pop()
+	l.outLocked(w)
+	return w
+}
+
+// removeLocked takes w, which leaves, out of the queue.
+func (l *line[T]) removeLocked(w *waiter[T]) {
+	l.q.remove(w)
+	l.outLocked(w)
+}
+
+func (l *line[T]) outLocked(w *waiter[T]) {
+	w.line.Store(nil)
+	l.waiting.Add(-1)
+}
+
+// takeOut takes out of the queue every waiter of g (nil: every waiter)
+// whose task matches (nil: all), and appends it to ws: the caller owns
+// their tasks now.
+func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*waiter[T]) []*waiter[T] {
+	if l.waiting.Load() == 0 {
+		return ws
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.q.each(g, func(w *waiter[T]) {
+		if match == nil || match(w.owner) {
+			l.removeLocked(w)
+			ws = append(ws, w)
+		}
+	})
+	return ws
+}
+
+// requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
+// back in the queue ahead of their priority, in order, taking their
+// permits back; then hands free permits on as grant does.
+func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		w.owner.held &^= bit
+		w.bit = bit
+		l.waiting.Add(1)
+		l.pushLocked(w, true)
+		l.held.give()
+	}
+	return l.grantLocked()
+}
+
+// oldest returns when g's oldest task in the line was submitted, or
+// MaxInt64 if none waits.
+func (l *line[T]) oldest(g *Group[T]) int64 {
+	if l.waiting.Load() == 0 {
+		return noWaiter
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.q.oldest(g)
 }
 
 // chain links waiters taken out of a line, in order, by next.
@@ -195,101 +226,6 @@ func (c *chain[T]) add(w *waiter[T]) {
 	c.tail = w
 }
 
-// takeAll takes every waiter out of the line and appends it to ws: the
-// caller owns their tasks now.
-func (l *line[T]) takeAll(ws []*waiter[T]) []*waiter[T] {
-	if l.waiting.Load() == 0 {
-		return ws
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for w := l.head; w != nil; w = l.head {
-		l.removeLocked(w)
-		ws = append(ws, w)
-	}
-	return ws
-}
-
-// requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
-// back at the head of the line, in order, taking their permits back; then
-// hands free permits on as setLimit does.
-func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := len(ws) - 1; i >= 0; i-- {
-		w := ws[i]
-		w.owner.held &^= bit
-		w.bit = bit
-		l.frontLocked(w)
-		w.line.Store(l)
-		if l.chained {
-			w.owner.group.chainLocked(w.owner, true)
-		}
-		l.waiting.Add(1)
-		l.held.give(1)
-	}
-	return l.grantLocked()
-}
-
-// sweep takes every waiter whose task matches out of the line and appends
-// their tasks to out: the caller owns them now.
-func (l *line[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	if l.waiting.Load() == 0 {
-		return out
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for w := l.head; w != nil; {
-		next := w.next
-		if match == nil || match(w.owner) {
-			l.takeOutLocked(w)
-			out = append(out, w.owner.owner)
-		}
-		w = next
-	}
-	return out
-}
-
-func (l *line[T]) removeLocked(w *waiter[T]) {
-	l.unbandLocked(w)
-	if w.prev == nil {
-		l.head = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		l.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
-	w.line.Store(nil)
-	if l.chained {
-		w.owner.group.unchainLocked(w.owner)
-	}
-	l.waiting.Add(-1)
-}
-
-// firstOf returns when g's first task in the line was submitted (the
-// oldest of the heads of its priorities, in a line of g's own), or
-// math.MaxInt64 if none waits.
-func (l *line[T]) firstOf(g *Group[T]) int64 {
-	if l.waiting.Load() == 0 {
-		return math.MaxInt64
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.chained {
-		if g.ghead == nil {
-			return math.MaxInt64
-		}
-		return g.ghead.submitted
-	}
-	first := int64(math.MaxInt64)
-	l.bandHeadsLocked(func(w *waiter[T]) { first = min(first, w.owner.submitted) })
-	return first
-}
-
 // waiter is a task's place in a line. Its zero value is in no line.
 //
 // Whoever takes a waiter out of its line owns the task from then on: the
@@ -297,13 +233,76 @@ func (l *line[T]) firstOf(g *Group[T]) int64 {
 // The goroutine that put it in the line no longer owns it, and may touch it
 // again only by making it leave.
 type waiter[T any] struct {
-	line  atomic.Pointer[line[T]] // the line w waits in (a fair line's lock), if any
-	prev  *waiter[T]              // guarded by the line's mu
-	next  *waiter[T]              // guarded by the line's mu; out of line, chains handed waiters
-	seq   uint32                  // when w joined the fair line; guarded by its mu
-	bit   uint8                   // the layer w waits for; set before joining
-	prio  uint8                   // 0 is the highest; set before the task first joins a line
-	owner *Permits[T]
+	line     atomic.Pointer[line[T]] // the line w waits in, if any
+	links[T]                         // in its line's queue, guarded by its mu; out of line, next chains handed waiters
+	chained  links[T]                // in its group's chain (Group.chain), guarded by the global line's mu
+	seq      uint32                  // when w joined the fair line; guarded by its mu
+	bit      uint8                   // the layer w waits for; set before joining
+	prio     uint8                   // 0 is the highest; set before the task first joins a line
+	owner    *Permits[T]
+}
+
+// links are a waiter's place in a list.
+type links[T any] struct{ prev, next *waiter[T] }
+
+// Which links of a waiter a list goes through.
+const (
+	byLine  = iota // its line's queue
+	byGroup        // its group's chain in the global line
+)
+
+func (w *waiter[T]) by(k int) *links[T] {
+	if k == byGroup {
+		return &w.chained
+	}
+	return &w.links
+}
+
+// list is a doubly linked list of waiters, through their links k.
+type list[T any] struct{ head, tail *waiter[T] }
+
+// linkAfter links w in after at (at the head for nil).
+func (q *list[T]) linkAfter(w, at *waiter[T], k int) {
+	wl := w.by(k)
+	wl.prev = at
+	if at == nil {
+		wl.next = q.head
+		q.head = w
+	} else {
+		wl.next = at.by(k).next
+		at.by(k).next = w
+	}
+	if wl.next == nil {
+		q.tail = w
+	} else {
+		wl.next.by(k).prev = w
+	}
+}
+
+// unlink takes w out.
+func (q *list[T]) unlink(w *waiter[T], k int) {
+	wl := w.by(k)
+	if wl.prev == nil {
+		q.head = wl.next
+	} else {
+		wl.prev.by(k).next = wl.next
+	}
+	if wl.next == nil {
+		q.tail = wl.prev
+	} else {
+		wl.next.by(k).prev = wl.prev
+	}
+	wl.prev, wl.next = nil, nil
+}
+
+// each calls f with every waiter, in order; f may unlink the one it is
+// given.
+func (q *list[T]) each(k int, f func(w *waiter[T])) {
+	for w := q.head; w != nil; {
+		next := w.by(k).next
+		f(w)
+		w = next
+	}
 }
 
 // leave takes w out of the line it waits in and reports whether it did so,
@@ -320,16 +319,6 @@ func (w *waiter[T]) leave() bool {
 	if w.line.Load() != l { // taken out meanwhile
 		return false
 	}
-	l.takeOutLocked(w)
-	return true
-}
-
-// takeOutLocked takes w out of the line, with the fair line's own
-// bookkeeping when l is a fair line's lock.
-func (l *line[T]) takeOutLocked(w *waiter[T]) {
-	if l.fair != nil {
-		l.fair.removeLocked(w)
-		return
-	}
 	l.removeLocked(w)
+	return true
 }

@@ -44,7 +44,6 @@ type Permits[T any] struct {
 	w         waiter[T]
 	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
 
-	wprev, wnext *Permits[T] // in the group's chain (Group.ghead); guarded by the global line's mu
 }
 
 // init ties p to the layers of group g and to the task that owns it, and
@@ -119,15 +118,16 @@ func (p *Permits[T]) Exit() {
 // mode: global, bulkhead, concurrency under IsolationOff; bulkhead,
 // concurrency, global under fair share. A layer is first tried as is; only
 // a task that has to wait takes a queue slot and joins the layer's line,
-// and the walk stops there.
+// and the walk stops there. Under fair share the wait for a global permit
+// counts against the group's queue threshold.
 func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
 	}
 	g := p.group
 	gl := g.global
-	if gl.fair == nil && p.held&heldGlobal == 0 {
-		if out := p.step(gl.line, gl.queue, heldGlobal, heldGlobalSlot); out != Admitted {
+	if !gl.fair && p.held&heldGlobal == 0 {
+		if out := p.step(gl.line, &gl.queue.line, heldGlobal, heldGlobalSlot); out != Admitted {
 			return p.stop(out, ReasonGlobalQueueFull)
 		}
 		p.dropSlot(gl.queue, heldGlobalSlot)
@@ -135,18 +135,22 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&heldBulkhead == 0 {
 		// A slot taken here is kept until every permit is held, so the
 		// task is not turned away between the layers.
-		if out := p.step(g.bulkhead, g.queue, heldBulkhead, heldGroupSlot); out != Admitted {
+		if out := p.step(g.bulkhead, &g.queue.line, heldBulkhead, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
 		}
 	}
 	if p.held&heldConc == 0 {
-		if out := p.step(g.conc, g.queue, heldConc, heldGroupSlot); out != Admitted {
+		if out := p.step(g.conc, &g.queue.line, heldConc, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
 		}
 	}
-	if gl.fair != nil && p.held&heldGlobal == 0 {
-		if out := p.stepFair(gl.fair); out != Admitted {
+	if gl.fair && p.held&heldGlobal == 0 {
+		handed := p.granted == heldGlobal // and counted running (fairQueue.pop)
+		if out := p.step(gl.line, &g.queue.line, heldGlobal, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
+		}
+		if !handed {
+			gl.started(g)
 		}
 	}
 	p.held |= countedRunning
@@ -156,9 +160,9 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	return Admitted, ""
 }
 
-// step takes one layer of a FIFO line: the permit handed over, or one free
-// at once, or a queue slot and a place in the line.
-func (p *Permits[T]) step(l *line[T], q *slots[T], bit, slot uint8) Outcome {
+// step takes one layer: the permit handed over, or one free at once, or a
+// slot of queue q and a place in the line.
+func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	if p.granted == bit {
 		p.granted = 0
 		p.held |= bit
@@ -183,40 +187,14 @@ func (p *Permits[T]) step(l *line[T], q *slots[T], bit, slot uint8) Outcome {
 	return MustWait
 }
 
-// stepFair is step for the fair global line; the wait counts against the
-// group's queue threshold.
-func (p *Permits[T]) stepFair(f *fairLine[T]) Outcome {
-	if p.granted == heldGlobal {
-		p.granted = 0
-		p.held |= heldGlobal
-		return Admitted
-	}
-	if f.tryAcquire(p.group) {
-		p.held |= heldGlobal
-		return Admitted
-	}
-	if !p.takeSlot(p.group.queue, heldGroupSlot) && !p.makeRoom(heldGroupSlot) {
-		return Rejected
-	}
-	if p.flags&pause != 0 {
-		return WouldWait
-	}
-	p.startWaiting()
-	p.w.bit = heldGlobal
-	if f.join(&p.w, p.group) {
-		p.held |= heldGlobal
-		return Admitted
-	}
-	return MustWait
-}
-
 // takeSlot takes a place in queue q for a task about to wait, unless it
-// holds one; it reports false when the queue is full.
-func (p *Permits[T]) takeSlot(q *slots[T], slot uint8) bool {
+// holds one; it reports false when the queue is full, or callers wait for
+// a slot of it.
+func (p *Permits[T]) takeSlot(q *line[T], slot uint8) bool {
 	if p.held&slot != 0 {
 		return true
 	}
-	if !q.take() {
+	if !q.tryAcquire() {
 		return false
 	}
 	p.held |= slot
@@ -283,9 +261,10 @@ func (p *Permits[T]) Release() {
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
 	}
-	if gl.fair != nil {
+	if gl.fair {
 		if p.held&heldGlobal != 0 {
-			p.keep(gl.fair.release(g))
+			g.fair.running.Add(-1)
+			p.releaseLine(gl.line, heldGlobal)
 		}
 		p.dropSlot(g.queue, heldGroupSlot)
 		p.releaseLine(g.conc, heldConc)
@@ -309,7 +288,7 @@ func (p *Permits[T]) Release() {
 func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 	if p.held&bit != 0 {
 		p.held &^= bit
-		p.keep(l.release())
+		p.keep(l.release(p))
 	}
 }
 

@@ -109,12 +109,14 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 // now. Call it once every task has been cancelled; a task that joins a line
 // meanwhile sees that when it looks after joining, and leaves.
 func (r *Registry[T]) SweepAll(out []*T) []*T {
-	out = r.global.sweep(nil, out)
+	ws := r.global.line.takeOut(nil, nil, nil)
 	r.Range(func(g *Group[T]) bool {
-		out = g.bulkhead.sweep(nil, out)
-		out = g.conc.sweep(nil, out)
+		ws = g.conc.takeOut(g, nil, g.bulkhead.takeOut(g, nil, ws))
 		return true
 	})
+	for _, w := range ws {
+		out = append(out, w.owner.owner)
+	}
 	return out
 }
 
@@ -157,12 +159,14 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	for _, g := range groups {
 		g.setLimits(r.resolve(g.key))
 	}
-	if l := r.global.line; l != nil && l.held.load() > l.limit.Load() {
+	if l := r.global.line; !r.global.fair && l.held.load() > l.limit.Load() {
 		var ws []*waiter[T]
 		for _, g := range groups {
-			ws = g.conc.takeAll(g.bulkhead.takeAll(ws))
+			for _, m := range r.global.after(g, heldGlobal) {
+				ws = m.l.takeOut(g, nil, ws)
+			}
 		}
-		requeue(l, heldGlobal, ws, c)
+		requeue(layer[T]{l, heldGlobal}, ws, c)
 	}
 	for _, g := range groups {
 		g.enforce(c)

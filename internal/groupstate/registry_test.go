@@ -97,7 +97,7 @@ func TestGroupLayout(t *testing.T) {
 	scope := line(unsafe.Offsetof(g.scope))
 	for name, off := range map[string]uintptr{
 		"waiting":      unsafe.Offsetof(g.waiting),
-		"ghead":        unsafe.Offsetof(g.ghead),
+		"chain":        unsafe.Offsetof(g.chain),
 		"fair.running": unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.running),
 	} {
 		if line(off) == scope {

@@ -119,14 +119,8 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 		return false
 	}
 	g := p.group
-	var lines []*line[T]
-	if bit == heldGlobalSlot {
-		lines = []*line[T]{g.global.line}
-	} else {
-		lines = []*line[T]{g.bulkhead, g.conc}
-	}
 	for {
-		v := victim(p.w.prio, bit, lines, g)
+		v := victim(p.w.prio, bit, g)
 		if v == nil {
 			return false
 		}
@@ -140,33 +134,33 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 }
 
 // victim returns the oldest waiting task holding a slot of the queue
-// (bit) of the lowest priority at or below prio in lines (and under fair
-// share g's tasks in the global line), or nil. A task a lowered limit sent
+// (bit: g's, or the global one) of the lowest priority at or below prio,
+// or nil. It looks in the lines whose waiters may hold such a slot: the
+// global line for the global queue; g's lines for g's queue, and under
+// fair share g's tasks in the global line. A task a lowered limit sent
 // back to an earlier line may hold no slot of that line's queue.
-func victim[T any](prio, bit uint8, lines []*line[T], g *Group[T]) *Permits[T] {
+func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 	var best *Permits[T]
 	consider := func(w *waiter[T]) {
 		switch {
-		case w.prio < prio, w.owner.held&bit == 0:
+		case w.prio < prio, w.owner.held&bit == 0, bit == heldGroupSlot && w.owner.group != g:
 		case best == nil, w.prio > best.w.prio,
 			w.prio == best.w.prio && w.owner.submitted < best.submitted:
 			best = w.owner
 		}
 	}
-	for _, l := range lines {
+	gl := g.global
+	for _, y := range gl.layers(g) {
+		if (y.bit == heldGlobal) != (bit == heldGlobalSlot) && !(gl.fair && y.bit == heldGlobal) {
+			continue
+		}
+		l := y.l
 		if l.waiting.Load() == 0 {
 			continue
 		}
 		l.mu.Lock()
-		l.bandHeadsLocked(consider)
+		l.q.heads(g, consider)
 		l.mu.Unlock()
-	}
-	if f := g.global.fair; f != nil && f.lock.waiting.Load() != 0 && lines[0] != g.global.line {
-		f.lock.mu.Lock()
-		for q := g.ghead; q != nil; q = q.wnext {
-			consider(&q.w)
-		}
-		f.lock.mu.Unlock()
 	}
 	return best
 }

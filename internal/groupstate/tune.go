@@ -11,10 +11,7 @@ func (g *Group[T]) Tuning() any { return g.limits.Load().Tuning }
 
 // Running reports the group's running tasks: those holding every permit.
 func (g *Group[T]) Running() int {
-	if g.global.fair != nil {
-		return max(int(g.fair.running.Load()), 0)
-	}
-	return max(int(g.conc.held.load()), 0)
+	return max(int(g.global.running(g)), 0)
 }
 
 // Concurrency returns the group's concurrency limit in force.
@@ -53,7 +50,7 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 func (gl *Global[T]) Running() int { return count(&gl.in.running, &gl.out.running) }
 
 // Limit returns the global limit in force.
-func (gl *Global[T]) Limit() int { return int(gl.waits().limit.Load()) }
+func (gl *Global[T]) Limit() int { return int(gl.line.limit.Load()) }
 
 // TuneGlobal makes n the global limit under fair share, where only running
 // tasks hold a global permit: a lowered limit has nobody to send back, and
@@ -61,9 +58,9 @@ func (gl *Global[T]) Limit() int { return int(gl.waits().limit.Load()) }
 // tasks handed a permit; nil if nothing changed. The caller orders it with
 // Update, and it may overlap with Tune.
 func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
-	l := gl.waits()
+	l := gl.line
 	old = int(l.limit.Load())
-	if gl.fair == nil || old == n {
+	if !gl.fair || old == n {
 		return old, nil
 	}
 	l.setLimit(n)

@@ -1,0 +1,116 @@
+package groupstate
+
+import "math"
+
+// queue is a line's discipline: where a waiter stands and which is served
+// next. Its methods are called only under the line's mu, never on the
+// lock-free path; the line counts waiters and permits (see line).
+//
+//	discipline   used by                                     serves
+//	fifo         group layers, a queue's blocked callers      priority, then arrival
+//	globalFIFO   the global line under IsolationOff           priority, then arrival
+//	fairQueue    the global line under fair share             fairest group, then its
+//	                                                          highest priority, then arrival
+type queue[T any] interface {
+	empty() bool
+	// push puts w at its place: behind every waiter it does not pass.
+	push(w *waiter[T])
+	// pushFront puts w ahead of its priority: a task a lowered limit
+	// sent back, or a blocked caller woken without a slot, goes back to
+	// the head.
+	pushFront(w *waiter[T])
+	// pop takes out the waiter to serve next; the queue is not empty.
+	pop() *waiter[T]
+	// remove takes out w, which leaves.
+	remove(w *waiter[T])
+	// gave tells the queue that p gave back a permit of its line (fair
+	// share keeps groups in order of their running tasks).
+	gave(p *Permits[T])
+	// each calls f with every waiter of g (nil: every waiter); f may
+	// remove the waiter it is given.
+	each(g *Group[T], f func(w *waiter[T]))
+	// oldest returns when g's oldest waiting task was submitted, or
+	// noWaiter.
+	oldest(g *Group[T]) int64
+	// heads calls f with the waiters a task of g may displace in this
+	// queue: the first of each priority (fair share: each of g's).
+	heads(g *Group[T], f func(w *waiter[T]))
+}
+
+const noWaiter = math.MaxInt64
+
+// fifo is the queue of one group's layer, and of a queue's blocked
+// callers: waiters stand by priority, then in the order they joined.
+type fifo[T any] struct {
+	list[T]
+	bands *bands[T] // nil while every waiter has the default priority
+}
+
+func (q *fifo[T]) empty() bool { return q == nil || q.head == nil }
+
+// push appends w at the tail while every waiter has the default priority.
+func (q *fifo[T]) push(w *waiter[T]) {
+	if q.bands != nil || w.prio != PriorityDefault {
+		q.insert(w)
+		return
+	}
+	q.linkAfter(w, q.tail, byLine)
+}
+
+func (q *fifo[T]) pop() *waiter[T] {
+	w := q.head
+	q.remove(w)
+	return w
+}
+
+func (q *fifo[T]) remove(w *waiter[T]) {
+	q.unband(w)
+	q.unlink(w, byLine)
+}
+
+func (q *fifo[T]) gave(*Permits[T]) {}
+
+// each calls f with every waiter: the queue is one group's, or one queue's.
+func (q *fifo[T]) each(_ *Group[T], f func(w *waiter[T])) { q.list.each(byLine, f) }
+
+func (q *fifo[T]) oldest(*Group[T]) int64 {
+	first := int64(noWaiter)
+	q.heads(nil, func(w *waiter[T]) { first = min(first, w.owner.submitted) })
+	return first
+}
+
+// globalFIFO is the global line's queue under IsolationOff: a fifo of
+// every group's tasks, each group's also chained in line order from
+// Group.chain, so that a group's oldest is found without a walk.
+type globalFIFO[T any] struct{ fifo[T] }
+
+func (q *globalFIFO[T]) push(w *waiter[T]) {
+	q.fifo.push(w)
+	w.owner.group.chain.linkAfter(w, w.owner.group.chain.tail, byGroup)
+}
+
+func (q *globalFIFO[T]) pushFront(w *waiter[T]) {
+	q.fifo.pushFront(w)
+	w.owner.group.chain.linkAfter(w, nil, byGroup)
+}
+
+func (q *globalFIFO[T]) pop() *waiter[T] {
+	w := q.fifo.pop()
+	w.owner.group.chain.unlink(w, byGroup)
+	return w
+}
+
+func (q *globalFIFO[T]) remove(w *waiter[T]) {
+	q.fifo.remove(w)
+	w.owner.group.chain.unlink(w, byGroup)
+}
+
+func (q *globalFIFO[T]) each(g *Group[T], f func(w *waiter[T])) {
+	if g == nil {
+		q.fifo.each(nil, f)
+		return
+	}
+	g.chain.each(byGroup, f)
+}
+
+func (q *globalFIFO[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }

@@ -26,15 +26,17 @@ func (c *tally) load() int64 {
 	return c.n.Load()
 }
 
-// take takes a permit if fewer than limit are held.
+// take takes a permit if fewer than limit are held. Kept small enough to
+// inline, as the wide count's take is: every task takes a permit of each
+// layer.
 func (c *tally) take(limit int64) bool {
-	if c.wide != nil {
-		return c.wide.take(limit)
+	if c.wide == nil {
+		return c.takeOne(limit)
 	}
-	if limit == Unlimited {
-		c.n.Add(1)
-		return true
-	}
+	return c.wide.take(limit)
+}
+
+func (c *tally) takeOne(limit int64) bool {
 	for {
 		n := c.n.Load()
 		if n >= limit {

@@ -96,7 +96,7 @@ func bareGroups(n int) []*Group[tk] {
 	gs := make([]*Group[tk], n)
 	for i := range gs {
 		gs[i] = &Group[tk]{}
-		gs[i].fair.index = -1
+		gs[i].fair.index, gs[i].fair.tier = -1, -1
 		gs[i].fair.weight.Store(1)
 	}
 	return gs
@@ -179,4 +179,116 @@ func TestFairEntryLessIsExact(t *testing.T) {
 			require.Equal(t, want, a.less(&b), "%+v before %+v", a, b)
 		}
 	}
+}
+
+// TestFairOrderKeepsTheFairestFirst checks fairOrder against a scan of
+// every group, in tiers (one weight, few running, a head that joins near
+// a tier's tail) and through every way into the heap and back: a second
+// weight, a running count past the tiers, a head far from its tier's tail.
+func TestFairOrderKeepsTheFairestFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 24
+	gs := bareGroups(n)
+	var o fairOrder[tk]
+	in := make(map[*Group[tk]]bool)
+	seq := uint32(math.MaxUint32 - 3000) // wraps
+	used := make(map[uint32]bool)        // seqs are unique
+	setHead := func(q *fairGroup[tk]) {
+		s := seq // mostly the newest; else one that joined earlier
+		if rng.IntN(4) == 0 {
+			s = seq - uint32(1+rng.IntN([]int{4, 4, 4, 4, 4, 4, 4, 400}[rng.IntN(8)]))
+			for used[s] {
+				s--
+			}
+		}
+		used[s] = true
+		seq++
+		q.seq = s
+	}
+	heaped, tiered := 0, 0
+	for i := range 8000 {
+		if i%400 == 0 { // a busy period ends
+			for g := range in {
+				o.remove(g)
+				delete(in, g)
+			}
+		}
+		g := gs[rng.IntN(n)]
+		q := &g.fair
+		switch {
+		case !in[g]:
+			q.running.Store(rng.Int64N(4))
+			q.weight.Store(1)
+			setHead(q)
+			o.add(g)
+			in[g] = true
+		case rng.IntN(5) == 0:
+			o.remove(g)
+			delete(in, g)
+		default:
+			switch c := rng.IntN(200); {
+			case c == 0:
+				q.weight.Store(2)
+			case c == 1:
+				q.running.Store(maxTiers - 1 + rng.Int64N(3))
+			case c < 60:
+				setHead(q)
+			default:
+				q.running.Store(max(0, q.running.Load()+rng.Int64N(3)-1))
+			}
+			o.fix(g)
+		}
+		if o.heaped {
+			heaped++
+		} else {
+			tiered++
+			checkTiers(t, &o)
+		}
+		require.Equal(t, len(in), o.len())
+		got := o.appendTo(nil)
+		require.Len(t, got, len(in))
+		for _, h := range got {
+			require.True(t, in[h], "a group taken out is still in order")
+		}
+		if len(in) == 0 {
+			continue
+		}
+		var best *Group[tk]
+		var bestKey fairEntry[tk]
+		for h := range in {
+			var k fairEntry[tk]
+			k.load(h)
+			if best == nil || k.less(&bestKey) {
+				best, bestKey = h, k
+			}
+		}
+		require.Same(t, best, o.first())
+	}
+	assert.Greater(t, heaped, 1000, "the heap was used")
+	assert.Greater(t, tiered, 1000, "the tiers were used")
+}
+
+// checkTiers checks that every tier holds groups of its running count and
+// o's weight, in the order their heads joined, linked both ways.
+func checkTiers(t *testing.T, o *fairOrder[tk]) {
+	t.Helper()
+	count := 0
+	for r := range o.tiers {
+		tr := &o.tiers[r]
+		require.Equal(t, tr.head != nil, o.full&(1<<r) != 0, "tier %d's bit", r)
+		var prev *Group[tk]
+		for g := tr.head; g != nil; prev, g = g, g.fair.next {
+			q := &g.fair
+			require.Same(t, prev, q.prev)
+			require.Equal(t, r, q.tier)
+			require.Equal(t, int64(r), q.running.Load())
+			require.Equal(t, o.weight, q.weight.Load())
+			if prev != nil {
+				require.True(t, joinedBefore(prev.fair.seq, q.seq), "tier %d out of order", r)
+			}
+			count++
+		}
+		require.Same(t, prev, tr.tail)
+	}
+	require.Equal(t, o.n, count)
 }

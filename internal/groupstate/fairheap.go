@@ -41,19 +41,6 @@ func (a *fairEntry[T]) less(b *fairEntry[T]) bool {
 	return joinedBefore(a.seq, b.seq)
 }
 
-// joinedBefore reports whether the waiter that joined with seq a joined
-// before the one with b. Seqs wrap: they are at most 2^31 joins apart.
-func joinedBefore(a, b uint32) bool { return int32(a-b) < 0 }
-
-// groups returns the groups in h, in no order.
-func (h fairHeap[T]) groups() []*Group[T] {
-	gs := make([]*Group[T], len(h))
-	for i := range h {
-		gs[i] = h[i].g
-	}
-	return gs
-}
-
 // push adds g, which has a waiter now.
 func (h *fairHeap[T]) push(g *Group[T]) {
 	*h = append(*h, fairEntry[T]{})

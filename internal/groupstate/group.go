@@ -86,7 +86,7 @@ type Group[T any] struct {
 	// fair is the group's part of the fair queue. Its running count
 	// changes as each task starts and ends, so it stays off the cache line
 	// of scope, which Submit reads.
-	fair fairGroup
+	fair fairGroup[T]
 }
 
 const deadRefs = math.MinInt64 / 2
@@ -114,7 +114,7 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 	}
 	g.limits.Store(&l)
 	g.noSlots.Store(l.QueueThreshold == 0)
-	g.fair.index = -1
+	g.fair.index, g.fair.tier = -1, -1
 	g.fair.weight.Store(int64(max(l.Weight, 1)))
 	g.scope.Store(newScope(parent))
 	return g

@@ -46,7 +46,7 @@ func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 // newFIFOLine returns a line that serves in priority, then arrival order,
 // with its permits counted on cache lines of their own.
 func newFIFOLine[T any](limit int) *line[T] {
-	return newLine[T](limit, new(fifo[T]), true)
+	return newLine[T](limit, new(fifo[T]), false)
 }
 
 // tryAcquire takes a permit at once if one is free and nobody waits for it.

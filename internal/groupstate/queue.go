@@ -54,12 +54,26 @@ func (q *fifo[T]) push(w *waiter[T]) {
 		q.insert(w)
 		return
 	}
-	q.linkAfter(w, q.tail, byLine)
+	w.prev, w.next = q.tail, nil
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
 }
 
+// pop takes out the head: every line pops a waiter per permit handed on,
+// so it does not go through unlink.
 func (q *fifo[T]) pop() *waiter[T] {
 	w := q.head
-	q.remove(w)
+	q.unband(w)
+	q.head, w.next = w.next, nil
+	if q.head == nil {
+		q.tail = nil
+	} else {
+		q.head.prev = nil
+	}
 	return w
 }
 

@@ -41,7 +41,7 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 // gives back the permits of earlier layers and its queue slot a moment
 // later, on a goroutine of the executor; a running function sees its context
 // cancelled and keeps its permits until it returns.
-func (h *TaskHandle[T]) Cancel() bool { return h.t.exec.cancel(&h.t, context.Canceled) }
+func (h *TaskHandle[T]) Cancel() bool { return h.t.exec().cancel(&h.t, context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
@@ -84,14 +84,16 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 // result builds the result; call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	t := &h.t
+	status, start, end, err := t.finalResult()
+	submitted := t.at(0)
 	r := GroupResult[T]{
 		GroupKey:  t.key(),
 		TaskID:    t.id,
-		Status:    TaskStatus(t.status),
-		Err:       t.err,
-		Submitted: t.at(0),
-		Start:     t.at(t.start),
-		End:       t.at(t.end),
+		Status:    status,
+		Err:       err,
+		Submitted: submitted,
+		Start:     submitted.Add(time.Duration(start)),
+		End:       submitted.Add(time.Duration(end)),
 	}
 	if r.Status == StatusSuccess {
 		r.Value = h.value

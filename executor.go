@@ -176,8 +176,8 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 	if groupKey == "" || taskID == "" || task == nil { // checkTask says which
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
-	h := &TaskHandle[T]{fn: task}
-	if err := e.admit(ctx, &h.t, h, groupKey, taskID, PriorityNormal); err != nil {
+	h := new(TaskHandle[T])
+	if err := e.admit(ctx, &h.t, fnBody[T](task), groupKey, taskID, PriorityNormal); err != nil {
 		return nil, err
 	}
 	return h, nil

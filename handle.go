@@ -15,11 +15,10 @@ import (
 // function keeps running (with its context cancelled) and keeps its permits
 // until it returns.
 type TaskHandle[T any] struct {
-	t     task
+	// value comes first: a zero-size value last (T = struct{}) would pad
+	// the handle by a word, so that &value points inside it.
 	value T // written by the task's body on success; read only if the result says SUCCESS
-	// fn comes after value: a zero-size value last (T = struct{}) would
-	// pad the handle by a word, so that &value points inside it.
-	fn Task[T]
+	t     task
 }
 
 // GroupKey returns the task's group key.

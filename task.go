@@ -48,8 +48,10 @@ func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 // What few tasks need (a built context, a done channel, a rejection reason,
 // a watch on the caller's context) is allocated on the side, in a taskAside
 // (TestTaskHandleStaysWithinItsSizeClass guards the size). Every waiting
-// task is one, so what can be found elsewhere is not kept: its executor
-// (see exec), and the result but for Err and Start (in state).
+// task is one, so it keeps nothing found elsewhere (its executor: see
+// exec), and the result, which it does not need while it waits, takes
+// little room: Err shares out with the ready queue's link, status and End
+// are packed in state.
 type task struct {
 	permits groupstate.Permits[task] // also the task's group key, Submitted time and executor
 	body    body

@@ -47,7 +47,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		return ErrClosed
 	}
 	e.groups.ForgetIdle()
-	t.exec, t.body, t.id, t.caller = e, b, id, ctx
+	t.body, t.id, t.caller = b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
 	p := &t.permits
 	p.SetPriority(o.Priority.rank(), false) // it waits for room rather than make it

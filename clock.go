@@ -15,10 +15,10 @@ const noTime int64 = -1
 
 // since returns the time elapsed since t was submitted, as an offset from
 // its Submitted.
-func (t *task) since() int64 { return t.exec.clock() - t.permits.Submitted() }
+func (t *task) since() int64 { return t.exec().clock() - t.permits.Submitted() }
 
 // at returns the time that offset, from since, stands for: 0 is the time t
 // was submitted.
 func (t *task) at(offset int64) time.Time {
-	return t.exec.epoch.Add(time.Duration(t.permits.Submitted() + offset))
+	return t.exec().epoch.Add(time.Duration(t.permits.Submitted() + offset))
 }

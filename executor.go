@@ -82,20 +82,20 @@ type GroupExecutor struct {
 // New returns an executor governed by policy; nil means DefaultPolicy().
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
-	root, closeRoot := context.WithCancelCause(context.Background())
 	fair := policy.isolation == IsolationFairShare
 	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, fair)
 	e := &GroupExecutor{
-		global:    global,
-		root:      root,
-		closeRoot: closeRoot,
-		gate:      newGate(),
-		crew:      newCrew(),
-		epoch:     time.Now(),
+		global: global,
+		gate:   newGate(),
+		crew:   newCrew(),
+		epoch:  time.Now(),
 	}
+	// Every group scope derives from root, which answers with e: a task
+	// finds its executor there (see task.exec).
+	e.root, e.closeRoot = context.WithCancelCause(context.WithValue(context.Background(), execKey{}, e))
 	global.SetHooks(wake, e.goEndDisplaced)
 	e.policy.Store(policy)
-	e.groups = groupstate.NewRegistry(root, global, e.limits, e.clock)
+	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e
@@ -176,8 +176,8 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 	if groupKey == "" || taskID == "" || task == nil { // checkTask says which
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
-	h := &TaskHandle[T]{fn: task}
-	if err := e.admit(ctx, &h.t, h, groupKey, taskID, PriorityNormal); err != nil {
+	h := new(TaskHandle[T])
+	if err := e.admit(ctx, &h.t, fnBody[T](task), groupKey, taskID, PriorityNormal); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -15,11 +15,10 @@ import (
 // function keeps running (with its context cancelled) and keeps its permits
 // until it returns.
 type TaskHandle[T any] struct {
-	t     task
+	// value comes first: a zero-size value last (T = struct{}) would pad
+	// the handle by a word, so that &value points inside it.
 	value T // written by the task's body on success; read only if the result says SUCCESS
-	// fn comes after value: a zero-size value last (T = struct{}) would
-	// pad the handle by a word, so that &value points inside it.
-	fn Task[T]
+	t     task
 }
 
 // GroupKey returns the task's group key.
@@ -41,7 +40,7 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 // gives back the permits of earlier layers and its queue slot a moment
 // later, on a goroutine of the executor; a running function sees its context
 // cancelled and keeps its permits until it returns.
-func (h *TaskHandle[T]) Cancel() bool { return h.t.exec.cancel(&h.t, context.Canceled) }
+func (h *TaskHandle[T]) Cancel() bool { return h.t.exec().cancel(&h.t, context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
@@ -84,14 +83,16 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 // result builds the result; call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	t := &h.t
+	status, start, end, err := t.finalResult()
+	submitted := t.at(0)
 	r := GroupResult[T]{
 		GroupKey:  t.key(),
 		TaskID:    t.id,
-		Status:    TaskStatus(t.status),
-		Err:       t.err,
-		Submitted: t.at(0),
-		Start:     t.at(t.start),
-		End:       t.at(t.end),
+		Status:    status,
+		Err:       err,
+		Submitted: submitted,
+		Start:     submitted.Add(time.Duration(start)),
+		End:       submitted.Add(time.Duration(end)),
 	}
 	if r.Status == StatusSuccess {
 		r.Value = h.value

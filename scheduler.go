@@ -82,7 +82,7 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 		return ErrClosed
 	}
 	e.groups.ForgetIdle()
-	t.exec, t.body, t.id, t.caller = e, b, id, ctx
+	t.body, t.id, t.caller = b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
 	if d := e.policy.Load().displaces(); d || prio != PriorityNormal {
 		t.permits.SetPriority(prio.rank(), d)
@@ -246,8 +246,10 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	// Interleaving: after the claim, a task in no line at this moment sees
 	// it once it joins one (see stopRequested).
 	left := t.permits.Leave()
-	now := t.since()
-	e.completeClaimed(t, &outcome{status: StatusCancelled, err: cause, start: now, end: now})
+	// The result's Err is cause, which cancelWith recorded: this is the
+	// context's first cancel, since close comes after a claim (see end).
+	e.count(StatusCancelled)
+	t.publishCancelled(e.clock() - t.permits.Submitted())
 	if left {
 		e.goEndCancelled(t)
 	}

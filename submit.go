@@ -96,8 +96,8 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	h := &TaskHandle[T]{fn: task}
-	if err := e.submit(ctx, &h.t, h, groupKey, taskID, opts); err != nil {
+	h := new(TaskHandle[T])
+	if err := e.submit(ctx, &h.t, fnBody[T](task), groupKey, taskID, opts); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -126,8 +126,7 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	var err error
 	for i, gt := range tasks {
 		h := &handles[i]
-		h.fn = gt.Task
-		serr := e.submit(ctx, &h.t, h, gt.GroupKey, gt.TaskID, opts)
+		serr := e.submit(ctx, &h.t, fnBody[T](gt.Task), gt.GroupKey, gt.TaskID, opts)
 		switch {
 		case serr == nil:
 			continue

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kobe/groupconc/internal/groupstate"
-	"github.com/kobe/groupconc/internal/readyq"
 )
 
 // ErrInvalidTask is wrapped by the error Submit and ExecuteAll return for an
@@ -48,33 +47,51 @@ func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 // so a submission allocates one struct for handle, context and bookkeeping.
 // What few tasks need (a built context, a done channel, a rejection reason,
 // a watch on the caller's context) is allocated on the side, in a taskAside
-// (TestTaskHandleStaysWithinItsSizeClass guards the size).
+// (TestTaskHandleStaysWithinItsSizeClass guards the size). Every waiting
+// task is one, so it keeps nothing found elsewhere (its executor: see
+// exec), and the result, which it does not need while it waits, takes
+// little room: Err shares out with the ready queue's link, status and End
+// are packed in state.
 type task struct {
-	permits groupstate.Permits[task] // also the task's group key and Submitted time
-	exec    *GroupExecutor           // for the layers above: scheduler, handle
+	permits groupstate.Permits[task] // also the task's group key, Submitted time and executor
 	body    body
 	id      string
 	caller  context.Context // the context given to Submit
 
-	// The result, written once by the claimer before completedBit is set.
-	err        error
-	start, end int64 // offsets from submitted, in nanoseconds (see since)
-	state      atomic.Uint32
-	status     uint8 // a TaskStatus
-	abort      bool  // Await returns err too (RejectAbort)
+	// out is the result's Err, written once by the claimer before
+	// completedBit is set, unless the claimer is Cancel (cancelResult).
+	// Until then it is nil but while the task is in the ready queue, where
+	// it holds the link to the next task (see readyLink): the claimer
+	// writes it only once the task left the queue, and Cancel does not.
+	out   error
+	start int64 // the result's Start, as out is written: an offset from submitted (see since)
+
+	// The state bits below, and once completedBit is set, the rest of the
+	// result: its status, and End (an offset from submitted).
+	state atomic.Uint64
 
 	aside atomic.Pointer[taskAside] // made on first need, then never changed
-
-	ready readyq.Link[task] // its place in the ready queue
 }
 
 // Bits of task.state. Each is set once and never cleared.
 const (
-	claimedBit   uint32 = 1 << iota // set by whoever completes the handle
+	claimedBit   uint64 = 1 << iota // set by whoever completes the handle
 	completedBit                    // set by the claimer once the result is written
 	cancelledBit                    // the context's own cancel has a cause
 	asideCause                      // with cancelledBit: the cause is aside.cause, not context.Canceled
 	overBit                         // the task is over: its context was closed
+	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End
+	abortBit                        // with completedBit: Await returns Err too (RejectAbort)
+	endAside                        // with completedBit: End did not fit in state, it is aside.end
+)
+
+// Where the result's status and End are in task.state, set with
+// completedBit: the status in 3 bits, End in the bits above (when it is in
+// [0, maxStateEnd], 104 days; otherwise aside.end keeps it).
+const (
+	statusShift        = 8
+	endShift           = 11
+	maxStateEnd uint64 = 1<<(64-endShift) - 1
 )
 
 // taskAside is the part of a task that few tasks need.
@@ -88,6 +105,7 @@ type taskAside struct {
 	woken chan struct{}
 
 	cause atomic.Pointer[error] // the own cancel's cause, when not context.Canceled
+	end   int64                 // the result's End, when endAside says so; written as out is
 
 	mu sync.Mutex
 	// The done channel is made only for a caller that waits before the
@@ -111,8 +129,34 @@ type outcome struct {
 	told       bool  // the listener hears OnCompleted: the task ran, or was cancelled waiting
 }
 
-// ReadyLink returns t's place in the ready queue.
-func (t *task) ReadyLink() *readyq.Link[task] { return &t.ready }
+// readyLink is what a task's out holds while the task is in the ready
+// queue: the next task there (nil: none). It is an error only to fit in out.
+type readyLink task
+
+func (*readyLink) Error() string { return "groupconc: task in the ready queue" }
+
+// ReadyNext returns the task after t in the ready queue.
+func (t *task) ReadyNext() *task {
+	l, _ := t.out.(*readyLink)
+	return (*task)(l)
+}
+
+// SetReadyNext links next after t in the ready queue; nil unlinks t, and
+// leaves out nil.
+func (t *task) SetReadyNext(next *task) {
+	if next == nil {
+		t.out = nil
+		return
+	}
+	t.out = (*readyLink)(next)
+}
+
+// exec returns t's executor: the root of every group scope holds it (see
+// New), so a task keeps no pointer of its own.
+func (t *task) exec() *GroupExecutor {
+	e, _ := t.permits.Scope().Value(execKey{}).(*GroupExecutor)
+	return e
+}
 
 // key returns t's group key.
 func (t *task) key() string { return t.permits.Key() }
@@ -151,10 +195,34 @@ func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
 func (t *task) isDone() bool { return t.state.Load()&completedBit != 0 }
 
 // publish writes the result and completes the handle. Only the claimer may
-// call it, once.
+// call it, once, and only once t is out of the ready queue (where out is
+// the queue's link): Cancel calls publishCancelled instead.
 func (t *task) publish(o *outcome) {
-	t.status, t.err, t.abort, t.start, t.end = uint8(o.status), o.err, o.abort, o.start, o.end
-	t.state.Or(completedBit)
+	bits := completedBit | uint64(o.status)<<statusShift
+	if o.abort {
+		bits |= abortBit
+	}
+	t.out, t.start = o.err, o.start
+	t.complete(bits, o.end)
+}
+
+// publishCancelled completes the handle CANCELLED at now, for Cancel, which
+// claimed it after cancelling the context with the cause the result's Err
+// is (see taskContext.cause). It writes nothing but state: t may be in the
+// ready queue.
+func (t *task) publishCancelled(now int64) {
+	t.complete(completedBit|cancelResult|uint64(StatusCancelled)<<statusShift, now)
+}
+
+// complete sets bits and End in state, and closes the done channel.
+func (t *task) complete(bits uint64, end int64) {
+	if uint64(end) <= maxStateEnd {
+		bits |= uint64(end) << endShift
+	} else {
+		t.getAside().end = end
+		bits |= endAside
+	}
+	t.state.Or(bits)
 	// A waiter that makes its channel after this load sees completedBit
 	// (see doneChan).
 	if a := t.aside.Load(); a != nil {
@@ -166,11 +234,25 @@ func (t *task) publish(o *outcome) {
 	}
 }
 
+// finalResult is the result as the claimer wrote it, but for the value;
+// call it only once t completed.
+func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
+	s := t.state.Load()
+	end = int64(s >> endShift)
+	if s&endAside != 0 {
+		end = t.aside.Load().end
+	}
+	if s&cancelResult != 0 {
+		return StatusCancelled, end, end, t.context().cause()
+	}
+	return TaskStatus(s >> statusShift & 7), t.start, end, t.out
+}
+
 // awaitErr is what Await returns besides the result; call it only once t
 // completed.
 func (t *task) awaitErr() error {
-	if t.abort {
-		return t.err
+	if t.state.Load()&abortBit != 0 {
+		return t.out
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (c *taskContext) Err() error {
 // no other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
 	if key == (execKey{}) { // see insideTask
-		return c.exec
+		return c.task().exec()
 	}
 	if v := c.build().Value(key); v != nil {
 		return v

@@ -192,7 +192,7 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
-	o.status, o.err = t.body.call(t.context())
+	o.status, o.err = t.body.call(t, t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
 	return ended
@@ -206,7 +206,7 @@ func (e *GroupExecutor) runRejected(t *task) {
 	case p.rejectionHandler != nil:
 		var o outcome
 		defer e.finish(t, &o)
-		t.body.callHandler(ctx, p.rejectionHandler, p.listener, &o)
+		t.body.callHandler(t, ctx, p.rejectionHandler, p.listener, &o)
 	case p.rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
 			now := t.since()
@@ -251,7 +251,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 		e.completeClaimed(t, o)
 	}
 	if l := e.listener(); o.told && l != nil {
-		t.body.tellCompleted(l)
+		t.body.tellCompleted(t, l)
 	}
 }
 

@@ -14,11 +14,12 @@ func TestMain(m *testing.M) {
 
 // item is the task the tests queue.
 type item struct {
-	link Link[item]
+	next *item
 	done atomic.Int32 // times taken
 }
 
-func (it *item) ReadyLink() *Link[item] { return &it.link }
+func (it *item) ReadyNext() *item        { return it.next }
+func (it *item) SetReadyNext(next *item) { it.next = next }
 
 func assertTrue(t *testing.T, ok bool, what string) {
 	t.Helper()
@@ -64,7 +65,7 @@ func (q *mutexQueue) Push(it *item) (start bool) {
 	if q.tail == nil {
 		q.head = it
 	} else {
-		q.tail.link.next = it
+		q.tail.next = it
 	}
 	q.tail = it
 	if !wasEmpty || q.role != roleFree {
@@ -111,7 +112,7 @@ func (q *mutexQueue) Take() (it *item, start bool) {
 		q.role = roleFree
 		return nil, false
 	}
-	q.head, it.link.next = it.link.next, nil
+	q.head, it.next = it.next, nil
 	if q.head == nil {
 		q.tail = nil
 		q.role = roleFree

@@ -35,17 +35,15 @@ package readyq
 
 import "sync/atomic"
 
-// Link is the field a task embeds to be queued: the queue links tasks
-// through it, so Push allocates nothing.
-type Link[T any] struct {
-	next *T
-}
-
 // Linked is the constraint on the tasks a Queue holds: a pointer to T that
-// gives access to the Link embedded in T.
+// keeps the link to the next task, so Push allocates nothing. The queue
+// sets and reads the link only while the task is in it, and leaves it nil
+// when it takes the task out: the link may share its storage with what the
+// task does not use while it is queued.
 type Linked[T any] interface {
 	*T
-	ReadyLink() *Link[T]
+	ReadyNext() *T
+	SetReadyNext(next *T)
 }
 
 // Queue is a FIFO of ready tasks with the role described in the package
@@ -75,7 +73,7 @@ const (
 func (q *Queue[T, P]) Push(t P) (start bool) {
 	for {
 		head := q.in.Load()
-		t.ReadyLink().next = head
+		t.SetReadyNext(head)
 		if q.in.CompareAndSwap(head, (*T)(t)) {
 			if head != nil {
 				return false // whoever is bound to take head takes t with it
@@ -179,8 +177,8 @@ func (q *Queue[T, P]) pop() (t P, more bool) {
 	if q.out == nil {
 		// Reverse what was pushed since the last time: oldest first.
 		for t := P(q.in.Swap(nil)); t != nil; {
-			next := t.ReadyLink().next
-			t.ReadyLink().next = (*T)(q.out)
+			next := t.ReadyNext()
+			t.SetReadyNext((*T)(q.out))
 			q.out, t = t, next
 		}
 	}
@@ -188,8 +186,8 @@ func (q *Queue[T, P]) pop() (t P, more bool) {
 	if t == nil {
 		return nil, false
 	}
-	q.out = t.ReadyLink().next
-	t.ReadyLink().next = nil
+	q.out = t.ReadyNext()
+	t.SetReadyNext(nil)
 	return t, q.out != nil || q.in.Load() != nil
 }
 

@@ -1,0 +1,95 @@
+package groupconc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A handle keeps parts of its result packed, or in storage it shares while
+// the task waits: the tests here pin that the result reads back whole.
+
+// TestCancelReadyTaskKeepsTheQueue: tasks admitted inside Submit wait in a
+// queue for a goroutine, linked through storage that the result's Err uses
+// later; a Cancel that completes one of them there leaves the tasks after
+// it queued, and its result is CANCELLED with Err context.Canceled.
+func TestCancelReadyTaskKeepsTheQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil)
+		defer e.Close()
+		for round := range 200 {
+			hs := make([]*groupconc.TaskHandle[int], 4)
+			for i := range hs {
+				hs[i] = submit(t, t.Context(), e, fmt.Sprint(i), fmt.Sprint(round), func(context.Context) (int, error) { return i, nil })
+			}
+			cancelled := hs[1].Cancel() // false if it ran already
+			for i, h := range hs {
+				r := h.Wait()
+				if i == 1 && cancelled {
+					assert.Equal(t, groupconc.StatusCancelled, r.Status, "round %d", round)
+					assert.ErrorIs(t, r.Err, context.Canceled, "round %d", round)
+					assert.Equal(t, r.Start, r.End, "round %d: a cancelled task starts as it ends", round)
+					continue
+				}
+				require.Equal(t, groupconc.StatusSuccess, r.Status, "round %d, task %d", round, i)
+				assert.NoError(t, r.Err)
+				assert.Equal(t, i, r.Value)
+			}
+		}
+	})
+}
+
+// TestCancelCauseIsTheResultsErr: a task whose caller's context ends while
+// the executor waits for it completes CANCELLED with an Err naming the
+// context's cause, read back from the task's context.
+func TestCancelCauseIsTheResultsErr(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil) // concurrency 1
+		defer e.Close()
+		gate := make(chan struct{})
+		first := submit(t, t.Context(), e, "g", "first", gated(gate, 0))
+		cause := errors.New("caller gave up")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		h := submit(t, ctx, e, "g", "second", succeed)
+		cancel(cause)
+		r := h.Wait()
+		assert.Equal(t, groupconc.StatusCancelled, r.Status)
+		assert.ErrorIs(t, r.Err, context.Canceled)
+		assert.ErrorIs(t, r.Err, cause)
+		assert.Equal(t, r.Start, r.End)
+		close(gate)
+		first.Wait()
+	})
+}
+
+// TestLongRunTimesReadBackExactly: a task that ends more than 104 days
+// after it was submitted (past what the handle packs) still reports its
+// Start and End to the nanosecond.
+func TestLongRunTimesReadBackExactly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil)
+		defer e.Close()
+		const wait, run = 3*24*time.Hour + time.Nanosecond, 105*24*time.Hour + 7*time.Nanosecond
+		first := submit(t, t.Context(), e, "g", "first", func(context.Context) (int, error) {
+			time.Sleep(wait)
+			return 0, nil
+		})
+		h := submit(t, t.Context(), e, "g", "second", func(context.Context) (int, error) {
+			time.Sleep(run)
+			return 2, errors.New("late")
+		})
+		r := h.Wait()
+		assert.Equal(t, groupconc.StatusFailed, r.Status)
+		assert.EqualError(t, r.Err, "late")
+		assert.Equal(t, wait, r.Start.Sub(r.Submitted), "Start")
+		assert.Equal(t, wait+run, r.End.Sub(r.Submitted), "End")
+		assert.Equal(t, groupconc.StatusSuccess, first.Wait().Status)
+	})
+}

@@ -40,7 +40,8 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: newSlots[T](queueThreshold, true), fair: fair}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair}
+	gl.queue.init(queueThreshold, true)
 	if fair {
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)
 	} else {
@@ -109,7 +110,7 @@ type layer[T any] struct {
 
 // layers returns the layers a task of g walks through, in order.
 func (gl *Global[T]) layers(g *Group[T]) [3]layer[T] {
-	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{g.bulkhead, heldBulkhead}, layer[T]{g.conc, heldConc}
+	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{&g.bulkhead.line, heldBulkhead}, layer[T]{&g.conc.line, heldConc}
 	if gl.fair {
 		return [3]layer[T]{bulk, conc, glob}
 	}

@@ -50,9 +50,9 @@ type Limits struct {
 type Group[T any] struct {
 	key      string
 	limits   atomic.Pointer[Limits]
-	bulkhead *line[T]
-	conc     *line[T]
-	queue    *slots[T]
+	bulkhead fifoLine[T]
+	conc     fifoLine[T]
+	queue    slots[T]
 	global   *Global[T]
 	reg      *Registry[T]
 
@@ -107,11 +107,11 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 		reg:      r,
 		global:   gl,
 		key:      key,
-		bulkhead: newFIFOLine[T](l.MaxInFlight),
-		conc:     newFIFOLine[T](l.Concurrency),
-		queue:    newSlots[T](l.QueueThreshold, false),
 		parent:   parent,
 	}
+	g.bulkhead.init(l.MaxInFlight)
+	g.conc.init(l.Concurrency)
+	g.queue.init(l.QueueThreshold, false)
 	g.limits.Store(&l)
 	g.noSlots.Store(l.QueueThreshold == 0)
 	g.fair.index, g.fair.tier = -1, -1

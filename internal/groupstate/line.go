@@ -43,10 +43,16 @@ func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	return l
 }
 
-// newFIFOLine returns a line that serves in priority, then arrival order,
-// with its permits counted on cache lines of their own.
-func newFIFOLine[T any](limit int) *line[T] {
-	return newLine[T](limit, new(fifo[T]), false)
+// fifoLine is a line that serves in priority, then arrival order, with its
+// queue: a group's layer, kept in the Group.
+type fifoLine[T any] struct {
+	line[T]
+	fifo fifo[T]
+}
+
+func (l *fifoLine[T]) init(limit int) {
+	l.limit.Store(int64(limit))
+	l.q = &l.fifo
 }
 
 // tryAcquire takes a permit at once if one is free and nobody waits for it.

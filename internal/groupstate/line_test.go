@@ -7,6 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+func newFIFOLine[T any](limit int) *line[T] {
+	l := new(fifoLine[T])
+	l.init(limit)
+	return &l.line
+}
+
 // owners returns the tasks of ws.
 func owners(ws []*waiter[tk]) []*tk {
 	var out []*tk
@@ -123,7 +129,8 @@ func TestLineCountsHoldersWhileUnlimitedSoALimitCoversThem(t *testing.T) {
 }
 
 func TestSlotsLoweredLimitKeepsTakenSlots(t *testing.T) {
-	s := newSlots[int](3, false)
+	s := new(slots[int])
+	s.init(3, false)
 	for range 3 {
 		require.True(t, s.tryAcquire())
 	}

@@ -60,7 +60,7 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	g := p.group
 	g.blocked.Add(1)
 	g.global.blocked.Add(1)
-	q, slot := g.queue, heldGroupSlot
+	q, slot := &g.queue, heldGroupSlot
 	if reason == ReasonGlobalQueueFull {
 		q, slot = g.global.queue, heldGlobalSlot
 	}

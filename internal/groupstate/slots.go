@@ -23,12 +23,10 @@ type slots[T any] struct {
 	freed atomic.Uint64 // nudges so far (see nudge)
 }
 
-func newSlots[T any](limit int, wide bool) *slots[T] {
-	s := &slots[T]{}
+func (s *slots[T]) init(limit int, wide bool) {
 	s.limit.Store(int64(limit))
 	s.q = (*fifo[T])(nil)
 	s.held.widen(wide)
-	return s
 }
 
 // load returns the slots taken.

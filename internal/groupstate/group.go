@@ -104,10 +104,10 @@ func newScope(parent context.Context) *scope {
 func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 	parent, gl := r.parent, r.global
 	g := &Group[T]{
-		reg:      r,
-		global:   gl,
-		key:      key,
-		parent:   parent,
+		reg:    r,
+		global: gl,
+		key:    key,
+		parent: parent,
 	}
 	g.bulkhead.init(l.MaxInFlight)
 	g.conc.init(l.Concurrency)

@@ -13,13 +13,13 @@ const (
 // when a waiter of another priority than the default first joins it;
 // until then every waiter has the default priority, and joining is
 // appending at the tail, as in a line without priorities.
-type bands[T any] [NumPriorities]*waiter[T]
+type bands[T any] [NumPriorities]*Permits[T]
 
 // insert puts w, of any priority, behind every waiter of its priority or
 // a higher one.
-func (q *fifo[T]) insert(w *waiter[T]) {
+func (q *fifo[T]) insert(w *Permits[T]) {
 	b := q.bandsMade()
-	var after *waiter[T]
+	var after *Permits[T]
 	for p := int(w.prio); p >= 0 && after == nil; p-- {
 		after = b[p]
 	}
@@ -29,13 +29,13 @@ func (q *fifo[T]) insert(w *waiter[T]) {
 
 // pushFront puts w ahead of every waiter of its priority, behind those of
 // a higher one.
-func (q *fifo[T]) pushFront(w *waiter[T]) {
+func (q *fifo[T]) pushFront(w *Permits[T]) {
 	if q.bands == nil && w.prio == PriorityDefault {
 		q.linkAfter(w, nil, byLine)
 		return
 	}
 	b := q.bandsMade()
-	var after *waiter[T]
+	var after *Permits[T]
 	for p := int(w.prio) - 1; p >= 0 && after == nil; p-- {
 		after = b[p]
 	}
@@ -55,7 +55,7 @@ func (q *fifo[T]) bandsMade() *bands[T] {
 }
 
 // unband keeps the bands right as w leaves.
-func (q *fifo[T]) unband(w *waiter[T]) {
+func (q *fifo[T]) unband(w *Permits[T]) {
 	if b := q.bands; b != nil && b[w.prio] == w {
 		if p := w.prev; p != nil && p.prio == w.prio {
 			b[w.prio] = p
@@ -68,7 +68,7 @@ func (q *fifo[T]) unband(w *waiter[T]) {
 // heads calls f with the first waiter of each priority present, highest
 // priority first: the oldest of each, since a priority's waiters stand in
 // the order they joined.
-func (q *fifo[T]) heads(_ *Group[T], f func(w *waiter[T])) {
+func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
 	b := q.bands
 	if b == nil {
 		if q.head != nil {

@@ -57,8 +57,8 @@ type fairGroup[T any] struct {
 
 func (q *fairQueue[T]) empty() bool { return q.all.head == nil }
 
-func (q *fairQueue[T]) push(w *waiter[T]) {
-	g := w.owner.group
+func (q *fairQueue[T]) push(w *Permits[T]) {
+	g := w.group
 	w.seq = q.seq
 	q.seq++
 	q.mixed = q.mixed || w.prio != PriorityDefault
@@ -73,18 +73,18 @@ func (q *fairQueue[T]) push(w *waiter[T]) {
 
 // pushFront is push: nothing waits after the global layer under fair
 // share, so no lowered limit sends a task back to it.
-func (q *fairQueue[T]) pushFront(w *waiter[T]) { q.push(w) }
+func (q *fairQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 
 // pop takes out the chosen group's task and counts it running.
-func (q *fairQueue[T]) pop() *waiter[T] {
+func (q *fairQueue[T]) pop() *Permits[T] {
 	w := q.next()
-	w.owner.group.fair.running.Add(1) // before remove, which places the group once
+	w.group.fair.running.Add(1) // before remove, which places the group once
 	q.remove(w)
 	return w
 }
 
-func (q *fairQueue[T]) remove(w *waiter[T]) {
-	g := w.owner.group
+func (q *fairQueue[T]) remove(w *Permits[T]) {
+	g := w.group
 	wasFirst := g.chain.head == w
 	q.all.unlink(w, byLine)
 	g.chain.unlink(w, byGroup)
@@ -114,7 +114,7 @@ func (q *fairQueue[T]) fix(g *Group[T]) {
 // next returns the task to serve of the fairest group: the group of the
 // first in line that runs none, if one is within headScan of the head;
 // otherwise the order's.
-func (q *fairQueue[T]) next() *waiter[T] {
+func (q *fairQueue[T]) next() *Permits[T] {
 	if q.slow {
 		if q.credit--; q.credit >= 0 || q.order.first().fair.running.Load() != 0 {
 			return q.bestOf(q.order.first())
@@ -123,8 +123,8 @@ func (q *fairQueue[T]) next() *waiter[T] {
 	}
 	w := q.all.head
 	for i := 0; w != nil && i <= headScan; i, w = i+1, w.next {
-		if w.owner.group.fair.running.Load() == 0 {
-			return q.bestOf(w.owner.group)
+		if w.group.fair.running.Load() == 0 {
+			return q.bestOf(w.group)
 		}
 	}
 	q.toOrder()
@@ -138,7 +138,7 @@ func (q *fairQueue[T]) toOrder() {
 	q.credit = 0
 	for w := q.all.head; w != nil; w = w.next {
 		q.credit++
-		if g := w.owner.group; g.fair.index < 0 && g.fair.tier < 0 {
+		if g := w.group; g.fair.index < 0 && g.fair.tier < 0 {
 			g.fair.seq = w.seq
 			q.order.add(g)
 		}
@@ -153,7 +153,7 @@ func (q *fairQueue[T]) dropOrder() {
 	q.slow = false
 }
 
-func (q *fairQueue[T]) each(g *Group[T], f func(w *waiter[T])) {
+func (q *fairQueue[T]) each(g *Group[T], f func(w *Permits[T])) {
 	if g != nil {
 		g.chain.each(byGroup, f)
 		return
@@ -165,13 +165,13 @@ func (q *fairQueue[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }
 
 // heads calls f with every waiting task of g: they hold its concurrency
 // permits, so there are at most its limit of them.
-func (q *fairQueue[T]) heads(g *Group[T], f func(w *waiter[T])) { g.chain.each(byGroup, f) }
+func (q *fairQueue[T]) heads(g *Group[T], f func(w *Permits[T])) { g.chain.each(byGroup, f) }
 
 // bestOf returns g's task to serve once g is chosen: its first of the
 // highest priority. A group's tasks here hold its concurrency permits, so
 // there are at most its limit of them to look at, and only once tasks of
 // more than one priority have joined.
-func (q *fairQueue[T]) bestOf(g *Group[T]) *waiter[T] {
+func (q *fairQueue[T]) bestOf(g *Group[T]) *Permits[T] {
 	best := g.chain.head
 	if q.mixed {
 		for w := best.chained.next; w != nil; w = w.chained.next {

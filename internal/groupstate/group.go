@@ -168,11 +168,11 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	return max(now-first, 0)
 }
 
-func appendOwners[T any](chain *waiter[T], out []*T) []*T {
+func appendOwners[T any](chain *Permits[T], out []*T) []*T {
 	for w := chain; w != nil; {
 		next := w.next
 		w.next = nil
-		out = append(out, w.owner.owner)
+		out = append(out, w.task())
 		w = next
 	}
 	return out
@@ -207,12 +207,12 @@ func (g *Group[T]) evict(cause error, out []*T) []*T {
 // the global one. It runs after their scope was cancelled: a task that
 // joins a line meanwhile sees that when it looks after joining, and leaves.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
-	var ws []*waiter[T]
+	var ws []*Permits[T]
 	for _, y := range g.global.layers(g) {
 		ws = y.l.takeOut(g, match, ws)
 	}
 	for _, w := range ws {
-		out = append(out, w.owner.owner)
+		out = append(out, w.task())
 	}
 	return out
 }
@@ -250,5 +250,5 @@ func (g *Group[T]) oldestChained() int64 {
 	if g.chain.head == nil {
 		return noWaiter
 	}
-	return g.chain.head.owner.submitted
+	return g.chain.head.submitted
 }

@@ -111,3 +111,16 @@ func sizeClass(size uintptr) uintptr {
 	}
 	return 0
 }
+
+// TestPermitsLayout guards the size of a task's Permits, the part of a
+// waiting task this package keeps: with the caller's 88 bytes it makes a
+// queued task 160 bytes, a size class of the allocator on 64-bit platforms
+// (BenchmarkW3QueuedMemory of the benchmarks module).
+func TestPermitsLayout(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes checked on 64-bit platforms only")
+	}
+	if n := unsafe.Sizeof(Permits[tk]{}); n > 72 {
+		t.Errorf("Permits is %d bytes, want at most 72", n)
+	}
+}

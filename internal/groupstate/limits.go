@@ -18,7 +18,7 @@ type Changes[T any] struct {
 	Requeued []*T
 }
 
-func (c *Changes[T]) handed(chain *waiter[T]) { c.Handed = appendOwners(chain, c.Handed) }
+func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }
 
 // A change of limits goes in three passes, in this order for every layer
 // it touches (see Registry.Update): store the new limits; enforce the
@@ -65,7 +65,7 @@ func (g *Group[T]) lower(y layer[T], c *Changes[T], later []layer[T]) {
 	if y.l.held.load() <= y.l.limit.Load() {
 		return
 	}
-	var ws []*waiter[T]
+	var ws []*Permits[T]
 	for _, m := range later {
 		ws = m.l.takeOut(g, nil, ws)
 	}
@@ -74,20 +74,20 @@ func (g *Group[T]) lower(y layer[T], c *Changes[T], later []layer[T]) {
 
 // requeue puts ws back at the head of y's line, giving back the permits
 // they hold of the layers after y first.
-func requeue[T any](y layer[T], ws []*waiter[T], c *Changes[T]) {
+func requeue[T any](y layer[T], ws []*Permits[T], c *Changes[T]) {
 	if len(ws) == 0 {
 		return
 	}
-	slices.SortStableFunc(ws, func(a, b *waiter[T]) int { return int(a.owner.submitted - b.owner.submitted) })
+	slices.SortStableFunc(ws, func(a, b *Permits[T]) int { return int(a.submitted - b.submitted) })
 	for _, w := range ws {
-		p := w.owner
+		p := w
 		for _, m := range p.group.global.after(p.group, y.bit) {
 			p.releaseLine(m.l, m.bit)
 		}
 		for h := p.Handed(); h != nil; h = p.Handed() {
 			c.Handed = append(c.Handed, h)
 		}
-		c.Requeued = append(c.Requeued, p.owner)
+		c.Requeued = append(c.Requeued, p.task())
 	}
 	c.handed(y.l.requeue(ws, y.bit))
 }

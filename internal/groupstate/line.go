@@ -66,7 +66,7 @@ func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 // join takes a permit for w at once if nobody waits and one is free, and
 // reports true; otherwise it puts w in the queue and reports false: the
 // line owns w's task now.
-func (l *line[T]) join(w *waiter[T]) (acquired bool) {
+func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.enterLocked() {
@@ -94,7 +94,7 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 
 // pushLocked puts w, counted in waiting, in the queue: at its place, or
 // ahead of its priority if front (see queue.pushFront).
-func (l *line[T]) pushLocked(w *waiter[T], front bool) {
+func (l *line[T]) pushLocked(w *Permits[T], front bool) {
 	if front {
 		l.q.pushFront(w)
 	} else {
@@ -107,7 +107,7 @@ func (l *line[T]) pushLocked(w *waiter[T], front bool) {
 // permit, taken out of the queue and chained by next: the caller owns them
 // now. The permit passes straight to the waiter served next while the
 // limit has room for it.
-func (l *line[T]) release(p *Permits[T]) *waiter[T] {
+func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 	if l.waiting.Load() == 0 {
 		l.held.give()
 		if l.waiting.Load() == 0 {
@@ -141,13 +141,13 @@ func (l *line[T]) setLimit(n int) {
 
 // grant hands free permits to the waiters that fit, in order, and returns
 // them as release does.
-func (l *line[T]) grant() *waiter[T] {
+func (l *line[T]) grant() *Permits[T] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.grantLocked()
 }
 
-func (l *line[T]) grantLocked() *waiter[T] {
+func (l *line[T]) grantLocked() *Permits[T] {
 	var c chain[T]
 	for !l.q.empty() && l.take() {
 		c.add(l.popLocked())
@@ -157,19 +157,19 @@ func (l *line[T]) grantLocked() *waiter[T] {
 
 // popLocked takes the waiter served next out of the queue; the permit is
 // the caller's to give it.
-func (l *line[T]) popLocked() *waiter[T] {
+func (l *line[T]) popLocked() *Permits[T] {
 	w := l.q.pop()
 	l.outLocked(w)
 	return w
 }
 
 // removeLocked takes w, which leaves, out of the queue.
-func (l *line[T]) removeLocked(w *waiter[T]) {
+func (l *line[T]) removeLocked(w *Permits[T]) {
 	l.q.remove(w)
 	l.outLocked(w)
 }
 
-func (l *line[T]) outLocked(w *waiter[T]) {
+func (l *line[T]) outLocked(w *Permits[T]) {
 	w.line.Store(nil)
 	l.waiting.Add(-1)
 }
@@ -177,14 +177,14 @@ func (l *line[T]) outLocked(w *waiter[T]) {
 // takeOut takes out of the queue every waiter of g (nil: every waiter)
 // whose task matches (nil: all), and appends it to ws: the caller owns
 // their tasks now.
-func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*waiter[T]) []*waiter[T] {
+func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	if l.waiting.Load() == 0 {
 		return ws
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.q.each(g, func(w *waiter[T]) {
-		if match == nil || match(w.owner) {
+	l.q.each(g, func(w *Permits[T]) {
+		if match == nil || match(w) {
 			l.removeLocked(w)
 			ws = append(ws, w)
 		}
@@ -195,12 +195,12 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*wai
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
 // back in the queue ahead of their priority, in order, taking their
 // permits back; then hands free permits on as grant does.
-func (l *line[T]) requeue(ws []*waiter[T], bit uint8) *waiter[T] {
+func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
-		w.owner.held &^= bit
+		w.held &^= bit
 		w.bit = bit
 		l.waiting.Add(1)
 		l.pushLocked(w, true)
@@ -221,9 +221,9 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 }
 
 // chain links waiters taken out of a line, in order, by next.
-type chain[T any] struct{ head, tail *waiter[T] }
+type chain[T any] struct{ head, tail *Permits[T] }
 
-func (c *chain[T]) add(w *waiter[T]) {
+func (c *chain[T]) add(w *Permits[T]) {
 	if c.tail == nil {
 		c.head = w
 	} else {
@@ -232,32 +232,16 @@ func (c *chain[T]) add(w *waiter[T]) {
 	c.tail = w
 }
 
-// waiter is a task's place in a line. Its zero value is in no line.
-//
-// Whoever takes a waiter out of its line owns the task from then on: the
-// releaser that hands it a permit, or the canceller that makes it leave.
-// The goroutine that put it in the line no longer owns it, and may touch it
-// again only by making it leave.
-type waiter[T any] struct {
-	line     atomic.Pointer[line[T]] // the line w waits in, if any
-	links[T]                         // in its line's queue, guarded by its mu; out of line, next chains handed waiters
-	chained  links[T]                // in its group's chain (Group.chain), guarded by the global line's mu
-	seq      uint32                  // when w joined the fair line; guarded by its mu
-	bit      uint8                   // the layer w waits for; set before joining
-	prio     uint8                   // 0 is the highest; set before the task first joins a line
-	owner    *Permits[T]
-}
+// links are a task's place in a list.
+type links[T any] struct{ prev, next *Permits[T] }
 
-// links are a waiter's place in a list.
-type links[T any] struct{ prev, next *waiter[T] }
-
-// Which links of a waiter a list goes through.
+// Which links of a task a list goes through.
 const (
 	byLine  = iota // its line's queue
 	byGroup        // its group's chain in the global line
 )
 
-func (w *waiter[T]) by(k int) *links[T] {
+func (w *Permits[T]) by(k int) *links[T] {
 	if k == byGroup {
 		return &w.chained
 	}
@@ -265,10 +249,10 @@ func (w *waiter[T]) by(k int) *links[T] {
 }
 
 // list is a doubly linked list of waiters, through their links k.
-type list[T any] struct{ head, tail *waiter[T] }
+type list[T any] struct{ head, tail *Permits[T] }
 
 // linkAfter links w in after at (at the head for nil).
-func (q *list[T]) linkAfter(w, at *waiter[T], k int) {
+func (q *list[T]) linkAfter(w, at *Permits[T], k int) {
 	wl := w.by(k)
 	wl.prev = at
 	if at == nil {
@@ -286,7 +270,7 @@ func (q *list[T]) linkAfter(w, at *waiter[T], k int) {
 }
 
 // unlink takes w out.
-func (q *list[T]) unlink(w *waiter[T], k int) {
+func (q *list[T]) unlink(w *Permits[T], k int) {
 	wl := w.by(k)
 	if wl.prev == nil {
 		q.head = wl.next
@@ -303,7 +287,7 @@ func (q *list[T]) unlink(w *waiter[T], k int) {
 
 // each calls f with every waiter, in order; f may unlink the one it is
 // given.
-func (q *list[T]) each(k int, f func(w *waiter[T])) {
+func (q *list[T]) each(k int, f func(w *Permits[T])) {
 	for w := q.head; w != nil; {
 		next := w.by(k).next
 		f(w)
@@ -315,7 +299,7 @@ func (q *list[T]) each(k int, f func(w *waiter[T])) {
 // in which case the caller owns the task. It reports false if w is in no
 // line: its task belongs to whoever took it out, who sees the reason for
 // leaving when next it looks. Safe from any goroutine.
-func (w *waiter[T]) leave() bool {
+func (w *Permits[T]) leave() bool {
 	l := w.line.Load()
 	if l == nil {
 		return false

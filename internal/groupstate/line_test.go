@@ -14,30 +14,31 @@ func newFIFOLine[T any](limit int) *line[T] {
 }
 
 // owners returns the tasks of ws.
-func owners(ws []*waiter[tk]) []*tk {
+func owners(ws []*Permits[tk]) []*tk {
 	var out []*tk
 	for _, w := range ws {
-		out = append(out, w.owner.owner)
+		out = append(out, w.task())
 	}
 	return out
 }
 
-func newWaiters(n int) []waiter[tk] {
-	ws := make([]waiter[tk], n)
+// newWaiters returns the Permits of n tasks in no group.
+func newWaiters(n int) []*Permits[tk] {
+	ws := make([]*Permits[tk], n)
 	for i := range ws {
-		ws[i].owner = &Permits[tk]{owner: &tk{}}
+		ws[i] = &new(tk).p
 	}
 	return ws
 }
 
 // fullLine returns a line of limit 1 whose permit is held, with n waiters
 // in it.
-func fullLine(t *testing.T, n int) (*line[tk], []waiter[tk]) {
+func fullLine(t *testing.T, n int) (*line[tk], []*Permits[tk]) {
 	l := newFIFOLine[tk](1)
 	require.True(t, l.tryAcquire())
 	ws := newWaiters(n)
 	for i := range ws {
-		require.False(t, l.join(&ws[i]))
+		require.False(t, l.join(ws[i]))
 	}
 	return l, ws
 }
@@ -46,7 +47,7 @@ func TestLineServesWaitersInJoinOrder(t *testing.T) {
 	l, ws := fullLine(t, 10)
 	for i := range ws {
 		w := l.release(nil)
-		require.Same(t, &ws[i], w, "permit %d went out of order", i)
+		require.Same(t, ws[i], w, "permit %d went out of order", i)
 		assert.Nil(t, w.line.Load(), "a granted waiter is out of line")
 	}
 	assert.Nil(t, l.release(nil), "no waiter left: the permit goes back")
@@ -58,11 +59,11 @@ func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
 	l := newFIFOLine[tk](1)
 	require.True(t, l.tryAcquire())
 	ws := newWaiters(2)
-	require.False(t, l.join(&ws[0]))
-	require.Same(t, &ws[0], l.release(nil))
+	require.False(t, l.join(ws[0]))
+	require.Same(t, ws[0], l.release(nil))
 	require.False(t, l.tryAcquire(), "a newcomer took the waiter's permit")
-	require.False(t, l.join(&ws[1]), "a newcomer took the waiter's permit")
-	require.Same(t, &ws[1], l.release(nil))
+	require.False(t, l.join(ws[1]), "a newcomer took the waiter's permit")
+	require.Same(t, ws[1], l.release(nil))
 	assert.Nil(t, l.release(nil))
 	assert.True(t, l.tryAcquire(), "line empty and a permit free")
 }
@@ -72,7 +73,7 @@ func TestLineLeavingWaiterPassesTheHead(t *testing.T) {
 	require.True(t, ws[1].leave())
 	require.True(t, ws[0].leave())
 	assert.False(t, ws[0].leave(), "left twice")
-	require.Same(t, &ws[2], l.release(nil))
+	require.Same(t, ws[2], l.release(nil))
 	assert.False(t, ws[2].leave(), "a granted waiter is owned by its releaser")
 	assert.Nil(t, l.release(nil))
 	assert.Zero(t, l.held.load())
@@ -80,10 +81,10 @@ func TestLineLeavingWaiterPassesTheHead(t *testing.T) {
 
 func TestLineSweepTakesOutTheMatchingWaitersAndKeepsTheOthersInOrder(t *testing.T) {
 	l, ws := fullLine(t, 5)
-	odd := func(p *Permits[tk]) bool { return p == ws[1].owner || p == ws[3].owner }
-	assert.Equal(t, []*tk{ws[1].owner.owner, ws[3].owner.owner}, owners(l.takeOut(nil, odd, nil)))
+	odd := func(p *Permits[tk]) bool { return p == ws[1] || p == ws[3] }
+	assert.Equal(t, []*tk{ws[1].task(), ws[3].task()}, owners(l.takeOut(nil, odd, nil)))
 	for _, i := range []int{0, 2, 4} {
-		require.Same(t, &ws[i], l.release(nil))
+		require.Same(t, ws[i], l.release(nil))
 	}
 	assert.Empty(t, l.takeOut(nil, nil, nil))
 	assert.Nil(t, l.release(nil))
@@ -93,7 +94,7 @@ func TestLineRaisedLimitGrantsWaitersInOrderAtOnce(t *testing.T) {
 	l, ws := fullLine(t, 4)
 	l.setLimit(3)
 	granted := appendOwners(l.grant(), nil)
-	assert.Equal(t, []*tk{ws[0].owner.owner, ws[1].owner.owner}, granted, "two more fit, in order")
+	assert.Equal(t, []*tk{ws[0].task(), ws[1].task()}, granted, "two more fit, in order")
 	assert.EqualValues(t, 3, l.held.load())
 	assert.EqualValues(t, 2, l.waiting.Load())
 }
@@ -106,10 +107,10 @@ func TestLineLoweredLimitDrainsBeforeGrantingAgain(t *testing.T) {
 	l.setLimit(1)
 	assert.Nil(t, l.grant(), "nothing is taken back")
 	ws := newWaiters(1)
-	require.False(t, l.join(&ws[0]))
+	require.False(t, l.join(ws[0]))
 	assert.Nil(t, l.release(nil), "3 held: below the new limit only at 0")
 	assert.Nil(t, l.release(nil))
-	assert.Same(t, &ws[0], l.release(nil), "the last holder's permit goes on: 1 held again")
+	assert.Same(t, ws[0], l.release(nil), "the last holder's permit goes on: 1 held again")
 	assert.EqualValues(t, 1, l.held.load())
 }
 

@@ -1,6 +1,10 @@
 package groupstate
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+	"unsafe"
+)
 
 // Outcome is the state a task reaches in its walk through the layers.
 type Outcome uint8
@@ -32,28 +36,42 @@ const (
 // from then on, by whoever releases the permit it waits for (Handed
 // returns it to that releaser, which calls Resume), by whoever raises a
 // limit (Registry.Update), or by whoever makes it leave (Leave, sweeps).
+//
+// A waiting task is its Permits, linked into a line's queue; its zero value
+// is in no line. The record is all a deep backlog holds per task, so it
+// is kept to 72 bytes (TestPermitsLayout): the task is found from it, not
+// stored in it (task), and the chain of tasks its releases handed a
+// permit is headed by its prev link, unused while it is in no line.
 type Permits[T any] struct {
-	group     *Group[T] // and through it the global layer; never changes after init
-	scope     *scope    // never changes after init
-	owner     *T
-	submitted int64 // the task's Submit time, on the registry's clock
-	held      uint8 // bits above
-	granted   uint8 // the layer bit handed over with the task, until Resume takes it
-	counted   bool  // the task is counted in its group's refs (see Registry.Enter)
-	flags     uint8 // pause, displace
-	w         waiter[T]
-	handed    *waiter[T] // waiters handed a permit by this task's releases, chained by next
-
+	group     *Group[T]               // and through it the global layer; never changes after init
+	scope     *scope                  // never changes after init
+	submitted int64                   // the task's Submit time, on the registry's clock
+	line      atomic.Pointer[line[T]] // the line the task waits in, if any
+	links[T]                          // in its line's queue, guarded by the line's mu; out of line, see Handed
+	chained   links[T]                // in its group's chain (Group.chain), guarded by the global line's mu
+	seq       uint32                  // when it joined the fair queue; guarded by the global line's mu
+	bit       uint8                   // the layer it waits for; set before joining
+	prio      uint8                   // 0 is the highest; set before the task first joins a line
+	held      uint8                   // bits above
+	flags     uint8                   // see room.go
 }
 
 // init ties p to the layers of group g and to the task that owns it, and
 // fixes the group scope the task belongs to (see Registry.Enter).
 func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) {
-	p.group, p.held, p.owner, p.submitted, p.counted = g, 0, owner, submitted, counted
+	if unsafe.Pointer(owner) != unsafe.Pointer(p) {
+		panic("groupstate: a task's Permits must be its first field")
+	}
+	p.group, p.held, p.submitted, p.flags = g, 0, submitted, 0
+	if counted {
+		p.flags |= countedFlag
+	}
 	p.scope = g.scope.Load()
-	p.w.owner = p
-	p.w.prio = PriorityDefault
+	p.prio = PriorityDefault
 }
+
+// task returns the task p belongs to, whose first field it is.
+func (p *Permits[T]) task() *T { return (*T)(unsafe.Pointer(p)) }
 
 // Submitted returns the task's Submit time given to Registry.Enter.
 func (p *Permits[T]) Submitted() int64 { return p.submitted }
@@ -76,7 +94,7 @@ func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
 // Resume carries on the walk of a task taken out of its line holding the
 // permit it waited for. It returns as Try does.
 func (p *Permits[T]) Resume() (Outcome, string) {
-	p.granted = p.w.bit
+	p.flags |= granted
 	return p.advance()
 }
 
@@ -84,32 +102,32 @@ func (p *Permits[T]) Resume() (Outcome, string) {
 // did so; if so the caller owns the task, which holds no permit of that
 // line (but may hold permits of earlier layers: Release them). It reports
 // false if the task is in no line. Safe from any goroutine.
-func (p *Permits[T]) Leave() bool { return p.w.leave() }
+func (p *Permits[T]) Leave() bool { return p.leave() }
 
 // Handed returns, one at a time, the tasks that this task's releases handed
 // a permit to, or nil when there are none left. Each is out of its line and
 // owned by the caller, who must call its Resume.
 func (p *Permits[T]) Handed() *T {
-	w := p.handed
+	w := p.prev // p is in no line: prev heads the chain
 	if w == nil {
 		return nil
 	}
-	p.handed, w.next = w.next, nil
-	return w.owner.owner
+	p.prev, w.next = w.next, nil
+	return w.task()
 }
 
 // Adopt moves the tasks q's releases handed a permit to over to p, whose
 // Handed then returns them too. The caller must own both.
 func (p *Permits[T]) Adopt(q *Permits[T]) {
-	p.keep(q.handed)
-	q.handed = nil
+	p.keep(q.prev)
+	q.prev = nil
 }
 
 // Exit counts the task out of its group, once it is over: an idle group may
 // then be forgotten. Call it once, after Release.
 func (p *Permits[T]) Exit() {
-	if p.counted {
-		p.counted = false
+	if p.flags&countedFlag != 0 {
+		p.flags &^= countedFlag
 		p.group.exit()
 	}
 }
@@ -145,7 +163,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 		}
 	}
 	if gl.fair && p.held&heldGlobal == 0 {
-		handed := p.granted == heldGlobal // and counted running (fairQueue.pop)
+		handed := p.flags&granted != 0 && p.bit == heldGlobal // and counted running (fairQueue.pop)
 		if out := p.step(gl.line, &g.queue.line, heldGlobal, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
 		}
@@ -163,8 +181,8 @@ func (p *Permits[T]) advance() (Outcome, string) {
 // step takes one layer: the permit handed over, or one free at once, or a
 // slot of queue q and a place in the line.
 func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
-	if p.granted == bit {
-		p.granted = 0
+	if p.flags&granted != 0 && p.bit == bit {
+		p.flags &^= granted
 		p.held |= bit
 		return Admitted
 	}
@@ -179,8 +197,8 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 		return WouldWait
 	}
 	p.startWaiting()
-	p.w.bit = bit
-	if l.join(&p.w) { // else the line owns the task now: hands off
+	p.bit = bit
+	if l.join(p) { // else the line owns the task now: hands off
 		p.held |= bit
 		return Admitted
 	}
@@ -293,11 +311,11 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 }
 
 // keep adds a chain of handed waiters to p's.
-func (p *Permits[T]) keep(chain *waiter[T]) {
+func (p *Permits[T]) keep(chain *Permits[T]) {
 	for w := chain; w != nil; {
 		next := w.next
-		w.next = p.handed
-		p.handed = w
+		w.next = p.prev
+		p.prev = w
 		w = next
 	}
 }

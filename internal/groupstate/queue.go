@@ -14,27 +14,27 @@ import "math"
 type queue[T any] interface {
 	empty() bool
 	// push puts w at its place: behind every waiter it does not pass.
-	push(w *waiter[T])
+	push(w *Permits[T])
 	// pushFront puts w ahead of its priority: a task a lowered limit
 	// sent back, or a blocked caller woken without a slot, goes back to
 	// the head.
-	pushFront(w *waiter[T])
+	pushFront(w *Permits[T])
 	// pop takes out the waiter to serve next; the queue is not empty.
-	pop() *waiter[T]
+	pop() *Permits[T]
 	// remove takes out w, which leaves.
-	remove(w *waiter[T])
+	remove(w *Permits[T])
 	// gave tells the queue that p gave back a permit of its line (fair
 	// share keeps groups in order of their running tasks).
 	gave(p *Permits[T])
 	// each calls f with every waiter of g (nil: every waiter); f may
 	// remove the waiter it is given.
-	each(g *Group[T], f func(w *waiter[T]))
+	each(g *Group[T], f func(w *Permits[T]))
 	// oldest returns when g's oldest waiting task was submitted, or
 	// noWaiter.
 	oldest(g *Group[T]) int64
 	// heads calls f with the waiters a task of g may displace in this
 	// queue: the first of each priority (fair share: each of g's).
-	heads(g *Group[T], f func(w *waiter[T]))
+	heads(g *Group[T], f func(w *Permits[T]))
 }
 
 const noWaiter = math.MaxInt64
@@ -49,7 +49,7 @@ type fifo[T any] struct {
 func (q *fifo[T]) empty() bool { return q == nil || q.head == nil }
 
 // push appends w at the tail while every waiter has the default priority.
-func (q *fifo[T]) push(w *waiter[T]) {
+func (q *fifo[T]) push(w *Permits[T]) {
 	if q.bands != nil || w.prio != PriorityDefault {
 		q.insert(w)
 		return
@@ -65,7 +65,7 @@ func (q *fifo[T]) push(w *waiter[T]) {
 
 // pop takes out the head: every line pops a waiter per permit handed on,
 // so it does not go through unlink.
-func (q *fifo[T]) pop() *waiter[T] {
+func (q *fifo[T]) pop() *Permits[T] {
 	w := q.head
 	q.unband(w)
 	q.head, w.next = w.next, nil
@@ -77,7 +77,7 @@ func (q *fifo[T]) pop() *waiter[T] {
 	return w
 }
 
-func (q *fifo[T]) remove(w *waiter[T]) {
+func (q *fifo[T]) remove(w *Permits[T]) {
 	q.unband(w)
 	q.unlink(w, byLine)
 }
@@ -85,11 +85,11 @@ func (q *fifo[T]) remove(w *waiter[T]) {
 func (q *fifo[T]) gave(*Permits[T]) {}
 
 // each calls f with every waiter: the queue is one group's, or one queue's.
-func (q *fifo[T]) each(_ *Group[T], f func(w *waiter[T])) { q.list.each(byLine, f) }
+func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) { q.list.each(byLine, f) }
 
 func (q *fifo[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)
-	q.heads(nil, func(w *waiter[T]) { first = min(first, w.owner.submitted) })
+	q.heads(nil, func(w *Permits[T]) { first = min(first, w.submitted) })
 	return first
 }
 
@@ -98,28 +98,28 @@ func (q *fifo[T]) oldest(*Group[T]) int64 {
 // Group.chain, so that a group's oldest is found without a walk.
 type globalFIFO[T any] struct{ fifo[T] }
 
-func (q *globalFIFO[T]) push(w *waiter[T]) {
+func (q *globalFIFO[T]) push(w *Permits[T]) {
 	q.fifo.push(w)
-	w.owner.group.chain.linkAfter(w, w.owner.group.chain.tail, byGroup)
+	w.group.chain.linkAfter(w, w.group.chain.tail, byGroup)
 }
 
-func (q *globalFIFO[T]) pushFront(w *waiter[T]) {
+func (q *globalFIFO[T]) pushFront(w *Permits[T]) {
 	q.fifo.pushFront(w)
-	w.owner.group.chain.linkAfter(w, nil, byGroup)
+	w.group.chain.linkAfter(w, nil, byGroup)
 }
 
-func (q *globalFIFO[T]) pop() *waiter[T] {
+func (q *globalFIFO[T]) pop() *Permits[T] {
 	w := q.fifo.pop()
-	w.owner.group.chain.unlink(w, byGroup)
+	w.group.chain.unlink(w, byGroup)
 	return w
 }
 
-func (q *globalFIFO[T]) remove(w *waiter[T]) {
+func (q *globalFIFO[T]) remove(w *Permits[T]) {
 	q.fifo.remove(w)
-	w.owner.group.chain.unlink(w, byGroup)
+	w.group.chain.unlink(w, byGroup)
 }
 
-func (q *globalFIFO[T]) each(g *Group[T], f func(w *waiter[T])) {
+func (q *globalFIFO[T]) each(g *Group[T], f func(w *Permits[T])) {
 	if g == nil {
 		q.fifo.each(nil, f)
 		return

@@ -115,7 +115,7 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 		return true
 	})
 	for _, w := range ws {
-		out = append(out, w.owner.owner)
+		out = append(out, w.task())
 	}
 	return out
 }
@@ -160,7 +160,7 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 		g.setLimits(r.resolve(g.key))
 	}
 	if l := r.global.line; !r.global.fair && l.held.load() > l.limit.Load() {
-		var ws []*waiter[T]
+		var ws []*Permits[T]
 		for _, g := range groups {
 			for _, m := range r.global.after(g, heldGlobal) {
 				ws = m.l.takeOut(g, nil, ws)

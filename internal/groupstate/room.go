@@ -11,13 +11,15 @@ const (
 	displace                       // a full queue makes room (see makeRoom)
 	nudged                         // its caller was woken without a slot (see slots.nudge)
 	quietRelease                   // a Rejected walk gives back what it took: no nudge
+	granted                        // Resume: the permit of the layer bit was handed over
+	countedFlag                    // the task is counted in its group's refs (see Registry.Enter)
 )
 
 // SetPriority sets the task's priority (0 is the highest) and whether, on
 // finding its queue full, it takes the slot of a waiting task of its
 // priority or a lower one. Call it before the first Try.
 func (p *Permits[T]) SetPriority(prio uint8, displaces bool) {
-	p.w.prio = min(prio, NumPriorities-1)
+	p.prio = min(prio, NumPriorities-1)
 	if displaces {
 		p.flags |= displace
 	}
@@ -64,8 +66,8 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	if reason == ReasonGlobalQueueFull {
 		q, slot = g.global.queue, heldGlobalSlot
 	}
-	p.w.bit = slot
-	acquired, retry := q.block(&p.w, seen)
+	p.bit = slot
+	acquired, retry := q.block(p, seen)
 	if acquired {
 		p.held |= slot
 	}
@@ -85,12 +87,12 @@ func (p *Permits[T]) Unblock() {
 // handSlots gives the callers a queue's give handed a slot (bit) their
 // slot, and wakes them: each owns its task again from then on. A nudge
 // hands no slot (bit 0).
-func (gl *Global[T]) handSlots(chain *waiter[T], bit uint8) {
+func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 	for w := chain; w != nil; {
 		next := w.next
 		w.next = nil
-		w.owner.held |= bit
-		gl.wake(w.owner.owner)
+		w.held |= bit
+		gl.wake(w.task())
 		w = next
 	}
 }
@@ -120,14 +122,14 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 	}
 	g := p.group
 	for {
-		v := victim(p.w.prio, bit, g)
+		v := victim(p.prio, bit, g)
 		if v == nil {
 			return false
 		}
-		if v.w.leave() { // else it got its permit meanwhile: look again
+		if v.leave() { // else it got its permit meanwhile: look again
 			v.held &^= bit
 			p.held |= bit
-			g.global.displaced(v.owner)
+			g.global.displaced(v.task())
 			return true
 		}
 	}
@@ -141,12 +143,12 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 // back to an earlier line may hold no slot of that line's queue.
 func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 	var best *Permits[T]
-	consider := func(w *waiter[T]) {
+	consider := func(w *Permits[T]) {
 		switch {
-		case w.prio < prio, w.owner.held&bit == 0, bit == heldGroupSlot && w.owner.group != g:
-		case best == nil, w.prio > best.w.prio,
-			w.prio == best.w.prio && w.owner.submitted < best.submitted:
-			best = w.owner
+		case w.prio < prio, w.held&bit == 0, bit == heldGroupSlot && w.group != g:
+		case best == nil, w.prio > best.prio,
+			w.prio == best.prio && w.submitted < best.submitted:
+			best = w
 		}
 	}
 	gl := g.global

@@ -35,7 +35,7 @@ func (s *slots[T]) load() int64 { return s.held.load() }
 // give gives back a slot. It returns the waiting callers handed a slot,
 // taken out of their line and chained by next: the caller owns them now,
 // and wakes them.
-func (s *slots[T]) give() *waiter[T] { return s.release(nil) }
+func (s *slots[T]) give() *Permits[T] { return s.release(nil) }
 
 // block takes a slot for w's caller at once if one is free and nobody
 // waits for one, and reports acquired; or, for a queue of no slots, reports
@@ -44,7 +44,7 @@ func (s *slots[T]) give() *waiter[T] { return s.release(nil) }
 // priority and then arrival (a caller nudged before goes back to the head
 // of its priority), and reports neither: the line owns w now, until give
 // or nudge hands it on, or w leaves.
-func (s *slots[T]) block(w *waiter[T], seen uint64) (acquired, retry bool) {
+func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.enterLocked() {
@@ -58,8 +58,8 @@ func (s *slots[T]) block(w *waiter[T], seen uint64) (acquired, retry bool) {
 	if s.q.(*fifo[T]) == nil {
 		s.q = new(fifo[T])
 	}
-	front := w.owner.flags&nudged != 0
-	w.owner.flags &^= nudged
+	front := w.flags&nudged != 0
+	w.flags &^= nudged
 	s.pushLocked(w, front)
 	return false, false
 }
@@ -68,7 +68,7 @@ func (s *slots[T]) block(w *waiter[T], seen uint64) (acquired, retry bool) {
 // line, without a slot, to be woken: a permit was just given back, and its
 // task may start on it at once. No slot ever frees in such a queue, so
 // this is what ends such a wait. It returns the caller as give does.
-func (s *slots[T]) nudge() *waiter[T] {
+func (s *slots[T]) nudge() *Permits[T] {
 	if s.limit.Load() != 0 {
 		return nil
 	}
@@ -82,13 +82,13 @@ func (s *slots[T]) nudge() *waiter[T] {
 		return nil
 	}
 	w := s.popLocked()
-	w.owner.flags |= nudged
+	w.flags |= nudged
 	return w
 }
 
 // setLimit changes the limit; a raised one hands the slots it frees to
 // waiting callers, returned as give returns them.
-func (s *slots[T]) setLimit(n int) *waiter[T] {
+func (s *slots[T]) setLimit(n int) *Permits[T] {
 	s.line.setLimit(n)
 	if s.waiting.Load() == 0 {
 		return nil

@@ -96,7 +96,7 @@ func bareGroups(n int) []*Group[tk] {
 	gs := make([]*Group[tk], n)
 	for i := range gs {
 		gs[i] = &Group[tk]{}
-		gs[i].fair.index, gs[i].fair.tier = -1, -1
+		gs[i].fair = &fairGroup[tk]{index: -1, tier: -1}
 		gs[i].fair.weight.Store(1)
 	}
 	return gs
@@ -127,7 +127,7 @@ func TestFairHeapKeepsTheFairestOnTop(t *testing.T) {
 	seq := uint32(math.MaxUint32 - 500)
 	for range 5000 {
 		g := gs[rng.IntN(n)]
-		q := &g.fair
+		q := g.fair
 		small := func() int64 { return 1 + rng.Int64N(3) }
 		big := func() int64 { return math.MaxInt64 - rng.Int64N(3) }
 		switch rng.IntN(4) {
@@ -214,7 +214,7 @@ func TestFairOrderKeepsTheFairestFirst(t *testing.T) {
 			}
 		}
 		g := gs[rng.IntN(n)]
-		q := &g.fair
+		q := g.fair
 		switch {
 		case !in[g]:
 			q.running.Store(rng.Int64N(4))
@@ -278,7 +278,7 @@ func checkTiers(t *testing.T, o *fairOrder[tk]) {
 		require.Equal(t, tr.head != nil, o.full&(1<<r) != 0, "tier %d's bit", r)
 		var prev *Group[tk]
 		for g := tr.head; g != nil; prev, g = g, g.fair.next {
-			q := &g.fair
+			q := g.fair
 			require.Same(t, prev, q.prev)
 			require.Equal(t, r, q.tier)
 			require.Equal(t, int64(r), q.running.Load())

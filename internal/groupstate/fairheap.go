@@ -17,7 +17,7 @@ type fairEntry[T any] struct {
 }
 
 func (e *fairEntry[T]) load(g *Group[T]) {
-	q := &g.fair
+	q := g.fair
 	e.running, e.weight, e.seq, e.g = q.running.Load(), q.weight.Load(), q.seq, g
 }
 

@@ -102,7 +102,7 @@ func (o *fairOrder[T]) appendTo(gs []*Group[T]) []*Group[T] {
 
 // tierAdd links g into its tier and reports whether it fits there.
 func (o *fairOrder[T]) tierAdd(g *Group[T]) bool {
-	q := &g.fair
+	q := g.fair
 	r := q.running.Load()
 	if q.weight.Load() != o.weight || uint64(r) >= maxTiers {
 		return false
@@ -137,7 +137,7 @@ func (o *fairOrder[T]) tierAdd(g *Group[T]) bool {
 }
 
 func (o *fairOrder[T]) tierRemove(g *Group[T]) {
-	q := &g.fair
+	q := g.fair
 	t := &o.tiers[q.tier]
 	if q.prev == nil {
 		t.head = q.next

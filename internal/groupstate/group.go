@@ -83,10 +83,9 @@ type Group[T any] struct {
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
 	chain   list[T]
 
-	// fair is the group's part of the fair queue. Its running count
-	// changes as each task starts and ends, so it stays off the cache line
-	// of scope, which Submit reads.
-	fair fairGroup[T]
+	// fair is the group's part of the fair queue, under fair share only
+	// (an idle group under IsolationOff does not carry it).
+	fair *fairGroup[T]
 }
 
 const deadRefs = math.MinInt64 / 2
@@ -114,8 +113,10 @@ func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
 	g.queue.init(l.QueueThreshold, false)
 	g.limits.Store(&l)
 	g.noSlots.Store(l.QueueThreshold == 0)
-	g.fair.index, g.fair.tier = -1, -1
-	g.fair.weight.Store(int64(max(l.Weight, 1)))
+	if gl.fair {
+		g.fair = &fairGroup[T]{index: -1, tier: -1}
+		g.fair.weight.Store(int64(max(l.Weight, 1)))
+	}
 	g.scope.Store(newScope(parent))
 	return g
 }
@@ -232,7 +233,7 @@ func (g *Group[T]) enter() bool {
 
 // busy reports whether a task of g holds a permit or waits.
 func (g *Group[T]) busy() bool {
-	return g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.fair.running.Load() != 0
+	return g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.global.running(g) != 0
 }
 
 // exit counts a task out of the group (see Registry.Enter).

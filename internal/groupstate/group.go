@@ -74,7 +74,6 @@ type Group[T any] struct {
 	// ended, kept while idle groups are forgotten.
 	refs   atomic.Int64
 	idleAt atomic.Int64
-	_      [8]byte // the counts below change per task: off scope's cache line (TestGroupLayout)
 
 	// waiting counts the tasks waiting at any layer. Those in the global
 	// line are also chained, in the order they joined, in chain (see

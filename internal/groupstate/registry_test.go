@@ -96,9 +96,10 @@ func TestGroupLayout(t *testing.T) {
 	line := func(off uintptr) uintptr { return off / 64 }
 	scope := line(unsafe.Offsetof(g.scope))
 	for name, off := range map[string]uintptr{
-		"waiting":      unsafe.Offsetof(g.waiting),
-		"chain":        unsafe.Offsetof(g.chain),
-		"fair.running": unsafe.Offsetof(g.fair) + unsafe.Offsetof(g.fair.running),
+		"waiting":       unsafe.Offsetof(g.waiting),
+		"chain":         unsafe.Offsetof(g.chain),
+		"bulkhead.held": unsafe.Offsetof(g.bulkhead) + unsafe.Offsetof(g.bulkhead.held),
+		"conc.held":     unsafe.Offsetof(g.conc) + unsafe.Offsetof(g.conc.held),
 	} {
 		if line(off) == scope {
 			t.Errorf("%s shares scope's cache line (offsets %d and %d)", name, off, unsafe.Offsetof(g.scope))

@@ -48,26 +48,29 @@ type Limits struct {
 // it, so a Group evicted from its registry stays valid for the tasks still
 // holding its permits.
 type Group[T any] struct {
-	key      string
-	limits   atomic.Pointer[Limits]
-	bulkhead fifoLine[T]
-	conc     fifoLine[T]
-	queue    slots[T]
-	global   *Global[T]
-	reg      *Registry[T]
-
+	// Read by every task, written seldom: one cache line on 64-bit
+	// platforms, apart from the counts below, which tasks write as they
+	// wait, start and end (TestGroupLayout).
+	key    string
+	limits atomic.Pointer[Limits]
+	global *Global[T]
+	reg    *Registry[T]
 	// scope is the parent of the contexts of the group's tasks. Shutdown
 	// cancels it and installs a fresh one; eviction cancels it for good.
 	// Stores happen under mu so that a shutdown never revives an evicted
 	// group.
-	scope   atomic.Pointer[scope]
-	parent  context.Context
-	mu      sync.Mutex
-	evicted bool // guarded by mu
+	scope  atomic.Pointer[scope]
+	parent context.Context
+
 	// noSlots is whether the queue threshold is 0: a release then nudges
-	// a blocked caller (see slots.nudge). Kept here, where a release reads
-	// anyway, rather than read from the queue, another allocation.
+	// a blocked caller (see slots.nudge).
 	noSlots atomic.Bool
+	evicted bool // guarded by mu
+	mu      sync.Mutex
+
+	bulkhead fifoLine[T]
+	conc     fifoLine[T]
+	queue    slots[T]
 
 	// refs counts the group's tasks not yet over (see Registry.Enter);
 	// forgotten, the group holds deadRefs. idleAt is when a task last

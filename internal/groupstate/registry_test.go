@@ -95,7 +95,11 @@ func TestGroupLayout(t *testing.T) {
 	var g Group[tk]
 	line := func(off uintptr) uintptr { return off / 64 }
 	scope := line(unsafe.Offsetof(g.scope))
+	if k, p := line(unsafe.Offsetof(g.key)), line(unsafe.Offsetof(g.parent)); k != scope || p != scope {
+		t.Errorf("key (line %d), scope (%d) and parent (%d) are not on one cache line", k, scope, p)
+	}
 	for name, off := range map[string]uintptr{
+		"refs":          unsafe.Offsetof(g.refs),
 		"waiting":       unsafe.Offsetof(g.waiting),
 		"chain":         unsafe.Offsetof(g.chain),
 		"bulkhead.held": unsafe.Offsetof(g.bulkhead) + unsafe.Offsetof(g.bulkhead.held),

@@ -22,6 +22,10 @@ import "sync/atomic"
 //	           running, heads near their tier's tail                 728 with the heap alone
 //	heap       otherwise                             O(log groups)   exact for any weights
 //
+// BenchmarkFairLine/mode=fair (this package) with the heap alone for every
+// hand-off: 209 ns/task against 148 with the head scan and the tiers at
+// -cpu 1, 276 against 204 at -cpu 2 (6 rounds, interleaved).
+//
 // The tiers and the heap are fairOrder, built by walking all oldest first
 // and kept until the queue empties, or until it has served as many tasks as
 // the walk visited and a group that runs none comes first again: so the

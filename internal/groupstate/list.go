@@ -1,0 +1,80 @@
+package groupstate
+
+// Lists of waiting tasks: a task is linked into its line's queue, into its
+// group's chain while it waits in the global line, and, once handed a
+// permit, into its releaser's chain of handed tasks.
+
+// chain links waiters taken out of a line, in order, by next.
+type chain[T any] struct{ head, tail *Permits[T] }
+
+func (c *chain[T]) add(w *Permits[T]) {
+	if c.tail == nil {
+		c.head = w
+	} else {
+		c.tail.next = w
+	}
+	c.tail = w
+}
+
+// links are a task's place in a list.
+type links[T any] struct{ prev, next *Permits[T] }
+
+// Which links of a task a list goes through.
+const (
+	byLine  = iota // its line's queue
+	byGroup        // its group's chain in the global line
+)
+
+func (w *Permits[T]) by(k int) *links[T] {
+	if k == byGroup {
+		return &w.chained
+	}
+	return &w.links
+}
+
+// list is a doubly linked list of waiters, through their links k.
+type list[T any] struct{ head, tail *Permits[T] }
+
+// linkAfter links w in after at (at the head for nil).
+func (q *list[T]) linkAfter(w, at *Permits[T], k int) {
+	wl := w.by(k)
+	wl.prev = at
+	if at == nil {
+		wl.next = q.head
+		q.head = w
+	} else {
+		wl.next = at.by(k).next
+		at.by(k).next = w
+	}
+	if wl.next == nil {
+		q.tail = w
+	} else {
+		wl.next.by(k).prev = w
+	}
+}
+
+// unlink takes w out.
+func (q *list[T]) unlink(w *Permits[T], k int) {
+	wl := w.by(k)
+	if wl.prev == nil {
+		q.head = wl.next
+	} else {
+		wl.prev.by(k).next = wl.next
+	}
+	if wl.next == nil {
+		q.tail = wl.prev
+	} else {
+		wl.next.by(k).prev = wl.prev
+	}
+	wl.prev, wl.next = nil, nil
+}
+
+// each calls f with every waiter, in order; f may unlink the one it is
+// given.
+func (q *list[T]) each(k int, f func(w *Permits[T])) {
+	for w := q.head; w != nil; {
+		next := w.by(k).next
+		f(w)
+		w = next
+	}
+}

@@ -14,7 +14,6 @@ package groupstate
 import (
 	"context"
 	"math"
-	"sync"
 	"sync/atomic"
 )
 
@@ -56,14 +55,13 @@ type Group[T any] struct {
 	global   *Global[T]
 	reg      *Registry[T]
 
-	// scope is the parent of the contexts of the group's tasks. Shutdown
-	// cancels it and installs a fresh one; eviction cancels it for good.
-	// Stores happen under mu so that a shutdown never revives an evicted
-	// group.
-	scope   atomic.Pointer[scope]
-	parent  context.Context
-	mu      sync.Mutex
-	evicted bool // guarded by mu
+	// scope is the current generation of the group's cancel scope, the
+	// parent of the contexts of the tasks submitted in it: first scope0,
+	// kept here so that a group never shut down allocates none. Shutdown
+	// replaces it; eviction replaces it with one cancelled for good, which
+	// nothing replaces (see Shutdown).
+	scope  atomic.Pointer[scope]
+	scope0 scope
 	// noSlots is whether the queue threshold is 0: a release then nudges
 	// a blocked caller (see slots.nudge). Kept here, where a release reads
 	// anyway, rather than read from the queue, another allocation.
@@ -74,7 +72,6 @@ type Group[T any] struct {
 	// ended, kept while idle groups are forgotten.
 	refs   atomic.Int64
 	idleAt atomic.Int64
-	_      [8]byte // the counts below change per task: off scope's cache line (TestGroupLayout)
 
 	// waiting counts the tasks waiting at any layer. Those in the global
 	// line are also chained, in line order, from ghead (see OldestWait and
@@ -91,32 +88,21 @@ type Group[T any] struct {
 
 const deadRefs = math.MinInt64 / 2
 
-type scope struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-}
-
-func newScope(parent context.Context) *scope {
-	ctx, cancel := context.WithCancelCause(parent)
-	return &scope{ctx: ctx, cancel: cancel}
-}
-
-func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
-	parent, gl := r.parent, r.global
+func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 	g := &Group[T]{
 		reg:      r,
-		global:   gl,
+		global:   r.global,
 		key:      key,
 		bulkhead: newLine[T](l.MaxInFlight),
 		conc:     newLine[T](l.Concurrency),
 		queue:    newSlots[T](l.QueueThreshold),
-		parent:   parent,
 	}
-	g.limits.Store(&l)
+	g.limits.Store(l)
 	g.noSlots.Store(l.QueueThreshold == 0)
 	g.fair.index = -1
 	g.fair.weight.Store(int64(max(l.Weight, 1)))
-	g.scope.Store(newScope(parent))
+	g.scope0.init(&r.root)
+	g.scope.Store(&g.scope0)
 	return g
 }
 
@@ -130,7 +116,7 @@ func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 // Scope returns the context that a new task of the group derives from. It
 // is cancelled, with the cause given, by Shutdown and by the registry's
 // Evict.
-func (g *Group[T]) Scope() context.Context { return g.scope.Load().ctx }
+func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 
 // Counts reports the group's running, waiting and in-flight tasks. Running
 // are the tasks holding every permit, in flight those past the bulkhead.
@@ -189,25 +175,39 @@ func appendOwners[T any](chain *waiter[T], out []*T) []*T {
 // Shutdown cancels every task of the group with cause, takes its waiting
 // tasks out of their lines and gives later tasks a fresh scope. The tasks
 // taken out are appended to out: the caller owns them now, and ends them.
-// Shutdown does nothing to an evicted group, whose scope is already
-// cancelled for good.
+// Shutdown does nothing to an evicted or forgotten group, whose scope is
+// already cancelled for good.
+//
+// Interleaving: a scope is cancelled while it is the group's only for good
+// (a forgotten group's), and an evicted group's is one made cancelled,
+// which nothing replaces: the swap below is from a scope found live, and
+// fails if an eviction came in between. So a shutdown never revives an
+// evicted group. Other scopes are cancelled once replaced (here, after the
+// swap).
 func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
-	g.mu.Lock()
-	if g.evicted {
-		g.mu.Unlock()
-		return out
+	var fresh *scope
+	for {
+		old := g.scope.Load()
+		if old.cancelled() {
+			if g.scope.Load() == old {
+				return out // cancelled for good
+			}
+			continue // cancelled by a shutdown that has replaced it
+		}
+		if fresh == nil {
+			fresh = newScope(old.root)
+		}
+		if g.scope.CompareAndSwap(old, fresh) {
+			old.cancel(&cause)
+			return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
+		}
 	}
-	old := g.scope.Swap(newScope(g.parent))
-	g.mu.Unlock()
-	old.cancel(cause)
-	return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
 }
 
 func (g *Group[T]) evict(cause error, out []*T) []*T {
-	g.mu.Lock()
-	g.evicted = true
-	g.mu.Unlock()
-	g.scope.Load().cancel(cause)
+	final := newScope(&g.reg.root)
+	final.cause.Store(&cause)
+	g.scope.Swap(final).cancel(&cause)
 	return g.sweep(func(p *Permits[T]) bool { return p.group == g }, out)
 }
 

@@ -15,7 +15,7 @@ type Registry[T any] struct {
 	groups   sync.Map // string -> *Group[T]
 	creating singleflight.Group
 	count    atomic.Int64
-	parent   context.Context
+	root     root // of every group's scope
 	global   *Global[T]
 	clock    func() int64 // the clock tasks are stamped with
 
@@ -24,17 +24,18 @@ type Registry[T any] struct {
 	// function after Update has visited every group.
 	mu      sync.RWMutex
 	resolve func(key string) Limits // guarded by mu
+	tuneMu  sync.Mutex              // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
 	lastSweep atomic.Int64 // when ForgetIdle last looked
 }
 
 // NewRegistry returns an empty registry whose groups' scopes derive from
-// parent, whose tasks also take gl's permits, whose limits come from
-// resolve (called once per group creation), and whose idle times are read
-// on clock.
+// parent (cancelling it cancels them all), whose tasks also take gl's
+// permits, whose limits come from resolve (called once per group
+// creation), and whose idle times are read on clock.
 func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key string) Limits, clock func() int64) *Registry[T] {
-	return &Registry[T]{parent: parent, global: gl, resolve: resolve, clock: clock}
+	return &Registry[T]{root: root{ctx: parent}, global: gl, resolve: resolve, clock: clock}
 }
 
 // Enter ties p, the Permits of a new task owned by owner and submitted at
@@ -73,7 +74,8 @@ func (r *Registry[T]) create(key string) *Group[T] {
 	if v, ok := r.groups.Load(key); ok {
 		return v.(*Group[T])
 	}
-	g := newGroup(r, key, r.resolve(key))
+	l := r.resolve(key)
+	g := newGroup(r, key, &l)
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
 	r.count.Add(1)
@@ -211,7 +213,7 @@ func (r *Registry[T]) ForgetIdle() {
 			if r.groups.CompareAndDelete(g.key, g) {
 				r.count.Add(-1)
 			}
-			g.scope.Load().cancel(errForgotten)
+			g.scope.Load().cancel(&forgotten)
 		}
 		return true
 	})

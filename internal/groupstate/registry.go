@@ -17,7 +17,8 @@ type Registry[T any] struct {
 	count    atomic.Int64
 	root     root // of every group's scope
 	global   *Global[T]
-	clock    func() int64 // the clock tasks are stamped with
+	limits   atomic.Pointer[Limits] // the last shared (see share)
+	clock    func() int64           // the clock tasks are stamped with
 
 	// mu orders group creation (read side) with Update (write side), so
 	// that no group is created with limits resolved from a replaced
@@ -74,8 +75,7 @@ func (r *Registry[T]) create(key string) *Group[T] {
 	if v, ok := r.groups.Load(key); ok {
 		return v.(*Group[T])
 	}
-	l := r.resolve(key)
-	g := newGroup(r, key, &l)
+	g := newGroup(r, key, r.share(r.resolve(key)))
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
 	r.count.Add(1)
@@ -83,6 +83,22 @@ func (r *Registry[T]) create(key string) *Group[T] {
 }
 
 var errForgotten = errors.New("groupconc: idle group forgotten")
+
+// share returns l to be stored as a group's limits: the limits stored last
+// if equal (limits are never changed once stored), so that the groups of a
+// policy that resolves them all alike share one; limits with tuning are
+// the group's own. Called under mu (either side).
+func (r *Registry[T]) share(l Limits) *Limits {
+	if l.Tuning != nil {
+		return &l
+	}
+	if p := r.limits.Load(); p != nil && *p == l {
+		return p
+	}
+	p := &l
+	r.limits.Store(p)
+	return p
+}
 
 // Lookup returns the group for key if it exists.
 func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {

@@ -175,3 +175,31 @@ func TestShutdownNeverRevivesAnEvictedGroup(t *testing.T) {
 		f.end(t, k)
 	}
 }
+
+func TestGroupsResolvedToEqualLimitsShareThem(t *testing.T) {
+	tuning := &struct{}{}
+	conc := 1
+	f := newFixture(t, Unlimited, false, func(key string) Limits {
+		l := Limits{Concurrency: conc, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+		if key == "tuned" {
+			l.Tuning = tuning
+		}
+		return l
+	})
+	group := func(key string) *Group[tk] {
+		k, _ := f.submit(t, key, key)
+		f.end(t, k)
+		g, _ := f.r.Lookup(key)
+		return g
+	}
+	a, b := group("a"), group("b")
+	assert.Same(t, a.limits.Load(), b.limits.Load())
+	tuned := group("tuned")
+	assert.NotSame(t, a.limits.Load(), tuned.limits.Load(), "limits with tuning are the group's own")
+	assert.Same(t, a.limits.Load(), group("c").limits.Load())
+
+	conc = 2
+	f.r.Update(Unlimited, Unlimited, f.r.resolve)
+	assert.Same(t, a.limits.Load(), b.limits.Load(), "after an update too")
+	assert.Equal(t, 2, a.Limits().Concurrency)
+}

@@ -152,9 +152,10 @@ func (t *task) SetReadyNext(next *task) {
 }
 
 // exec returns t's executor: the root of every group scope holds it (see
-// New), so a task keeps no pointer of its own.
+// New), so a task keeps no pointer of its own. The root, not the group
+// scope, is asked: a scope makes its context only when one is needed.
 func (t *task) exec() *GroupExecutor {
-	e, _ := t.permits.Scope().Value(execKey{}).(*GroupExecutor)
+	e, _ := t.permits.Root().Value(execKey{}).(*GroupExecutor)
 	return e
 }
 

@@ -14,7 +14,6 @@ package groupstate
 import (
 	"context"
 	"math"
-	"sync"
 	"sync/atomic"
 )
 
@@ -48,25 +47,26 @@ type Limits struct {
 // it, so a Group evicted from its registry stays valid for the tasks still
 // holding its permits.
 type Group[T any] struct {
-	// Read by every task, written seldom: one cache line on 64-bit
-	// platforms, apart from the counts below, which tasks write as they
-	// wait, start and end (TestGroupLayout).
+	// Read by every task, written seldom: on cache lines of their own on
+	// 64-bit platforms, apart from the counts below, which tasks write as
+	// they wait, start and end (TestGroupLayout).
 	key    string
 	limits atomic.Pointer[Limits]
 	global *Global[T]
 	reg    *Registry[T]
-	// scope is the parent of the contexts of the group's tasks. Shutdown
-	// cancels it and installs a fresh one; eviction cancels it for good.
-	// Stores happen under mu so that a shutdown never revives an evicted
-	// group.
+	// scope is the current generation of the group's cancel scope, the
+	// parent of the contexts of the tasks submitted in it: first scope0,
+	// kept here so that a group never shut down allocates none. Shutdown
+	// replaces it; eviction replaces it with one cancelled for good, which
+	// nothing replaces (see Shutdown).
 	scope  atomic.Pointer[scope]
-	parent context.Context
-
+	scope0 scope
 	// noSlots is whether the queue threshold is 0: a release then nudges
 	// a blocked caller (see slots.nudge).
 	noSlots atomic.Bool
-	evicted bool // guarded by mu
-	mu      sync.Mutex
+	// fair is the group's part of the fair queue, under fair share only
+	// (an idle group under IsolationOff does not carry it).
+	fair *fairGroup[T]
 
 	bulkhead fifoLine[T]
 	conc     fifoLine[T]
@@ -84,42 +84,27 @@ type Group[T any] struct {
 	waiting atomic.Int64
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
 	chain   list[T]
-
-	// fair is the group's part of the fair queue, under fair share only
-	// (an idle group under IsolationOff does not carry it).
-	fair *fairGroup[T]
 }
 
 const deadRefs = math.MinInt64 / 2
 
-type scope struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-}
-
-func newScope(parent context.Context) *scope {
-	ctx, cancel := context.WithCancelCause(parent)
-	return &scope{ctx: ctx, cancel: cancel}
-}
-
-func newGroup[T any](r *Registry[T], key string, l Limits) *Group[T] {
-	parent, gl := r.parent, r.global
+func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 	g := &Group[T]{
 		reg:    r,
-		global: gl,
+		global: r.global,
 		key:    key,
-		parent: parent,
 	}
 	g.bulkhead.init(l.MaxInFlight)
 	g.conc.init(l.Concurrency)
 	g.queue.init(l.QueueThreshold, false)
-	g.limits.Store(&l)
+	g.limits.Store(l)
 	g.noSlots.Store(l.QueueThreshold == 0)
-	if gl.fair {
+	if r.global.fair {
 		g.fair = &fairGroup[T]{index: -1, tier: -1}
 		g.fair.weight.Store(int64(max(l.Weight, 1)))
 	}
-	g.scope.Store(newScope(parent))
+	g.scope0.init(&r.root)
+	g.scope.Store(&g.scope0)
 	return g
 }
 
@@ -133,7 +118,7 @@ func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 // Scope returns the context that a new task of the group derives from. It
 // is cancelled, with the cause given, by Shutdown and by the registry's
 // Evict.
-func (g *Group[T]) Scope() context.Context { return g.scope.Load().ctx }
+func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 
 // Counts reports the group's running, waiting and in-flight tasks. Running
 // are the tasks holding every permit, in flight those past the bulkhead.
@@ -184,25 +169,39 @@ func appendOwners[T any](chain *Permits[T], out []*T) []*T {
 // Shutdown cancels every task of the group with cause, takes its waiting
 // tasks out of their lines and gives later tasks a fresh scope. The tasks
 // taken out are appended to out: the caller owns them now, and ends them.
-// Shutdown does nothing to an evicted group, whose scope is already
-// cancelled for good.
+// Shutdown does nothing to an evicted or forgotten group, whose scope is
+// already cancelled for good.
+//
+// Interleaving: a scope is cancelled while it is the group's only for good
+// (a forgotten group's), and an evicted group's is one made cancelled,
+// which nothing replaces: the swap below is from a scope found live, and
+// fails if an eviction came in between. So a shutdown never revives an
+// evicted group. Other scopes are cancelled once replaced (here, after the
+// swap).
 func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
-	g.mu.Lock()
-	if g.evicted {
-		g.mu.Unlock()
-		return out
+	var fresh *scope
+	for {
+		old := g.scope.Load()
+		if old.cancelled() {
+			if g.scope.Load() == old {
+				return out // cancelled for good
+			}
+			continue // cancelled by a shutdown that has replaced it
+		}
+		if fresh == nil {
+			fresh = newScope(old.root)
+		}
+		if g.scope.CompareAndSwap(old, fresh) {
+			old.cancel(&cause)
+			return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
+		}
 	}
-	old := g.scope.Swap(newScope(g.parent))
-	g.mu.Unlock()
-	old.cancel(cause)
-	return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
 }
 
 func (g *Group[T]) evict(cause error, out []*T) []*T {
-	g.mu.Lock()
-	g.evicted = true
-	g.mu.Unlock()
-	g.scope.Load().cancel(cause)
+	final := newScope(&g.reg.root)
+	final.cause.Store(&cause)
+	g.scope.Swap(final).cancel(&cause)
 	return g.sweep(func(p *Permits[T]) bool { return p.group == g }, out)
 }
 

@@ -34,7 +34,7 @@ func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, 
 // setLimits stores l as the group's limits.
 func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
-	g.limits.Store(&l)
+	g.limits.Store(g.reg.share(l))
 	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
 	g.noSlots.Store(l.QueueThreshold == 0)
 	g.global.setWeight(g, l.Weight)

@@ -83,7 +83,11 @@ func (p *Permits[T]) Key() string { return p.group.key }
 // Scope returns the context of the group scope the task was submitted in.
 // It is cancelled, with the cause given, by the group's Shutdown and by the
 // registry's Evict. Safe from any goroutine.
-func (p *Permits[T]) Scope() context.Context { return p.scope.ctx }
+func (p *Permits[T]) Scope() context.Context { return p.scope }
+
+// Root returns the context every group scope of the task's registry
+// derives from (NewRegistry's parent). Safe from any goroutine.
+func (p *Permits[T]) Root() context.Context { return p.group.reg.root.ctx }
 
 // Try walks the layers without blocking. It returns Admitted, MustWait (the
 // task holds a queue slot and a place in line at the layer it must wait

@@ -15,26 +15,28 @@ type Registry[T any] struct {
 	groups   sync.Map // string -> *Group[T]
 	creating singleflight.Group
 	count    atomic.Int64
-	parent   context.Context
+	root     root // of every group's scope
 	global   *Global[T]
-	clock    func() int64 // the clock tasks are stamped with
+	limits   atomic.Pointer[Limits] // the last shared (see share)
+	clock    func() int64           // the clock tasks are stamped with
 
 	// mu orders group creation (read side) with Update (write side), so
 	// that no group is created with limits resolved from a replaced
 	// function after Update has visited every group.
 	mu      sync.RWMutex
 	resolve func(key string) Limits // guarded by mu
+	tuneMu  sync.Mutex              // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
 	lastSweep atomic.Int64 // when ForgetIdle last looked
 }
 
 // NewRegistry returns an empty registry whose groups' scopes derive from
-// parent, whose tasks also take gl's permits, whose limits come from
-// resolve (called once per group creation), and whose idle times are read
-// on clock.
+// parent (cancelling it cancels them all), whose tasks also take gl's
+// permits, whose limits come from resolve (called once per group
+// creation), and whose idle times are read on clock.
 func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key string) Limits, clock func() int64) *Registry[T] {
-	return &Registry[T]{parent: parent, global: gl, resolve: resolve, clock: clock}
+	return &Registry[T]{root: root{ctx: parent}, global: gl, resolve: resolve, clock: clock}
 }
 
 // Enter ties p, the Permits of a new task owned by owner and submitted at
@@ -73,7 +75,7 @@ func (r *Registry[T]) create(key string) *Group[T] {
 	if v, ok := r.groups.Load(key); ok {
 		return v.(*Group[T])
 	}
-	g := newGroup(r, key, r.resolve(key))
+	g := newGroup(r, key, r.share(r.resolve(key)))
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
 	r.count.Add(1)
@@ -81,6 +83,22 @@ func (r *Registry[T]) create(key string) *Group[T] {
 }
 
 var errForgotten = errors.New("groupconc: idle group forgotten")
+
+// share returns l to be stored as a group's limits: the limits stored last
+// if equal (limits are never changed once stored), so that the groups of a
+// policy that resolves them all alike share one; limits with tuning are
+// the group's own. Called under mu (either side).
+func (r *Registry[T]) share(l Limits) *Limits {
+	if l.Tuning != nil {
+		return &l
+	}
+	if p := r.limits.Load(); p != nil && *p == l {
+		return p
+	}
+	p := &l
+	r.limits.Store(p)
+	return p
+}
 
 // Lookup returns the group for key if it exists.
 func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
@@ -215,7 +233,7 @@ func (r *Registry[T]) ForgetIdle() {
 			if r.groups.CompareAndDelete(g.key, g) {
 				r.count.Add(-1)
 			}
-			g.scope.Load().cancel(errForgotten)
+			g.scope.Load().cancel(&forgotten)
 		}
 		return true
 	})

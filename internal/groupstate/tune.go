@@ -27,12 +27,13 @@ func (p *Permits[T]) Group() *Group[T] { return p.group }
 // nil if nothing changed. Calls may overlap with each other and with
 // Update.
 func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c *Changes[T]) {
-	// Update stores limits under mu's write side; g.mu orders tunings of
-	// one group (lock order: r.mu, g.mu, then the lines' locks).
+	// Update stores limits under mu's write side; tuneMu orders tunings
+	// (lock order: r.mu, r.tuneMu, then the lines' locks). One lock for
+	// every group, not one each: tunings are few next to groups.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	r.tuneMu.Lock()
+	defer r.tuneMu.Unlock()
 	l := *g.limits.Load()
 	if l.Tuning != tuning || l.Concurrency == conc && l.QueueThreshold == queue {
 		return l.Concurrency, nil

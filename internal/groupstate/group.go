@@ -61,16 +61,13 @@ type Group[T any] struct {
 	// nothing replaces (see Shutdown).
 	scope  atomic.Pointer[scope]
 	scope0 scope
-	// noSlots is whether the queue threshold is 0: a release then nudges
-	// a blocked caller (see slots.nudge).
-	noSlots atomic.Bool
 	// fair is the group's part of the fair queue, under fair share only
 	// (an idle group under IsolationOff does not carry it).
 	fair *fairGroup[T]
 
+	queue    slots[T] // its limit is read by every release (see Release)
 	bulkhead fifoLine[T]
 	conc     fifoLine[T]
-	queue    slots[T]
 
 	// refs counts the group's tasks not yet over (see Registry.Enter);
 	// forgotten, the group holds deadRefs. idleAt is when a task last
@@ -98,7 +95,6 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 	g.conc.init(l.Concurrency)
 	g.queue.init(l.QueueThreshold, false)
 	g.limits.Store(l)
-	g.noSlots.Store(l.QueueThreshold == 0)
 	if r.global.fair {
 		g.fair = &fairGroup[T]{index: -1, tier: -1}
 		g.fair.weight.Store(int64(max(l.Weight, 1)))

@@ -36,7 +36,6 @@ func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(g.reg.share(l))
 	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
-	g.noSlots.Store(l.QueueThreshold == 0)
 	g.global.setWeight(g, l.Weight)
 	g.bulkhead.setLimit(l.MaxInFlight)
 	g.conc.setLimit(l.Concurrency)

@@ -301,7 +301,7 @@ func (p *Permits[T]) Release() {
 			gl.handSlots(gl.queue.nudge(), 0) // see slots.nudge
 		}
 	}
-	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.noSlots.Load() && p.flags&quietRelease == 0 {
+	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
 		gl.handSlots(g.queue.nudge(), 0)
 	}
 	p.held = 0

@@ -104,6 +104,7 @@ func TestGroupLayout(t *testing.T) {
 	}
 	for name, off := range map[string]uintptr{
 		"refs":          unsafe.Offsetof(g.refs),
+		"queue.held":    unsafe.Offsetof(g.queue) + unsafe.Offsetof(g.queue.held),
 		"waiting":       unsafe.Offsetof(g.waiting),
 		"chain":         unsafe.Offsetof(g.chain),
 		"bulkhead.held": unsafe.Offsetof(g.bulkhead) + unsafe.Offsetof(g.bulkhead.held),

@@ -47,13 +47,10 @@ type Limits struct {
 // it, so a Group evicted from its registry stays valid for the tasks still
 // holding its permits.
 type Group[T any] struct {
-	// Read by every task, written seldom: on cache lines of their own on
-	// 64-bit platforms, apart from the counts below, which tasks write as
-	// they wait, start and end (TestGroupLayout).
-	key    string
-	limits atomic.Pointer[Limits]
-	global *Global[T]
-	reg    *Registry[T]
+	// Read by every task, written seldom: the first cache line on 64-bit
+	// platforms, apart from the counts below, which tasks write as they
+	// wait, start and end (TestGroupLayout).
+	key string
 	// scope is the current generation of the group's cancel scope, the
 	// parent of the contexts of the tasks submitted in it: first scope0,
 	// kept here so that a group never shut down allocates none. Shutdown
@@ -61,6 +58,10 @@ type Group[T any] struct {
 	// nothing replaces (see Shutdown).
 	scope  atomic.Pointer[scope]
 	scope0 scope
+	limits atomic.Pointer[Limits]
+	global *Global[T]
+
+	reg *Registry[T]
 	// fair is the group's part of the fair queue, under fair share only
 	// (an idle group under IsolationOff does not carry it).
 	fair *fairGroup[T]

@@ -97,6 +97,8 @@ func TestGroupLayout(t *testing.T) {
 	line := func(off uintptr) uintptr { return off / 64 }
 	read := map[string]uintptr{
 		"key":          unsafe.Offsetof(g.key),
+		"limits":       unsafe.Offsetof(g.limits),
+		"global":       unsafe.Offsetof(g.global),
 		"scope":        unsafe.Offsetof(g.scope),
 		"scope0.root":  unsafe.Offsetof(g.scope0) + unsafe.Offsetof(g.scope0.root),
 		"scope0.cause": unsafe.Offsetof(g.scope0) + unsafe.Offsetof(g.scope0.cause),

@@ -202,7 +202,17 @@ func TestAdaptiveLimitsAddNoAllocationPerTask(t *testing.T) {
 			h.Wait()
 		})
 	}
-	off := allocs(groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4))
-	on := allocs(adaptiveGroups(new(script), 4, 1, 1))
+	// A Wait that finds its task unfinished makes a done channel: how
+	// often depends on the scheduler (and -race, and a loaded machine),
+	// so each side counts its fewest of a few runs.
+	fewest := func(b func() *groupconc.PolicyBuilder) float64 {
+		n := allocs(b())
+		for range 4 {
+			n = min(n, allocs(b()))
+		}
+		return n
+	}
+	off := fewest(func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4) })
+	on := fewest(func() *groupconc.PolicyBuilder { return adaptiveGroups(new(script), 4, 1, 1) })
 	assert.Equal(t, off, on, "allocations per task, adaptive off then on")
 }

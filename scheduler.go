@@ -28,7 +28,7 @@ package groupconc
 // back at the head of that layer's line (waiting again; owned by the
 // updating goroutine in between, which then checks them for a cancel that
 // came meanwhile). Under IsolationFairShare the global line is the fair
-// one (groupstate's fairLine); ownership is the same.
+// one (groupstate's fairQueue); ownership is the same.
 //
 // Every task ends through end, once, on its owner's goroutine. Its handle
 // is completed on the side, by whoever claims it first: complete (the

@@ -9,78 +9,27 @@ const (
 	PriorityDefault = 2
 )
 
-// bands are the last waiter of each priority in a fifo. A fifo makes them
-// when a waiter of another priority than the default first joins it;
-// until then every waiter has the default priority, and joining is
-// appending at the tail, as in a line without priorities.
-type bands[T any] [NumPriorities]*Permits[T]
-
-// insert puts w, of any priority, behind every waiter of its priority or
-// a higher one.
-func (q *fifo[T]) insert(w *Permits[T]) {
-	b := q.bandsMade()
-	var after *Permits[T]
-	for p := int(w.prio); p >= 0 && after == nil; p-- {
-		after = b[p]
-	}
-	q.linkAfter(w, after, byLine)
-	b[w.prio] = w
+// bands are a fifo's waiters once more than the default priority has
+// joined: a list per priority, and which are not empty.
+type bands[T any] struct {
+	lists [NumPriorities]list[T]
+	full  uint8 // bit p: lists[p] has a waiter
 }
 
-// pushFront puts w ahead of every waiter of its priority, behind those of
-// a higher one.
-func (q *fifo[T]) pushFront(w *Permits[T]) {
-	if q.bands == nil && w.prio == PriorityDefault {
-		q.linkAfter(w, nil, byLine)
-		return
-	}
-	b := q.bandsMade()
-	var after *Permits[T]
-	for p := int(w.prio) - 1; p >= 0 && after == nil; p-- {
-		after = b[p]
-	}
-	q.linkAfter(w, after, byLine)
-	if b[w.prio] == nil {
-		b[w.prio] = w
-	}
-}
-
-// bandsMade returns q's bands, making them on first use.
-func (q *fifo[T]) bandsMade() *bands[T] {
-	if q.bands == nil {
-		q.bands = new(bands[T])
-		q.bands[PriorityDefault] = q.tail // every waiter so far has the default priority
-	}
-	return q.bands
-}
-
-// unband keeps the bands right as w leaves.
-func (q *fifo[T]) unband(w *Permits[T]) {
-	if b := q.bands; b != nil && b[w.prio] == w {
-		if p := w.prev; p != nil && p.prio == w.prio {
-			b[w.prio] = p
-		} else {
-			b[w.prio] = nil
-		}
-	}
-}
-
-// heads calls f with the first waiter of each priority present, highest
-// priority first: the oldest of each, since a priority's waiters stand in
-// the order they joined.
-func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
+// band returns the list of w's priority, making the bands on first use
+// (the waiters so far, all of the default priority, become its list), and
+// counts it not empty: w is about to join it.
+func (q *fifo[T]) band(w *Permits[T]) *list[T] {
 	b := q.bands
 	if b == nil {
+		b = new(bands[T])
+		b.lists[PriorityDefault] = q.list
 		if q.head != nil {
-			f(q.head)
+			b.full = 1 << PriorityDefault
 		}
-		return
+		q.list = list[T]{}
+		q.bands = b
 	}
-	at := q.head
-	for p := range b {
-		if b[p] != nil {
-			f(at)
-			at = b[p].next
-		}
-	}
+	b.full |= 1 << w.prio
+	return &b.lists[w.prio]
 }

@@ -78,3 +78,27 @@ func (q *list[T]) each(k int, f func(w *Permits[T])) {
 		w = next
 	}
 }
+
+// pushTail links w in last, through its line links.
+func (q *list[T]) pushTail(w *Permits[T]) {
+	w.prev, w.next = q.tail, nil
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
+}
+
+// popHead takes out the first, through the line links: every line pops a
+// waiter per permit handed on, so it does not go through unlink.
+func (q *list[T]) popHead() *Permits[T] {
+	w := q.head
+	q.head, w.next = w.next, nil
+	if q.head == nil {
+		q.tail = nil
+	} else {
+		q.head.prev = nil
+	}
+	return w
+}

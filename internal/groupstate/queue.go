@@ -1,6 +1,9 @@
 package groupstate
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // queue is a line's discipline: where a waiter stands and which is served
 // next. Its methods are called only under the line's mu, never on the
@@ -40,52 +43,95 @@ type queue[T any] interface {
 const noWaiter = math.MaxInt64
 
 // fifo is the queue of one group's layer, and of a queue's blocked
-// callers: waiters stand by priority, then in the order they joined.
+// callers: waiters stand by priority, then in the order they joined. While
+// every waiter has the default priority they are one list; once another
+// priority joins, one list per priority (bands), so that joining touches
+// only its own priority's last waiter, and serving only the first.
 type fifo[T any] struct {
 	list[T]
 	bands *bands[T] // nil while every waiter has the default priority
 }
 
-func (q *fifo[T]) empty() bool { return q == nil || q.head == nil }
-
-// push appends w at the tail while every waiter has the default priority.
-func (q *fifo[T]) push(w *Permits[T]) {
-	if q.bands != nil || w.prio != PriorityDefault {
-		q.insert(w)
-		return
+func (q *fifo[T]) empty() bool {
+	if q == nil {
+		return true
 	}
-	w.prev, w.next = q.tail, nil
-	if q.tail == nil {
-		q.head = w
-	} else {
-		q.tail.next = w
+	if q.bands != nil {
+		return q.bands.full == 0
 	}
-	q.tail = w
+	return q.head == nil
 }
 
-// pop takes out the head: every line pops a waiter per permit handed on,
-// so it does not go through unlink.
+func (q *fifo[T]) push(w *Permits[T]) {
+	if q.bands == nil && w.prio == PriorityDefault {
+		q.pushTail(w)
+		return
+	}
+	q.band(w).pushTail(w)
+}
+
+func (q *fifo[T]) pushFront(w *Permits[T]) {
+	if q.bands == nil && w.prio == PriorityDefault {
+		q.linkAfter(w, nil, byLine)
+		return
+	}
+	q.band(w).linkAfter(w, nil, byLine)
+}
+
 func (q *fifo[T]) pop() *Permits[T] {
-	w := q.head
-	q.unband(w)
-	q.head, w.next = w.next, nil
-	if q.head == nil {
-		q.tail = nil
-	} else {
-		q.head.prev = nil
+	if q.bands == nil {
+		return q.popHead()
+	}
+	b := q.bands
+	p := bits.TrailingZeros8(b.full)
+	w := b.lists[p].popHead()
+	if b.lists[p].head == nil {
+		b.full &^= 1 << p
 	}
 	return w
 }
 
 func (q *fifo[T]) remove(w *Permits[T]) {
-	q.unband(w)
-	q.unlink(w, byLine)
+	if q.bands == nil {
+		q.unlink(w, byLine)
+		return
+	}
+	b := q.bands
+	b.lists[w.prio].unlink(w, byLine)
+	if b.lists[w.prio].head == nil {
+		b.full &^= 1 << w.prio
+	}
 }
 
 func (q *fifo[T]) gave(*Permits[T]) {}
 
-// each calls f with every waiter: the queue is one group's, or one queue's.
-func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) { q.list.each(byLine, f) }
+// each calls f with every waiter, in the order they are served: the queue
+// is one group's, or one queue's.
+func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
+	if q.bands == nil {
+		q.list.each(byLine, f)
+		return
+	}
+	for p := range q.bands.lists {
+		q.bands.lists[p].each(byLine, f)
+	}
+}
+
+// heads calls f with the first waiter of each priority present, highest
+// priority first: the oldest of each.
+func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
+	if q.bands == nil {
+		if q.head != nil {
+			f(q.head)
+		}
+		return
+	}
+	for p := range q.bands.lists {
+		if w := q.bands.lists[p].head; w != nil {
+			f(w)
+		}
+	}
+}
 
 func (q *fifo[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)

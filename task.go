@@ -58,13 +58,7 @@ type task struct {
 	id      string
 	caller  context.Context // the context given to Submit
 
-	// out is the result's Err, written once by the claimer before
-	// completedBit is set, unless the claimer is Cancel (cancelResult).
-	// Until then it is nil but while the task is in the ready queue, where
-	// it holds the link to the next task (see readyLink): the claimer
-	// writes it only once the task left the queue, and Cancel does not.
-	out   error
-	start int64 // the result's Start, as out is written: an offset from submitted (see since)
+	start int64 // the result's Start, written by the claimer before completedBit: an offset from submitted (see since)
 
 	// The state bits below, and once completedBit is set, the rest of the
 	// result: its status, and End (an offset from submitted).
@@ -105,7 +99,11 @@ type taskAside struct {
 	woken chan struct{}
 
 	cause atomic.Pointer[error] // the own cancel's cause, when not context.Canceled
-	end   int64                 // the result's End, when endAside says so; written as out is
+	end   int64                 // the result's End, when endAside says so; written as err is
+	// err is the result's Err, when not nil, written once by the claimer
+	// before completedBit is set (unless the claimer is Cancel: see
+	// cancelResult). A task that succeeds never makes its aside for it.
+	err error
 
 	mu sync.Mutex
 	// The done channel is made only for a caller that waits before the
@@ -129,27 +127,13 @@ type outcome struct {
 	told       bool  // the listener hears OnCompleted: the task ran, or was cancelled waiting
 }
 
-// readyLink is what a task's out holds while the task is in the ready
-// queue: the next task there (nil: none). It is an error only to fit in out.
-type readyLink task
+// ReadyNext returns the task after t in the ready queue. A task there
+// holds every permit and waits in no line, so the queue links it through
+// its Permits (see groupstate.Permits.Next).
+func (t *task) ReadyNext() *task { return t.permits.Next() }
 
-func (*readyLink) Error() string { return "groupconc: task in the ready queue" }
-
-// ReadyNext returns the task after t in the ready queue.
-func (t *task) ReadyNext() *task {
-	l, _ := t.out.(*readyLink)
-	return (*task)(l)
-}
-
-// SetReadyNext links next after t in the ready queue; nil unlinks t, and
-// leaves out nil.
-func (t *task) SetReadyNext(next *task) {
-	if next == nil {
-		t.out = nil
-		return
-	}
-	t.out = (*readyLink)(next)
-}
+// SetReadyNext links next after t in the ready queue; nil unlinks t.
+func (t *task) SetReadyNext(next *task) { t.permits.SetNext(next) }
 
 // exec returns t's executor: the root of every group scope holds it (see
 // New), so a task keeps no pointer of its own. The root, not the group
@@ -196,14 +180,16 @@ func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
 func (t *task) isDone() bool { return t.state.Load()&completedBit != 0 }
 
 // publish writes the result and completes the handle. Only the claimer may
-// call it, once, and only once t is out of the ready queue (where out is
-// the queue's link): Cancel calls publishCancelled instead.
+// call it, once: Cancel calls publishCancelled instead.
 func (t *task) publish(o *outcome) {
 	bits := completedBit | uint64(o.status)<<statusShift
 	if o.abort {
 		bits |= abortBit
 	}
-	t.out, t.start = o.err, o.start
+	if o.err != nil {
+		t.getAside().err = o.err
+	}
+	t.start = o.start
 	t.complete(bits, o.end)
 }
 
@@ -246,14 +232,22 @@ func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
 	if s&cancelResult != 0 {
 		return StatusCancelled, end, end, t.context().cause()
 	}
-	return TaskStatus(s >> statusShift & 7), t.start, end, t.out
+	return TaskStatus(s >> statusShift & 7), t.start, end, t.resultErr()
+}
+
+// resultErr is the result's Err as the claimer wrote it.
+func (t *task) resultErr() error {
+	if a := t.aside.Load(); a != nil {
+		return a.err
+	}
+	return nil
 }
 
 // awaitErr is what Await returns besides the result; call it only once t
 // completed.
 func (t *task) awaitErr() error {
 	if t.state.Load()&abortBit != 0 {
-		return t.out
+		return t.resultErr()
 	}
 	return nil
 }

@@ -113,8 +113,8 @@ func sizeClass(size uintptr) uintptr {
 }
 
 // TestPermitsLayout guards the size of a task's Permits, the part of a
-// waiting task this package keeps: with the caller's 88 bytes it makes a
-// queued task 160 bytes, a size class of the allocator on 64-bit platforms
+// waiting task this package keeps: with the caller's 72 bytes it makes a
+// queued task 144 bytes, a size class of the allocator on 64-bit platforms
 // (BenchmarkW3QueuedMemory of the benchmarks module).
 func TestPermitsLayout(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {

@@ -70,6 +70,21 @@ func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) 
 	p.prio = PriorityDefault
 }
 
+// Next returns the task after p's in a list of the caller's (a queue of
+// tasks holding every permit), or nil; SetNext sets it. Such a task waits
+// in no line, so the list goes through the link of its group's chain,
+// which only a task waiting in the global line uses. Unlink it (SetNext
+// nil) before it could wait again.
+func (p *Permits[T]) Next() *T {
+	if n := p.chained.next; n != nil {
+		return n.task()
+	}
+	return nil
+}
+
+// SetNext sets the task after p's in the caller's list: see Next.
+func (p *Permits[T]) SetNext(t *T) { p.chained.next = (*Permits[T])(unsafe.Pointer(t)) }
+
 // task returns the task p belongs to, whose first field it is.
 func (p *Permits[T]) task() *T { return (*T)(unsafe.Pointer(p)) }
 

@@ -476,7 +476,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 // fuzzIdleGroups returns the keys of the groups that are known and idle in a
 // still executor: nothing of theirs waits or runs, with permits or without
 // (a function run after a rejection belongs to no group's count, so any
-// such function running anywhere makes none idle).
+// such function running anywhere makes none idle), and no caller blocks to
+// submit to them (a blocked caller keeps its group).
 func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, keys []string, gaugeKeyOf func(string) string) []string {
 	if o.gauges.outside.cur.Load() != 0 {
 		return nil
@@ -484,7 +485,7 @@ func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, keys []string, gaugeK
 	var idle []string
 	for _, k := range keys {
 		gs, found := e.GroupStats(k)
-		if found && gs.Running == 0 && gs.Waiting == 0 && gs.InFlight == 0 && o.gauges.group(gaugeKeyOf(k)).cur.Load() == 0 {
+		if found && gs.Running == 0 && gs.Waiting == 0 && gs.InFlight == 0 && gs.Blocked == 0 && o.gauges.group(gaugeKeyOf(k)).cur.Load() == 0 {
 			idle = append(idle, k)
 		}
 	}

@@ -3,9 +3,12 @@ package groupstate
 import "sync/atomic"
 
 // tally is a number of permits (or queue slots) held, checked against a
-// limit as it is taken. It is one word, or, for a count that the tasks'
-// submitting and running goroutines both write all the time (the global
-// layer, the group layers), wide: see permits.
+// limit as it is taken. It is one word, or, for the executor-wide counts
+// every task of every group writes (the global layer and the global
+// queue), wide: see permits. A group's counts are one word each: a group
+// has three, and keeping them apart cost W1 and W3 hot nothing measurable
+// once what tasks read of a group sits on a cache line of its own
+// (TestGroupLayout; benchmarks/MEMORY.md).
 type tally struct {
 	n    atomic.Int64 // the permits held, unless wide
 	wide *permits

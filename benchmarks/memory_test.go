@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/layout"
 )
 
 // Where the bytes of groupconc go; MEMORY.md quotes what these log.
@@ -34,79 +35,11 @@ func TestHandleLayout(t *testing.T) {
 		t.Skip("the table is for 64-bit platforms")
 	}
 	typ := reflect.TypeFor[groupconc.TaskHandle[struct{}]]()
-	rows := layoutRows(typ, "", 0)
-	var sum uintptr
-	for i, r := range rows {
-		if r.off != sum {
-			t.Errorf("row %d (%s) at offset %d, want %d", i, r.name, r.off, sum)
-		}
-		sum += r.size
+	rows := layout.Rows(typ, "github.com/kobe/groupconc")
+	if err := layout.Check(typ, rows); err != nil {
+		t.Error(err)
 	}
-	if sum != typ.Size() {
-		t.Errorf("rows add up to %d bytes, want %d", sum, typ.Size())
-	}
-	t.Logf("\n%s", layoutTable(typ, rows))
-}
-
-type layoutRow struct {
-	off, size uintptr
-	name, typ string
-}
-
-// layoutRows lists typ's fields from offset base on, with the padding
-// between and after them; fields whose type is a struct of groupconc or
-// of its internal packages are listed field by field, with dotted names.
-func layoutRows(typ reflect.Type, prefix string, base uintptr) []layoutRow {
-	var rows []layoutRow
-	end := base
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		off := base + f.Offset
-		if off > end {
-			rows = append(rows, layoutRow{off: end, size: off - end, name: "(padding)"})
-		}
-		name := prefix + f.Name
-		if f.Type.Kind() == reflect.Struct && strings.HasPrefix(f.Type.PkgPath(), "github.com/kobe/groupconc") && f.Type.NumField() > 0 {
-			rows = append(rows, layoutRows(f.Type, name+".", off)...)
-		} else {
-			rows = append(rows, layoutRow{off: off, size: f.Type.Size(), name: name, typ: shortName(f.Type.String())})
-		}
-		end = off + f.Type.Size()
-	}
-	if last := base + typ.Size(); last > end {
-		rows = append(rows, layoutRow{off: end, size: last - end, name: "(padding)"})
-	}
-	return rows
-}
-
-var pkgPath = regexp.MustCompile(`[\w.-]+(/[\w.-]+)*/`)
-
-// shortName is a type's or function's name without package paths.
-func shortName(s string) string { return pkgPath.ReplaceAllString(s, "") }
-
-func layoutTable(typ reflect.Type, rows []layoutRow) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d bytes, size class %d\n\n", shortName(typ.String()), typ.Size(), sizeClass(typ.Size()))
-	b.WriteString("| offset | size | field | type |\n|---:|---:|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %d | %s | %s |\n", r.off, r.size, r.name, r.typ)
-	}
-	return b.String()
-}
-
-// sizeClass returns the bytes the Go allocator hands out for an object of
-// size bytes: its small size classes, up to 1 KiB (0 beyond).
-func sizeClass(size uintptr) uintptr {
-	for _, c := range []uintptr{
-		8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
-		240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768,
-		896, 1024,
-	} {
-		if size <= c {
-			return c
-		}
-	}
-	return 0
+	t.Logf("\n%s", layout.Table(typ, rows))
 }
 
 // TestGroupBytesBySite does what BenchmarkGroupFootprint does (10 000
@@ -211,7 +144,7 @@ func site(stack []uintptr) string {
 	for {
 		f, more := frames.Next()
 		if !strings.HasPrefix(f.Function, "runtime.") && !strings.HasPrefix(f.Function, "internal/runtime/") {
-			return fmt.Sprintf("%s:%d", shape.ReplaceAllString(shortName(f.Function), "[…]"), f.Line)
+			return fmt.Sprintf("%s:%d", shape.ReplaceAllString(layout.ShortName(f.Function), "[…]"), f.Line)
 		}
 		if !more {
 			return "runtime"

@@ -1,0 +1,43 @@
+package layout
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type inner struct {
+	a uint8
+	b uint32
+}
+
+type outer struct {
+	x  uint8
+	in inner
+	y  uint16
+}
+
+func TestRowsListEveryByteWithPadding(t *testing.T) {
+	typ := reflect.TypeFor[outer]()
+	rows := Rows(typ, typ.PkgPath())
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	assert.Equal(t, []string{"x", "(padding)", "in.a", "(padding)", "in.b", "y", "(padding)"}, names)
+	require.NoError(t, Check(typ, rows))
+	assert.Error(t, Check(typ, rows[1:]), "a missing row is found")
+	assert.Error(t, Check(typ, rows[:len(rows)-1]), "a missing tail is found")
+	assert.Contains(t, Table(typ, rows), "layout.outer: 16 bytes, size class 16")
+}
+
+func TestSizeClass(t *testing.T) {
+	assert.Equal(t, uintptr(144), SizeClass(137))
+	assert.Equal(t, uintptr(352), SizeClass(352))
+	assert.Zero(t, SizeClass(4096))
+}

@@ -90,12 +90,11 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		crew:   newCrew(),
 		epoch:  time.Now(),
 	}
-	// Every group scope derives from root, which answers with e: a task
-	// finds its executor there (see task.exec).
-	e.root, e.closeRoot = context.WithCancelCause(context.WithValue(context.Background(), execKey{}, e))
+	e.root, e.closeRoot = context.WithCancelCause(context.Background())
 	global.SetHooks(wake, e.goEndDisplaced)
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
+	e.groups.Owner = e // a task finds its executor there (see task.exec)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e

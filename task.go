@@ -135,13 +135,9 @@ func (t *task) ReadyNext() *task { return t.permits.Next() }
 // SetReadyNext links next after t in the ready queue; nil unlinks t.
 func (t *task) SetReadyNext(next *task) { t.permits.SetNext(next) }
 
-// exec returns t's executor: the root of every group scope holds it (see
-// New), so a task keeps no pointer of its own. The root, not the group
-// scope, is asked: a scope makes its context only when one is needed.
-func (t *task) exec() *GroupExecutor {
-	e, _ := t.permits.Root().Value(execKey{}).(*GroupExecutor)
-	return e
-}
+// exec returns t's executor, the owner of its group's registry: a task
+// keeps no pointer of its own.
+func (t *task) exec() *GroupExecutor { return t.permits.Owner().(*GroupExecutor) }
 
 // key returns t's group key.
 func (t *task) key() string { return t.permits.Key() }

@@ -100,9 +100,8 @@ func (p *Permits[T]) Key() string { return p.group.key }
 // registry's Evict. Safe from any goroutine.
 func (p *Permits[T]) Scope() context.Context { return p.scope }
 
-// Root returns the context every group scope of the task's registry
-// derives from (NewRegistry's parent). Safe from any goroutine.
-func (p *Permits[T]) Root() context.Context { return p.group.reg.root.ctx }
+// Owner returns the Owner of the task's registry. Safe from any goroutine.
+func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 
 // Try walks the layers without blocking. It returns Admitted, MustWait (the
 // task holds a queue slot and a place in line at the layer it must wait

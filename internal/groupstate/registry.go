@@ -12,6 +12,10 @@ import (
 // Registry maps group keys to their state. Lookups of known groups take no
 // lock, and Range never blocks them. It is safe for concurrent use.
 type Registry[T any] struct {
+	// Owner is the caller's, for its tasks to find (Permits.Owner); set it
+	// before any task enters.
+	Owner any
+
 	groups   sync.Map // string -> *Group[T]
 	creating singleflight.Group
 	count    atomic.Int64

@@ -11,15 +11,16 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// The fields are read only through reflection.
 type inner struct {
-	a uint8
-	b uint32
+	A uint8
+	B uint32
 }
 
 type outer struct {
-	x  uint8
-	in inner
-	y  uint16
+	X  uint8
+	In inner
+	Y  uint16
 }
 
 func TestRowsListEveryByteWithPadding(t *testing.T) {
@@ -29,7 +30,7 @@ func TestRowsListEveryByteWithPadding(t *testing.T) {
 	for _, r := range rows {
 		names = append(names, r.Name)
 	}
-	assert.Equal(t, []string{"x", "(padding)", "in.a", "(padding)", "in.b", "y", "(padding)"}, names)
+	assert.Equal(t, []string{"X", "(padding)", "In.A", "(padding)", "In.B", "Y", "(padding)"}, names)
 	require.NoError(t, Check(typ, rows))
 	assert.Error(t, Check(typ, rows[1:]), "a missing row is found")
 	assert.Error(t, Check(typ, rows[:len(rows)-1]), "a missing tail is found")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -18,29 +17,13 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
-	"github.com/kobe/groupconc/internal/layout"
 )
 
-// Where the bytes of groupconc go; MEMORY.md quotes what these log.
+// Where the bytes of groupconc go; MEMORY.md quotes what these log (and
+// the root package's TestHandleLayout).
 //
-//	go test -run 'TestHandleLayout|TestGroupBytesBySite' -v ./benchmarks
+//	go test -run TestGroupBytesBySite -v ./benchmarks
 //	go test -run TestMillionKeysUnderIdleTTL -v ./benchmarks -args -scale
-
-// TestHandleLayout lists, field by field and padding included, the handle
-// every Submit allocates and every waiting task is (the layouts of the
-// group's own structs are internal/groupstate's TestLayoutTable). It fails
-// if the table does not account for every byte.
-func TestHandleLayout(t *testing.T) {
-	if strconv.IntSize != 64 {
-		t.Skip("the table is for 64-bit platforms")
-	}
-	typ := reflect.TypeFor[groupconc.TaskHandle[struct{}]]()
-	rows := layout.Rows(typ, "github.com/kobe/groupconc")
-	if err := layout.Check(typ, rows); err != nil {
-		t.Error(err)
-	}
-	t.Logf("\n%s", layout.Table(typ, rows))
-}
 
 // TestGroupBytesBySite does what BenchmarkGroupFootprint does (10 000
 // groups, each made by one task to a new key, of the default policy) with
@@ -144,7 +127,7 @@ func site(stack []uintptr) string {
 	for {
 		f, more := frames.Next()
 		if !strings.HasPrefix(f.Function, "runtime.") && !strings.HasPrefix(f.Function, "internal/runtime/") {
-			return fmt.Sprintf("%s:%d", shape.ReplaceAllString(layout.ShortName(f.Function), "[…]"), f.Line)
+			return fmt.Sprintf("%s:%d", shape.ReplaceAllString(shortName(f.Function), "[…]"), f.Line)
 		}
 		if !more {
 			return "runtime"
@@ -241,3 +224,8 @@ func sampleHeap() heapSample {
 	metrics.Read(s)
 	return heapSample{inUse: s[0].Value.Uint64() + s[1].Value.Uint64(), live: s[2].Value.Uint64()}
 }
+
+var pkgPath = regexp.MustCompile(`[\w.-]+(/[\w.-]+)*/`)
+
+// shortName is a function's name without package paths.
+func shortName(s string) string { return pkgPath.ReplaceAllString(s, "") }

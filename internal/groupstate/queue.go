@@ -85,7 +85,12 @@ func (q *fifo[T]) pop() *Permits[T] {
 	b := q.bands
 	p := bits.TrailingZeros8(b.full)
 	w := b.lists[p].popHead()
-	if b.lists[p].head == nil {
+	if h := b.lists[p].head; h != nil { // served next: fetch it and the one after (warm)
+		h.warm()
+		if h.next != nil {
+			h.next.warm()
+		}
+	} else {
 		b.full &^= 1 << p
 	}
 	return w

@@ -40,8 +40,8 @@ func (q *fifo[T]) band(w *Permits[T]) *list[T] {
 // ahead of its turn. Bands serve tasks far from the order they were
 // allocated in, where the processor does not fetch ahead as it does down
 // one list: BenchmarkW3HotGroupPriorities (benchmarks module), five
-// priorities in turn against one, costs 1.22x without warm and 1.02x with
-// the next two fetched at each pop (-cpu 1, 10 interleaved rounds, median
-// of per-round ratios). Loads in place of the hint got 1.07x: a load that
-// misses holds up the processor, a prefetch does not.
+// priorities in turn against one, costs 1.12x without warm and 1.03x with
+// the next two fetched at each pop (-cpu 1, 10 interleaved rounds; see
+// benchmarks/RESULTS.md). Plain loads in place of the hint got 1.07x: a
+// load that misses holds the processor up, a prefetch does not.
 func (w *Permits[T]) warm() { prefetch(unsafe.Pointer(w), unsafe.Sizeof(*w.task())) }

@@ -16,8 +16,9 @@ import "sync/atomic"
 //
 //	regime     when                                  serving costs   evidence
 //	head scan  a group that runs none is within      a FIFO pop      W2 at 2 CPUs: the head
-//	           headScan of the head (no group runs                   almost always qualifies
-//	           fewer than none: it is the choice)
+//	           headScan past the last waiter                         almost always qualifies
+//	           passed (no group runs fewer than
+//	           none: it is the choice)
 //	tiers      otherwise, one weight, < maxTiers     O(1) per move   W2 at 1 CPU: 659 ns/task,
 //	           running, heads near their tier's tail                 728 with the heap alone
 //	heap       otherwise                             O(log groups)   exact for any weights
@@ -25,6 +26,16 @@ import "sync/atomic"
 // BenchmarkFairLine/mode=fair (this package) with the heap alone for every
 // hand-off: 209 ns/task against 148 with the head scan and the tiers at
 // -cpu 1, 276 against 204 at -cpu 2 (6 rounds, interleaved).
+//
+// The head scan resumes where it stopped (passed): a task of a group that
+// runs is passed over once, not at every hand-off while its group runs.
+// On a deep backlog whose head holds the groups of tasks that hold a
+// permit but have not run yet (at one CPU, the goroutines the submitter
+// started), scanning from the head failed within 8 and built the order
+// for 88 % of the hand-offs; resuming, within 64, it serves them with
+// the head scan. W2DeepBacklog (benchmarks module), fair/off, 10
+// interleaved rounds: streamed 1.25 -> 1.18 at -cpu 1, 1.27 -> 1.11 at
+// -cpu 2; gated 1.19 -> 1.13 and 1.95 -> 1.42.
 //
 // The tiers and the heap are fairOrder, built by walking all oldest first
 // and kept until the queue empties, or until it has served as many tasks as
@@ -42,11 +53,19 @@ type fairQueue[T any] struct {
 	credit int    // tasks to serve from order before it may be dropped
 	seq    uint32 // joins so far, modulo 2^32
 	mixed  bool   // a task of another priority than the default joined
+
+	// passed is the last task the head scan passed over, nil for none:
+	// the group of every task up to it runs a task, so the scan resumes
+	// after it. A group that stops running with a task up to passed moves
+	// it back before its first (fix); a task that leaves as passed hands
+	// it to the one before (remove). Unused while slow.
+	passed *Permits[T]
 }
 
-// headScan bounds how far from the head next looks for a group that runs
-// none.
-const headScan = 8
+// headScan bounds how many tasks past passed one hand-off looks at for a
+// group that runs none; beyond it the order takes over. A task is passed
+// over once while its group runs, not at every hand-off.
+const headScan = 64
 
 // fairGroup is one group's part of the fair queue; guarded by the global
 // line's mu but for the atomics.
@@ -90,6 +109,9 @@ func (q *fairQueue[T]) pop() *Permits[T] {
 func (q *fairQueue[T]) remove(w *Permits[T]) {
 	g := w.group
 	wasFirst := g.chain.head == w
+	if w == q.passed {
+		q.passed = w.prev
+	}
 	q.all.unlink(w, byLine)
 	g.chain.unlink(w, byGroup)
 	switch {
@@ -110,13 +132,18 @@ func (q *fairQueue[T]) gave(p *Permits[T]) { q.fix(p.group) }
 // fix puts g in its place after its running count or weight changed, if
 // it has a waiting task and the order is in use.
 func (q *fairQueue[T]) fix(g *Group[T]) {
-	if q.slow && g.chain.head != nil {
+	h := g.chain.head
+	switch {
+	case h == nil:
+	case q.slow:
 		q.order.fix(g)
+	case q.passed != nil && !joinedBefore(q.passed.seq, h.seq) && g.fair.running.Load() == 0:
+		q.passed = h.prev // h, at or before passed, is the choice again
 	}
 }
 
 // next returns the task to serve of the fairest group: the group of the
-// first in line that runs none, if one is within headScan of the head;
+// first in line that runs none, if one is within headScan past passed;
 // otherwise the order's.
 func (q *fairQueue[T]) next() *Permits[T] {
 	if q.slow {
@@ -126,10 +153,14 @@ func (q *fairQueue[T]) next() *Permits[T] {
 		q.dropOrder()
 	}
 	w := q.all.head
+	if q.passed != nil {
+		w = q.passed.next
+	}
 	for i := 0; w != nil && i <= headScan; i, w = i+1, w.next {
 		if w.group.fair.running.Load() == 0 {
 			return q.bestOf(w.group)
 		}
+		q.passed = w
 	}
 	q.toOrder()
 	return q.bestOf(q.order.first())
@@ -140,6 +171,7 @@ func (q *fairQueue[T]) next() *Permits[T] {
 func (q *fairQueue[T]) toOrder() {
 	q.slow = true
 	q.credit = 0
+	q.passed = nil
 	for w := q.all.head; w != nil; w = w.next {
 		q.credit++
 		if g := w.group; g.fair.index < 0 && g.fair.tier < 0 {

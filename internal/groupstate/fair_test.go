@@ -32,6 +32,44 @@ func TestFairLineGivesAFreedPermitToTheGroupWithFewestRunning(t *testing.T) {
 	assert.Equal(t, []string{"a3"}, f.end(t, a2), "both run 1: the oldest head, a3, wins the tie")
 }
 
+// TestFairLineHeadScanComesBackToAGroupThatStopsRunning: the head scan
+// resumes past the tasks it passed over, whose groups run, and goes back
+// to the first of a group once it runs none, ahead of younger tasks.
+func TestFairLineHeadScanComesBackToAGroupThatStopsRunning(t *testing.T) {
+	f := newFixture(t, 3, true, fixed(unlimitedGroup(1)))
+	running := map[string]*tk{}
+	for _, n := range []string{"a", "b", "c"} {
+		k, out := f.submit(t, n, n+"1")
+		require.Equal(t, Admitted, out)
+		running[n] = k
+	}
+	waiting := map[string]*tk{}
+	for _, n := range []string{"a2", "b2", "d1", "e1", "f1"} {
+		k, out := f.submit(t, n[:1], n)
+		require.Equal(t, MustWait, out)
+		waiting[n] = k
+	}
+	q := f.gl.line.q.(*fairQueue[tk])
+	assert.Equal(t, []string{"d1"}, f.end(t, running["c"]), "a and b run: passed over")
+	assert.Equal(t, []string{"e1"}, f.end(t, waiting["d1"]), "resumes past b2")
+	require.True(t, waiting["b2"].p.Leave(), "b2 leaves as the last passed over")
+	waiting["b2"].p.Release()
+	assert.Equal(t, []string{"f1"}, f.end(t, waiting["e1"]), "resumes past a2")
+	g, _ := f.submit(t, "g", "g1")
+	assert.Equal(t, []string{"a2"}, f.end(t, running["a"]), "a runs none: its a2 is older than g1")
+	assert.False(t, q.slow, "every hand-off found by the head scan")
+	assert.Equal(t, []string{"g1"}, f.end(t, running["b"]))
+	for _, k := range []*tk{waiting["a2"], waiting["f1"], g} {
+		assert.Empty(t, f.end(t, k))
+	}
+	var gs []*Group[tk]
+	for _, key := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		g, _ := f.r.Lookup(key)
+		gs = append(gs, g)
+	}
+	requireQuiet(t, f.gl, gs...)
+}
+
 // TestFairLineSharesByWeight: with weights 2 and 1, a backlogged pair of
 // groups is served two to one.
 func TestFairLineSharesByWeight(t *testing.T) {

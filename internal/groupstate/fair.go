@@ -137,7 +137,7 @@ func (q *fairQueue[T]) fix(g *Group[T]) {
 	case h == nil:
 	case q.slow:
 		q.order.fix(g)
-	case q.passed != nil && !joinedBefore(q.passed.seq, h.seq) && g.fair.running.Load() == 0:
+	case q.passed != nil && g.fair.running.Load() == 0 && !joinedBefore(q.passed.seq, h.seq):
 		q.passed = h.prev // h, at or before passed, is the choice again
 	}
 }

@@ -33,9 +33,11 @@ import "sync/atomic"
 // permit but have not run yet (at one CPU, the goroutines the submitter
 // started), scanning from the head failed within 8 and built the order
 // for 88 % of the hand-offs; resuming, within 64, it serves them with
-// the head scan. W2DeepBacklog (benchmarks module), fair/off, 10
-// interleaved rounds: streamed 1.25 -> 1.18 at -cpu 1, 1.27 -> 1.11 at
-// -cpu 2; gated 1.19 -> 1.13 and 1.95 -> 1.42.
+// the head scan. W2DeepBacklog (benchmarks module), fair/off, 8 to 10
+// interleaved rounds: streamed 1.25 -> 1.15-1.18 at -cpu 1, 1.17-1.27 ->
+// 1.11 at -cpu 2; gated 1.18 -> 1.11 and 2.0 -> 1.42. The longer scan
+// costs W2's batches about 5 % at -cpu 2 (fair/off 1.02 -> 1.07, where
+// every group but the head's mostly runs none) and nothing at -cpu 1.
 //
 // The tiers and the heap are fairOrder, built by walking all oldest first
 // and kept until the queue empties, or until it has served as many tasks as

@@ -64,12 +64,16 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 // setLimits makes limit and queueThreshold the global limits from now on;
 // see Registry.Update.
 func (gl *Global[T]) setLimits(limit, queueThreshold int) {
-	gl.handSlots(gl.queue.setLimit(queueThreshold), heldGlobalSlot)
+	gl.queue.setLimit(queueThreshold)
 	gl.line.setLimit(limit)
 }
 
-// grant hands the global permits a raised limit frees to waiting tasks.
-func (gl *Global[T]) grant(c *Changes[T]) { c.handed(gl.line.grant()) }
+// grant hands the global permits a raised limit frees to waiting tasks,
+// then the global queue's slots to callers waiting for one.
+func (gl *Global[T]) grant(c *Changes[T]) {
+	c.handed(gl.line.grant())
+	gl.handSlots(gl.queue.handOut(), heldGlobalSlot)
+}
 
 // running returns g's running tasks: under fair share its own count, under
 // IsolationOff its concurrency permits held (the last layer taken).

@@ -35,7 +35,7 @@ func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, 
 func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(g.reg.share(l))
-	g.global.handSlots(g.queue.setLimit(l.QueueThreshold), heldGroupSlot)
+	g.queue.setLimit(l.QueueThreshold)
 	g.global.setWeight(g, l.Weight)
 	g.bulkhead.setLimit(l.MaxInFlight)
 	g.conc.setLimit(l.Concurrency)
@@ -51,10 +51,11 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 }
 
 // grant hands on the permits the group's raised limits free, outer layer
-// first.
+// first, then the queue slots to callers waiting for one.
 func (g *Group[T]) grant(c *Changes[T]) {
 	c.handed(g.bulkhead.grant())
 	c.handed(g.conc.grant())
+	g.global.handSlots(g.queue.handOut(), heldGroupSlot)
 }
 
 // lower enforces y's limit, if its count is over it, on the group's tasks

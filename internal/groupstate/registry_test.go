@@ -119,3 +119,37 @@ func TestGroupLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateWakesBlockedCallersOnceEveryLimitIsInForce: a change of limits
+// that raises a group's queue threshold and lowers its bulkhead wakes the
+// caller waiting for a slot only once the lowered bulkhead is in force: a
+// caller woken before could walk through it under the old limit (FuzzOps
+// found two tasks running under a bulkhead lowered to 1 so).
+func TestUpdateWakesBlockedCallersOnceEveryLimitIsInForce(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		lim := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1}
+		f := newFixture(t, 10, fair, fixed(lim))
+		var bulkheadAtWake []int64
+		f.gl.SetHooks(func(k *tk) {
+			bulkheadAtWake = append(bulkheadAtWake, k.p.group.bulkhead.limit.Load())
+		}, func(*tk) {})
+		a1, out := f.submit(t, "a", "a1")
+		require.Equal(t, Admitted, out)
+		a2 := &tk{name: "a2"}
+		f.r.Enter("a", &a2.p, a2, f.now)
+		seen, _ := a2.p.Nudges()
+		out, reason := a2.p.Try()
+		require.Equal(t, Rejected, out)
+		require.True(t, a2.p.Block(reason, seen), "a2's caller waits for a slot")
+
+		lim.QueueThreshold, lim.MaxInFlight = 1, 1
+		f.r.Update(10, Unlimited, fixed(lim))
+		require.Equal(t, []int64{1}, bulkheadAtWake, "fair %v: woken once, under the bulkhead of 1", fair)
+
+		a2.p.Unblock()
+		a2.p.Release()
+		assert.Empty(t, f.end(t, a1))
+		g, _ := f.r.Lookup("a")
+		requireQuiet(t, f.gl, g)
+	}
+}

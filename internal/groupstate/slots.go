@@ -86,10 +86,12 @@ func (s *slots[T]) nudge() *Permits[T] {
 	return w
 }
 
-// setLimit changes the limit; a raised one hands the slots it frees to
-// waiting callers, returned as give returns them.
-func (s *slots[T]) setLimit(n int) *Permits[T] {
-	s.line.setLimit(n)
+// handOut hands the slots a raised limit frees to waiting callers,
+// returned as give returns them. A change of limits calls it in its last
+// pass (see limits.go), once every layer's new limit is in force: a caller
+// woken earlier could walk through a layer whose lowered limit is not
+// stored yet.
+func (s *slots[T]) handOut() *Permits[T] {
 	if s.waiting.Load() == 0 {
 		return nil
 	}

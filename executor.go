@@ -91,7 +91,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 		epoch:  time.Now(),
 	}
 	e.root, e.closeRoot = context.WithCancelCause(context.Background())
-	global.SetHooks(wake, e.goEndDisplaced)
+	global.SetHooks(wake, e.goEndDisplaced, e.stopRequested)
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
 	e.groups.Owner = e // a task finds its executor there (see task.exec)

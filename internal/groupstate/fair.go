@@ -220,3 +220,40 @@ func (q *fairQueue[T]) bestOf(g *Group[T]) *Permits[T] {
 	}
 	return best
 }
+
+// releaseFair gives back p's global permit under fair share and, when it
+// passes straight to a waiting task of p's group, its concurrency permit.
+// That task's last layer is the global one, so it joins the global line
+// under the lock the release holds anyway, instead of being handed on
+// only to take that lock again (W2DeepBacklog streamed, fair/off at
+// -cpu 1: 1.19 -> 1.12, 8 rounds). It joins after p's global permit went
+// to the fairest of the tasks already waiting, as if the permits were
+// given back global first (the contract's order), and only if waiters
+// are left, behind whom it would wait anyway. As for any task that
+// joined a line, a stop asked for meanwhile is looked for afterwards
+// (Global.stopped), and such a task leaves. A task that did not join, or
+// left, is handed on as before, holding the concurrency permit, for its
+// owner's Resume to walk on.
+func (p *Permits[T]) releaseFair() {
+	g := p.group
+	gl := g.global
+	p.held &^= heldGlobal
+	var w *Permits[T]
+	if p.held&heldConc != 0 {
+		w = g.conc.handOne(p)
+	}
+	if w == nil {
+		p.keep(gl.line.release(p))
+		return
+	}
+	p.held &^= heldConc
+	w.held |= heldConc
+	w.bit = heldGlobal
+	handed, joined := gl.line.releaseJoin(p, w)
+	p.keep(handed)
+	if !joined || (gl.stopped(w.task()) && w.leave()) {
+		w.held &^= heldConc
+		w.bit = heldConc
+		p.keep(w)
+	}
+}

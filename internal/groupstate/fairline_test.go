@@ -140,3 +140,77 @@ func checkFairLine(t *testing.T, seed uint64) {
 	}
 	requireQuiet(t, f.gl, gs...)
 }
+
+// fairReleaseFixture: under fair share with a global limit of 2, a1 and
+// b1 run, b2 and b3 wait for a global permit and a2 for a's concurrency
+// permit (a runs one task at a time).
+func fairReleaseFixture(t *testing.T) (f *fixture, a1, a2, b1, b2, b3 *tk) {
+	limits := func(key string) Limits {
+		l := unlimitedGroup(1)
+		if key == "a" {
+			l.Concurrency = 1
+		}
+		return l
+	}
+	f = newFixture(t, 2, true, limits)
+	ks := make([]*tk, 5)
+	for i, n := range []string{"a1", "b1", "b2", "b3", "a2"} {
+		k, out := f.submit(t, n[:1], n)
+		require.Equal(t, map[bool]Outcome{true: Admitted, false: MustWait}[i < 2], out, n)
+		ks[i] = k
+	}
+	return f, ks[0], ks[4], ks[1], ks[2], ks[3]
+}
+
+func requireFairReleaseQuiet(t *testing.T, f *fixture) {
+	t.Helper()
+	ga, _ := f.r.Lookup("a")
+	gb, _ := f.r.Lookup("b")
+	requireQuiet(t, f.gl, ga, gb)
+}
+
+// TestFairReleaseJoinsTheNextTaskOfTheGroupToTheGlobalLine: a task ending
+// under fair share gives its global permit to the fairest waiter first,
+// then its concurrency permit to its group's next task, which joins the
+// global line there and then (releaseFair): it does not take the freed
+// global permit, and is the choice once its group runs fewest.
+func TestFairReleaseJoinsTheNextTaskOfTheGroupToTheGlobalLine(t *testing.T) {
+	f, a1, a2, b1, b2, b3 := fairReleaseFixture(t)
+	require.Equal(t, []string{"b2"}, f.end(t, a1), "the global permit goes first, to the tasks waiting for one")
+	require.Same(t, f.gl.line, a2.p.line.Load(), "a2 holds a's permit and waits in the global line")
+	require.Equal(t, []string{"a2"}, f.end(t, b1), "a runs none, b one: a2 passes b3")
+	require.Equal(t, []string{"b3"}, f.end(t, b2))
+	for _, k := range []*tk{a2, b3} {
+		require.Empty(t, f.end(t, k))
+	}
+	requireFairReleaseQuiet(t, f)
+}
+
+// TestFairReleaseHandsBackATaskAskedToStop: the task that joined the
+// global line in the release is looked at for a stop afterwards; one
+// asked to stop leaves, and is handed back to the releaser holding its
+// concurrency permit.
+func TestFairReleaseHandsBackATaskAskedToStop(t *testing.T) {
+	f, a1, a2, b1, b2, b3 := fairReleaseFixture(t)
+	f.gl.SetHooks(func(*tk) {}, func(*tk) {}, func(k *tk) bool { return k == a2 })
+	a1.p.Release()
+	var handed []*tk
+	for h := a1.p.Handed(); h != nil; h = a1.p.Handed() {
+		handed = append(handed, h)
+	}
+	require.ElementsMatch(t, []*tk{b2, a2}, handed, "b2 got the global permit; a2 left the global line")
+	require.Nil(t, a2.p.line.Load())
+	_, conc, _ := a2.p.group.Held()
+	require.Equal(t, 1, conc, "a2 holds a's concurrency permit")
+	out, _ := a2.p.Resume()
+	require.Equal(t, MustWait, out, "its walk goes on: the global line, where its owner sees the stop")
+	require.True(t, a2.p.Leave())
+	a2.p.Release()
+	out, _ = b2.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Equal(t, []string{"b3"}, f.end(t, b1))
+	for _, k := range []*tk{b2, b3} {
+		require.Empty(t, f.end(t, k))
+	}
+	requireFairReleaseQuiet(t, f)
+}

@@ -15,8 +15,9 @@ type Global[T any] struct {
 	line      *line[T]
 	fair      bool
 	queue     *slots[T]
-	wake      func(*T)   // see SetHooks
-	displaced func(v *T) // see SetHooks
+	wake      func(*T)      // see SetHooks
+	displaced func(v *T)    // see SetHooks
+	stopped   func(*T) bool // see SetHooks
 
 	blocked atomic.Int64 // callers waiting for a queue slot, all groups
 
@@ -40,7 +41,7 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
 	if fair {
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)

@@ -130,6 +130,43 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 	return l.grantLocked()
 }
 
+// handOne takes out the waiter served next, to pass p's permit straight
+// to it, if one waits and the limit has room for it; otherwise it gives
+// nothing back and returns nil (release does).
+func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
+	if l.waiting.Load() == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.q.empty() || l.held.load() > l.limit.Load() {
+		return nil
+	}
+	l.q.gave(p)
+	return l.popLocked()
+}
+
+// releaseJoin gives back p's permit as release does, then puts w in the
+// queue if waiters are left there, behind whom w would wait anyway, and
+// reports whether it did: the line owns w's task then.
+func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.q.gave(p)
+	if !l.q.empty() && l.held.load() <= l.limit.Load() {
+		handed = l.popLocked()
+	} else {
+		l.held.give()
+		handed = l.grantLocked()
+	}
+	if l.q.empty() {
+		return handed, false
+	}
+	l.waiting.Add(1) // as enterLocked: a joiner that found waiters
+	l.pushLocked(w, false)
+	return handed, true
+}
+
 // setLimit changes the limit. A lowered limit takes nothing back: tasks
 // holding permits keep them, and no permit is given until the count is
 // below the new limit. For a raised one, grant hands on the permits.

@@ -300,7 +300,7 @@ func (p *Permits[T]) Release() {
 	if gl.fair {
 		if p.held&heldGlobal != 0 {
 			g.fair.running.Add(-1)
-			p.releaseLine(gl.line, heldGlobal)
+			p.releaseFair()
 		}
 		p.dropSlot(&g.queue, heldGroupSlot)
 		p.releaseLine(&g.conc.line, heldConc)

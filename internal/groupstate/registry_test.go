@@ -132,7 +132,7 @@ func TestUpdateWakesBlockedCallersOnceEveryLimitIsInForce(t *testing.T) {
 		var bulkheadAtWake []int64
 		f.gl.SetHooks(func(k *tk) {
 			bulkheadAtWake = append(bulkheadAtWake, k.p.group.bulkhead.limit.Load())
-		}, func(*tk) {})
+		}, func(*tk) {}, func(*tk) bool { return false })
 		a1, out := f.submit(t, "a", "a1")
 		require.Equal(t, Admitted, out)
 		a2 := &tk{name: "a2"}

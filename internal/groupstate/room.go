@@ -98,11 +98,13 @@ func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 }
 
 // SetHooks sets what wakes a caller waiting for a queue slot once it is
-// handed one, and what is given a waiting task displaced by another (see
-// makeRoom), out of its line: it owns the task from then on. Neither may
-// block. Call it before any task joins.
-func (gl *Global[T]) SetHooks(wake func(*T), displaced func(victim *T)) {
-	gl.wake, gl.displaced = wake, displaced
+// handed one, what is given a waiting task displaced by another (see
+// makeRoom), out of its line: it owns the task from then on, and what
+// tells whether a task should stop waiting (see Permits.releaseFair); it
+// is called on any goroutine, with no lock held. None may block. Call it
+// before any task joins.
+func (gl *Global[T]) SetHooks(wake func(*T), displaced func(victim *T), stopped func(*T) bool) {
+	gl.wake, gl.displaced, gl.stopped = wake, displaced, stopped
 }
 
 // Blocked reports the callers waiting for a queue slot, all groups.

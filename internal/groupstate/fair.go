@@ -239,7 +239,7 @@ func (p *Permits[T]) releaseFair() {
 	gl := g.global
 	p.held &^= heldGlobal
 	var w *Permits[T]
-	if p.held&heldConc != 0 {
+	if p.held&heldConc != 0 && gl.line.waiting.Load() != 0 { // else it would not join: release is lock-free
 		w = g.conc.handOne(p)
 	}
 	if w == nil {

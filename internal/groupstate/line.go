@@ -122,6 +122,13 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.passLocked(p)
+}
+
+// passLocked gives back p's permit, counted held: straight to the waiter
+// served next while the limit has room for it; otherwise to the count,
+// and on to the waiters that fit (grantLocked).
+func (l *line[T]) passLocked(p *Permits[T]) *Permits[T] {
 	l.q.gave(p)
 	if !l.q.empty() && l.held.load() <= l.limit.Load() {
 		return l.popLocked()
@@ -152,13 +159,7 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.q.gave(p)
-	if !l.q.empty() && l.held.load() <= l.limit.Load() {
-		handed = l.popLocked()
-	} else {
-		l.held.give()
-		handed = l.grantLocked()
-	}
+	handed = l.passLocked(p)
 	if l.q.empty() {
 		return handed, false
 	}

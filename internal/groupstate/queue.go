@@ -62,20 +62,28 @@ func (q *fifo[T]) empty() bool {
 	return q.head == nil
 }
 
-func (q *fifo[T]) push(w *Permits[T]) {
+func (q *fifo[T]) push(w *Permits[T]) { q.into(w).pushTail(w) }
+
+func (q *fifo[T]) pushFront(w *Permits[T]) { q.into(w).linkAfter(w, nil, byLine) }
+
+// into returns the list w joins: the one list while every waiter has the
+// default priority, otherwise its priority's (band).
+func (q *fifo[T]) into(w *Permits[T]) *list[T] {
 	if q.bands == nil && w.prio == PriorityDefault {
-		q.pushTail(w)
-		return
+		return &q.list
 	}
-	q.band(w).pushTail(w)
+	return q.band(w)
 }
 
-func (q *fifo[T]) pushFront(w *Permits[T]) {
-	if q.bands == nil && w.prio == PriorityDefault {
-		q.linkAfter(w, nil, byLine)
+// lists calls f with each of q's lists, in the order they are served.
+func (q *fifo[T]) lists(f func(l *list[T])) {
+	if q.bands == nil {
+		f(&q.list)
 		return
 	}
-	q.band(w).linkAfter(w, nil, byLine)
+	for p := range q.bands.lists {
+		f(&q.bands.lists[p])
+	}
 }
 
 func (q *fifo[T]) pop() *Permits[T] {
@@ -113,29 +121,17 @@ func (q *fifo[T]) gave(*Permits[T]) {}
 // each calls f with every waiter, in the order they are served: the queue
 // is one group's, or one queue's.
 func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
-	if q.bands == nil {
-		q.list.each(byLine, f)
-		return
-	}
-	for p := range q.bands.lists {
-		q.bands.lists[p].each(byLine, f)
-	}
+	q.lists(func(l *list[T]) { l.each(byLine, f) })
 }
 
 // heads calls f with the first waiter of each priority present, highest
 // priority first: the oldest of each.
 func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
-	if q.bands == nil {
-		if q.head != nil {
-			f(q.head)
+	q.lists(func(l *list[T]) {
+		if l.head != nil {
+			f(l.head)
 		}
-		return
-	}
-	for p := range q.bands.lists {
-		if w := q.bands.lists[p].head; w != nil {
-			f(w)
-		}
-	}
+	})
 }
 
 func (q *fifo[T]) oldest(*Group[T]) int64 {

@@ -42,11 +42,7 @@ func TestScopeMakesNoContextUntilOneIsNeeded(t *testing.T) {
 
 	assert.Equal(t, errShut, context.Cause(k.p.Scope()), "made on first need, with the cause")
 	assert.NotNil(t, s.made.Load())
-	select {
-	case <-k.p.Scope().Done():
-	default:
-		t.Error("a cancelled scope's Done is open")
-	}
+	requireDone(t, k.p.Scope(), "once cancelled")
 }
 
 // A scope's cause is the first cancel's: its own (a shutdown, an eviction)
@@ -105,11 +101,7 @@ func TestScopeMadeWhileCancelledIsCancelled(t *testing.T) {
 		wg.Go(func() { k.p.Scope().Done() })
 		wg.Go(func() { g.Shutdown(errShut, nil) })
 		wg.Wait()
-		select {
-		case <-k.p.Scope().Done():
-		default:
-			t.Fatal("the scope's context is not done after the shutdown and the making")
-		}
+		requireDone(t, k.p.Scope(), "after the shutdown and the making")
 		require.Equal(t, errShut, context.Cause(k.p.Scope()))
 		f.end(t, k)
 		cancelRoot(nil)
@@ -126,11 +118,7 @@ func TestScopeMadeWhileTheRootIsCancelledIsCancelled(t *testing.T) {
 		wg.Go(func() { cancelRoot(errRoot) })
 		wg.Wait()
 		require.ErrorIs(t, k.p.Scope().Err(), context.Canceled)
-		select {
-		case <-k.p.Scope().Done():
-		default:
-			t.Fatal("the scope's context is not done after the root's cancel")
-		}
+		requireDone(t, k.p.Scope(), "after the root's cancel")
 		require.Equal(t, errRoot, context.Cause(k.p.Scope()))
 		f.end(t, k)
 	}
@@ -202,4 +190,14 @@ func TestGroupsResolvedToEqualLimitsShareThem(t *testing.T) {
 	f.r.Update(Unlimited, Unlimited, f.r.resolve)
 	assert.Same(t, a.limits.Load(), b.limits.Load(), "after an update too")
 	assert.Equal(t, 2, a.Limits().Concurrency)
+}
+
+// requireDone fails the test unless ctx's Done is closed, saying when.
+func requireDone(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	default:
+		t.Fatalf("the scope's context is not done %s", when)
+	}
 }

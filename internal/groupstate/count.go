@@ -1,47 +1,86 @@
 package groupstate
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // tally is a number of permits (or queue slots) held, checked against a
-// limit as it is taken. It is one word, or, for the executor-wide counts
-// every task of every group writes (the global layer and the global
-// queue), wide: see permits. A group's counts are one word each: a group
-// has three, and keeping them apart cost W1 and W3 hot nothing measurable
-// once what tasks read of a group sits on a cache line of its own
-// (TestGroupLayout; benchmarks/MEMORY.md).
+// limit as it is taken. It is one word (narrow) or, once wide, two sums on
+// cache lines of their own (see permits). The executor-wide counts, which
+// every task of every group writes, are wide from the start. A group's
+// start narrow, which keeps an idle group small (BenchmarkGroupFootprint),
+// and widen for good once a task of the group waits at one of its layers
+// on more than one processor (Group.heat): a group whose tasks queue is a
+// hot one, its counts written by the goroutine that submits and the one
+// that runs, and one word they both write cost W3HotGroup under fair share
+// at -cpu 2 about 10 % of its CPU per task (benchmarks/RESULTS.md).
 type tally struct {
-	n    atomic.Int64 // the permits held, unless wide
-	wide *permits
+	n    atomic.Int64 // the permits held while narrow; once wide, moved + them
+	wide atomic.Pointer[permits]
 }
 
-// widen makes a new tally wide if wide.
-func (c *tally) widen(wide bool) {
-	if wide {
-		c.wide = new(permits)
+// moved is added to a narrow count as it widens: a count at or over
+// moved/2 is wide, or about to be. Counts never come near it.
+const moved = 1 << 40
+
+// widen makes the count wide, moving the permits held into it; a count
+// already wide, or widening on another goroutine, is left alone.
+func (c *tally) widen() {
+	if c.wide.Load() != nil {
+		return
+	}
+	for {
+		n := c.n.Load()
+		if n >= moved/2 {
+			return
+		}
+		if c.n.CompareAndSwap(n, n+moved) { // no narrow change after this
+			w := new(permits)
+			w.taken.Store(n)
+			c.wide.Store(w)
+			return
+		}
+	}
+}
+
+// widened returns the wide count of a count that has moved: the goroutine
+// moving it publishes it right after.
+func (c *tally) widened() *permits {
+	for {
+		if w := c.wide.Load(); w != nil {
+			return w
+		}
+		runtime.Gosched()
 	}
 }
 
 // load returns the permits held.
 func (c *tally) load() int64 {
-	if c.wide != nil {
-		return c.wide.load()
+	if w := c.wide.Load(); w != nil {
+		return w.load()
 	}
-	return c.n.Load()
+	if n := c.n.Load(); n < moved/2 {
+		return n
+	}
+	return c.widened().load()
 }
 
 // take takes a permit if fewer than limit are held. Kept small enough to
-// inline, as the wide count's take is: every task takes a permit of each
-// layer.
+// inline: every task takes a permit of each layer.
 func (c *tally) take(limit int64) bool {
-	if c.wide == nil {
-		return c.takeOne(limit)
+	if w := c.wide.Load(); w != nil {
+		return w.take(limit)
 	}
-	return c.wide.take(limit)
+	return c.takeOne(limit)
 }
 
 func (c *tally) takeOne(limit int64) bool {
 	for {
 		n := c.n.Load()
+		if n >= moved/2 {
+			return c.widened().take(limit)
+		}
 		if n >= limit {
 			return false
 		}
@@ -53,11 +92,13 @@ func (c *tally) takeOne(limit int64) bool {
 
 // give gives one permit back.
 func (c *tally) give() {
-	if c.wide != nil {
-		c.wide.given.Add(1)
+	if w := c.wide.Load(); w != nil {
+		w.given.Add(1)
 		return
 	}
-	c.n.Add(-1)
+	if c.n.Add(-1)+1 >= moved/2 { // moved: what it counts now is wide
+		c.widened().given.Add(1)
+	}
 }
 
 // permits counts permits held as two sums that only grow, taken and given

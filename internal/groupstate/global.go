@@ -1,6 +1,9 @@
 package groupstate
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // Global is the executor-wide layer: the global in-flight permits and the
 // line of tasks waiting for one, the queue threshold bounding its waiters,
@@ -14,6 +17,7 @@ import "sync/atomic"
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
+	spread    bool // more than one processor when made (see Group.heat)
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
@@ -41,7 +45,7 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair, stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair, spread: runtime.GOMAXPROCS(0) > 1, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
 	if fair {
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)

@@ -39,7 +39,9 @@ type line[T any] struct {
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	l := &line[T]{q: q}
 	l.limit.Store(int64(limit))
-	l.held.widen(wide)
+	if wide {
+		l.held.widen()
+	}
 	return l
 }
 

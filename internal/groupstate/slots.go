@@ -26,7 +26,9 @@ type slots[T any] struct {
 func (s *slots[T]) init(limit int, wide bool) {
 	s.limit.Store(int64(limit))
 	s.q = (*fifo[T])(nil)
-	s.held.widen(wide)
+	if wide {
+		s.held.widen()
+	}
 }
 
 // load returns the slots taken.

@@ -27,9 +27,6 @@ const moved = 1 << 40
 // widen makes the count wide, moving the permits held into it; a count
 // already wide, or widening on another goroutine, is left alone.
 func (c *tally) widen() {
-	if c.wide.Load() != nil {
-		return
-	}
 	for {
 		n := c.n.Load()
 		if n >= moved/2 {
@@ -66,8 +63,7 @@ func (c *tally) load() int64 {
 	return c.widened().load()
 }
 
-// take takes a permit if fewer than limit are held. Kept small enough to
-// inline: every task takes a permit of each layer.
+// take takes a permit if fewer than limit are held.
 func (c *tally) take(limit int64) bool {
 	if w := c.wide.Load(); w != nil {
 		return w.take(limit)

@@ -2,6 +2,8 @@ package benchmarks
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -132,59 +134,96 @@ func BenchmarkW3HotGroup(b *testing.B) {
 }
 
 // BenchmarkW3HotGroupPriorities is W3HotGroup for groupconc alone, in both
-// isolation modes, through SubmitWith: every task at one priority
-// (priorities=1); the five priorities in turn, task i at priority i mod 5
-// (priorities=5), so that the line serves tasks far from the order they
-// arrived in; and the five in runs of 1 000 tasks each (priorities=5-runs),
-// so that it serves them in nearly that order. Compare them from one run
-// (-count, benchstat).
+// isolation modes, through SubmitWith, with the tasks' priorities in five
+// shapes, as batches of 100 000 to one group of limit 1:
+//
+//	one      every task at PriorityNormal
+//	control  the same again: how far two runs of one shape differ here
+//	sorted   the five in blocks of 20 000, highest first: the line serves
+//	         them in the order they arrived, as at one priority
+//	turn     task i at priority i mod 5: the line serves them far from
+//	         the order they arrived in
+//	runs     the five in turn in runs of 1 000
+//
+// The shapes take turns batch by batch in one process, so that what the
+// machine does meanwhile falls on all of them; each runs on groups of its
+// own, made in shuffled order, since where a group lies against the cache
+// lines moves its cost at two CPUs by several per cent. It reports the
+// CPU time per task of one, and each other shape's against it; control
+// is near 1 in a sound run.
 func BenchmarkW3HotGroupPriorities(b *testing.B) {
 	for _, peer := range []struct {
 		name string
 		mode groupconc.IsolationMode
 	}{{"groupconc", groupconc.IsolationOff}, {"groupconc-fair", groupconc.IsolationFairShare}} {
 		b.Run("peer="+peer.name, func(b *testing.B) {
-			for _, c := range []struct {
-				name       string
-				priorities int
-				run        int // tasks in a row at one priority
-			}{{"1", 1, 1}, {"5", 5, 1}, {"5-runs", 5, 1000}} {
-				b.Run("priorities="+c.name, func(b *testing.B) {
-					benchHotPriorities(b, peer.mode, c.priorities, c.run)
-				})
-			}
+			benchPriorityShapes(b, peer.mode)
 		})
 	}
 }
 
-func benchHotPriorities(b *testing.B, mode groupconc.IsolationMode, priorities, run int) {
+// priorityShapes are W3HotGroupPriorities' shapes: the priority of task i
+// of a batch of n.
+var priorityShapes = []struct {
+	name string
+	prio func(i, n int) groupconc.Priority
+}{
+	{"one", func(int, int) groupconc.Priority { return groupconc.PriorityNormal }},
+	{"control", func(int, int) groupconc.Priority { return groupconc.PriorityNormal }},
+	{"sorted", func(i, n int) groupconc.Priority { return groupconc.PriorityHighest + groupconc.Priority(i*5/n) }},
+	{"turn", func(i, _ int) groupconc.Priority { return groupconc.PriorityHighest + groupconc.Priority(i%5) }},
+	{"runs", func(i, _ int) groupconc.Priority { return groupconc.PriorityHighest + groupconc.Priority(i/1000%5) }},
+}
+
+func benchPriorityShapes(b *testing.B, mode groupconc.IsolationMode) {
+	const groupsPerShape = 16
 	p, err := groupconc.NewPolicyBuilder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).Build()
 	if err != nil {
 		b.Fatal(err)
 	}
 	e := groupconc.New(p)
 	defer func() { _ = e.Shutdown(context.Background()) }()
-	opts := make([]groupconc.SubmitOptions, priorities)
-	for i := range opts {
-		opts[i].Priority = groupconc.PriorityNormal
-		if priorities > 1 {
-			opts[i].Priority = groupconc.PriorityHighest + groupconc.Priority(i)
-		}
-	}
-	handles := make([]*groupconc.TaskHandle[struct{}], w3Tasks)
 	ctx := context.Background()
-	perTask(b, w3Tasks, func() {
-		for i := range handles {
-			h, err := groupconc.SubmitWith(ctx, e, "g", "t", noop.Ctx, opts[i/run%priorities])
+	handles := make([]*groupconc.TaskHandle[struct{}], w3Tasks)
+	run := func(shape int, key string, n int) {
+		for i := range n {
+			opts := groupconc.SubmitOptions{Priority: priorityShapes[shape].prio(i, n)}
+			h, err := groupconc.SubmitWith(ctx, e, key, "t", noop.Ctx, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			handles[i] = h
 		}
-		for _, h := range handles {
+		for _, h := range handles[:n] {
 			h.Wait()
 		}
-	})
+	}
+	key := func(shape, g int) string { return fmt.Sprintf("%s-%d", priorityShapes[shape].name, g) }
+	// Make every group, in shuffled order, with a small batch of its shape.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, i := range rng.Perm(len(priorityShapes) * groupsPerShape) {
+		run(i%len(priorityShapes), key(i%len(priorityShapes), i/len(priorityShapes)), 1000)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu := make([]time.Duration, len(priorityShapes))
+	n := 0
+	for b.Loop() {
+		for j := range priorityShapes {
+			shape := (n + j) % len(priorityShapes) // each shape takes each place in turn
+			c0 := cpuTime()
+			run(shape, key(shape, n%groupsPerShape), w3Tasks)
+			cpu[shape] += cpuTime() - c0
+		}
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	tasks := float64(n * len(priorityShapes) * w3Tasks)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
+	b.ReportMetric(float64(cpu[0].Nanoseconds())/float64(n*w3Tasks), "one-cpu-ns/task")
+	for i, s := range priorityShapes[1:] {
+		b.ReportMetric(float64(cpu[i+1])/float64(cpu[0]), s.name+"/one")
+	}
 }
 
 // BenchmarkW3QueuedMemory submits 100 000 tasks at once to one group of

@@ -1,10 +1,8 @@
 package benchmarks
 
 import (
-	"math/rand/v2"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/kobe/groupconc"
 )
@@ -36,35 +34,17 @@ func BenchmarkW2FairShareCost(b *testing.B) {
 		b.Run("shape="+shape, func(b *testing.B) {
 			c := Config{PerGroup: w2PerGroup, Global: w2Global}
 			keys := groupKeys(w2Groups)
-			rounds := make([][]func(), len(modes))
-			rng := rand.New(rand.NewPCG(1, 2))
-			for _, i := range rng.Perm(len(modes) * perMode) {
-				mode := i % len(modes)
+			takeTurns(b, []string{"off", "fair", "control"}, perMode, deepW2, func(mode, _ int) func() {
 				r, err := modes[mode](c)
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer r.Close()
+				b.Cleanup(r.Close)
 				e := r.(*groupconcPeer).e
 				round := func() { fairShareRound(b, r, e, keys, shape) }
 				round() // the groups exist before timing starts
-				rounds[mode] = append(rounds[mode], round)
-			}
-			cpu := make([]time.Duration, len(modes))
-			n := 0
-			for b.Loop() {
-				for j := range modes {
-					mode := (n + j) % len(modes)
-					runtime.GC()
-					c0 := cpuTime()
-					rounds[mode][n%perMode]()
-					cpu[mode] += cpuTime() - c0
-				}
-				n++
-			}
-			b.ReportMetric(float64(cpu[0].Nanoseconds())/float64(n*deepW2), "off-cpu-ns/task")
-			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "fair/off")
-			b.ReportMetric(float64(cpu[2])/float64(cpu[0]), "control/off")
+				return round
+			}, runtime.GC)
 		})
 	}
 }

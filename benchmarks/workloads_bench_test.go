@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -198,32 +197,15 @@ func benchPriorityShapes(b *testing.B, mode groupconc.IsolationMode) {
 			h.Wait()
 		}
 	}
-	key := func(shape, g int) string { return fmt.Sprintf("%s-%d", priorityShapes[shape].name, g) }
-	// Make every group, in shuffled order, with a small batch of its shape.
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, i := range rng.Perm(len(priorityShapes) * groupsPerShape) {
-		run(i%len(priorityShapes), key(i%len(priorityShapes), i/len(priorityShapes)), 1000)
+	names := make([]string, len(priorityShapes))
+	for i, s := range priorityShapes {
+		names[i] = s.name
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	cpu := make([]time.Duration, len(priorityShapes))
-	n := 0
-	for b.Loop() {
-		for j := range priorityShapes {
-			shape := (n + j) % len(priorityShapes) // each shape takes each place in turn
-			c0 := cpuTime()
-			run(shape, key(shape, n%groupsPerShape), w3Tasks)
-			cpu[shape] += cpuTime() - c0
-		}
-		n++
-	}
-	runtime.ReadMemStats(&after)
-	tasks := float64(n * len(priorityShapes) * w3Tasks)
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
-	b.ReportMetric(float64(cpu[0].Nanoseconds())/float64(n*w3Tasks), "one-cpu-ns/task")
-	for i, s := range priorityShapes[1:] {
-		b.ReportMetric(float64(cpu[i+1])/float64(cpu[0]), s.name+"/one")
-	}
+	takeTurns(b, names, groupsPerShape, w3Tasks, func(shape, g int) func() {
+		key := fmt.Sprintf("%s-%d", names[shape], g)
+		run(shape, key, 1000) // the group exists, with a small batch of its shape
+		return func() { run(shape, key, w3Tasks) }
+	}, nil)
 }
 
 // BenchmarkW3QueuedMemory submits 100 000 tasks at once to one group of

@@ -94,9 +94,9 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 func (gl *Global[T]) started(g *Group[T]) {
 	g.fair.running.Add(1)
 	if gl.line.waiting.Load() != 0 {
-		gl.line.mu.Lock()
-		gl.line.q.(*fairQueue[T]).fix(g)
-		gl.line.mu.Unlock()
+		r := gl.line.lock()
+		r.disc.(*fairQueue[T]).fix(g)
+		r.unlock()
 	}
 }
 
@@ -105,10 +105,10 @@ func (gl *Global[T]) setWeight(g *Group[T], w int) {
 	if !gl.fair {
 		return
 	}
-	gl.line.mu.Lock()
-	defer gl.line.mu.Unlock()
+	r := gl.line.lock()
+	defer r.unlock()
 	g.fair.weight.Store(int64(w))
-	gl.line.q.(*fairQueue[T]).fix(g)
+	r.disc.(*fairQueue[T]).fix(g)
 }
 
 // layer is a line a task walks through, and its bit of Permits.held.
@@ -119,7 +119,7 @@ type layer[T any] struct {
 
 // layers returns the layers a task of g walks through, in order.
 func (gl *Global[T]) layers(g *Group[T]) [3]layer[T] {
-	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{&g.bulkhead.line, heldBulkhead}, layer[T]{&g.conc.line, heldConc}
+	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{&g.bulkhead, heldBulkhead}, layer[T]{&g.conc, heldConc}
 	if gl.fair {
 		return [3]layer[T]{bulk, conc, glob}
 	}

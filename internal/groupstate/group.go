@@ -49,7 +49,7 @@ type Limits struct {
 type Group[T any] struct {
 	// Read by every task, written seldom: the first cache line on 64-bit
 	// platforms, apart from the counts below, which tasks write as they
-	// wait, start and end (TestGroupLayout).
+	// wait, start and end (TestLayoutTable).
 	key string
 	// scope is the current generation of the group's cancel scope, the
 	// parent of the contexts of the tasks submitted in it: first scope0,
@@ -67,8 +67,8 @@ type Group[T any] struct {
 	fair *fairGroup[T]
 
 	queue    slots[T] // its limit is read by every release (see Release)
-	bulkhead fifoLine[T]
-	conc     fifoLine[T]
+	bulkhead line[T]
+	conc     line[T]
 
 	// refs counts the group's tasks not yet over (see Registry.Enter);
 	// forgotten, the group holds deadRefs. idleAt is when a task last

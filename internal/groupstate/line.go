@@ -25,36 +25,71 @@ import (
 // before it looks for waiters: one of the two sees the other, so a permit
 // is never left free while a task waits.
 type line[T any] struct {
-	limit   atomic.Int64 // Unlimited never fills; changed under mu
+	limit   atomic.Int64 // Unlimited never fills; changed under the lobby's mu once there is one
 	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
 
-	mu sync.Mutex
-	q  queue[T] // guarded by mu
-
-	held tally // may exceed limit while a lowered limit drains
+	held  tally // may exceed limit while a lowered limit drains
+	lobby atomic.Pointer[lobby[T]]
 }
 
-// newLine returns a line serving in q's order; wide puts its count of
-// permits on cache lines of its own (see permits).
+// lobby is where a line's waiters stand: the queue, and mu, which guards
+// it. A line makes its lobby the first time a task or caller must wait in
+// it (or a change of limits sends one back to it), and keeps it: most
+// groups of a large key space never wait, and carry none
+// (BenchmarkGroupFootprint). The lock, the priorities that have waiters
+// and the first three priorities' lists share the first cache line, which
+// the submitting and the running goroutine both write for every task that
+// waits: one line to pass between them, as at one priority
+// (BenchmarkW3HotGroupPriorities).
+type lobby[T any] struct {
+	mu   sync.Mutex
+	fifo fifo[T]  // guarded by mu; the queue, unless disc is set
+	disc queue[T] // the global line's discipline; nil: fifo
+	_    [lobbyPad]byte
+}
+
+// lobbyPad rounds a lobby up to 128 bytes on 64-bit platforms, a size
+// class whose objects start on a cache line.
+const lobbyPad = 128 - 8 - 88 - 16
+
+// newLine returns a line serving in q's order, with its lobby; wide puts
+// its count of permits on cache lines of its own (see permits).
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
-	l := &line[T]{q: q}
+	l := &line[T]{}
 	l.limit.Store(int64(limit))
+	l.lobby.Store(&lobby[T]{disc: q})
 	if wide {
 		l.held.widen()
 	}
 	return l
 }
 
-// fifoLine is a line that serves in priority, then arrival order, with its
-// queue: a group's layer, kept in the Group.
-type fifoLine[T any] struct {
-	line[T]
-	fifo fifo[T]
+// init readies a line that serves in priority, then arrival order: a
+// group's layer, kept in the Group.
+func (l *line[T]) init(limit int) { l.limit.Store(int64(limit)) }
+
+// lock locks the line's lobby, making it on first need, and returns it.
+func (l *line[T]) lock() *lobby[T] {
+	r := l.lobby.Load()
+	if r == nil {
+		r = new(lobby[T])
+		if !l.lobby.CompareAndSwap(nil, r) {
+			r = l.lobby.Load()
+		}
+	}
+	r.mu.Lock()
+	return r
 }
 
-func (l *fifoLine[T]) init(limit int) {
-	l.limit.Store(int64(limit))
-	l.q = &l.fifo
+func (r *lobby[T]) unlock() { r.mu.Unlock() }
+
+// q returns the line's queue; the caller holds the lobby's mu.
+func (l *line[T]) q() queue[T] {
+	r := l.lobby.Load()
+	if r.disc != nil {
+		return r.disc
+	}
+	return &r.fifo
 }
 
 // tryAcquire takes a permit at once if one is free and nobody waits for it.
@@ -69,8 +104,7 @@ func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 // reports true; otherwise it puts w in the queue and reports false: the
 // line owns w's task now.
 func (l *line[T]) join(w *Permits[T]) (acquired bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.lock().unlock()
 	if l.enterLocked() {
 		return true
 	}
@@ -83,7 +117,7 @@ func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 // waiting: it must join the queue, or withdraw.
 func (l *line[T]) enterLocked() bool {
 	l.waiting.Add(1) // before take: a release after this sees a waiter
-	if l.q.empty() && l.take() {
+	if l.q().empty() && l.take() {
 		l.waiting.Add(-1)
 		return true
 	}
@@ -98,9 +132,9 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 // ahead of its priority if front (see queue.pushFront).
 func (l *line[T]) pushLocked(w *Permits[T], front bool) {
 	if front {
-		l.q.pushFront(w)
+		l.q().pushFront(w)
 	} else {
-		l.q.push(w)
+		l.q().push(w)
 	}
 	w.line.Store(l)
 }
@@ -117,13 +151,11 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 		}
 		// A task joined as the permit came back; it may have found the
 		// count full.
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.q.gave(p)
+		defer l.lock().unlock()
+		l.q().gave(p)
 		return l.grantLocked()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.lock().unlock()
 	return l.passLocked(p)
 }
 
@@ -131,8 +163,8 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 // served next while the limit has room for it; otherwise to the count,
 // and on to the waiters that fit (grantLocked).
 func (l *line[T]) passLocked(p *Permits[T]) *Permits[T] {
-	l.q.gave(p)
-	if !l.q.empty() && l.held.load() <= l.limit.Load() {
+	l.q().gave(p)
+	if !l.q().empty() && l.held.load() <= l.limit.Load() {
 		return l.popLocked()
 	}
 	l.held.give()
@@ -146,12 +178,11 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	if l.waiting.Load() == 0 {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.q.empty() || l.held.load() > l.limit.Load() {
+	defer l.lock().unlock()
+	if l.q().empty() || l.held.load() > l.limit.Load() {
 		return nil
 	}
-	l.q.gave(p)
+	l.q().gave(p)
 	return l.popLocked()
 }
 
@@ -159,10 +190,9 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 // queue if waiters are left there, behind whom w would wait anyway, and
 // reports whether it did: the line owns w's task then.
 func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.lock().unlock()
 	handed = l.passLocked(p)
-	if l.q.empty() {
+	if l.q().empty() {
 		return handed, false
 	}
 	l.waiting.Add(1) // as enterLocked: a joiner that found waiters
@@ -174,22 +204,31 @@ func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool
 // holding permits keep them, and no permit is given until the count is
 // below the new limit. For a raised one, grant hands on the permits.
 func (l *line[T]) setLimit(n int) {
-	l.mu.Lock()
+	if l.lobby.Load() == nil {
+		// Nobody has waited: the limit is stored alone. If a lobby was
+		// made meanwhile, it is stored again under its mu, as always.
+		l.limit.Store(int64(n))
+		if l.lobby.Load() == nil {
+			return
+		}
+	}
+	defer l.lock().unlock()
 	l.limit.Store(int64(n))
-	l.mu.Unlock()
 }
 
 // grant hands free permits to the waiters that fit, in order, and returns
 // them as release does.
 func (l *line[T]) grant() *Permits[T] {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if l.lobby.Load() == nil { // nobody waits
+		return nil
+	}
+	defer l.lock().unlock()
 	return l.grantLocked()
 }
 
 func (l *line[T]) grantLocked() *Permits[T] {
 	var c chain[T]
-	for !l.q.empty() && l.take() {
+	for !l.q().empty() && l.take() {
 		c.add(l.popLocked())
 	}
 	return c.head
@@ -198,14 +237,14 @@ func (l *line[T]) grantLocked() *Permits[T] {
 // popLocked takes the waiter served next out of the queue; the permit is
 // the caller's to give it.
 func (l *line[T]) popLocked() *Permits[T] {
-	w := l.q.pop()
+	w := l.q().pop()
 	l.outLocked(w)
 	return w
 }
 
 // removeLocked takes w, which leaves, out of the queue.
 func (l *line[T]) removeLocked(w *Permits[T]) {
-	l.q.remove(w)
+	l.q().remove(w)
 	l.outLocked(w)
 }
 
@@ -221,9 +260,8 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 	if l.waiting.Load() == 0 {
 		return ws
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.q.each(g, func(w *Permits[T]) {
+	defer l.lock().unlock()
+	l.q().each(g, func(w *Permits[T]) {
 		if match == nil || match(w) {
 			l.removeLocked(w)
 			ws = append(ws, w)
@@ -236,8 +274,7 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 // back in the queue ahead of their priority, in order, taking their
 // permits back; then hands free permits on as grant does.
 func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.lock().unlock()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
 		w.held &^= bit
@@ -255,9 +292,8 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 	if l.waiting.Load() == 0 {
 		return noWaiter
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.q.oldest(g)
+	defer l.lock().unlock()
+	return l.q().oldest(g)
 }
 
 // leave takes w out of the line it waits in and reports whether it did so,
@@ -269,8 +305,7 @@ func (w *Permits[T]) leave() bool {
 	if l == nil {
 		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.lock().unlock()
 	if w.line.Load() != l { // taken out meanwhile
 		return false
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 func newFIFOLine[T any](limit int) *line[T] {
-	l := new(fifoLine[T])
+	l := new(line[T])
 	l.init(limit)
-	return &l.line
+	return l
 }
 
 // owners returns the tasks of ws.

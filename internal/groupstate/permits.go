@@ -171,12 +171,12 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&heldBulkhead == 0 {
 		// A slot taken here is kept until every permit is held, so the
 		// task is not turned away between the layers.
-		if out := p.step(&g.bulkhead.line, &g.queue.line, heldBulkhead, heldGroupSlot); out != Admitted {
+		if out := p.step(&g.bulkhead, &g.queue.line, heldBulkhead, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
 		}
 	}
 	if p.held&heldConc == 0 {
-		if out := p.step(&g.conc.line, &g.queue.line, heldConc, heldGroupSlot); out != Admitted {
+		if out := p.step(&g.conc, &g.queue.line, heldConc, heldGroupSlot); out != Admitted {
 			return p.stop(out, ReasonGroupQueueFull)
 		}
 	}
@@ -306,12 +306,12 @@ func (p *Permits[T]) Release() {
 			p.releaseFair()
 		}
 		p.dropSlot(&g.queue, heldGroupSlot)
-		p.releaseLine(&g.conc.line, heldConc)
-		p.releaseLine(&g.bulkhead.line, heldBulkhead)
+		p.releaseLine(&g.conc, heldConc)
+		p.releaseLine(&g.bulkhead, heldBulkhead)
 	} else {
-		p.releaseLine(&g.conc.line, heldConc)
+		p.releaseLine(&g.conc, heldConc)
 		p.dropSlot(&g.queue, heldGroupSlot)
-		p.releaseLine(&g.bulkhead.line, heldBulkhead)
+		p.releaseLine(&g.bulkhead, heldBulkhead)
 		p.dropSlot(gl.queue, heldGlobalSlot)
 		p.releaseLine(gl.line, heldGlobal)
 		if had&heldGlobal != 0 && gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {

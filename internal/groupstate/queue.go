@@ -6,8 +6,9 @@ import (
 )
 
 // queue is a line's discipline: where a waiter stands and which is served
-// next. Its methods are called only under the line's mu, never on the
-// lock-free path; the line counts waiters and permits (see line).
+// next. Its methods are called only under the mu of the line's lobby,
+// never on the lock-free path; the line counts waiters and permits (see
+// line).
 //
 //	discipline   used by                                     serves
 //	fifo         group layers, a queue's blocked callers      priority, then arrival
@@ -43,76 +44,47 @@ type queue[T any] interface {
 const noWaiter = math.MaxInt64
 
 // fifo is the queue of one group's layer, and of a queue's blocked
-// callers: waiters stand by priority, then in the order they joined. While
-// every waiter has the default priority they are one list; once another
-// priority joins, one list per priority (bands), so that joining touches
-// only its own priority's last waiter, and serving only the first.
+// callers: waiters stand by priority, then in the order they joined, one
+// list per priority, so that joining touches only its own priority's last
+// waiter, and serving only the first.
 type fifo[T any] struct {
-	list[T]
-	bands *bands[T] // nil while every waiter has the default priority
+	full  uint8 // bit p: lists[p] has a waiter
+	lists [NumPriorities]list[T]
 }
 
-func (q *fifo[T]) empty() bool {
-	if q == nil {
-		return true
-	}
-	if q.bands != nil {
-		return q.bands.full == 0
-	}
-	return q.head == nil
-}
+func (q *fifo[T]) empty() bool { return q.full == 0 }
 
 func (q *fifo[T]) push(w *Permits[T]) { q.into(w).pushTail(w) }
 
 func (q *fifo[T]) pushFront(w *Permits[T]) { q.into(w).linkAfter(w, nil, byLine) }
 
-// into returns the list w joins: the one list while every waiter has the
-// default priority, otherwise its priority's (band).
+// into returns the list of w's priority, counted not empty: w is about to
+// join it.
 func (q *fifo[T]) into(w *Permits[T]) *list[T] {
-	if q.bands == nil && w.prio == PriorityDefault {
-		return &q.list
-	}
-	return q.band(w)
-}
-
-// lists calls f with each of q's lists, in the order they are served.
-func (q *fifo[T]) lists(f func(l *list[T])) {
-	if q.bands == nil {
-		f(&q.list)
-		return
-	}
-	for p := range q.bands.lists {
-		f(&q.bands.lists[p])
-	}
+	q.full |= 1 << w.prio
+	return &q.lists[w.prio]
 }
 
 func (q *fifo[T]) pop() *Permits[T] {
-	if q.bands == nil {
-		return q.popHead()
-	}
-	b := q.bands
-	p := bits.TrailingZeros8(b.full)
-	w := b.lists[p].popHead()
-	if h := b.lists[p].head; h != nil { // served next: fetch it and the one after (warm)
+	p := bits.TrailingZeros8(q.full)
+	l := &q.lists[p]
+	w := l.popHead()
+	if h := l.head; h == nil {
+		q.full &^= 1 << p
+	} else if q.full&(q.full-1) != 0 { // served soon, out of arrival order: fetch it and the one after (warm)
 		h.warm()
 		if h.next != nil {
 			h.next.warm()
 		}
-	} else {
-		b.full &^= 1 << p
 	}
 	return w
 }
 
 func (q *fifo[T]) remove(w *Permits[T]) {
-	if q.bands == nil {
-		q.unlink(w, byLine)
-		return
-	}
-	b := q.bands
-	b.lists[w.prio].unlink(w, byLine)
-	if b.lists[w.prio].head == nil {
-		b.full &^= 1 << w.prio
+	l := &q.lists[w.prio]
+	l.unlink(w, byLine)
+	if l.head == nil {
+		q.full &^= 1 << w.prio
 	}
 }
 
@@ -121,17 +93,19 @@ func (q *fifo[T]) gave(*Permits[T]) {}
 // each calls f with every waiter, in the order they are served: the queue
 // is one group's, or one queue's.
 func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
-	q.lists(func(l *list[T]) { l.each(byLine, f) })
+	for p := range q.lists {
+		q.lists[p].each(byLine, f)
+	}
 }
 
 // heads calls f with the first waiter of each priority present, highest
 // priority first: the oldest of each.
 func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
-	q.lists(func(l *list[T]) {
-		if l.head != nil {
-			f(l.head)
+	for p := range q.lists {
+		if h := q.lists[p].head; h != nil {
+			f(h)
 		}
-	})
+	}
 }
 
 func (q *fifo[T]) oldest(*Group[T]) int64 {

@@ -162,9 +162,9 @@ func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 		if l.waiting.Load() == 0 {
 			continue
 		}
-		l.mu.Lock()
-		l.q.heads(g, consider)
-		l.mu.Unlock()
+		r := l.lock()
+		l.q().heads(g, consider)
+		r.unlock()
 	}
 	return best
 }

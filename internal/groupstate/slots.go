@@ -16,8 +16,7 @@ import "sync/atomic"
 // (BenchmarkGroupFootprint). The global queue's, one per executor and
 // touched by every waiting task, are wide (BenchmarkW2Groups1000/peer=groupconc-user).
 //
-// The line of callers is made on first need: until then its queue is a
-// nil *fifo, which is empty.
+// Like every line's, its lobby is made on first need (see lobby).
 type slots[T any] struct {
 	line[T]
 	freed atomic.Uint64 // nudges so far (see nudge)
@@ -25,7 +24,6 @@ type slots[T any] struct {
 
 func (s *slots[T]) init(limit int, wide bool) {
 	s.limit.Store(int64(limit))
-	s.q = (*fifo[T])(nil)
 	if wide {
 		s.held.widen()
 	}
@@ -47,18 +45,14 @@ func (s *slots[T]) give() *Permits[T] { return s.release(nil) }
 // of its priority), and reports neither: the line owns w now, until give
 // or nudge hands it on, or w leaves.
 func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock().unlock()
 	if s.enterLocked() {
 		return true, false
 	}
 	// Interleaving: a nudge adds to freed before it looks for waiters.
-	if s.q.empty() && s.limit.Load() == 0 && s.freed.Load() != seen {
+	if s.q().empty() && s.limit.Load() == 0 && s.freed.Load() != seen {
 		s.withdrawLocked()
 		return false, true
-	}
-	if s.q.(*fifo[T]) == nil {
-		s.q = new(fifo[T])
 	}
 	front := w.flags&nudged != 0
 	w.flags &^= nudged
@@ -78,9 +72,8 @@ func (s *slots[T]) nudge() *Permits[T] {
 	if s.waiting.Load() == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.q.empty() {
+	defer s.lock().unlock()
+	if s.q().empty() {
 		return nil
 	}
 	w := s.popLocked()

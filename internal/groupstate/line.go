@@ -36,21 +36,18 @@ type line[T any] struct {
 // it. A line makes its lobby the first time a task or caller must wait in
 // it (or a change of limits sends one back to it), and keeps it: most
 // groups of a large key space never wait, and carry none
-// (BenchmarkGroupFootprint). The lock, the priorities that have waiters
-// and the first three priorities' lists share the first cache line, which
-// the submitting and the running goroutine both write for every task that
-// waits: one line to pass between them, as at one priority
-// (BenchmarkW3HotGroupPriorities).
+// (BenchmarkGroupFootprint). The lists of every priority lie beside the
+// lock, which the submitting and the running goroutine both write for
+// every task that waits: at two CPUs, five priorities in a list of their
+// own apart from the lock cost 1.08-1.13x one priority's CPU per task
+// served in the same order (BenchmarkW3HotGroupPriorities, sorted), and
+// cost what one does here. Padding it to start on a cache line measured
+// no different.
 type lobby[T any] struct {
 	mu   sync.Mutex
 	fifo fifo[T]  // guarded by mu; the queue, unless disc is set
 	disc queue[T] // the global line's discipline; nil: fifo
-	_    [lobbyPad]byte
 }
-
-// lobbyPad rounds a lobby up to 128 bytes on 64-bit platforms, a size
-// class whose objects start on a cache line.
-const lobbyPad = 128 - 8 - 88 - 16
 
 // newLine returns a line serving in q's order, with its lobby; wide puts
 // its count of permits on cache lines of its own (see permits).

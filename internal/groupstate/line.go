@@ -128,10 +128,10 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 // pushLocked puts w, counted in waiting, in the queue: at its place, or
 // ahead of its priority if front (see queue.pushFront).
 func (l *line[T]) pushLocked(w *Permits[T], front bool) {
-	if front {
-		l.q().pushFront(w)
+	if q := l.q(); front {
+		q.pushFront(w)
 	} else {
-		l.q().push(w)
+		q.push(w)
 	}
 	w.line.Store(l)
 }
@@ -160,8 +160,9 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 // served next while the limit has room for it; otherwise to the count,
 // and on to the waiters that fit (grantLocked).
 func (l *line[T]) passLocked(p *Permits[T]) *Permits[T] {
-	l.q().gave(p)
-	if !l.q().empty() && l.held.load() <= l.limit.Load() {
+	q := l.q()
+	q.gave(p)
+	if !q.empty() && l.held.load() <= l.limit.Load() {
 		return l.popLocked()
 	}
 	l.held.give()
@@ -176,10 +177,11 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 		return nil
 	}
 	defer l.lock().unlock()
-	if l.q().empty() || l.held.load() > l.limit.Load() {
+	q := l.q()
+	if q.empty() || l.held.load() > l.limit.Load() {
 		return nil
 	}
-	l.q().gave(p)
+	q.gave(p)
 	return l.popLocked()
 }
 
@@ -225,7 +227,7 @@ func (l *line[T]) grant() *Permits[T] {
 
 func (l *line[T]) grantLocked() *Permits[T] {
 	var c chain[T]
-	for !l.q().empty() && l.take() {
+	for q := l.q(); !q.empty() && l.take(); {
 		c.add(l.popLocked())
 	}
 	return c.head

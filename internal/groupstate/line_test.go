@@ -143,3 +143,24 @@ func TestSlotsLoweredLimitKeepsTakenSlots(t *testing.T) {
 	s.give()
 	assert.True(t, s.tryAcquire())
 }
+
+func TestLineMakesItsLobbyOnlyOnceATaskWaits(t *testing.T) {
+	l := newFIFOLine[tk](1)
+	require.True(t, l.tryAcquire())
+	l.setLimit(2)
+	require.True(t, l.tryAcquire())
+	assert.Nil(t, l.grant())
+	assert.Nil(t, l.release(nil))
+	assert.Nil(t, l.release(nil))
+	assert.Nil(t, l.lobby.Load(), "nobody waited, yet the line made a lobby")
+
+	l.setLimit(1)
+	require.True(t, l.tryAcquire())
+	w := newWaiters(1)[0]
+	require.False(t, l.join(w))
+	r := l.lobby.Load()
+	require.NotNil(t, r, "a task waits without a lobby")
+	require.Same(t, w, l.release(nil))
+	assert.Nil(t, l.release(nil))
+	assert.Same(t, r, l.lobby.Load(), "the line keeps its lobby")
+}

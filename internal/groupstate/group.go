@@ -92,8 +92,8 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 		global: r.global,
 		key:    key,
 	}
-	g.bulkhead.init(l.MaxInFlight)
-	g.conc.init(l.Concurrency)
+	g.bulkhead.init(l.MaxInFlight, false)
+	g.conc.init(l.Concurrency, false)
 	g.queue.init(l.QueueThreshold, false)
 	g.limits.Store(l)
 	if r.global.fair {

@@ -53,17 +53,19 @@ type lobby[T any] struct {
 // its count of permits on cache lines of its own (see permits).
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	l := &line[T]{}
-	l.limit.Store(int64(limit))
+	l.init(limit, wide)
 	l.lobby.Store(&lobby[T]{disc: q})
-	if wide {
-		l.held.widen()
-	}
 	return l
 }
 
-// init readies a line that serves in priority, then arrival order: a
-// group's layer, kept in the Group.
-func (l *line[T]) init(limit int) { l.limit.Store(int64(limit)) }
+// init readies a line kept inside another structure (a group's layer, a
+// queue's slots), which serves in priority, then arrival order.
+func (l *line[T]) init(limit int, wide bool) {
+	l.limit.Store(int64(limit))
+	if wide {
+		l.held.widen()
+	}
+}
 
 // lock locks the line's lobby, making it on first need, and returns it.
 func (l *line[T]) lock() *lobby[T] {
@@ -80,9 +82,9 @@ func (l *line[T]) lock() *lobby[T] {
 
 func (r *lobby[T]) unlock() { r.mu.Unlock() }
 
-// q returns the line's queue; the caller holds the lobby's mu.
-func (l *line[T]) q() queue[T] {
-	r := l.lobby.Load()
+// q returns the queue; the caller holds mu. The locked steps of a line
+// below are given it, fetched once per locked section.
+func (r *lobby[T]) q() queue[T] {
 	if r.disc != nil {
 		return r.disc
 	}
@@ -101,20 +103,22 @@ func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 // reports true; otherwise it puts w in the queue and reports false: the
 // line owns w's task now.
 func (l *line[T]) join(w *Permits[T]) (acquired bool) {
-	defer l.lock().unlock()
-	if l.enterLocked() {
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
+	if l.enterLocked(q) {
 		return true
 	}
-	l.pushLocked(w, false)
+	l.pushLocked(q, w, false)
 	return false
 }
 
 // enterLocked announces a joiner and takes a permit for it if the queue is
 // empty and one is free. If it reports false the joiner is counted
 // waiting: it must join the queue, or withdraw.
-func (l *line[T]) enterLocked() bool {
+func (l *line[T]) enterLocked(q queue[T]) bool {
 	l.waiting.Add(1) // before take: a release after this sees a waiter
-	if l.q().empty() && l.take() {
+	if q.empty() && l.take() {
 		l.waiting.Add(-1)
 		return true
 	}
@@ -127,8 +131,8 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 
 // pushLocked puts w, counted in waiting, in the queue: at its place, or
 // ahead of its priority if front (see queue.pushFront).
-func (l *line[T]) pushLocked(w *Permits[T], front bool) {
-	if q := l.q(); front {
+func (l *line[T]) pushLocked(q queue[T], w *Permits[T], front bool) {
+	if front {
 		q.pushFront(w)
 	} else {
 		q.push(w)
@@ -148,25 +152,27 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 		}
 		// A task joined as the permit came back; it may have found the
 		// count full.
-		defer l.lock().unlock()
-		l.q().gave(p)
-		return l.grantLocked()
+		r := l.lock()
+		defer r.unlock()
+		q := r.q()
+		q.gave(p)
+		return l.grantLocked(q)
 	}
-	defer l.lock().unlock()
-	return l.passLocked(p)
+	r := l.lock()
+	defer r.unlock()
+	return l.passLocked(r.q(), p)
 }
 
 // passLocked gives back p's permit, counted held: straight to the waiter
 // served next while the limit has room for it; otherwise to the count,
 // and on to the waiters that fit (grantLocked).
-func (l *line[T]) passLocked(p *Permits[T]) *Permits[T] {
-	q := l.q()
+func (l *line[T]) passLocked(q queue[T], p *Permits[T]) *Permits[T] {
 	q.gave(p)
 	if !q.empty() && l.held.load() <= l.limit.Load() {
-		return l.popLocked()
+		return l.popLocked(q)
 	}
 	l.held.give()
-	return l.grantLocked()
+	return l.grantLocked(q)
 }
 
 // handOne takes out the waiter served next, to pass p's permit straight
@@ -176,26 +182,29 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	if l.waiting.Load() == 0 {
 		return nil
 	}
-	defer l.lock().unlock()
-	q := l.q()
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
 	if q.empty() || l.held.load() > l.limit.Load() {
 		return nil
 	}
 	q.gave(p)
-	return l.popLocked()
+	return l.popLocked(q)
 }
 
 // releaseJoin gives back p's permit as release does, then puts w in the
 // queue if waiters are left there, behind whom w would wait anyway, and
 // reports whether it did: the line owns w's task then.
 func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
-	defer l.lock().unlock()
-	handed = l.passLocked(p)
-	if l.q().empty() {
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
+	handed = l.passLocked(q, p)
+	if q.empty() {
 		return handed, false
 	}
 	l.waiting.Add(1) // as enterLocked: a joiner that found waiters
-	l.pushLocked(w, false)
+	l.pushLocked(q, w, false)
 	return handed, true
 }
 
@@ -221,29 +230,30 @@ func (l *line[T]) grant() *Permits[T] {
 	if l.lobby.Load() == nil { // nobody waits
 		return nil
 	}
-	defer l.lock().unlock()
-	return l.grantLocked()
+	r := l.lock()
+	defer r.unlock()
+	return l.grantLocked(r.q())
 }
 
-func (l *line[T]) grantLocked() *Permits[T] {
+func (l *line[T]) grantLocked(q queue[T]) *Permits[T] {
 	var c chain[T]
-	for q := l.q(); !q.empty() && l.take(); {
-		c.add(l.popLocked())
+	for !q.empty() && l.take() {
+		c.add(l.popLocked(q))
 	}
 	return c.head
 }
 
 // popLocked takes the waiter served next out of the queue; the permit is
 // the caller's to give it.
-func (l *line[T]) popLocked() *Permits[T] {
-	w := l.q().pop()
+func (l *line[T]) popLocked(q queue[T]) *Permits[T] {
+	w := q.pop()
 	l.outLocked(w)
 	return w
 }
 
 // removeLocked takes w, which leaves, out of the queue.
-func (l *line[T]) removeLocked(w *Permits[T]) {
-	l.q().remove(w)
+func (l *line[T]) removeLocked(q queue[T], w *Permits[T]) {
+	q.remove(w)
 	l.outLocked(w)
 }
 
@@ -259,10 +269,12 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 	if l.waiting.Load() == 0 {
 		return ws
 	}
-	defer l.lock().unlock()
-	l.q().each(g, func(w *Permits[T]) {
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
+	q.each(g, func(w *Permits[T]) {
 		if match == nil || match(w) {
-			l.removeLocked(w)
+			l.removeLocked(q, w)
 			ws = append(ws, w)
 		}
 	})
@@ -273,16 +285,18 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 // back in the queue ahead of their priority, in order, taking their
 // permits back; then hands free permits on as grant does.
 func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
-	defer l.lock().unlock()
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
 		w.held &^= bit
 		w.bit = bit
 		l.waiting.Add(1)
-		l.pushLocked(w, true)
+		l.pushLocked(q, w, true)
 		l.held.give()
 	}
-	return l.grantLocked()
+	return l.grantLocked(q)
 }
 
 // oldest returns when g's oldest task in the line was submitted, or
@@ -291,8 +305,9 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 	if l.waiting.Load() == 0 {
 		return noWaiter
 	}
-	defer l.lock().unlock()
-	return l.q().oldest(g)
+	r := l.lock()
+	defer r.unlock()
+	return r.q().oldest(g)
 }
 
 // leave takes w out of the line it waits in and reports whether it did so,
@@ -304,10 +319,11 @@ func (w *Permits[T]) leave() bool {
 	if l == nil {
 		return false
 	}
-	defer l.lock().unlock()
+	r := l.lock()
+	defer r.unlock()
 	if w.line.Load() != l { // taken out meanwhile
 		return false
 	}
-	l.removeLocked(w)
+	l.removeLocked(r.q(), w)
 	return true
 }

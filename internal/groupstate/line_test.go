@@ -9,7 +9,7 @@ import (
 
 func newFIFOLine[T any](limit int) *line[T] {
 	l := new(line[T])
-	l.init(limit)
+	l.init(limit, false)
 	return l
 }
 

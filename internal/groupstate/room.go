@@ -163,7 +163,7 @@ func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 			continue
 		}
 		r := l.lock()
-		l.q().heads(g, consider)
+		r.q().heads(g, consider)
 		r.unlock()
 	}
 	return best

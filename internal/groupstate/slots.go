@@ -22,13 +22,6 @@ type slots[T any] struct {
 	freed atomic.Uint64 // nudges so far (see nudge)
 }
 
-func (s *slots[T]) init(limit int, wide bool) {
-	s.limit.Store(int64(limit))
-	if wide {
-		s.held.widen()
-	}
-}
-
 // load returns the slots taken.
 func (s *slots[T]) load() int64 { return s.held.load() }
 
@@ -45,18 +38,20 @@ func (s *slots[T]) give() *Permits[T] { return s.release(nil) }
 // of its priority), and reports neither: the line owns w now, until give
 // or nudge hands it on, or w leaves.
 func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
-	defer s.lock().unlock()
-	if s.enterLocked() {
+	r := s.lock()
+	defer r.unlock()
+	q := r.q()
+	if s.enterLocked(q) {
 		return true, false
 	}
 	// Interleaving: a nudge adds to freed before it looks for waiters.
-	if s.q().empty() && s.limit.Load() == 0 && s.freed.Load() != seen {
+	if q.empty() && s.limit.Load() == 0 && s.freed.Load() != seen {
 		s.withdrawLocked()
 		return false, true
 	}
 	front := w.flags&nudged != 0
 	w.flags &^= nudged
-	s.pushLocked(w, front)
+	s.pushLocked(q, w, front)
 	return false, false
 }
 
@@ -72,11 +67,13 @@ func (s *slots[T]) nudge() *Permits[T] {
 	if s.waiting.Load() == 0 {
 		return nil
 	}
-	defer s.lock().unlock()
-	if s.q().empty() {
+	r := s.lock()
+	defer r.unlock()
+	q := r.q()
+	if q.empty() {
 		return nil
 	}
-	w := s.popLocked()
+	w := s.popLocked(q)
 	w.flags |= nudged
 	return w
 }

@@ -187,32 +187,28 @@ func TestBuildRejectsBadAdaptiveSettings(t *testing.T) {
 }
 
 // An adaptive limit that never moves costs no allocation per task: the
-// sample lives on the stack of the task's goroutine.
+// sample lives on the stack of the task's goroutine. Each task is let
+// finish (synctest.Wait) before its Wait, so no run makes a done channel
+// and the count does not depend on how the scheduler interleaves.
 func TestAdaptiveLimitsAddNoAllocationPerTask(t *testing.T) {
-	allocs := func(b *groupconc.PolicyBuilder) float64 {
-		e := groupconc.New(mustBuild(t, b))
-		defer e.Close()
-		ctx := context.Background()
-		done := func(context.Context) (int, error) { return 0, nil }
-		return testing.AllocsPerRun(1000, func() {
-			h, err := groupconc.Submit(ctx, e, "g", "t", done)
-			if err != nil {
-				panic(err)
-			}
-			h.Wait()
+	allocs := func(b *groupconc.PolicyBuilder) (n float64) {
+		synctest.Test(t, func(t *testing.T) {
+			e := groupconc.New(mustBuild(t, b))
+			defer e.Close()
+			ctx := context.Background()
+			done := func(context.Context) (int, error) { return 0, nil }
+			n = testing.AllocsPerRun(1000, func() {
+				h, err := groupconc.Submit(ctx, e, "g", "t", done)
+				if err != nil {
+					panic(err)
+				}
+				synctest.Wait()
+				h.Wait()
+			})
 		})
-	}
-	// A Wait that finds its task unfinished makes a done channel: how
-	// often depends on the scheduler (and -race, and a loaded machine),
-	// so each side counts its fewest of a few runs.
-	fewest := func(b func() *groupconc.PolicyBuilder) float64 {
-		n := allocs(b())
-		for range 4 {
-			n = min(n, allocs(b()))
-		}
 		return n
 	}
-	off := fewest(func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4) })
-	on := fewest(func() *groupconc.PolicyBuilder { return adaptiveGroups(new(script), 4, 1, 1) })
+	off := allocs(groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4))
+	on := allocs(adaptiveGroups(new(script), 4, 1, 1))
 	assert.Equal(t, off, on, "allocations per task, adaptive off then on")
 }

@@ -223,7 +223,9 @@ func TestEightStreamsForAMinuteHoldSteadyMemory(t *testing.T) {
 		end, endGoroutines := heap(), runtime.NumGoroutine()
 		t.Logf("heap after 5s %d B, after 60s %d B; each client got %d B", start, end, clients[0].rec.written())
 		assert.Less(t, int64(end)-int64(start), int64(256<<10), "the heap grew by more than 256 KiB over 55s")
-		assert.Equal(t, startGoroutines, endGoroutines)
+		// NumGoroutine counts the whole process, where a goroutine of an
+		// earlier test may still be ending: the streams must add none.
+		assert.LessOrEqual(t, endGoroutines, startGoroutines, "goroutines after 60s")
 		for _, c := range clients {
 			assert.Greater(t, c.rec.written(), 60*20000, "61 snapshots of 200 rows each")
 			c.leave()

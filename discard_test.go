@@ -2,8 +2,12 @@ package groupconc_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +124,50 @@ func TestRejectDiscardOldestString(t *testing.T) {
 	assert.Equal(t, "RejectDiscardOldest", groupconc.RejectDiscardOldest.String())
 	_, err := groupconc.NewPolicyBuilder().RejectionPolicy(groupconc.RejectDiscardOldest).Build()
 	require.NoError(t, err)
+}
+
+// A stampede of submitters at five priorities into full queues under
+// RejectDiscardOldest, in real time: a task displaces another while that
+// one is being served and moves on to its next layer (under IsolationOff
+// it gives its global slot back there). Every task ends, as a success or
+// rejected, and every count, permit and slot is back to zero.
+func TestDiscardOldestStampedeKeepsEveryCount(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		b := modeBuilder(mode).RejectionPolicy(groupconc.RejectDiscardOldest).GlobalMaxInFlight(2).
+			DefaultMaxInFlightPerGroup(1).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(2)
+		if mode == groupconc.IsolationOff {
+			b.GlobalQueueThreshold(3)
+		}
+		e := groupconc.New(mustBuild(t, b))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		hs := make([][]*groupconc.TaskHandle[int], 8)
+		for s := range hs {
+			wg.Go(func() {
+				<-start
+				for i := range 100 {
+					opts := groupconc.SubmitOptions{Priority: groupconc.PriorityHighest + groupconc.Priority((s+i)%5)}
+					h, err := groupconc.SubmitWith(context.Background(), e, fmt.Sprintf("g%d", i%3), fmt.Sprint(i), func(context.Context) (int, error) {
+						runtime.Gosched()
+						return 1, nil
+					}, opts)
+					if assert.NoError(t, err) {
+						hs[s] = append(hs[s], h)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for _, hs := range hs {
+			for _, h := range hs {
+				st := h.Wait().Status
+				assert.True(t, st == groupconc.StatusSuccess || st == groupconc.StatusRejected, "task ended %v", st)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, e.Shutdown(ctx))
+		require.NoError(t, e.Quiescent())
+	})
 }

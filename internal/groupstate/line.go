@@ -316,12 +316,16 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 // leaving when next it looks. Safe from any goroutine.
 func (w *Permits[T]) leave() bool {
 	l := w.line.Load()
-	if l == nil {
-		return false
-	}
+	return l != nil && w.leaveFrom(l, 0)
+}
+
+// leaveFrom is leave for a w that is to be taken out only if it still
+// waits in l, holding every bit of slots.
+func (w *Permits[T]) leaveFrom(l *line[T], slots uint8) bool {
 	r := l.lock()
 	defer r.unlock()
-	if w.line.Load() != l { // taken out meanwhile
+	// w.held is read only while l owns w: the line is checked first.
+	if w.line.Load() != l || w.held&slots != slots { // taken out meanwhile, or moved on
 		return false
 	}
 	l.removeLocked(r.q(), w)

@@ -122,35 +122,47 @@ func (p *Permits[T]) makeRoom(bit uint8) bool {
 	if p.flags&displace == 0 {
 		return false
 	}
-	g := p.group
 	for {
-		v := victim(p.prio, bit, g)
+		v, l := victim(p.prio, bit, p.group)
 		if v == nil {
 			return false
 		}
-		if v.leave() { // else it got its permit meanwhile: look again
-			v.held &^= bit
-			p.held |= bit
-			g.global.displaced(v.task())
+		if p.takeRoom(v, l, bit) {
 			return true
 		}
 	}
 }
 
+// takeRoom takes for p the slot (bit) of v, which victim found waiting in
+// l, and reports whether it did. It does not if v has moved since: served
+// meanwhile, v may wait at a later layer by now, and under IsolationOff a
+// task gives its global slot back once past the global layer, so taking
+// v out of whatever line it is in could take a slot nobody holds.
+func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8) bool {
+	if !v.leaveFrom(l, bit) {
+		return false
+	}
+	v.held &^= bit
+	p.held |= bit
+	p.group.global.displaced(v.task())
+	return true
+}
+
 // victim returns the oldest waiting task holding a slot of the queue
 // (bit: g's, or the global one) of the lowest priority at or below prio,
-// or nil. It looks in the lines whose waiters may hold such a slot: the
-// global line for the global queue; g's lines for g's queue, and under
-// fair share g's tasks in the global line. A task a lowered limit sent
-// back to an earlier line may hold no slot of that line's queue.
-func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
-	var best *Permits[T]
+// and the line it waits in, or nil. It looks in the lines whose waiters
+// may hold such a slot: the global line for the global queue; g's lines
+// for g's queue, and under fair share g's tasks in the global line. A
+// task a lowered limit sent back to an earlier line may hold no slot of
+// that line's queue.
+func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
+	var l *line[T]
 	consider := func(w *Permits[T]) {
 		switch {
 		case w.prio < prio, w.held&bit == 0, bit == heldGroupSlot && w.group != g:
 		case best == nil, w.prio > best.prio,
 			w.prio == best.prio && w.submitted < best.submitted:
-			best = w
+			best, in = w, l
 		}
 	}
 	gl := g.global
@@ -158,7 +170,7 @@ func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 		if (y.bit == heldGlobal) != (bit == heldGlobalSlot) && !(gl.fair && y.bit == heldGlobal) {
 			continue
 		}
-		l := y.l
+		l = y.l
 		if l.waiting.Load() == 0 {
 			continue
 		}
@@ -166,5 +178,5 @@ func victim[T any](prio, bit uint8, g *Group[T]) *Permits[T] {
 		r.q().heads(g, consider)
 		r.unlock()
 	}
-	return best
+	return best, in
 }

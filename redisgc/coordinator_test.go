@@ -202,9 +202,11 @@ func TestAReplicaThatLosesRedisHoldsItsShareThenFallsBackAndRejoins(t *testing.T
 	a := startReplica(t, s.client(t), o)
 	a.exec.set("t", 20, 0)
 	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 12 }, "a never took 12")
-	last := a.c.Status().LastSync
 	s.stop()
 	eventually(t, 5*time.Second, func() bool { return a.c.Status().Mode == ModeHolding }, "a never noticed")
+	// Read once a sync has failed: redis-server answers for a moment after
+	// it is told to stop, so a renewal may land after s.stop.
+	last := a.c.Status().LastSync
 	if got := a.exec.limit("t"); got != 12 {
 		t.Fatalf("holding: limit %d, want the 12 held", got)
 	}
@@ -275,7 +277,9 @@ func TestAnIdleGroupIsGivenBackAfterARenewIntervalAndLeavesNoKey(t *testing.T) {
 	a.exec.set("t", 0, 0)
 	idle := time.Now()
 	a.syncs(t, 2)
-	if got := a.exec.limit("t"); got != 12 && time.Since(idle) < o.RenewInterval {
+	// The coordinator counts the group idle from the last step that saw
+	// demand, which may come a step before idle: half an interval is sure.
+	if got := a.exec.limit("t"); got != 12 && time.Since(idle) < o.RenewInterval/2 {
 		t.Fatalf("idle for less than a RenewInterval: limit %d, want 12 kept", got)
 	}
 	d := o.withDefaultsOrDie(t)

@@ -134,7 +134,9 @@ func TestScopeChildrenNeedNoGoroutine(t *testing.T) {
 	n := runtime.NumGoroutine()
 	child, stop := context.WithCancelCause(k.p.Scope())
 	defer stop(nil)
-	assert.Equal(t, n, runtime.NumGoroutine())
+	// NumGoroutine counts the whole process, where a goroutine of an
+	// earlier test may still be ending: the child must add none.
+	assert.LessOrEqual(t, runtime.NumGoroutine(), n)
 	g, _ := f.r.Lookup("g")
 	g.Shutdown(errShut, nil)
 	<-child.Done()

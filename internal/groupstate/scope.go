@@ -71,10 +71,26 @@ func (s *scope) cancel(cause *error) {
 
 // build returns s's standard cancel context, making it on first use,
 // already cancelled if s or its root is.
+//
+// Whoever finds the cause recorded cancels the context with it before
+// returning it, not only whoever made it: one made by another goroutine is
+// published a moment before that goroutine cancels it, and a context
+// derived from it then would read no cause (a task ended by its group's
+// Shutdown: context.Canceled, not ErrGroupShutdown).
 func (s *scope) build() *made {
-	if m := s.made.Load(); m != nil {
-		return m
+	m := s.made.Load()
+	if m == nil {
+		m = s.make()
 	}
+	if c := s.cause.Load(); c != nil {
+		m.cancel(*c) // the first cause sticks: a no-op once cancelled
+	}
+	return m
+}
+
+// make makes s's standard cancel context, unless another goroutine did
+// meanwhile, and returns the one published.
+func (s *scope) make() *made {
 	parent := s.root.ctx
 	if s.cancelled() {
 		// Cancelled before the root was (see cancel): its own cause, not
@@ -86,9 +102,6 @@ func (s *scope) build() *made {
 	if !s.made.CompareAndSwap(nil, m) {
 		cancel(nil) // made meanwhile by another: unhook this one from the root
 		return s.made.Load()
-	}
-	if c := s.cause.Load(); c != nil {
-		cancel(*c)
 	}
 	return m
 }

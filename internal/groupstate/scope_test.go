@@ -203,3 +203,27 @@ func requireDone(t *testing.T, ctx context.Context, when string) {
 		t.Fatalf("the scope's context is not done %s", when)
 	}
 }
+
+// A scope's context made by one goroutine is published a moment before
+// that goroutine cancels it with the cause it finds. Another that finds
+// the cause recorded meanwhile must not hand out the context uncancelled:
+// a task ended by its group's Shutdown would read no cause from it.
+func TestScopeCauseIsSeenWhileAnotherGoroutineMakesItsContext(t *testing.T) {
+	f, _ := rootFixture(t)
+	k, _ := f.submit(t, "g", "k")
+	defer f.end(t, k)
+	s := k.p.scope
+	// The window: the context published, not cancelled yet, the cause
+	// recorded.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	s.made.Store(&made{ctx: ctx, cancel: cancel})
+	cause := errShut
+	s.cause.Store(&cause)
+
+	child, stop := context.WithCancelCause(k.p.Scope())
+	defer stop(nil)
+	assert.Equal(t, errShut, context.Cause(child), "a context derived from the scope")
+	requireDone(t, k.p.Scope(), "once its cause is recorded")
+	assert.Equal(t, errShut, context.Cause(k.p.Scope()))
+}

@@ -8,6 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// displacing is a fixture under IsolationOff with one global permit and a
+// global queue of one slot, groups of one permit at each layer, and
+// displaced as the hook given each displaced task.
+func displacing(t *testing.T, displaced func(v *tk)) *fixture {
+	t.Helper()
+	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
+	f.r = NewRegistry(context.Background(), f.gl, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}), func() int64 { return f.now })
+	f.gl.SetHooks(func(*tk) {}, displaced, func(*tk) bool { return false })
+	return f
+}
+
 // TestDisplacingTakesOnlyASlotStillHeld: between finding its victim and
 // taking it out of line, a displacing task may see the victim served. Under
 // IsolationOff the victim then gives its global slot back and waits at its
@@ -15,10 +26,8 @@ import (
 // take, and the queue's count would go below zero once the displacing task
 // gave back the slot it thought it took.
 func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
-	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
-	f.r = NewRegistry(context.Background(), f.gl, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}), func() int64 { return f.now })
 	var displaced []string
-	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	f := displacing(t, func(v *tk) { displaced = append(displaced, v.name) })
 
 	a, out := f.submit(t, "other", "a") // holds the global permit
 	require.Equal(t, Admitted, out)
@@ -69,10 +78,8 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 // TestDisplacingTakesTheSlotOfTheTaskFound: with nothing moving meanwhile,
 // the task found gives up its slot and its place in line to the newcomer.
 func TestDisplacingTakesTheSlotOfTheTaskFound(t *testing.T) {
-	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
-	f.r = NewRegistry(context.Background(), f.gl, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}), func() int64 { return f.now })
 	var displaced []*tk
-	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v) }, func(*tk) bool { return false })
+	f := displacing(t, func(v *tk) { displaced = append(displaced, v) })
 
 	a, out := f.submit(t, "other", "a")
 	require.Equal(t, Admitted, out)

@@ -3,6 +3,7 @@ package groupstate
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -329,4 +330,21 @@ func checkTiers(t *testing.T, o *fairOrder[tk]) {
 		require.Same(t, prev, tr.tail)
 	}
 	require.Equal(t, o.n, count)
+}
+
+// appendTo appends every group in o to gs: the tests read the order
+// through it.
+func (o *fairOrder[T]) appendTo(gs []*Group[T]) []*Group[T] {
+	if o.heaped {
+		for i := range o.heap {
+			gs = append(gs, o.heap[i].g)
+		}
+		return gs
+	}
+	for full := o.full; full != 0; full &= full - 1 {
+		for g := o.tiers[bits.TrailingZeros64(full)].head; g != nil; g = g.fair.next {
+			gs = append(gs, g)
+		}
+	}
+	return gs
 }

@@ -84,22 +84,6 @@ func (o *fairOrder[T]) fix(g *Group[T]) {
 	o.add(g)
 }
 
-// appendTo appends every group in o to gs.
-func (o *fairOrder[T]) appendTo(gs []*Group[T]) []*Group[T] {
-	if o.heaped {
-		for i := range o.heap {
-			gs = append(gs, o.heap[i].g)
-		}
-		return gs
-	}
-	for full := o.full; full != 0; full &= full - 1 {
-		for g := o.tiers[bits.TrailingZeros64(full)].head; g != nil; g = g.fair.next {
-			gs = append(gs, g)
-		}
-	}
-	return gs
-}
-
 // tierAdd links g into its tier and reports whether it fits there.
 func (o *fairOrder[T]) tierAdd(g *Group[T]) bool {
 	q := g.fair

@@ -10,13 +10,40 @@ import (
 
 // displacing is a fixture under IsolationOff with one global permit and a
 // global queue of one slot, groups of one permit at each layer, and
-// displaced as the hook given each displaced task.
-func displacing(t *testing.T, displaced func(v *tk)) *fixture {
+// displaced as the hook given each displaced task. In it, a (group
+// "other") holds the global permit; b (group "g", the lowest priority)
+// waits for it, holding the global queue's only slot; and d (group "x",
+// the highest priority, displacing) has entered but not tried yet.
+func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 	t.Helper()
-	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
+	f = &fixture{gl: NewGlobal[tk](1, 1, false)}
 	f.r = NewRegistry(context.Background(), f.gl, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}), func() int64 { return f.now })
 	f.gl.SetHooks(func(*tk) {}, displaced, func(*tk) bool { return false })
-	return f
+
+	a, out := f.submit(t, "other", "a")
+	require.Equal(t, Admitted, out)
+	b = &tk{name: "b"}
+	f.r.Enter("g", &b.p, b, f.now)
+	b.p.SetPriority(NumPriorities-1, false)
+	out, _ = b.p.Try()
+	require.Equal(t, MustWait, out, "b waits at the global layer, holding the global queue's only slot")
+	d = &tk{name: "d"}
+	f.r.Enter("x", &d.p, d, f.now)
+	d.p.SetPriority(0, true)
+	return f, a, b, d
+}
+
+// requireAllQuiet requires the global layer and the fixture's groups to
+// have every permit and slot back.
+func (f *fixture) requireAllQuiet(t *testing.T) {
+	t.Helper()
+	var gs []*Group[tk]
+	for _, key := range []string{"g", "other", "x"} {
+		g, ok := f.r.Lookup(key)
+		require.True(t, ok, key)
+		gs = append(gs, g)
+	}
+	requireQuiet(t, f.gl, gs...)
 }
 
 // TestDisplacingTakesOnlyASlotStillHeld: between finding its victim and
@@ -27,19 +54,8 @@ func displacing(t *testing.T, displaced func(v *tk)) *fixture {
 // gave back the slot it thought it took.
 func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	var displaced []string
-	f := displacing(t, func(v *tk) { displaced = append(displaced, v.name) })
+	f, a, b, d := displacing(t, func(v *tk) { displaced = append(displaced, v.name) })
 
-	a, out := f.submit(t, "other", "a") // holds the global permit
-	require.Equal(t, Admitted, out)
-	b := &tk{name: "b"}
-	f.r.Enter("g", &b.p, b, f.now)
-	b.p.SetPriority(NumPriorities-1, false)
-	out, _ = b.p.Try()
-	require.Equal(t, MustWait, out, "b waits at the global layer, holding the global queue's only slot")
-
-	d := &tk{name: "d"}
-	f.r.Enter("x", &d.p, d, f.now)
-	d.p.SetPriority(0, true)
 	v, l := victim(d.p.prio, heldGlobalSlot, d.p.group)
 	require.Same(t, &b.p, v)
 
@@ -48,7 +64,7 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	require.True(t, g.bulkhead.tryAcquire(), "someone else holds g's bulkhead")
 	a.p.Release()
 	require.Same(t, b, a.p.Handed())
-	out, _ = b.p.Resume()
+	out, _ := b.p.Resume()
 	require.Equal(t, MustWait, out, "b waits at its bulkhead")
 	_, slots := f.gl.Held()
 	require.Zero(t, slots, "b gave the global slot back")
@@ -70,29 +86,16 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	b.p.Exit()
 	g.bulkhead.release(nil)
 	a.p.Exit()
-	other, _ := f.r.Lookup("other")
-	x, _ := f.r.Lookup("x")
-	requireQuiet(t, f.gl, g, other, x)
+	f.requireAllQuiet(t)
 }
 
 // TestDisplacingTakesTheSlotOfTheTaskFound: with nothing moving meanwhile,
 // the task found gives up its slot and its place in line to the newcomer.
 func TestDisplacingTakesTheSlotOfTheTaskFound(t *testing.T) {
 	var displaced []*tk
-	f := displacing(t, func(v *tk) { displaced = append(displaced, v) })
+	f, a, b, d := displacing(t, func(v *tk) { displaced = append(displaced, v) })
 
-	a, out := f.submit(t, "other", "a")
-	require.Equal(t, Admitted, out)
-	b := &tk{name: "b"}
-	f.r.Enter("g", &b.p, b, f.now)
-	b.p.SetPriority(NumPriorities-1, false)
-	out, _ = b.p.Try()
-	require.Equal(t, MustWait, out)
-
-	d := &tk{name: "d"}
-	f.r.Enter("x", &d.p, d, f.now)
-	d.p.SetPriority(0, true)
-	out, _ = d.p.Try()
+	out, _ := d.p.Try()
 	require.Equal(t, MustWait, out, "d waits in b's slot")
 	require.Equal(t, []*tk{b}, displaced)
 	assert.False(t, b.p.Leave(), "b is out of line")
@@ -103,8 +106,5 @@ func TestDisplacingTakesTheSlotOfTheTaskFound(t *testing.T) {
 
 	assert.Equal(t, []string{"d"}, f.end(t, a))
 	f.end(t, d)
-	g, _ := f.r.Lookup("g")
-	other, _ := f.r.Lookup("other")
-	x, _ := f.r.Lookup("x")
-	requireQuiet(t, f.gl, g, other, x)
+	f.requireAllQuiet(t)
 }

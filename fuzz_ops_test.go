@@ -1,0 +1,323 @@
+package groupconc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+func fuzzRunOps(t *testing.T, data []byte) {
+	in := &fuzzBytes{b: data}
+	o := newOracle()
+	mode := fuzzPick(in.next(), groupconc.IsolationOff, groupconc.IsolationFairShare)
+	p, err := fuzzPolicy(in, o, mode).Build()
+	require.NoError(t, err)
+	e := groupconc.New(p)
+	keys := []string{"a", "b", "c"}
+	gen := map[string]int{} // eviction generation per key: the gauge key suffix
+	gaugeKeyOf := func(key string) string { return fmt.Sprintf("%s#%d", key, gen[key]) }
+	o.live = newOracleLive(p)
+	o.live.scopeOf = gaugeKeyOf
+	var probes []func() error
+	var tasks []*fuzzTask
+	var ctxCancels []context.CancelFunc
+	defer func() {
+		for _, c := range ctxCancels {
+			c()
+		}
+	}()
+	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
+	submits := 0               // task IDs: blocked calls hold theirs until they return
+	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
+	stopped := false           // Shutdown returned nil: everything is over
+	pick := func() *fuzzTask {
+		if len(tasks) == 0 {
+			in.next()
+			return nil
+		}
+		return tasks[int(in.next())%len(tasks)]
+	}
+
+	for step := 0; !in.done() && step < 96; step++ {
+		op := int(in.next()) % fuzzOpCount
+		switch op {
+		case fuzzOpSubmit:
+			key := keys[int(in.next())%len(keys)]
+			do := int(in.next()) % fuzzDoCount
+			if len(tasks) >= 48 {
+				continue
+			}
+			ft := &fuzzTask{do: do, gate: make(chan struct{})}
+			ctx := t.Context()
+			switch do {
+			case fuzzDoPreCancelled:
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				cancel()
+			case fuzzDoBlockCtx, fuzzDoSleep:
+				ctx, ft.cancelCtx = context.WithCancel(ctx)
+				ctxCancels = append(ctxCancels, ft.cancelCtx)
+			}
+			sleep := time.Duration(in.next()%8) * time.Millisecond
+			opts := fuzzSubmitOptions(in.next())
+			fn := func(ctx context.Context) (int, error) {
+				switch do {
+				case fuzzDoFail:
+					return 0, fuzzError{}
+				case fuzzDoPanic:
+					panic(fuzzError{})
+				case fuzzDoGoexit:
+					runtime.Goexit()
+				case fuzzDoBlock:
+					<-ft.gate
+				case fuzzDoBlockCtx:
+					select {
+					case <-ft.gate:
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				case fuzzDoSleep:
+					select {
+					case <-time.After(sleep):
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				}
+				return 1, nil
+			}
+			id := fmt.Sprintf("t%d", submits)
+			submits++
+			gaugeKey := gaugeKeyOf(key)
+			if opts.Block {
+				// It runs until it blocks or returns before the next op
+				// (the step's synctest.Wait), so under gaugeKey's group.
+				blocked = append(blocked, fuzzSubmitBlocking(o, gaugeKey, ctx, e, key, id, fn, opts, ft))
+				break
+			}
+			var h *groupconc.TaskHandle[int]
+			o.guard(t, "Submit", func() { h, err = oracleSubmitWith(o, gaugeKey, ctx, e, key, id, fn, opts) })
+			if err != nil {
+				require.ErrorIs(t, err, groupconc.ErrClosed, "Submit of a valid task fails only once closed")
+				continue
+			}
+			ft.h = h
+			tasks = append(tasks, ft)
+		case fuzzOpRelease:
+			if ft := pick(); ft != nil {
+				select {
+				case <-ft.gate:
+				default:
+					close(ft.gate)
+				}
+			}
+		case fuzzOpReleaseAll:
+			for _, ft := range tasks {
+				select {
+				case <-ft.gate:
+				default:
+					close(ft.gate)
+				}
+			}
+		case fuzzOpCancel:
+			if ft := pick(); ft != nil && ft.h.Cancel() {
+				assert.False(t, ft.cancelled, "Cancel won twice")
+				ft.cancelled = true
+			}
+		case fuzzOpCancelCtx:
+			if ft := pick(); ft != nil && ft.cancelCtx != nil {
+				ft.cancelCtx()
+			}
+		case fuzzOpAwait:
+			ft := pick()
+			d := time.Duration(in.next()%8) * time.Millisecond
+			if ft == nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), d)
+			res, err := ft.h.Await(ctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) && res.Status == groupconc.StatusCancelled && res.Err == err {
+				continue // ctx ended first (the handle may complete in the same instant)
+			}
+			real := ft.h.Wait()
+			assert.Equal(t, real.Status, res.Status, "Await and Wait agree")
+			if real.Status != groupconc.StatusRejected {
+				assert.NoError(t, err, "Await's error is nil but for rejections")
+			} else if err != nil {
+				assert.ErrorIs(t, err, groupconc.ErrRejected)
+			}
+		case fuzzOpShutdownGroup:
+			e.ShutdownGroup(keys[int(in.next())%len(keys)])
+		case fuzzOpEvict:
+			key := keys[int(in.next())%len(keys)]
+			if probe, ok := e.GroupProbe(key); ok {
+				probes = append(probes, probe)
+				gen[key]++
+			}
+			e.EvictGroup(key)
+		case fuzzOpShutdown:
+			d := time.Duration(in.next()%8) * time.Millisecond
+			ctx, cancel := context.WithTimeout(t.Context(), d)
+			start := time.Now()
+			closing = true
+			o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
+			cancel()
+			if err == nil {
+				stopped = true
+				o.seal()
+				for _, ft := range tasks {
+					assert.True(t, ft.h.IsDone(), "I3: a task outlived a Shutdown that returned nil")
+				}
+			} else {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, d, time.Since(start), "I7: Shutdown returns at its deadline")
+			}
+		case fuzzOpClose:
+			closing = true
+			o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+		case fuzzOpSleep:
+			// Fake time passes: deadlines and timed tasks come due, and
+			// idle groups are forgotten.
+			d := time.Duration(in.next()%16) * time.Millisecond
+			idle := fuzzIdleGroups(e, o, keys, gaugeKeyOf)
+			time.Sleep(d) // fake clock: inside the bubble
+			synctest.Wait()
+			if ttl := p.IdleGroupTTL(); ttl > 0 && d >= 2*ttl {
+				e.Stats()
+				for _, k := range idle {
+					_, found := e.GroupStats(k)
+					assert.False(t, found, "group %q idle for %v under IdleGroupTTL %v is still known", k, d, ttl)
+				}
+			}
+		case fuzzOpUpdate:
+			v := in.next()
+			if v%8 == 7 {
+				// Refused: no policy, or another mode.
+				other := fuzzPick(byte(mode)+1, groupconc.IsolationOff, groupconc.IsolationFairShare)
+				assert.ErrorIs(t, e.UpdatePolicy(nil), groupconc.ErrInvalidPolicy, "UpdatePolicy(nil)")
+				op, err := groupconc.NewPolicyBuilder().Isolation(other).TaskLifecycleListener(o.rec).Build()
+				require.NoError(t, err)
+				err = e.UpdatePolicy(op)
+				if closing {
+					assert.Error(t, err, "UpdatePolicy to %v after Shutdown or Close", other)
+				} else {
+					assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy, "UpdatePolicy to %v from %v", other, mode)
+				}
+				continue
+			}
+			np, err := fuzzPolicy(in, o, mode).Build()
+			require.NoError(t, err)
+			o.live.update(np)
+			o.guard(t, "UpdatePolicy", func() { err = e.UpdatePolicy(np) })
+			if err != nil {
+				o.live.update(p)
+				assert.True(t, closing, "UpdatePolicy failed before Shutdown or Close: %v", err)
+				assert.ErrorIs(t, err, groupconc.ErrClosed)
+				continue
+			}
+			p = np
+		}
+		synctest.Wait()
+		blocked, tasks = fuzzHarvest(t, blocked, tasks)
+		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
+			t.Logf("after step %d (op %d)", step, op)
+			break
+		}
+	}
+
+	// The end: close, let every task go, join, and check everything.
+	o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+	synctest.Wait() // the calls that gave up return
+	blocked, tasks = fuzzHarvest(t, blocked, tasks)
+	assert.Empty(t, blocked, "a blocked caller still waits after Close returned")
+	for _, ft := range tasks {
+		select {
+		case <-ft.gate:
+		default:
+			close(ft.gate)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
+	require.NoError(t, err, "I7: every task ends once its gate opens and its context is cancelled")
+	if !stopped {
+		o.seal()
+	}
+	o.awaitAll(t, ctx)
+	o.checkAll(t, e, oracleLimitsOf(p))
+	for i, probe := range probes {
+		assert.NoError(t, probe(), "I2: evicted group state %d", i)
+	}
+	fuzzCheckOutcomes(t, o, tasks)
+	if testing.Verbose() {
+		t.Logf("%v: %d tasks, %d evictions; %+v", mode, len(tasks), len(probes), e.Stats())
+	}
+}
+
+// fuzzIdleGroups returns the keys of the groups that are known and idle in a
+// still executor: nothing of theirs waits or runs, with permits or without
+// (a function run after a rejection belongs to no group's count, so any
+// such function running anywhere makes none idle), and no caller blocks to
+// submit to them (a blocked caller keeps its group).
+func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, keys []string, gaugeKeyOf func(string) string) []string {
+	if o.gauges.outside.cur.Load() != 0 {
+		return nil
+	}
+	var idle []string
+	for _, k := range keys {
+		gs, found := e.GroupStats(k)
+		if found && gs.Running == 0 && gs.Waiting == 0 && gs.InFlight == 0 && gs.Blocked == 0 && o.gauges.group(gaugeKeyOf(k)).cur.Load() == 0 {
+			idle = append(idle, k)
+		}
+	}
+	return idle
+}
+
+// fuzzCheckOutcomes checks each task's result against what its function did:
+// a function that ran to its end decides the result unless Cancel won first.
+func fuzzCheckOutcomes(t *testing.T, o *oracle, tasks []*fuzzTask) {
+	t.Helper()
+	for _, ft := range tasks {
+		res := ft.h.Wait()
+		l, _ := o.rec.lookup(ft.h.GroupKey(), ft.h.TaskID())
+		ran := slices.Contains(l.seq(), oracleStarted)
+		switch {
+		case ft.cancelled:
+			assert.Equal(t, groupconc.StatusCancelled, res.Status, "Cancel won")
+			assert.Equal(t, context.Canceled, res.Err)
+		case ft.do == fuzzDoPreCancelled:
+			assert.Equal(t, groupconc.StatusCancelled, res.Status)
+			assert.False(t, ran, "a task with a done context never runs")
+		case !ran:
+			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected, groupconc.StatusSuccess, groupconc.StatusFailed}, res.Status)
+			if !o.handler {
+				assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected}, res.Status, "a task that never ran")
+			}
+		case ft.do == fuzzDoSucceed:
+			assert.Equal(t, groupconc.StatusSuccess, res.Status)
+			assert.Equal(t, 1, res.Value)
+		case ft.do == fuzzDoFail:
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			assert.ErrorIs(t, res.Err, fuzzError{}, "the task's own error, unwrapped")
+		case ft.do == fuzzDoPanic, ft.do == fuzzDoGoexit:
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			assert.ErrorAs(t, res.Err, &pe)
+		case ft.do == fuzzDoBlock:
+			assert.Equal(t, groupconc.StatusSuccess, res.Status, "it ignores its context")
+		default: // blockCtx, sleep: finished or cancelled
+			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusSuccess, groupconc.StatusCancelled}, res.Status)
+		}
+	}
+}

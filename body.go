@@ -26,8 +26,9 @@ type body interface {
 	// Rejection.Run (l hears OnStarted then), and records in o how it
 	// ended, even when h panics or calls runtime.Goexit.
 	callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
-	// tellCompleted tells l the task's result; the handle has been claimed.
-	tellCompleted(t *task, l TaskLifecycleListener)
+	// tellCompleted tells l the task's result: o, which its claimer is
+	// about to publish, or (nil) the result Cancel publishes.
+	tellCompleted(t *task, o *outcome, l TaskLifecycleListener)
 }
 
 // fnBody is the body of a task of a TaskHandle[T]: the task's function.
@@ -113,10 +114,8 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 	returned = true
 }
 
-func (f fnBody[T]) tellCompleted(t *task, l TaskLifecycleListener) {
-	if l != nil {
-		handleOf[T](t).tellCompletedTo(l)
-	}
+func (f fnBody[T]) tellCompleted(t *task, o *outcome, l TaskLifecycleListener) {
+	handleOf[T](t).tellCompletedTo(o, l)
 }
 
 // tellCompletedTo is kept apart: building the GroupResult[any] takes a large
@@ -124,11 +123,16 @@ func (f fnBody[T]) tellCompleted(t *task, l TaskLifecycleListener) {
 // when there is no listener.
 //
 //go:noinline
-func (h *TaskHandle[T]) tellCompletedTo(l TaskLifecycleListener) {
-	// The handle may have been claimed by Cancel, which publishes right
-	// after; the result is readable once it has.
-	h.t.wait()
-	r := h.result()
+func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
+	var r GroupResult[T]
+	if o != nil {
+		r = h.resultOf(o.status, o.start, o.end, o.err)
+	} else {
+		// Cancel claimed the handle and publishes right after; the result
+		// is readable once it has.
+		h.t.wait()
+		r = h.result()
+	}
 	notifyCompleted(l, r.GroupKey, r.TaskID, GroupResult[any]{
 		GroupKey:  r.GroupKey,
 		TaskID:    r.TaskID,

@@ -82,8 +82,13 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 
 // result builds the result; call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
+	return h.resultOf(h.t.finalResult())
+}
+
+// resultOf builds the result of the task's outcome: its status, Err, and
+// Start and End as offsets from Submitted; the value if it succeeded.
+func (h *TaskHandle[T]) resultOf(status TaskStatus, start, end int64, err error) GroupResult[T] {
 	t := &h.t
-	status, start, end, err := t.finalResult()
 	submitted := t.at(0)
 	r := GroupResult[T]{
 		GroupKey:  t.key(),

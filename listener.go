@@ -15,6 +15,12 @@ package groupconc
 // OnSubmitted equals that of OnCompleted plus the rejected tasks that never
 // ran. Events may still arrive after Close returns, from tasks that were
 // cancelled but had not yet returned.
+//
+// OnCompleted returns before the task's handle completes (after its
+// permits are given back), so a caller that waited for a task finds its
+// OnCompleted over; it must therefore not wait for that handle itself.
+// The one exception is TaskHandle.Cancel, which completes the handle at
+// once: OnCompleted follows when the function returns.
 type TaskLifecycleListener interface {
 	OnSubmitted(groupKey, taskID string)
 	OnStarted(groupKey, taskID string)

@@ -214,9 +214,9 @@ func TestEvictedGroupIsGoneFromStats(t *testing.T) {
 
 func TestTaskLeavesRunningBeforeItsHandleCompletes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// OnCompleted holds the task's goroutine until the test has read
-		// the stats: whatever the goroutine does after the handle
-		// completes, the release of its permits must not be part of it.
+		// OnCompleted, which runs before the handle completes, holds the
+		// task's goroutine until the test has read the stats: the permits
+		// must be given back by then.
 		hold := make(chan struct{})
 		e := newExecutor(t, groupconc.NewPolicyBuilder().
 			GlobalMaxInFlight(1).
@@ -224,7 +224,6 @@ func TestTaskLeavesRunningBeforeItsHandleCompletes(t *testing.T) {
 			TaskLifecycleListener(groupconc.ListenerFuncs{
 				Completed: func(string, string, groupconc.GroupResult[any]) { <-hold },
 			}))
-		t.Cleanup(func() { close(hold) })
 		for range 3 {
 			k := newGatedTask(t, 1)
 			h := submit(t, t.Context(), e, "a", "a1", k.Fn)
@@ -234,12 +233,13 @@ func TestTaskLeavesRunningBeforeItsHandleCompletes(t *testing.T) {
 			require.Equal(t, 1, e.Stats().GlobalInFlight)
 
 			k.Release()
-			<-h.Done()
 			synctest.Wait() // the task's goroutine is now parked in OnCompleted
+			require.False(t, h.IsDone(), "the handle completed before OnCompleted returned")
 			gs = groupStats(t, e, "a")
-			assert.Equal(t, [3]int{0, 0, 0}, [3]int{gs.Running, gs.Waiting, gs.InFlight}, "running, waiting, in flight once the handle completed")
-			assert.Equal(t, liveCounts{Groups: 1}, live(e.Stats()), "once the handle completed")
+			assert.Equal(t, [3]int{0, 0, 0}, [3]int{gs.Running, gs.Waiting, gs.InFlight}, "running, waiting, in flight before the handle completes")
+			assert.Equal(t, liveCounts{Groups: 1}, live(e.Stats()), "before the handle completes")
 			hold <- struct{}{}
+			<-h.Done()
 		}
 		synctest.Wait()
 		require.NoError(t, e.Quiescent())

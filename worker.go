@@ -238,20 +238,33 @@ func cancelledOutcome(t *task) outcome {
 }
 
 // finish gives t its outcome: it gives back t's permits, which decides who
-// they go to, completes the handle (a task's permits are free before its
-// handle completes: a caller that waits for one task and then submits the
-// next never finds them held), and then tells the listener. The tasks the
-// permits went to are carried on by end, after the listener.
+// they go to, tells the listener, and completes the handle. A task's
+// permits are free before its handle completes, so a caller that waits for
+// one task and then submits the next never finds them held; and its
+// OnCompleted has returned by then, so that caller finds the listener told.
+// The tasks the permits went to are carried on by end, after both.
 func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if o.status == 0 { // the body did not return: runtime.Goexit
 		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()
 	}
 	t.permits.Release()
-	if t.claim() {
-		e.completeClaimed(t, o)
+	l := e.listener()
+	if !o.told {
+		l = nil
 	}
-	if l := e.listener(); o.told && l != nil {
-		t.body.tellCompleted(t, l)
+	if !t.claim() {
+		// Cancel completed the handle at once; the listener hears its result.
+		if l != nil {
+			t.body.tellCompleted(t, nil, l)
+		}
+		return
+	}
+	e.count(o.status)
+	// Deferred, so that the handle completes even if the listener calls
+	// runtime.Goexit.
+	defer t.publish(o)
+	if l != nil {
+		t.body.tellCompleted(t, o, l)
 	}
 }
 

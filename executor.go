@@ -140,6 +140,7 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	e.globalTuning.Store(newTuning(p.adaptiveGlobal, "", p.globalInFlight, Unlimited))
 	e.groups.SetIdleTTL(int64(p.idleTTL))
 	e.applyChanges(c)
+	e.pressureUpdated(p)
 	return nil
 }
 

@@ -66,8 +66,9 @@ type PressureWarning struct {
 // waiting task has waited BacklogAge. The age is checked by one timer,
 // armed only while tasks wait, every BacklogAge/2, so a group that receives
 // nothing new is warned about by the time its oldest task has waited
-// 1.5×BacklogAge. Per group, at most one warning per Cooldown; the triggers
-// in between are counted into the next warning's Suppressed.
+// 1.5×BacklogAge; UpdatePolicy arms it for when the oldest task reaches
+// the new BacklogAge. Per group, at most one warning per Cooldown; the
+// triggers in between are counted into the next warning's Suppressed.
 //
 // fn runs on the goroutine of the Submit call or of the timer, with no lock
 // of the executor held; it must not block: Shutdown and Close wait for a
@@ -96,6 +97,8 @@ type pressure struct {
 	mu      sync.Mutex
 	timer   *time.Timer   // guarded by mu; armed while tasks wait
 	armed   bool          // guarded by mu
+	period  time.Duration // guarded by mu: what the armed timer was armed for
+	due     int64         // guarded by mu: when it fires, on the executor's clock
 	closed  bool          // guarded by mu: no timer, and no call of fn, after the executor closed
 	running int           // guarded by mu: the armed timer's check, and calls of fn under way
 	idle    chan struct{} // guarded by mu: made by a waiter, closed when running drops to 0
@@ -124,18 +127,42 @@ func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	e.armPressure(cfg.BacklogAge)
 }
 
-// armPressure arms the age timer to fire after d, unless it is armed. The
-// check it will run counts as running from now: a timer that has fired
-// but whose goroutine has not begun is waited for too.
+// pressureUpdated arms the age timer for p, which UpdatePolicy has just
+// made the policy, if tasks wait: for when the oldest of them reaches p's
+// BacklogAge. A task that begins to wait from now reads p itself.
+func (e *GroupExecutor) pressureUpdated(p *GroupPolicy) {
+	if _, waiting, _ := e.global.Counts(); waiting == 0 || p.pressureFn == nil {
+		return
+	}
+	now, oldest := e.clock(), int64(0)
+	e.groups.Range(func(g *groupstate.Group[task]) bool {
+		oldest = max(oldest, g.OldestWait(now))
+		return true
+	})
+	e.armPressure(max(p.pressure.orDefaults().BacklogAge-time.Duration(oldest), 0))
+}
+
+// armPressure arms the age timer to fire after d, or brings it forward if
+// it is armed for later (by a policy UpdatePolicy replaced). The check it
+// will run counts as running from the arming: a timer that has fired but
+// whose goroutine has not begun is waited for too.
 func (e *GroupExecutor) armPressure(d time.Duration) {
 	pr := &e.pressure
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.armed || pr.closed {
-		return
+	if pr.closed || pr.armed && d >= pr.period {
+		return // armed earlier, for no longer: it fires no later than d from now
 	}
-	pr.armed = true
-	pr.running++
+	due := e.clock() + int64(d)
+	switch {
+	case !pr.armed:
+		pr.armed = true
+		pr.running++
+	case due >= pr.due || !pr.timer.Stop():
+		return // due no later, or fired: its check arms it from the policy then
+	}
+	// Stopped, the armed timer keeps its count of running.
+	pr.period, pr.due = d, due
 	if pr.timer == nil {
 		pr.timer = time.AfterFunc(d, e.checkAges)
 	} else {
@@ -180,9 +207,11 @@ func (e *GroupExecutor) checkAges() {
 	pr.armed = false
 	pr.mu.Unlock()
 	// A task that began to wait while armed was still set left the timer
-	// to this call: it counted itself waiting before it looked.
+	// to this call: it counted itself waiting before it looked. So did an
+	// UpdatePolicy that found it fired, having stored its policy first.
+	p = e.policy.Load()
 	if _, waiting, _ := e.global.Counts(); waiting > 0 && p.pressureFn != nil {
-		e.armPressure(max(cfg.BacklogAge/2, time.Millisecond))
+		e.armPressure(max(p.pressure.orDefaults().BacklogAge/2, time.Millisecond))
 	}
 }
 

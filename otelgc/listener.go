@@ -2,8 +2,10 @@ package otelgc
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kobe/groupconc"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // listener records the histograms and the rejection counter. It keeps no
@@ -30,16 +32,15 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 	l.m.run.Record(ctx, r.Duration().Seconds(), s.record...)
 }
 
-// OnRejected counts a rejection by its reason; a reason other than the two
-// queue thresholds' (none is sent today) is counted as Other.
+// OnRejected counts a rejection by its reason: a queue threshold's, a
+// Block wait past its MaxWait, or a task displaced under
+// RejectDiscardOldest; any other reason is counted as Other.
 func (l listener) OnRejected(groupKey, _, reason string) {
 	s, _ := l.m.labels.Series(groupKey)
-	opts := s.rejectedGlobal
-	switch reason {
-	case groupconc.ReasonGlobalQueueFull:
-	case groupconc.ReasonGroupQueueFull:
-		opts = s.rejectedGroup
-	default:
+	var opts []metric.AddOption
+	if i := slices.Index(reasons[:], reason); i >= 0 {
+		opts = s.rejected[i]
+	} else {
 		opts = l.m.rejectedOptions(Other, s.value)
 	}
 	l.m.rejected.Add(context.Background(), 1, opts...)

@@ -22,7 +22,7 @@ const (
 	AttrGroup           attribute.Key = "groupconc.group"            // the group label, when asked for
 	AttrTaskState       attribute.Key = "groupconc.task.state"       // "running" or "waiting"
 	AttrTaskStatus      attribute.Key = "groupconc.task.status"      // "success", "failed", "cancelled", "rejected"
-	AttrRejectionReason attribute.Key = "groupconc.rejection.reason" // groupconc.ReasonGlobalQueueFull or ReasonGroupQueueFull
+	AttrRejectionReason attribute.Key = "groupconc.rejection.reason" // a groupconc.Reason constant (the four OnRejected is sent), or Other
 )
 
 // DefaultBuckets are the explicit bucket boundaries, in seconds, of the wait
@@ -86,9 +86,20 @@ type Metrics struct {
 // series holds the measurement options of one group attribute value,
 // built once so that a task costs no attribute set.
 type series struct {
-	value                         string // the group attribute's value, "" if off
-	record                        []metric.RecordOption
-	rejectedGlobal, rejectedGroup []metric.AddOption
+	value    string // the group attribute's value, "" if off
+	record   []metric.RecordOption
+	rejected [len(reasons)][]metric.AddOption // by reason, in the order of reasons
+}
+
+// reasons are the rejection reasons the executor sends OnRejected, each
+// counted under its own attribute value; any other (one a later release
+// might add) is counted as Other, so the attribute takes at most five
+// values.
+var reasons = [...]string{
+	groupconc.ReasonGlobalQueueFull,
+	groupconc.ReasonGroupQueueFull,
+	groupconc.ReasonWaitTimeout,
+	groupconc.ReasonDisplaced,
 }
 
 // New returns a Metrics configured by o, with its instruments created on
@@ -197,12 +208,11 @@ func (m *Metrics) attrs(value string, kvs ...attribute.KeyValue) attribute.Set {
 // newSeries builds the listener's measurement options for one group
 // attribute value ("" when the attribute is off).
 func (m *Metrics) newSeries(value string) *series {
-	return &series{
-		value:          value,
-		record:         []metric.RecordOption{metric.WithAttributeSet(m.attrs(value))},
-		rejectedGlobal: m.rejectedOptions(groupconc.ReasonGlobalQueueFull, value),
-		rejectedGroup:  m.rejectedOptions(groupconc.ReasonGroupQueueFull, value),
+	s := &series{value: value, record: []metric.RecordOption{metric.WithAttributeSet(m.attrs(value))}}
+	for i, reason := range reasons {
+		s.rejected[i] = m.rejectedOptions(reason, value)
 	}
+	return s
 }
 
 func (m *Metrics) rejectedOptions(reason, value string) []metric.AddOption {

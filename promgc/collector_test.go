@@ -97,8 +97,10 @@ func TestCountersCountOutcomesAndRejectionsByReason(t *testing.T) {
 		groupconc_tasks_completed_total{status="failed"} 1
 		groupconc_tasks_completed_total{status="cancelled"} 1
 		groupconc_tasks_completed_total{status="rejected"} 2
+		groupconc_tasks_rejected_total{reason="displaced"} 0
 		groupconc_tasks_rejected_total{reason="global_queue_full"} 1
 		groupconc_tasks_rejected_total{reason="group_queue_full"} 1
+		groupconc_tasks_rejected_total{reason="wait_timeout"} 0
 	`)
 	// The four tasks that ran; not the cancelled one, nor the rejected.
 	assert.Equal(t, uint64(4), histogramCount(t, c, "groupconc_task_wait_seconds"))

@@ -96,12 +96,18 @@ func TestLabelCapFoldsLaterValuesIntoOther(t *testing.T) {
 			groupconc_task_wait_seconds_bucket{group="b",le="+Inf"} 1
 			groupconc_task_wait_seconds_sum{group="b"} 0
 			groupconc_task_wait_seconds_count{group="b"} 1
+			groupconc_tasks_rejected_total{group="_other",reason="displaced"} 0
 			groupconc_tasks_rejected_total{group="_other",reason="global_queue_full"} 0
 			groupconc_tasks_rejected_total{group="_other",reason="group_queue_full"} 1
+			groupconc_tasks_rejected_total{group="_other",reason="wait_timeout"} 0
+			groupconc_tasks_rejected_total{group="a",reason="displaced"} 0
 			groupconc_tasks_rejected_total{group="a",reason="global_queue_full"} 0
 			groupconc_tasks_rejected_total{group="a",reason="group_queue_full"} 0
+			groupconc_tasks_rejected_total{group="a",reason="wait_timeout"} 0
+			groupconc_tasks_rejected_total{group="b",reason="displaced"} 0
 			groupconc_tasks_rejected_total{group="b",reason="global_queue_full"} 0
 			groupconc_tasks_rejected_total{group="b",reason="group_queue_full"} 0
+			groupconc_tasks_rejected_total{group="b",reason="wait_timeout"} 0
 		`)
 	})
 }

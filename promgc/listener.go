@@ -1,6 +1,8 @@
 package promgc
 
 import (
+	"slices"
+
 	"github.com/kobe/groupconc"
 )
 
@@ -26,16 +28,14 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 	s.durations.observe(r.QueueWait(), r.Duration())
 }
 
-// OnRejected counts a rejection by its reason; a reason other than the two
-// queue thresholds' (none is sent today) is counted as Other.
+// OnRejected counts a rejection by its reason: a queue threshold's, a
+// Block wait past its MaxWait, or a task displaced under
+// RejectDiscardOldest; any other reason is counted as Other.
 func (l listener) OnRejected(groupKey, _, reason string) {
 	s, _ := l.m.labels.Series(groupKey)
-	switch reason {
-	case groupconc.ReasonGlobalQueueFull:
-		s.rejectedGlobal.Inc()
-	case groupconc.ReasonGroupQueueFull:
-		s.rejectedGroup.Inc()
-	default:
+	if i := slices.Index(reasons[:], reason); i >= 0 {
+		s.rejected[i].Inc()
+	} else {
 		l.m.rejectedCounter(Other, s.labelValues).Inc()
 	}
 }

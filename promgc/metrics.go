@@ -69,9 +69,19 @@ type Metrics struct {
 // series holds the listener's metrics for one group label value, resolved
 // once so that a task costs no label lookup.
 type series struct {
-	durations                     *durations
-	rejectedGlobal, rejectedGroup prometheus.Counter
-	labelValues                   []string // the group label's value, if on
+	durations   *durations
+	rejected    [len(reasons)]prometheus.Counter // by reason, in the order of reasons
+	labelValues []string                         // the group label's value, if on
+}
+
+// reasons are the rejection reasons the executor sends OnRejected, each
+// counted under its own label value; any other (one a later release might
+// add) is counted as Other, so the label takes at most five values.
+var reasons = [...]string{
+	groupconc.ReasonGlobalQueueFull,
+	groupconc.ReasonGroupQueueFull,
+	groupconc.ReasonWaitTimeout,
+	groupconc.ReasonDisplaced,
 }
 
 // New returns a Metrics configured by o, or an error naming each invalid
@@ -147,12 +157,11 @@ func (m *Metrics) newSeries(value string) *series {
 	if m.groupLabel != nil {
 		lv = []string{value}
 	}
-	return &series{
-		durations:      newDurations(m.buckets),
-		rejectedGlobal: m.rejectedCounter(groupconc.ReasonGlobalQueueFull, lv),
-		rejectedGroup:  m.rejectedCounter(groupconc.ReasonGroupQueueFull, lv),
-		labelValues:    lv,
+	s := &series{durations: newDurations(m.buckets), labelValues: lv}
+	for i, reason := range reasons {
+		s.rejected[i] = m.rejectedCounter(reason, lv)
 	}
+	return s
 }
 
 // rejectedCounter returns the rejection counter of reason and the group

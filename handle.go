@@ -34,8 +34,10 @@ func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
 func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 
 // Cancel cancels the task's context, with cause context.Canceled, and
-// completes the handle at once as CANCELLED with Err context.Canceled. It
-// reports whether it did so: false if the handle had already completed.
+// completes the handle at once as CANCELLED with Err context.Canceled, End
+// now, and Start when the task came to hold its permits if its function
+// had begun (now if not). It reports whether it did so: false if the
+// handle had already completed.
 // A task still waiting for permits leaves its line before Cancel returns, and
 // gives back the permits of earlier layers and its queue slot a moment
 // later, on a goroutine of the executor; a running function sees its context

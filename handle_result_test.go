@@ -69,7 +69,7 @@ func TestCancelCauseIsTheResultsErr(t *testing.T) {
 	})
 }
 
-// TestLongRunTimesReadBackExactly: a task that ends more than 104 days
+// TestLongRunTimesReadBackExactly: a task that ends more than 26 days
 // after it was submitted (past what the handle packs) still reports its
 // Start and End to the nanosecond.
 func TestLongRunTimesReadBackExactly(t *testing.T) {
@@ -91,5 +91,37 @@ func TestLongRunTimesReadBackExactly(t *testing.T) {
 		assert.Equal(t, wait, r.Start.Sub(r.Submitted), "Start")
 		assert.Equal(t, wait+run, r.End.Sub(r.Submitted), "End")
 		assert.Equal(t, groupconc.StatusSuccess, first.Wait().Status)
+	})
+}
+
+// TestCancellingARunningTaskKeepsItsStart: Cancel completes the handle at
+// once, and a task whose function had begun keeps the Start it began at:
+// its QueueWait is its wait for permits, its Duration its run until Cancel.
+// The listener hears the same result.
+func TestCancellingARunningTaskKeepsItsStart(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			rec := newRecorder()
+			e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(rec))
+			gate := make(chan struct{})
+			first := submit(t, t.Context(), e, "g", "first", block(gate))
+			h := submit(t, t.Context(), e, "g", "second", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			time.Sleep(2 * time.Second)
+			close(gate) // first ends; second runs from now, until its context ends
+			first.Wait()
+			time.Sleep(time.Second)
+			require.True(t, h.Cancel())
+			r := h.Wait()
+			assert.Equal(t, groupconc.StatusCancelled, r.Status)
+			assert.Equal(t, 2*time.Second, r.QueueWait(), "QueueWait")
+			assert.Equal(t, time.Second, r.Duration(), "Duration")
+			synctest.Wait()
+			told, ok := rec.Result("g", "second")
+			require.True(t, ok, "OnCompleted")
+			assert.Equal(t, [2]time.Time{r.Start, r.End}, [2]time.Time{told.Start, told.End}, "the listener's Start and End")
+		})
 	})
 }

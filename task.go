@@ -74,17 +74,19 @@ const (
 	cancelledBit                    // the context's own cancel has a cause
 	asideCause                      // with cancelledBit: the cause is aside.cause, not context.Canceled
 	overBit                         // the task is over: its context was closed
-	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End
+	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End unless cancelRan
 	abortBit                        // with completedBit: Await returns Err too (RejectAbort)
 	endAside                        // with completedBit: End did not fit in state, it is aside.end
+	startedBit                      // the function is about to run: start is its Start (see began)
+	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
 )
 
 // Where the result's status and End are in task.state, set with
 // completedBit: the status in 3 bits, End in the bits above (when it is in
-// [0, maxStateEnd], 104 days; otherwise aside.end keeps it).
+// [0, maxStateEnd], 26 days; otherwise aside.end keeps it).
 const (
-	statusShift        = 8
-	endShift           = 11
+	statusShift        = 10
+	endShift           = 13
 	maxStateEnd uint64 = 1<<(64-endShift) - 1
 )
 
@@ -169,6 +171,14 @@ func (t *task) reason() string {
 // claim reports whether the caller is the one to complete the handle.
 func (t *task) claim() bool { return t.state.Or(claimedBit)&claimedBit == 0 }
 
+// began records that t's function is about to run, holding its permits
+// since start, so that Cancel, which completes the handle at once, keeps
+// that Start. start is written before the bit that Cancel reads.
+func (t *task) began(start int64) {
+	t.start = start
+	t.state.Or(startedBit)
+}
+
 // claimed reports whether the handle was claimed by anyone.
 func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
 
@@ -191,10 +201,15 @@ func (t *task) publish(o *outcome) {
 
 // publishCancelled completes the handle CANCELLED at now, for Cancel, which
 // claimed it after cancelling the context with the cause the result's Err
-// is (see taskContext.cause). It writes nothing but state: t may be in the
-// ready queue.
-func (t *task) publishCancelled(now int64) {
-	t.complete(completedBit|cancelResult|uint64(StatusCancelled)<<statusShift, now)
+// is (see taskContext.cause); ran says the function had begun (began), so
+// Start is its start, not now. It writes nothing but state: t may be in
+// the ready queue.
+func (t *task) publishCancelled(now int64, ran bool) {
+	bits := completedBit | cancelResult | uint64(StatusCancelled)<<statusShift
+	if ran {
+		bits |= cancelRan
+	}
+	t.complete(bits, now)
 }
 
 // complete sets bits and End in state, and closes the done channel.
@@ -226,7 +241,11 @@ func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
 		end = t.aside.Load().end
 	}
 	if s&cancelResult != 0 {
-		return StatusCancelled, end, end, t.context().cause()
+		start = end
+		if s&cancelRan != 0 {
+			start = t.start // written before startedBit, which Cancel saw
+		}
+		return StatusCancelled, start, end, t.context().cause()
 	}
 	return TaskStatus(s >> statusShift & 7), t.start, end, t.resultErr()
 }

@@ -192,6 +192,7 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
+	t.began(start)
 	o.status, o.err = t.body.call(t, t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()

@@ -73,6 +73,9 @@ for ((round = 0; round < ROUNDS; round++)); do
 				-test.benchtime "${benchtime[$w]}" -test.count 1 >>"$OUT"
 		done
 	done
+	# The least an executor can do with five priorities, beside W3HotGroupPriorities.
+	"$bin" -test.run '^$' -test.bench '^BenchmarkW3HotPrioritiesFloor$' \
+		-test.benchtime "${benchtime[W3HotGroupPriorities]}" -test.count 1 >>"$OUT"
 done
 
 units='.unit:(ns/task OR cpu-ns/task OR allocs/task OR B/task OR bytes/queued-task OR utilisation OR a-before-b)'
@@ -103,6 +106,8 @@ stat -filter "$units /peer:(groupconc OR groupconc-fair)" -col '/peer@(groupconc
 echo
 echo "== W3 hot, groupconc alone: each shape of priority against one priority, measured in one process"
 stat -filter '.name:W3HotGroupPriorities .unit:(one-cpu-ns/task OR control/one OR sorted/one OR turn/one OR runs/one)' "$OUT"
+echo "and for floorLine, the least an executor can do with five priorities (floor.go):"
+stat -filter '.name:W3HotPrioritiesFloor .unit:(one-cpu-ns/task OR control/one OR sorted/one OR turn/one OR runs/one)' "$OUT"
 
 echo
 echo "== W6: a lossless stream, the producer held at each peer's bound"

@@ -13,6 +13,14 @@ import (
 // callers (groupstate's slots), until a slot is handed to it. Until then
 // its task is not accepted: the gate has not counted it, no listener has
 // heard of it, and it is in no count but Blocked.
+//
+// A queue hands its slots to one caller at a time, with its door: the
+// caller accepts its task on its own goroutine, as Submit would (the
+// listener hears of it there), and passes the door on once the task has
+// its place (see accepted). So callers handed slots together, by a raised
+// threshold or by tasks ending together, are accepted, announced and
+// started in the order the queue served them, and the callers still
+// waiting behind a door can give up as always.
 
 // errWaitTimeout ends a wait that ran past MaxWait.
 var errWaitTimeout = errors.New("groupconc: wait timed out")
@@ -108,12 +116,13 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 }
 
 // waitSlot waits, after a walk found the queue named by reason full, until
-// a slot of it is handed to t (nil: t holds it), or, for a queue of no
-// slots, until a permit t may start on is given back (nil: t holds no
-// slot, and walks again); or until the wait ends otherwise: ctx ends (its
-// error), timeout fires (errWaitTimeout), the executor closes (ErrClosed)
-// or t's group is shut down or evicted (the scope's cause). t holds nothing
-// then. seen is the queue's nudge count before the walk (see Block).
+// a slot of it is handed to t (nil: t holds it, and the queue's door), or,
+// for a queue of no slots, until a permit t may start on is given back
+// (nil: t holds no slot, and walks again); or until the wait ends
+// otherwise: ctx ends (its error), timeout fires (errWaitTimeout), the
+// executor closes (ErrClosed) or t's group is shut down or evicted (the
+// scope's cause). t holds nothing then. seen is the queue's nudge count
+// before the walk (see Block).
 func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout <-chan time.Time) error {
 	p := &t.permits
 	a := t.getAside()
@@ -137,7 +146,10 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 		err = context.Cause(p.Scope())
 	}
 	if !p.Leave() {
-		// A slot was handed to t as the wait ended (or it was nudged).
+		// A slot was handed to t as the wait ended (or it was nudged):
+		// ShutdownGroup, EvictGroup and Close free slots as they end the
+		// waiting tasks, so the end still wins, but for MaxWait. Giving
+		// the slot back passes the queue's door on with it.
 		<-woken
 		if err == errWaitTimeout && p.Holds() {
 			return nil // it ended in time after all

@@ -22,6 +22,11 @@ package groupconc
 //	ended     nowhere: permits given back,  nobody; its handle keeps     —
 //	          context closed, gate left     the result
 //
+// A blocked caller handed a slot holds that queue's door while its task
+// is admitted: the queue hands its next slot only once the task has its
+// place (waiting, ready, or ended), so callers served together are
+// accepted in the order they were served (see blocking.go).
+//
 // UpdatePolicy moves waiting tasks too: a raised limit hands them permits
 // (carried, each on a goroutine of its own); a lowered one takes the tasks
 // holding an over-limit layer's permit out of the later lines and puts them
@@ -108,21 +113,29 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	}
 	out := groupstate.Rejected
 	if reason == "" {
+		// A blocked caller's task handed a slot holds its queue's door
+		// until it has its place, in its line or in the ready queue: the
+		// next blocked caller is handed a slot only then (see
+		// admitBlocking).
+		door := t.permits.TakeDoor()
 		out, reason = t.permits.Try()
+		if out == groupstate.Admitted {
+			owned = false
+			e.launch(t)
+		}
+		door.Pass()
 	}
 	switch out {
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
 		e.pressureWaiting(g)
-		return nil
 	case groupstate.Rejected:
-		if !e.turnAway(t, reason) {
-			return nil // completed REJECTED: no goroutine needed
-		}
+		if e.turnAway(t, reason) {
+			owned = false
+			e.launch(t)
+		} // else completed REJECTED: no goroutine needed
 	}
-	owned = false
-	e.launch(t)
 	return nil
 }
 

@@ -64,7 +64,10 @@ func (o SubmitOptions) check() error {
 // its queue full (its group's, or under IsolationOff the global one) does
 // not take the rejection: the caller waits, no task accepted yet, until a
 // slot is handed to it, in order of priority and then of arrival among the
-// callers blocked on that queue. The wait ends:
+// callers blocked on that queue. Slots freed together are handed one after
+// another, each once the task before has its place, so those callers'
+// tasks are accepted, announced to the listener and started in that order
+// too. The wait ends:
 //   - when a slot is handed to it: the task is accepted, as if submitted
 //     then, and SubmitWith returns its handle;
 //   - when ctx ends: nil and ctx.Err(); nothing was submitted;

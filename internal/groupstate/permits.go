@@ -287,9 +287,20 @@ func (p *Permits[T]) giveSlot(q *slots[T], slot uint8) {
 // and takes the task out of the counts. Each count drops before its permit
 // is given back, so a count never exceeds its limit. A permit some task
 // waits for is handed to it: the caller then owns that task, and gets it
-// from Handed. Release is a no-op the second time, and must not be called
-// while the task is in a line.
+// from Handed. A queue's door the task holds is passed on (see TakeDoor)
+// once the slot is back. Release is a no-op the second time, and must not
+// be called while the task is in a line.
 func (p *Permits[T]) Release() {
+	if p.flags&doors != 0 { // its blocked caller gives up, or walks on to wait elsewhere
+		d := p.TakeDoor()
+		p.release()
+		d.Pass()
+		return
+	}
+	p.release()
+}
+
+func (p *Permits[T]) release() {
 	if p.held == 0 { // nothing held, nor counted: released already, or never walked
 		return
 	}

@@ -13,6 +13,10 @@ const (
 	quietRelease                   // a Rejected walk gives back what it took: no nudge
 	granted                        // Resume: the permit of the layer bit was handed over
 	countedFlag                    // the task is counted in its group's refs (see Registry.Enter)
+	doorGroup                      // its caller holds the door of its group's queue (see slots)
+	doorGlobal                     // its caller holds the door of the global queue
+
+	doors = doorGroup | doorGlobal
 )
 
 // SetPriority sets the task's priority (0 is the highest) and whether, on
@@ -44,7 +48,7 @@ func (p *Permits[T]) Restamp(submitted int64) { p.submitted = submitted }
 // Nudges returns how many times the task's queues (its group's, the
 // global one) have been nudged so far: read it before a walk, for Block.
 func (p *Permits[T]) Nudges() (group, global uint64) {
-	return p.group.queue.freed.Load(), p.group.global.queue.freed.Load()
+	return p.group.queue.nudges(), p.group.global.queue.nudges()
 }
 
 // Block puts the task's caller, whose walk was Rejected for reason (a full
@@ -54,10 +58,10 @@ func (p *Permits[T]) Nudges() (group, global uint64) {
 // instead: a slot was free by then (the task holds it), or in a queue of
 // no slots a permit came free since the walk. Otherwise the line owns the
 // task until a slot is handed to it (the Global's wake is called for it,
-// and it holds the slot from then on), it is nudged (woken, no slot), or
-// it leaves (Leave). Either way its caller calls Unblock once done
-// waiting. The task must hold nothing (a Rejected walk gave everything
-// back).
+// and it holds the slot and the queue's door from then on: see TakeDoor),
+// it is nudged (woken, no slot), or it leaves (Leave). Either way its
+// caller calls Unblock once done waiting. The task must hold nothing (a
+// Rejected walk gave everything back).
 func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	g := p.group
 	g.blocked.Add(1)
@@ -85,15 +89,57 @@ func (p *Permits[T]) Unblock() {
 }
 
 // handSlots gives the callers a queue's give handed a slot (bit) their
-// slot, and wakes them: each owns its task again from then on. A nudge
-// hands no slot (bit 0).
+// slot and its door, and wakes them: each owns its task again from then
+// on. A nudge hands no slot (bit 0), nor the door.
 func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 	for w := chain; w != nil; {
 		next := w.next
 		w.next = nil
 		w.held |= bit
+		switch bit {
+		case heldGroupSlot:
+			w.flags |= doorGroup
+		case heldGlobalSlot:
+			w.flags |= doorGlobal
+		}
 		gl.wake(w.task())
 		w = next
+	}
+}
+
+// Door is the door of a queue (see slots), taken from the task whose
+// caller held it; its zero value is no door.
+type Door[T any] struct {
+	q   *slots[T]
+	bit uint8 // the queue's slot bit
+	gl  *Global[T]
+}
+
+// TakeDoor takes from the task the door of the queue whose slot its
+// blocked caller was handed, if it holds one, for its owner to pass on
+// once the task has its place (Try placed it: it waits in its line, holds
+// every permit, or was rejected). The next caller waiting for a slot of
+// that queue is let through only then, so callers handed slots together
+// place their tasks in the order they were served. Release passes a door
+// the task still holds.
+func (p *Permits[T]) TakeDoor() Door[T] {
+	if p.flags&doors == 0 {
+		return Door[T]{}
+	}
+	d := Door[T]{q: &p.group.queue, bit: heldGroupSlot, gl: p.group.global}
+	if p.flags&doorGlobal != 0 {
+		d.q, d.bit = d.gl.queue, heldGlobalSlot
+	}
+	p.flags &^= doors
+	return d
+}
+
+// Pass hands the door on, with a free slot, to the next caller waiting
+// for one of the queue, and wakes it. It uses nothing of the task the
+// door was taken from, which may belong to a line by now.
+func (d Door[T]) Pass() {
+	if d.q != nil {
+		d.gl.handSlots(d.q.pass(), d.bit)
 	}
 }
 

@@ -108,3 +108,59 @@ func TestDisplacingTakesTheSlotOfTheTaskFound(t *testing.T) {
 	f.end(t, d)
 	f.requireAllQuiet(t)
 }
+
+// TestAQueueHandsItsSlotsToOneCallerAtATime: a raised threshold frees
+// three slots for three blocked callers, but the queue hands them through
+// its door, one at a time, each once the caller before has placed its
+// task (in line, here) or given its slot back: so the callers place their
+// tasks in the order they were served, whatever order their goroutines
+// run in.
+func TestAQueueHandsItsSlotsToOneCallerAtATime(t *testing.T) {
+	lim := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1}
+	f := newFixture(t, Unlimited, false, fixed(lim))
+	var woken []string
+	f.gl.SetHooks(func(k *tk) { woken = append(woken, k.name) }, func(*tk) {}, func(*tk) bool { return false })
+	a1, out := f.submit(t, "g", "a1")
+	require.Equal(t, Admitted, out)
+	a2, out := f.submit(t, "g", "a2")
+	require.Equal(t, MustWait, out)
+	var cs []*tk
+	for _, name := range []string{"c1", "c2", "c3"} {
+		c := &tk{name: name}
+		f.r.Enter("g", &c.p, c, f.now)
+		seen, _ := c.p.Nudges()
+		out, reason := c.p.Try()
+		require.Equal(t, Rejected, out)
+		require.True(t, c.p.Block(reason, seen), "%s's caller waits for a slot", name)
+		cs = append(cs, c)
+	}
+
+	lim.QueueThreshold = 4
+	f.r.Update(Unlimited, Unlimited, fixed(lim))
+	assert.Equal(t, []string{"c1"}, woken, "the first caller holds the door")
+	c1, c2, c3 := cs[0], cs[1], cs[2]
+	c1.p.Unblock()
+	door := c1.p.TakeDoor()
+	out, _ = c1.p.Try()
+	require.Equal(t, MustWait, out)
+	assert.Equal(t, []string{"c1"}, woken, "the door is still c1's")
+	door.Pass()
+	assert.Equal(t, []string{"c1", "c2"}, woken, "c1's task has its place: c2 is let through")
+
+	c2.p.Unblock()
+	c2.p.Release() // c2's caller gives up: the door goes on with its slot
+	assert.Equal(t, []string{"c1", "c2", "c3"}, woken)
+	c3.p.Unblock()
+	door = c3.p.TakeDoor()
+	out, _ = c3.p.Try()
+	require.Equal(t, MustWait, out)
+	door.Pass()
+
+	assert.Equal(t, []string{"a2"}, f.end(t, a1))
+	assert.Equal(t, []string{"c1"}, f.end(t, a2))
+	assert.Equal(t, []string{"c3"}, f.end(t, c1))
+	assert.Empty(t, f.end(t, c3))
+	c2.p.Exit()
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

@@ -7,45 +7,106 @@ import "sync/atomic"
 //
 // It is a line whose permits are slots and whose waiters are callers that
 // would rather wait for a slot than be turned away (blocking submissions):
-// a slot given back while a caller waits passes straight to the first of
-// them, in order of priority and then of arrival, and a task that does not
-// wait never takes a slot while one does (tryAcquire), so nothing barges
-// past a waiting caller.
+// a slot given back while a caller waits goes to the first of them, in
+// order of priority and then of arrival, once the door below is free, and
+// a task that does not wait never takes a slot while one does
+// (tryAcquire), so nothing barges past a waiting caller.
 //
 // A group's slots are one counter, not wide: every group has one
 // (BenchmarkGroupFootprint). The global queue's, one per executor and
 // touched by every waiting task, are wide (BenchmarkW2Groups1000/peer=groupconc-user).
 //
+// Its slots are handed to one waiting caller at a time, through a door.
+// Callers handed slots at the same moment (by a raised threshold, by
+// tasks ending together on several goroutines) would each place their
+// task from a goroutine of their own, in whatever order those run. So the
+// caller handed a slot holds the queue's door until its task has its
+// place: it joined its next line, got every permit, or gave everything
+// back (Door.Pass, Release). Only then is a free slot handed on, with the
+// door, to the next waiting caller. Callers so place their tasks, are
+// announced and start in the order the queue serves them; one not handed
+// a slot yet can still give up, as ever, while another holds the door.
+//
 // Like every line's, its lobby is made on first need (see lobby).
 type slots[T any] struct {
 	line[T]
-	freed atomic.Uint64 // nudges so far (see nudge)
+	// freed counts the nudges so far (see nudge) in its bits above the
+	// lowest, which is set while a caller holds the door; that bit is
+	// changed only under the lobby's mu. They share a word so that a
+	// group's slots take no more room than before the door.
+	freed atomic.Uint64
 }
+
+// Bits of slots.freed.
+const (
+	doorHeld uint64 = 1 // a caller holds the door
+	aNudge   uint64 = 2 // one nudge
+)
 
 // load returns the slots taken.
 func (s *slots[T]) load() int64 { return s.held.load() }
 
-// give gives back a slot. It returns the waiting callers handed a slot,
-// taken out of their line and chained by next: the caller owns them now,
-// and wakes them.
-func (s *slots[T]) give() *Permits[T] { return s.release(nil) }
+// nudges returns the nudges so far.
+func (s *slots[T]) nudges() uint64 { return s.freed.Load() / aNudge }
 
-// block takes a slot for w's caller at once if one is free and nobody
-// waits for one, and reports acquired; or, for a queue of no slots, reports
-// retry if a nudge came since the caller read seen (its task may start at
-// once now); otherwise it puts w in the line of waiting callers, by
-// priority and then arrival (a caller nudged before goes back to the head
-// of its priority), and reports neither: the line owns w now, until give
-// or nudge hands it on, or w leaves.
+// give gives back a slot. It returns the waiting caller handed a slot, and
+// the door, if any, taken out of line: the caller owns it now, and wakes
+// it. While the door is held, the slot stays free for its holder to hand
+// on (pass); a task that does not block still never takes it while a
+// caller waits (tryAcquire).
+func (s *slots[T]) give() *Permits[T] {
+	s.held.give()
+	if s.waiting.Load() == 0 {
+		return nil
+	}
+	// Interleaving: as in line.release, a caller that announced itself
+	// after the load above takes the slot itself (block), or finds the
+	// door held and waits for its holder to hand the slot on.
+	r := s.lock()
+	defer r.unlock()
+	return s.handLocked(r.q())
+}
+
+// handLocked hands a free slot, with the door, to the first waiting
+// caller, unless the door is held, and returns that caller as give does.
+func (s *slots[T]) handLocked(q queue[T]) *Permits[T] {
+	if s.freed.Load()&doorHeld != 0 || q.empty() || !s.take() {
+		return nil
+	}
+	s.freed.Or(doorHeld)
+	return s.popLocked(q)
+}
+
+// pass takes the door back from the caller that held it, whose task has
+// its place now, and hands it on with a free slot to the next waiting
+// caller, returned as give returns it.
+func (s *slots[T]) pass() *Permits[T] {
+	r := s.lock()
+	defer r.unlock()
+	s.freed.And(^doorHeld)
+	return s.handLocked(r.q())
+}
+
+// block takes a slot for w's caller at once if one is free, nobody waits
+// for one and nobody holds the door, and reports acquired; or, for a queue
+// of no slots, reports retry if a nudge came since the caller read seen
+// (its task may start at once now); otherwise it puts w in the line of
+// waiting callers, by priority and then arrival (a caller nudged before
+// goes back to the head of its priority), and reports neither: the line
+// owns w now, until give, pass or nudge hands it on, or w leaves.
 func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
 	r := s.lock()
 	defer r.unlock()
 	q := r.q()
-	if s.enterLocked(q) {
+	if s.freed.Load()&doorHeld != 0 {
+		// It came after the door's holder: it waits for its turn, and
+		// the slot it may have seen free is the holder's to hand on.
+		s.waiting.Add(1) // as enterLocked announces a joiner
+	} else if s.enterLocked(q) {
 		return true, false
 	}
 	// Interleaving: a nudge adds to freed before it looks for waiters.
-	if q.empty() && s.limit.Load() == 0 && s.freed.Load() != seen {
+	if q.empty() && s.limit.Load() == 0 && s.nudges() != seen {
 		s.withdrawLocked()
 		return false, true
 	}
@@ -63,7 +124,7 @@ func (s *slots[T]) nudge() *Permits[T] {
 	if s.limit.Load() != 0 {
 		return nil
 	}
-	s.freed.Add(1)
+	s.freed.Add(aNudge)
 	if s.waiting.Load() == 0 {
 		return nil
 	}
@@ -78,14 +139,17 @@ func (s *slots[T]) nudge() *Permits[T] {
 	return w
 }
 
-// handOut hands the slots a raised limit frees to waiting callers,
-// returned as give returns them. A change of limits calls it in its last
-// pass (see limits.go), once every layer's new limit is in force: a caller
+// handOut hands a slot a raised limit frees to the first waiting caller,
+// returned as give returns it; the callers after it are handed theirs in
+// turn, through the door. A change of limits calls it in its last pass
+// (see limits.go), once every layer's new limit is in force: a caller
 // woken earlier could walk through a layer whose lowered limit is not
 // stored yet.
 func (s *slots[T]) handOut() *Permits[T] {
 	if s.waiting.Load() == 0 {
 		return nil
 	}
-	return s.grant()
+	r := s.lock()
+	defer r.unlock()
+	return s.handLocked(r.q())
 }

@@ -24,7 +24,11 @@ const (
 	// takes the slot of the oldest waiting task of the lowest priority at
 	// or below its own, which ends REJECTED with ReasonDisplaced (its Await
 	// returns no error). If every waiting task has a higher priority, the
-	// new task is rejected as under RejectDiscard.
+	// new task is rejected as under RejectDiscard. So it is while a caller
+	// of SubmitWith with Block waits for a slot of that queue: the slot
+	// would go to the new task, past the caller waiting for the next one,
+	// so the new task is turned away instead, with the queue's reason,
+	// and no waiting task is displaced.
 	RejectDiscardOldest RejectionPolicy = 3
 )
 

@@ -208,7 +208,7 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 		p.held |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot) && !p.makeRoom(slot) {
+	if !p.takeSlot(q, slot) && !p.makeRoom(q, slot) {
 		return Rejected
 	}
 	if p.flags&pause != 0 {

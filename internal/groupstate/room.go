@@ -159,13 +159,18 @@ func (gl *Global[T]) Blocked() int { return int(max(gl.blocked.Load(), 0)) }
 // Blocked reports the callers waiting for a queue slot to submit to g.
 func (g *Group[T]) Blocked() int { return int(max(g.blocked.Load(), 0)) }
 
-// makeRoom takes, for a task that found its queue full (bit: the group's
-// or the global one), the slot of the oldest waiting task of the lowest
-// priority at or below its own, if it may displace one. The task
+// makeRoom takes, for a task that found its queue q full (bit: the
+// group's or the global one), the slot of the oldest waiting task of the
+// lowest priority at or below its own, if it may displace one. The task
 // displaced is out of its line and given to the Global's displaced hook,
 // for p's owner to end; it keeps the permits it held of earlier layers.
-func (p *Permits[T]) makeRoom(bit uint8) bool {
-	if p.flags&displace == 0 {
+//
+// It displaces nobody while a caller is blocked on q: the slot would go
+// to the newcomer, past the caller waiting for the next one. The task is
+// turned away then, as under RejectDiscard. A caller that blocks just
+// after the check came after the task, which it does not pass either.
+func (p *Permits[T]) makeRoom(q *line[T], bit uint8) bool {
+	if p.flags&displace == 0 || q.waiting.Load() != 0 {
 		return false
 	}
 	for {

@@ -12,6 +12,8 @@
 // every peer enforces the limits it claims; the Benchmark functions are the
 // workloads W1–W6 described in RESULTS.md, and run.sh runs them. W6 streams
 // tasks to the StreamPeers, whose idiom holds the producer at a bound.
-// MEMORY.md describes where the bytes of a group and of a queued task go,
-// and the deep-backlog shapes W2DeepBacklog and W3DeepBacklog.
+// floorLine (floor.go) is the least an executor can do with five
+// priorities, the reference W3HotPrioritiesFloor holds groupconc's lines
+// against. MEMORY.md describes where the bytes of a group and of a queued
+// task go, and the deep-backlog shapes W2DeepBacklog and W3DeepBacklog.
 package benchmarks

@@ -20,6 +20,14 @@ import (
 // for the tasks already waiting too (see UpdatePolicy and
 // PolicyBuilder.PressureWarnings).
 
+// oneWaiting has a task of group key run, held by gate, and another wait
+// behind it, from now.
+func oneWaiting(t *testing.T, e *groupconc.GroupExecutor, key string, gate <-chan struct{}) {
+	t.Helper()
+	submit(t, context.Background(), e, key, "running", gated(gate, 0))
+	submit(t, context.Background(), e, key, "waiting", gated(gate, 0))
+}
+
 // warningsOf returns the warnings w holds about the group key.
 func warningsOf(w *warningLog, key string) []groupconc.PressureWarning {
 	var out []groupconc.PressureWarning
@@ -37,12 +45,10 @@ func TestUpdatePolicyThatAddsPressureWarningsWarnsAboutTasksAlreadyWaiting(t *te
 			e := newExecutor(t, builder().Isolation(mode)) // no warnings: no age timer
 			gate := make(chan struct{})
 			defer close(gate)
-			submit(t, context.Background(), e, "a", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // waits from t=0
-			time.Sleep(8 * time.Second)                                        // fake clock
-			submit(t, context.Background(), e, "b", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "b", "waiting", gated(gate, 0)) // waits from t=8s
-			time.Sleep(2 * time.Second)                                        // fake clock: t=10s
+			oneWaiting(t, e, "a", gate) // waits from t=0
+			time.Sleep(8 * time.Second) // fake clock
+			oneWaiting(t, e, "b", gate) // waits from t=8s
+			time.Sleep(2 * time.Second) // fake clock: t=10s
 
 			w := new(warningLog)
 			require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().Isolation(mode).
@@ -78,9 +84,8 @@ func TestUpdatePolicyWithAShorterBacklogAgeBringsTheArmedAgeTimerForward(t *test
 				PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Hour}, w.add))
 			gate := make(chan struct{})
 			defer close(gate)
-			submit(t, context.Background(), e, "a", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for t=1h
-			time.Sleep(time.Second)                                            // fake clock
+			oneWaiting(t, e, "a", gate) // arms the timer for t=1h
+			time.Sleep(time.Second)     // fake clock
 			require.NoError(t, e.UpdatePolicy(policy(4*time.Second)))
 
 			time.Sleep(3*time.Second - time.Nanosecond) // fake clock
@@ -103,15 +108,13 @@ func TestPressureWarnsWithin1point5TimesTheAgeAGroupThatBeganToWaitAfterUpdatePo
 				PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Hour}, w.add))
 			gate := make(chan struct{})
 			defer close(gate)
-			submit(t, context.Background(), e, "a", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for t=1h
-			time.Sleep(time.Second)                                            // fake clock
+			oneWaiting(t, e, "a", gate) // arms the timer for t=1h
+			time.Sleep(time.Second)     // fake clock
 			require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().Isolation(mode).
 				PressureWarnings(groupconc.PressureConfig{BacklogAge: 4 * time.Second}, w.add))))
 			time.Sleep(1500 * time.Millisecond) // fake clock
-			submit(t, context.Background(), e, "b", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "b", "waiting", gated(gate, 0)) // waits from t=2.5s
-			time.Sleep(6 * time.Second)                                        // fake clock: 1.5×age after b began
+			oneWaiting(t, e, "b", gate)         // waits from t=2.5s
+			time.Sleep(6 * time.Second)         // fake clock: 1.5×age after b began
 			synctest.Wait()
 			b := warningsOf(w, "b")
 			require.Len(t, b, 1, "b's task waited 1.5×BacklogAge with nothing new submitted")
@@ -134,16 +137,14 @@ func TestUpdatePolicyWhileTheAgeCheckRunsHasTheNextCheckArmedForTheNewAge(t *tes
 				}))
 			gate := make(chan struct{})
 			defer close(gate)
-			submit(t, context.Background(), e, "a", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)) // arms the timer for t=1h
-			time.Sleep(time.Hour)                                              // fake clock: the check warns about a
+			oneWaiting(t, e, "a", gate) // arms the timer for t=1h
+			time.Sleep(time.Hour)       // fake clock: the check warns about a
 			<-held
 			require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().Isolation(mode).
 				PressureWarnings(groupconc.PressureConfig{BacklogAge: 10 * time.Minute}, w.add))))
-			close(hold) // the check ends, and arms the timer again
-			submit(t, context.Background(), e, "b", "running", gated(gate, 0))
-			submit(t, context.Background(), e, "b", "waiting", gated(gate, 0)) // waits from t=1h
-			time.Sleep(15 * time.Minute)                                       // fake clock: 1.5×the new age
+			close(hold)                  // the check ends, and arms the timer again
+			oneWaiting(t, e, "b", gate)  // waits from t=1h
+			time.Sleep(15 * time.Minute) // fake clock: 1.5×the new age
 			synctest.Wait()
 			b := warningsOf(w, "b")
 			require.NotEmpty(t, b, "the check under way at the update armed the next for the new age, not the old one")

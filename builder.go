@@ -142,7 +142,8 @@ func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
 
 // PerGroupWeight sets the fair-share weight of the listed groups; they win
 // over the resolver and the default. Each value must be >= 1. Weights need
-// IsolationFairShare.
+// IsolationFairShare: under IsolationOff, Build refuses any map, even an
+// empty one (nil sets none).
 func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
 	b.weights = maps.Clone(m)
 	return b
@@ -205,7 +206,7 @@ func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
 		adaptiveGlobal:   b.adaptiveGlobal,
 		limitChanges:     b.limitChanges,
 	}
-	weighted := len(b.weights) > 0 || b.weightResolver != nil || b.defaultWeight != nil
+	weighted := b.weights != nil || b.weightResolver != nil || b.defaultWeight != nil // an empty map is a setting too
 	if bad := p.check(weighted); len(bad) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(bad, "; "))
 	}

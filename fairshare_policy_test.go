@@ -85,6 +85,7 @@ func TestBuildRejectsInvalidWeightAndIsolationSettings(t *testing.T) {
 		{"default weight 0", fair().DefaultWeightPerGroup(0), []string{"DefaultWeightPerGroup"}},
 		{"negative default weight", fair().DefaultWeightPerGroup(-3), []string{"DefaultWeightPerGroup"}},
 		{"per-group weight without fair share", off().PerGroupWeight(map[string]int{"a": 2}), []string{"PerGroupWeight"}},
+		{"an empty weight map without fair share", off().PerGroupWeight(map[string]int{}), []string{"PerGroupWeight"}},
 		{"weight resolver without fair share", off().WeightResolver(func(string) int { return 2 }), []string{"WeightResolver"}},
 		{"default weight 1 without fair share", off().DefaultWeightPerGroup(1), []string{"DefaultWeightPerGroup"}},
 		{"global queue threshold under fair share", fair().GlobalQueueThreshold(5), []string{"GlobalQueueThreshold", "Isolation"}},

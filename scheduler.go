@@ -252,8 +252,8 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 // does not own t: a waiting t it takes out of its line goes to a goroutine
 // of its own to end.
 func (e *GroupExecutor) cancel(t *task, cause error) bool {
-	old := t.state.Or(claimedBit) // claim, reading whether the function began
-	if old&claimedBit != 0 {
+	claimed, ran := t.claimRan()
+	if !claimed {
 		return false
 	}
 	t.context().cancelWith(cause)
@@ -263,7 +263,7 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	// The result's Err is cause, which cancelWith recorded: this is the
 	// context's first cancel, since close comes after a claim (see end).
 	e.count(StatusCancelled)
-	t.publishCancelled(e.clock()-t.permits.Submitted(), old&startedBit != 0)
+	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
 	if left {
 		e.goEndCancelled(t)
 	}

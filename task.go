@@ -169,7 +169,17 @@ func (t *task) reason() string {
 }
 
 // claim reports whether the caller is the one to complete the handle.
-func (t *task) claim() bool { return t.state.Or(claimedBit)&claimedBit == 0 }
+func (t *task) claim() bool {
+	claimed, _ := t.claimRan()
+	return claimed
+}
+
+// claimRan claims as claim does, and reports too whether t's function had
+// begun (began) by then, in the same atomic step.
+func (t *task) claimRan() (claimed, ran bool) {
+	old := t.state.Or(claimedBit)
+	return old&claimedBit == 0, old&startedBit != 0
+}
 
 // began records that t's function is about to run, holding its permits
 // since start, so that Cancel, which completes the handle at once, keeps

@@ -226,20 +226,6 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	return MustWait
 }
 
-// takeSlot takes a place in queue q for a task about to wait, unless it
-// holds one; it reports false when the queue is full, or callers wait for
-// a slot of it.
-func (p *Permits[T]) takeSlot(q *line[T], slot uint8) bool {
-	if p.held&slot != 0 {
-		return true
-	}
-	if !q.tryAcquire() {
-		return false
-	}
-	p.held |= slot
-	return true
-}
-
 // stop ends a walk that did not reach Admitted: a task that may not wait
 // gives back every permit and slot before it is rejected.
 func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
@@ -268,19 +254,6 @@ func (p *Permits[T]) stopWaiting() {
 		p.group.waiting.Add(-1)
 		p.group.global.out.waiting.Add(1)
 	}
-}
-
-func (p *Permits[T]) dropSlot(q *slots[T], slot uint8) {
-	if p.held&slot != 0 { // most tasks never held one: kept small enough to inline
-		p.giveSlot(q, slot)
-	}
-}
-
-// giveSlot gives back the slot p holds in q, to a caller waiting for one
-// if any.
-func (p *Permits[T]) giveSlot(q *slots[T], slot uint8) {
-	p.held &^= slot
-	p.group.global.handSlots(q.give(), slot)
 }
 
 // Release gives back everything p holds, in reverse order of acquisition,

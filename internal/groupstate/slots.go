@@ -153,3 +153,31 @@ func (s *slots[T]) handOut() *Permits[T] {
 	defer r.unlock()
 	return s.handLocked(r.q())
 }
+
+// takeSlot takes a place in queue q for a task about to wait, unless it
+// holds one; it reports false when the queue is full, or callers wait for
+// a slot of it.
+func (p *Permits[T]) takeSlot(q *line[T], slot uint8) bool {
+	if p.held&slot != 0 {
+		return true
+	}
+	if !q.tryAcquire() {
+		return false
+	}
+	p.held |= slot
+	return true
+}
+
+// dropSlot gives back the slot of q that p holds, if it holds one.
+func (p *Permits[T]) dropSlot(q *slots[T], slot uint8) {
+	if p.held&slot != 0 { // most tasks never held one: kept small enough to inline
+		p.giveSlot(q, slot)
+	}
+}
+
+// giveSlot gives back the slot p holds in q, to a caller waiting for one
+// if any.
+func (p *Permits[T]) giveSlot(q *slots[T], slot uint8) {
+	p.held &^= slot
+	p.group.global.handSlots(q.give(), slot)
+}

@@ -184,11 +184,14 @@ func TestCloseEndsEveryStreamAndRefusesNewOnes(t *testing.T) {
 }
 
 func TestAHeadOfTheStreamOpensNone(t *testing.T) {
-	f := newFixture(t, httpgc.Options{})
-	w := serve(f.h, request(http.MethodHead, "/api/events", ""))
-	assert.Equal(t, http.StatusOK, w.Code)
-	assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
-	assert.Equal(t, 0, producers())
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, httpgc.Options{})
+		w := serve(f.h, request(http.MethodHead, "/api/events", ""))
+		synctest.Wait()
+		assert.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
+		assert.Equal(t, 0, producers())
+	})
 }
 
 // The claim of the README: 8 clients watching for a minute hold steady

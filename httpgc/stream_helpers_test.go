@@ -138,8 +138,27 @@ func (c *client) ids() []string {
 	return ids
 }
 
-// producers counts the goroutines that build snapshots.
+// producers counts the goroutines that build snapshots, in the calling
+// test's synctest bubble only: a test that streamed in real time may still
+// be winding its producer down when the next one starts.
 func producers() int {
+	self := make([]byte, 256)
+	bubble := bubbleOf(string(self[:runtime.Stack(self, false)]))
 	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "httpgc.(*Handler).produce(")
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if bubbleOf(g) == bubble && strings.Contains(g, "httpgc.(*Handler).produce(") {
+			n++
+		}
+	}
+	return n
+}
+
+// bubbleOf returns the synctest bubble named in the header of a goroutine's
+// stack ("goroutine 7 [select, synctest bubble 3]:"), "" for none.
+func bubbleOf(stack string) string {
+	header, _, _ := strings.Cut(stack, "\n")
+	_, b, _ := strings.Cut(header, "synctest bubble ")
+	b, _, _ = strings.Cut(b, "]")
+	return b
 }

@@ -166,9 +166,9 @@ func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 
 // IdleGroupTTL has a group with no task waiting or running for d forgotten,
 // as EvictGroup forgets it: gone from the stats, its limits resolved again
-// on next use. A group idle for 2×d is gone by the time any later Submit or
-// Stats call returns; the check runs inside those calls, so no goroutine is
-// kept for it. A caller blocked to submit to a group (SubmitOptions.Block)
+// on next use. A group idle for 2×d is gone by the time any later Submit,
+// Stats, GroupStats or AllGroupStats call returns; the check runs inside
+// those calls, so no goroutine is kept for it. A caller blocked to submit to a group (SubmitOptions.Block)
 // keeps it too. 0, the default, remembers groups until EvictGroup. It must
 // be >= 0.
 func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {

@@ -31,7 +31,7 @@ func idleKeys(e *groupconc.GroupExecutor) []string {
 }
 
 func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
-	for _, via := range []string{"Stats", "Submit"} {
+	for _, via := range []string{"Stats", "Submit", "GroupStats", "AllGroupStats"} {
 		t.Run(via, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
@@ -45,6 +45,11 @@ func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
 				case "Submit":
 					quiesce(t, e, submit(t, t.Context(), e, "b", "0", succeed))
 					assert.Equal(t, 1, e.Stats().Groups, "Stats().Groups: b only")
+				case "GroupStats":
+					_, ok := e.GroupStats("a")
+					assert.False(t, ok, "the first GroupStats(a) after 2×TTL")
+				case "AllGroupStats":
+					assert.NotContains(t, idleKeys(e), "a", "the first AllGroupStats after 2×TTL")
 				}
 				_, ok := e.GroupStats("a")
 				assert.False(t, ok, "GroupStats(a) of a group idle for 2×TTL")

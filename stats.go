@@ -79,6 +79,7 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 // GroupStats returns a snapshot of groupKey's group, and false if no such
 // group exists: never used, or evicted.
 func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
+	e.groups.ForgetIdle()
 	g, ok := e.groups.Lookup(groupKey)
 	if !ok {
 		return GroupStats{}, false
@@ -92,6 +93,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 // forgotten during the loop may or may not be seen.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
+		e.groups.ForgetIdle()
 		e.groups.Range(func(g *groupstate.Group[task]) bool { return yield(e.groupStats(g)) })
 	}
 }

@@ -168,9 +168,9 @@ func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 // as EvictGroup forgets it: gone from the stats, its limits resolved again
 // on next use. A group idle for 2×d is gone by the time any later Submit,
 // Stats, GroupStats or AllGroupStats call returns; the check runs inside
-// those calls, so no goroutine is kept for it. A caller blocked to submit to a group (SubmitOptions.Block)
-// keeps it too. 0, the default, remembers groups until EvictGroup. It must
-// be >= 0.
+// those calls, so no goroutine is kept for it. A caller blocked to submit
+// to a group (SubmitOptions.Block) keeps it too. 0, the default, remembers
+// groups until EvictGroup. It must be >= 0.
 func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 	b.idleTTL = d
 	return b

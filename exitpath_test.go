@@ -302,7 +302,7 @@ func TestNestedWaitWithoutDeadlineIsResolvedByClose(t *testing.T) {
 				return child.Wait().Value, nil
 			})
 			child := <-childCh
-			time.Sleep(time.Hour)
+			time.Sleep(time.Hour) // fake clock: however long it waits, it stays stuck
 			synctest.Wait()
 			require.False(t, parent.IsDone(), "self-deadlock, as documented")
 			require.NoError(t, r.e.Close())

@@ -18,7 +18,7 @@ func TestShutdownWaitsForWaitingAndRunningTasksAndReturnsNil(t *testing.T) {
 		gate := make(chan struct{})
 		running := submit(t, t.Context(), e, "g", "running", gated(gate, 1))
 		waiting := submit(t, t.Context(), e, "g", "waiting", func(context.Context) (int, error) {
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: simulated work
 			return 2, nil
 		})
 		synctest.Wait()
@@ -59,7 +59,7 @@ func TestShutdownWithAnExpiringContextReturnsAtTheDeadlineAndCancelsTheRest(t *t
 	synctest.Test(t, func(t *testing.T) {
 		e := groupconc.New(nil) // concurrency 1
 		quick := submit(t, t.Context(), e, "a", "quick", func(context.Context) (int, error) {
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: simulated work
 			return 1, nil
 		})
 		var cause error

@@ -265,7 +265,10 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	// runtime.Goexit.
 	defer t.publish(o)
 	if l != nil {
-		t.body.tellCompleted(t, o, l)
+		// A copy: o passed to the interface method would move every
+		// caller's outcome to the heap, an allocation per task.
+		told := *o
+		t.body.tellCompleted(t, &told, l)
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// A task with no listener costs one allocation, its handle, whether it
-// runs at once or waits in a line first, at any priority, in both
-// isolation modes: what W1-W3 of the benchmarks module report as
+// A task costs one allocation, its handle, whether it runs at once or
+// waits in a line first, at any priority, with or without a listener
+// (one that keeps nothing), in both isolation modes: what W1-W3 of the benchmarks module report as
 // allocs/task. A batch may add one more, the start of the goroutine that
 // serves the ready queue. An allocation that creeps into the path every
 // task takes (a variable moved to the heap, say) fails it. Each batch is
@@ -20,19 +20,24 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 	const batch = 100
 	for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {
 		for _, c := range []struct {
-			name  string
-			limit int
-			prio  groupconc.Priority
+			name   string
+			limit  int
+			prio   groupconc.Priority
+			listen bool
 		}{
-			{"runs at once", 0, groupconc.PriorityNormal},
-			{"waits in line", 1, groupconc.PriorityNormal},
-			{"waits in line at another priority", 1, groupconc.PriorityHigh},
+			{"runs at once", 0, groupconc.PriorityNormal, false},
+			{"waits in line", 1, groupconc.PriorityNormal, false},
+			{"waits in line at another priority", 1, groupconc.PriorityHigh, false},
+			{"waits in line, a listener told", 1, groupconc.PriorityNormal, true},
 		} {
 			t.Run(mode.String()+"/"+c.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					b := groupconc.NewPolicyBuilder().Isolation(mode).GlobalMaxInFlight(8)
 					if c.limit > 0 {
 						b.DefaultMaxConcurrencyPerGroup(c.limit)
+					}
+					if c.listen {
+						b.TaskLifecycleListener(groupconc.ListenerFuncs{})
 					}
 					e := groupconc.New(mustBuild(t, b))
 					defer e.Close()

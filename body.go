@@ -27,8 +27,10 @@ type body interface {
 	// ended, even when h panics or calls runtime.Goexit.
 	callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
 	// tellCompleted tells l the task's result: o, which its claimer is
-	// about to publish, or (nil) the result Cancel publishes.
-	tellCompleted(t *task, o *outcome, l TaskLifecycleListener)
+	// about to publish, or (the zero outcome) the result Cancel publishes.
+	// o is a value: a pointer given to an interface method escapes, and
+	// would move every task's outcome to the heap.
+	tellCompleted(t *task, o outcome, l TaskLifecycleListener)
 }
 
 // fnBody is the body of a task of a TaskHandle[T]: the task's function.
@@ -114,8 +116,8 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 	returned = true
 }
 
-func (f fnBody[T]) tellCompleted(t *task, o *outcome, l TaskLifecycleListener) {
-	handleOf[T](t).tellCompletedTo(o, l)
+func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
+	handleOf[T](t).tellCompletedTo(&o, l)
 }
 
 // tellCompletedTo is kept apart: building the GroupResult[any] takes a large
@@ -125,7 +127,7 @@ func (f fnBody[T]) tellCompleted(t *task, o *outcome, l TaskLifecycleListener) {
 //go:noinline
 func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
 	var r GroupResult[T]
-	if o != nil {
+	if o.status != 0 {
 		r = h.resultOf(o.status, o.start, o.end, o.err)
 	} else {
 		// Cancel claimed the handle and publishes right after; the result

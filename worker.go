@@ -256,7 +256,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if !t.claim() {
 		// Cancel completed the handle at once; the listener hears its result.
 		if l != nil {
-			t.body.tellCompleted(t, nil, l)
+			t.body.tellCompleted(t, outcome{}, l)
 		}
 		return
 	}
@@ -265,10 +265,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	// runtime.Goexit.
 	defer t.publish(o)
 	if l != nil {
-		// A copy: o passed to the interface method would move every
-		// caller's outcome to the heap, an allocation per task.
-		told := *o
-		t.body.tellCompleted(t, &told, l)
+		t.body.tellCompleted(t, *o, l)
 	}
 }
 

@@ -22,6 +22,8 @@ type exitPath struct {
 	policy func(*groupconc.PolicyBuilder) // extra settings
 	// run makes one task leave by this path; fill is a gate of a task that
 	// holds the layer's other permit, when the path needs the layer full.
+	// It runs inside the test's synctest bubble, so a time.Sleep in it
+	// moves the fake clock.
 	run func(r *env, layer waitLayer, fill func() chan struct{})
 }
 

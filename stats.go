@@ -16,7 +16,9 @@ type GroupStats struct {
 	// or by Rejection.Run holds no permit and is not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
-	// whichever layer they wait at.
+	// whichever layer they wait at and whatever their priority. No count
+	// is kept per priority: a snapshot stays small, and an exporter's
+	// series stay one per group. OldestWait shows a starved priority.
 	Waiting int
 	// InFlight counts tasks past the bulkhead: waiting for the concurrency
 	// permit or running. It is counted even when the bulkhead is Unlimited.
@@ -28,8 +30,8 @@ type GroupStats struct {
 	// Weight is the group's fair-share weight (1 unless IsolationFairShare
 	// gives it another).
 	Weight int
-	// OldestWait is how long the group's oldest waiting task has waited,
-	// since Submit; 0 if no task waits.
+	// OldestWait is how long the group's oldest waiting task, of any
+	// priority, has waited since Submit; 0 if no task waits.
 	OldestWait time.Duration
 	// Blocked counts callers of SubmitWith with Block waiting for a slot
 	// of the group's queue; they are not tasks yet, and not in Waiting.

@@ -58,7 +58,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	t.body, t.id, t.caller = b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
 	p := &t.permits
-	p.SetPriority(o.Priority.rank(), false) // it waits for room rather than make it
+	p.SetPriority(o.Priority.rank())
 	p.Pause(true)
 	var timeout <-chan time.Time
 	reason := ""

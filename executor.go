@@ -92,6 +92,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	}
 	e.root, e.closeRoot = context.WithCancelCause(context.Background())
 	global.SetHooks(wake, e.goEndDisplaced, e.stopRequested)
+	global.SetDisplacing(policy.displaces())
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
 	e.groups.Owner = e // a task finds its executor there (see task.exec)
@@ -136,6 +137,7 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 		return fmt.Errorf("%w: UpdatePolicy: Isolation is %v, want %v: an executor keeps its mode", ErrInvalidPolicy, p.isolation, was)
 	}
 	e.policy.Store(p)
+	e.global.SetDisplacing(p.displaces())
 	c := e.groups.Update(p.globalInFlight, p.globalQueue, e.limits)
 	e.globalTuning.Store(newTuning(p.adaptiveGlobal, "", p.globalInFlight, Unlimited))
 	e.groups.SetIdleTTL(int64(p.idleTTL))

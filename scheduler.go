@@ -89,8 +89,8 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	e.groups.ForgetIdle()
 	t.body, t.id, t.caller = b, id, ctx
 	g := e.groups.Enter(key, &t.permits, t, e.clock())
-	if d := e.policy.Load().displaces(); d || prio != PriorityNormal {
-		t.permits.SetPriority(prio.rank(), d)
+	if prio != PriorityNormal {
+		t.permits.SetPriority(prio.rank())
 	}
 	return e.accepted(t, g, "")
 }

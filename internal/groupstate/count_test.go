@@ -1,6 +1,7 @@
 package groupstate
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,12 +66,16 @@ func TestTallyWidenedWhileInUseNeverPassesItsLimit(t *testing.T) {
 
 // TestGroupCountsWidenOnceATaskWaits: a group's counts stay one word each
 // while its tasks start at once, and widen once one waits at its layers,
-// keeping what they count; on one processor they stay narrow.
+// keeping what they count; on one processor they stay narrow. GOMAXPROCS
+// changes while the registry lives, as Go changes it with a container's
+// CPU limit: each group follows the value when it was made.
 func TestGroupCountsWidenOnceATaskWaits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, fair := range []bool{false, true} {
 		t.Run(map[bool]string{false: "off", true: "fair"}[fair], func(t *testing.T) {
+			runtime.GOMAXPROCS(1)
 			f := newFixture(t, Unlimited, fair, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-			f.gl.spread = true // as on more than one processor
+			runtime.GOMAXPROCS(2) // after the registry was made
 			a, out := f.submit(t, "g", "a")
 			require.Equal(t, Admitted, out)
 			g, _ := f.r.Lookup("g")
@@ -86,7 +91,7 @@ func TestGroupCountsWidenOnceATaskWaits(t *testing.T) {
 			assert.Empty(t, f.end(t, b))
 			requireQuiet(t, f.gl, g)
 
-			f.gl.spread = false
+			runtime.GOMAXPROCS(1)
 			c, _ := f.submit(t, "h", "c")
 			d, out := f.submit(t, "h", "d")
 			require.Equal(t, MustWait, out)

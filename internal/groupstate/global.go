@@ -17,13 +17,14 @@ import (
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
-	spread    bool // more than one processor when made (see Group.heat)
+	spread    atomic.Bool // more than one processor (see Group.heat and noteProcs)
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
 	stopped   func(*T) bool // see SetHooks
 
-	blocked atomic.Int64 // callers waiting for a queue slot, all groups
+	displacing atomic.Bool  // see SetDisplacing
+	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
 
 	// Counts across all groups, so that Stats reads them without visiting
 	// any group. Each is the difference of two sums that only grow, each
@@ -45,15 +46,22 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold; fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair, spread: runtime.GOMAXPROCS(0) > 1, stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
 	if fair {
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
 	}
+	gl.noteProcs()
 	return gl
 }
+
+// noteProcs reads GOMAXPROCS again, which Go changes at run time (a
+// container's CPU limit): each group made from then on widens its counts
+// by it. It takes the scheduler's lock, so it is called as groups are made
+// and limits updated, never per task.
+func (gl *Global[T]) noteProcs() { gl.spread.Store(runtime.GOMAXPROCS(0) > 1) }
 
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.
@@ -78,6 +86,7 @@ func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 func (gl *Global[T]) grant(c *Changes[T]) {
 	c.handed(gl.line.grant())
 	gl.handSlots(gl.queue.handOut(), heldGlobalSlot)
+	gl.handSlots(gl.queue.nudge(), 0) // a queue of no slots: see Group.grant
 }
 
 // running returns g's running tasks: under fair share its own count, under

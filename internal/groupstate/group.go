@@ -130,10 +130,10 @@ func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 // On one processor they cannot pay, nothing being shared between cores,
 // and would only add memory and cache lines (W2DeepBacklog at -cpu 1,
 // whose 1 000 groups all wait: 2.6 % more CPU with them, within noise).
-// So they widen only if the executor was made with more than one
-// processor (GOMAXPROCS).
+// So they widen only if GOMAXPROCS was above one when the group was made
+// or limits were last updated (see Global.noteProcs).
 func (g *Group[T]) heat() {
-	if g.global.spread && g.conc.held.wide.Load() == nil {
+	if g.global.spread.Load() && g.conc.held.wide.Load() == nil {
 		g.queue.held.widen()
 		g.bulkhead.held.widen()
 		g.conc.held.widen()

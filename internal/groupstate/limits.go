@@ -51,11 +51,13 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 }
 
 // grant hands on the permits the group's raised limits free, outer layer
-// first, then the queue slots to callers waiting for one.
+// first, then the queue slots to callers waiting for one. A queue of no
+// slots nudges its first caller instead: its task may start now.
 func (g *Group[T]) grant(c *Changes[T]) {
 	c.handed(g.bulkhead.grant())
 	c.handed(g.conc.grant())
 	g.global.handSlots(g.queue.handOut(), heldGroupSlot)
+	g.global.handSlots(g.queue.nudge(), 0)
 }
 
 // lower enforces y's limit, if its count is over it, on the group's tasks

@@ -58,14 +58,11 @@ type Permits[T any] struct {
 
 // init ties p to the layers of group g and to the task that owns it, and
 // fixes the group scope the task belongs to (see Registry.Enter).
-func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64, counted bool) {
+func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64) {
 	if unsafe.Pointer(owner) != unsafe.Pointer(p) {
 		panic("groupstate: a task's Permits must be its first field")
 	}
-	p.group, p.held, p.submitted, p.flags = g, 0, submitted, 0
-	if counted {
-		p.flags |= countedFlag
-	}
+	p.group, p.held, p.submitted, p.flags = g, 0, submitted, countedFlag
 	p.scope = g.scope.Load()
 	p.prio = PriorityDefault
 }

@@ -37,8 +37,9 @@ type queue[T any] interface {
 	// noWaiter.
 	oldest(g *Group[T]) int64
 	// heads calls f with the waiters a task of g may displace in this
-	// queue: the first of each priority (fair share: each of g's).
-	heads(g *Group[T], f func(w *Permits[T]))
+	// queue for their slot (bit): the first of each priority that holds
+	// one (fair share: each of g's).
+	heads(g *Group[T], bit uint8, f func(w *Permits[T]))
 }
 
 const noWaiter = math.MaxInt64
@@ -98,19 +99,27 @@ func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
 	}
 }
 
-// heads calls f with the first waiter of each priority present, highest
-// priority first: the oldest of each.
-func (q *fifo[T]) heads(_ *Group[T], f func(w *Permits[T])) {
+// heads calls f with the first waiter of each priority that holds a slot
+// (bit), highest priority first: the oldest of each. A lowered limit puts
+// tasks that hold no slot at the head of a list, so it looks past them.
+func (q *fifo[T]) heads(_ *Group[T], bit uint8, f func(w *Permits[T])) {
 	for p := range q.lists {
-		if h := q.lists[p].head; h != nil {
-			f(h)
+		for w := q.lists[p].head; w != nil; w = w.links.next {
+			if w.held&bit != 0 {
+				f(w)
+				break
+			}
 		}
 	}
 }
 
 func (q *fifo[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)
-	q.heads(nil, func(w *Permits[T]) { first = min(first, w.submitted) })
+	for p := range q.lists {
+		if h := q.lists[p].head; h != nil {
+			first = min(first, h.submitted)
+		}
+	}
 	return first
 }
 

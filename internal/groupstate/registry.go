@@ -45,18 +45,19 @@ func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key 
 
 // Enter ties p, the Permits of a new task owned by owner and submitted at
 // the given time on r's clock, to the group for key, created on first use,
-// and returns the group. While idle groups are forgotten, it counts the
-// task in the group, so that the group is not forgotten until p's Exit.
+// and returns the group. It counts the task in the group, so that the
+// group is not forgotten as idle until p's Exit. Every task is counted,
+// with or without an idle TTL: a TTL turned on while a task is between
+// Enter and its first permit must not forget its group.
 func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) *Group[T] {
-	counted := r.ttl.Load() > 0
-	g := r.get(key, counted)
-	p.init(g, owner, submitted, counted)
+	g := r.get(key)
+	p.init(g, owner, submitted)
 	return g
 }
 
-// get returns the group for key, creating it on first use; counted, it
-// counts a task in it (see Group.enter).
-func (r *Registry[T]) get(key string, counted bool) *Group[T] {
+// get returns the group for key, creating it on first use, with a task
+// counted in it (see Group.enter).
+func (r *Registry[T]) get(key string) *Group[T] {
 	for {
 		g, ok := r.Lookup(key)
 		if !ok {
@@ -65,10 +66,19 @@ func (r *Registry[T]) get(key string, counted bool) *Group[T] {
 			v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
 			g = v.(*Group[T])
 		}
-		if !counted || g.enter() {
+		if g.enter() {
 			return g
 		}
-		r.groups.CompareAndDelete(key, g) // forgotten as idle, on its way out
+		r.remove(g) // forgotten as idle, on its way out
+	}
+}
+
+// remove deletes g, if it is still its key's group, and counts it out.
+// ForgetIdle and a Submit that finds g forgotten may both try: whichever
+// deletes it counts it, so Len stays the number of groups Range yields.
+func (r *Registry[T]) remove(g *Group[T]) {
+	if r.groups.CompareAndDelete(g.key, g) {
+		r.count.Add(-1)
 	}
 }
 
@@ -79,6 +89,7 @@ func (r *Registry[T]) create(key string) *Group[T] {
 	if v, ok := r.groups.Load(key); ok {
 		return v.(*Group[T])
 	}
+	r.global.noteProcs()
 	g := newGroup(r, key, r.share(r.resolve(key)))
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
@@ -152,6 +163,7 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.resolve = resolve
+	r.global.noteProcs()
 	r.global.setLimits(limit, queueThreshold)
 	var groups []*Group[T]
 	r.Range(func(g *Group[T]) bool {
@@ -230,13 +242,9 @@ func (r *Registry[T]) ForgetIdle() {
 	}
 	r.Range(func(g *Group[T]) bool {
 		// idleAt is written before refs drops (see Group.exit), so a group
-		// found with no task has its true idle time. Tasks entered before
-		// the TTL was set are not in refs; they hold permits or wait once
-		// their Submit is past Try, so a group busy with them is kept too.
+		// found with no task has its true idle time.
 		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
-			if r.groups.CompareAndDelete(g.key, g) {
-				r.count.Add(-1)
-			}
+			r.remove(g)
 			g.scope.Load().cancel(&forgotten)
 		}
 		return true

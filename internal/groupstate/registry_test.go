@@ -76,10 +76,10 @@ func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) 
 func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
 	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
 	f.r.SetIdleTTL(1)
-	g := f.r.get("g", true)
+	g := f.r.get("g")
 	g.exit()
 	require.True(t, g.refs.CompareAndSwap(0, deadRefs), "forgotten, not yet deleted")
-	h := f.r.get("g", true)
+	h := f.r.get("g")
 	assert.NotSame(t, g, h)
 	h.exit()
 }
@@ -152,4 +152,23 @@ func TestUpdateWakesBlockedCallersOnceEveryLimitIsInForce(t *testing.T) {
 		g, _ := f.r.Lookup("a")
 		requireQuiet(t, f.gl, g)
 	}
+}
+
+func TestRegistryCountsAGroupOutOnceWhenASubmitAndASweepBothRemoveIt(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	f.r.SetIdleTTL(10)
+	k, _ := f.submit(t, "a", "k")
+	f.end(t, k)
+	f.now += 20
+	g, _ := f.r.Lookup("a")
+	// A sweep marks g forgotten; before it deletes g, a Submit finds it
+	// forgotten, deletes it and makes a new one.
+	require.True(t, g.refs.CompareAndSwap(0, deadRefs))
+	var n tk
+	f.r.Enter("a", &n.p, &n, f.now)
+	f.r.remove(g) // the sweep's delete: g is gone already
+	n.p.Exit()
+	groups := 0
+	f.r.Range(func(*Group[tk]) bool { groups++; return true })
+	assert.Equal(t, groups, f.r.Len(), "Len against the groups Range yields")
 }

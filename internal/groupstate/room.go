@@ -8,7 +8,6 @@ package groupstate
 // Bits of Permits.flags.
 const (
 	pause        uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
-	displace                       // a full queue makes room (see makeRoom)
 	nudged                         // its caller was woken without a slot (see slots.nudge)
 	quietRelease                   // a Rejected walk gives back what it took: no nudge
 	granted                        // Resume: the permit of the layer bit was handed over
@@ -19,15 +18,17 @@ const (
 	doors = doorGroup | doorGlobal
 )
 
-// SetPriority sets the task's priority (0 is the highest) and whether, on
-// finding its queue full, it takes the slot of a waiting task of its
-// priority or a lower one. Call it before the first Try.
-func (p *Permits[T]) SetPriority(prio uint8, displaces bool) {
+// SetPriority sets the task's priority (0 is the highest). Call it before
+// the first Try.
+func (p *Permits[T]) SetPriority(prio uint8) {
 	p.prio = min(prio, NumPriorities-1)
-	if displaces {
-		p.flags |= displace
-	}
 }
+
+// SetDisplacing sets whether a task that finds its queue full takes the
+// slot of a waiting task of its priority or a lower one (see makeRoom).
+// It is read when a task is turned away, not when it enters: a change
+// reaches the tasks already waiting too.
+func (gl *Global[T]) SetDisplacing(on bool) { gl.displacing.Store(on) }
 
 // Pause makes Try stop short of joining a line, with WouldWait, while on:
 // the task is not in the hands of any line yet, so its owner may still
@@ -122,23 +123,35 @@ type Door[T any] struct {
 // that queue is let through only then, so callers handed slots together
 // place their tasks in the order they were served. Release passes a door
 // the task still holds.
+//
+// A caller woken by a nudge holds no slot, but its Door passes the nudge
+// on: a raised limit frees many permits at once, and each caller let in
+// lets in the next, until one finds no permit free and waits again.
 func (p *Permits[T]) TakeDoor() Door[T] {
-	if p.flags&doors == 0 {
+	if p.flags&(doors|nudged) == 0 {
 		return Door[T]{}
 	}
 	d := Door[T]{q: &p.group.queue, bit: heldGroupSlot, gl: p.group.global}
-	if p.flags&doorGlobal != 0 {
+	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit == heldGlobalSlot {
 		d.q, d.bit = d.gl.queue, heldGlobalSlot
 	}
-	p.flags &^= doors
+	if p.flags&nudged != 0 {
+		d.bit = 0 // see Pass
+	}
+	p.flags &^= doors | nudged
 	return d
 }
 
 // Pass hands the door on, with a free slot, to the next caller waiting
-// for one of the queue, and wakes it. It uses nothing of the task the
-// door was taken from, which may belong to a line by now.
+// for one of the queue, and wakes it; a nudge's door (bit 0) nudges the
+// next caller. It uses nothing of the task the door was taken from, which
+// may belong to a line by now.
 func (d Door[T]) Pass() {
-	if d.q != nil {
+	switch {
+	case d.q == nil:
+	case d.bit == 0:
+		d.gl.handSlots(d.q.nudge(), 0)
+	default:
 		d.gl.handSlots(d.q.pass(), d.bit)
 	}
 }
@@ -168,9 +181,10 @@ func (g *Group[T]) Blocked() int { return int(max(g.blocked.Load(), 0)) }
 // It displaces nobody while a caller is blocked on q: the slot would go
 // to the newcomer, past the caller waiting for the next one. The task is
 // turned away then, as under RejectDiscard. A caller that blocks just
-// after the check came after the task, which it does not pass either.
+// after the check came after the task, which it does not pass either. A
+// paused walk (a blocking caller's) waits for room rather than make it.
 func (p *Permits[T]) makeRoom(q *line[T], bit uint8) bool {
-	if p.flags&displace == 0 || q.waiting.Load() != 0 {
+	if p.flags&pause != 0 || !p.group.global.displacing.Load() || q.waiting.Load() != 0 {
 		return false
 	}
 	for {
@@ -226,7 +240,7 @@ func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T])
 			continue
 		}
 		r := l.lock()
-		r.q().heads(g, consider)
+		r.q().heads(g, bit, consider)
 		r.unlock()
 	}
 	return best, in

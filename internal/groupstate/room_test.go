@@ -24,12 +24,13 @@ func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 	require.Equal(t, Admitted, out)
 	b = &tk{name: "b"}
 	f.r.Enter("g", &b.p, b, f.now)
-	b.p.SetPriority(NumPriorities-1, false)
+	b.p.SetPriority(NumPriorities - 1)
 	out, _ = b.p.Try()
 	require.Equal(t, MustWait, out, "b waits at the global layer, holding the global queue's only slot")
 	d = &tk{name: "d"}
 	f.r.Enter("x", &d.p, d, f.now)
-	d.p.SetPriority(0, true)
+	d.p.SetPriority(0)
+	f.gl.SetDisplacing(true)
 	return f, a, b, d
 }
 

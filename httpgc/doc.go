@@ -82,6 +82,9 @@
 //	Authorization                                 to its own origin
 //	Last-Event-ID,   nothing: never read          a reconnecting stream gets the current snapshot
 //	Accept
+//	the URL: path,   which group, which rows      data only: never run, fetched or put in a reply's header;
+//	group, sort,                                  an error repeats it quoted and cut to 200 bytes
+//	limit, prefix
 //
 // Cost. Mounting the handler adds nothing to a task's path: it only reads
 // the executor's stats. While at least one stream is open, one goroutine

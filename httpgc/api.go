@@ -62,7 +62,7 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("limit"); s != "" {
 		n, err = strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxRows {
-			fail(w, http.StatusBadRequest, "limit is "+quote(s)+", want an integer from 1 to "+strconv.Itoa(maxRows))
+			fail(w, http.StatusBadRequest, "limit is "+quoted(s)+", want an integer from 1 to "+strconv.Itoa(maxRows))
 			return
 		}
 	}
@@ -71,21 +71,21 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {
-	st, ok := h.lookup(w, r, false)
+	st, name, ok := h.lookup(w, r, false)
 	if ok {
-		reply(w, http.StatusOK, h.row(st, r.PathValue("group")))
+		reply(w, http.StatusOK, h.row(st, name))
 	}
 }
 
 func (h *Handler) getExplain(w http.ResponseWriter, r *http.Request) {
-	st, ok := h.lookup(w, r, false)
+	st, name, ok := h.lookup(w, r, false)
 	if !ok {
 		return
 	}
 	x := h.explain(st.GroupKey)
 	o, _ := h.e.GroupOverride(st.GroupKey)
 	reply(w, http.StatusOK, explainJSON{
-		Group:          r.PathValue("group"),
+		Group:          name,
 		MaxConcurrency: explainOne(x.MaxConcurrency),
 		MaxInFlight:    explainOne(x.MaxInFlight),
 		QueueThreshold: explainOne(x.QueueThreshold),

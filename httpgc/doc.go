@@ -1,7 +1,7 @@
 // Package httpgc serves a live dashboard and a JSON admin API for a
-// groupconc.GroupExecutor: totals, the groups that have waited longest,
-// what decided each of their limits, recent pressure warnings, and, only
-// when allowed, changes to a group's limits.
+// groupconc.GroupExecutor. It shows totals, the groups that have waited
+// longest, what decided each of their limits and recent pressure
+// warnings. Only when allowed, it changes a group's limits.
 //
 // Nothing is registered anywhere: New returns an http.Handler that the
 // application mounts where it wants. Every URL the page uses is relative,
@@ -24,30 +24,71 @@
 //	PATCH /api/groups/{group}              a JSON merge patch of the group's overrides; the new row
 //	POST  /api/groups/{group}/evict        EvictGroup; 204
 //	POST  /api/groups/{group}/shutdown     ShutdownGroup; the row
+//	GET, PATCH, POST /api/group[/explain|/evict|/shutdown]?group=NAME
+//	                                       the same, with the group named in the query
+//
+// A group is named by its displayed key. In a path it is escaped as one
+// segment (url.PathEscape), so "a/b" is a%2Fb. A browser resolves a path
+// segment "." or "..", even as %2E. The query form reaches any key, and
+// the page uses it.
 //
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",
-// "source"}, where a limit is a number or "unlimited", and source names per
-// limit what set it: "builtin", "default", "resolver", "group" or
-// "override". A PATCH body such as {"maxConcurrency":2,"queueThreshold":null}
-// overrides one limit and drops the override of another; its fields are
-// maxConcurrency, maxInFlight, queueThreshold and weight, each a number,
-// "unlimited" (not weight) or null. An unknown field or a bad value gets 422
-// naming it, and nothing changes.
+// "source"}. A limit is a number or "unlimited". Source names per limit
+// what set it: "builtin", "default", "resolver", "group" or "override". A
+// PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
+// one limit and drops the override of another. Its fields are
+// maxConcurrency, maxInFlight, queueThreshold and weight. Each is a
+// number, "unlimited" (not weight) or null. An unknown field or a bad
+// value gets 422 naming it, and nothing changes.
 //
-// Security defaults. Without Options.Authorize only loopback clients are
-// served (403 otherwise). Writes get 405 unless Options.AllowWrites, which
-// needs Authorize (New refuses it alone). A write must be same-origin
-// (http.CrossOriginProtection, 403), carry Content-Type: application/json
-// (415) and a body of at most 64 KiB (413). No response carries CORS
-// headers; the page is served with a Content-Security-Policy that allows
-// its own inline script and style only, by nonce. The handler never runs
-// code and never fetches a URL it is given. It shows no task ids, payloads
-// or errors; group keys go through Options.DisplayKey (see HashKey).
+// Security defaults. A request's Host must name a loopback host
+// (localhost, 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it
+// gets 403, whatever Authorize says. That stops DNS rebinding: a page
+// whose name now points at 127.0.0.1 still sends its own name as Host.
+// Without Options.Authorize only loopback clients are served (403
+// otherwise). Writes get 405 unless Options.AllowWrites, which needs
+// Authorize (New refuses it alone). A write must be same-origin
+// (http.CrossOriginProtection, 403). It must carry Content-Type:
+// application/json (415) and a body of at most 64 KiB (413). No response
+// carries CORS headers. The page is served with a Content-Security-Policy
+// that allows its own inline script and style only, by nonce. The
+// handler never runs code and never fetches a URL it is given. It shows
+// no task ids, payloads or errors. Group keys go through
+// Options.DisplayKey (see HashKey). An error that repeats a request's
+// input quotes it, cut to 200 bytes.
+//
+// What the handler takes from a request, and why a forged value gains
+// nothing:
+//
+//	header           trusted for                  why it is safe
+//	Host             the Host check; the origin   a browser sets it from the URL it fetches, and a script
+//	                 a write must come from       cannot; a non-browser client that forges it only reaches
+//	                                              what its own address and Authorize allow
+//	Origin,          http.CrossOriginProtection   a browser sets them and a script cannot; they are compared
+//	Sec-Fetch-Site   for writes (same-origin)     with the checked Host; a client with neither passes, and
+//	                                              Authorize still decides
+//	Content-Type     writes: application/json     only narrows: a cross-site form or a simple fetch cannot
+//	                 or 415                       send it without a CORS preflight, and none is answered
+//	Content-Length   refusing a body over 64 KiB  a body is read through http.MaxBytesReader whatever it
+//	                 early (413)                  says
+//	RemoteAddr       without Authorize, loopback  the TCP peer, not a header; behind a proxy it is the
+//	(not a header)   clients only; the audit Who  proxy's, so set Authorize there
+//	X-Forwarded-*,   nothing: never read          the client sets them; only Authorize or Identify may
+//	Forwarded,                                    read them, behind a proxy that overwrites them
+//	X-Real-IP
+//	Referer          nothing: never read          responses carry Referrer-Policy: no-referrer
+//	Cookie,          nothing: never read          Authorize may read them; the page sends cookies only
+//	Authorization                                 to its own origin
+//	Last-Event-ID,   nothing: never read          a reconnecting stream gets the current snapshot
+//	Accept
+//	the URL: path,   which group, which rows      data only: never run, fetched or put in a reply's header;
+//	group, sort,                                  an error repeats it quoted and cut to 200 bytes
+//	limit, prefix
 //
 // Cost. Mounting the handler adds nothing to a task's path: it only reads
 // the executor's stats. While at least one stream is open, one goroutine
-// builds one snapshot per Interval for every client: the totals, then one
-// pass over the groups keeping the top Rows in a heap (O(G log Rows) for G
-// groups).
+// builds one snapshot per Interval for every client. It reads the totals,
+// then passes once over the groups. It keeps the top Rows in a heap
+// (O(G log Rows) for G groups).
 package httpgc

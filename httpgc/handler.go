@@ -17,11 +17,12 @@ import (
 // usable. It is safe for concurrent use.
 //
 // The handler starts one goroutine, the stream's producer, when the first
-// stream client connects, and stops it when the last one leaves: with no
+// stream client connects. It stops it when the last one leaves, so with no
 // one watching it runs nothing. Close ends every stream.
 type Handler struct {
 	e        *groupconc.GroupExecutor
 	o        Options
+	hosts    hosts // the Host names served besides loopback
 	mux      *http.ServeMux
 	csrf     *http.CrossOriginProtection
 	writes   sync.Mutex // serialises writes, so two patches never lose each other's fields
@@ -40,11 +41,11 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	if e == nil {
 		return nil, errors.New("httpgc: New: nil *groupconc.GroupExecutor")
 	}
-	o, err := opts.withDefaults()
+	o, allowed, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{e: e, o: o, mux: http.NewServeMux(), csrf: http.NewCrossOriginProtection()}
+	h := &Handler{e: e, o: o, hosts: allowed, mux: http.NewServeMux(), csrf: http.NewCrossOriginProtection()}
 	h.warnings.buf = make([]warningJSON, o.Warnings)
 	h.stream.init()
 
@@ -58,16 +59,27 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	h.mux.Handle("PATCH /api/groups/{group}", h.write(ActionPatch, h.patch))
 	h.mux.Handle("POST /api/groups/{group}/evict", h.write(ActionEvict, h.evict))
 	h.mux.Handle("POST /api/groups/{group}/shutdown", h.write(ActionShutdown, h.shutdown))
+	// The same routes with the name in the query reach any key, "." too.
+	h.mux.Handle("GET /api/group", h.read(h.getGroup))
+	h.mux.Handle("GET /api/group/explain", h.read(h.getExplain))
+	h.mux.Handle("PATCH /api/group", h.write(ActionPatch, h.patch))
+	h.mux.Handle("POST /api/group/evict", h.write(ActionEvict, h.evict))
+	h.mux.Handle("POST /api/group/shutdown", h.write(ActionShutdown, h.shutdown))
 	return h, nil
 }
 
-// ServeHTTP serves r. Without Options.Authorize, a request from an address
-// that is not loopback gets 403 before anything else is looked at.
+// ServeHTTP serves r. A request whose Host is neither loopback nor in
+// Options.AllowedHosts gets 403 before anything else is looked at. So does
+// one from an address that is not loopback, without Options.Authorize.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Referrer-Policy", "no-referrer")
+	if !h.hosts.allows(r.Host) {
+		fail(w, http.StatusForbidden, "forbidden: host "+quoted(r.Host)+" is neither loopback nor in Options.AllowedHosts")
+		return
+	}
 	if h.o.Authorize == nil && !loopback(r.RemoteAddr) {
 		fail(w, http.StatusForbidden, "forbidden: only loopback clients are served without Options.Authorize")
 		return
@@ -95,7 +107,7 @@ func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Action) bool
 }
 
 // write guards a write: 405 unless AllowWrites, 403 cross-origin, 403
-// unless authorized for a, 415 without a JSON content type; then the body,
+// unless authorized for a. Then 415 without a JSON content type. The body,
 // at most 64 KiB (413 beyond), goes to fn.
 func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []byte)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,24 +143,29 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 	})
 }
 
-// lookup finds the group r's path names by its displayed key. It writes
-// 404 for no such group, and 409 when two groups share the displayed key.
-// With a DisplayKey, a read of a group the stream shows takes its key from
-// the stream's latest rows; a write always looks at every group, so that
-// it never acts on one of two groups that share a name.
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, bool) {
-	name := r.PathValue("group")
+// lookup finds the group r's URL names by its displayed name, and returns
+// that name. It writes 400 for no name, 404 for no such group, and 409
+// when two groups share the displayed name. With a DisplayKey, a read of
+// a group the stream shows takes its key from the stream's latest rows. A
+// write always looks at every group, so it never acts on one of two
+// groups that share a name.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, string, bool) {
+	name, ok := groupName(r)
+	if !ok {
+		fail(w, http.StatusBadRequest, "no group named: want api/group?group=NAME")
+		return groupconc.GroupStats{}, name, false
+	}
 	if h.o.DisplayKey == nil {
 		st, ok := h.e.GroupStats(name)
 		if !ok {
-			fail(w, http.StatusNotFound, "no group "+quote(name))
+			fail(w, http.StatusNotFound, "no group "+quoted(name))
 		}
-		return st, ok
+		return st, name, ok
 	}
 	if shown := h.shown.Load(); shown != nil && !write {
 		if key, ok := (*shown)[name]; ok {
 			if st, ok := h.e.GroupStats(key); ok {
-				return st, true
+				return st, name, true
 			}
 		}
 	}
@@ -162,13 +179,25 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (gr
 	}
 	switch n {
 	case 0:
-		fail(w, http.StatusNotFound, "no group "+quote(name))
-		return found, false
+		fail(w, http.StatusNotFound, "no group "+quoted(name))
+		return found, name, false
 	case 1:
-		return found, true
+		return found, name, true
 	}
-	fail(w, http.StatusConflict, "more than one group is shown as "+quote(name))
-	return found, false
+	fail(w, http.StatusConflict, "more than one group is shown as "+quoted(name))
+	return found, name, false
+}
+
+// groupName returns the name r's URL gives a group: the path's {group}, or
+// the query's group parameter on the api/group routes. The query form
+// reaches any key. A browser resolves a path segment "." or "..", even
+// escaped, so the page uses the query form.
+func groupName(r *http.Request) (string, bool) {
+	if name := r.PathValue("group"); name != "" {
+		return name, true
+	}
+	q := r.URL.Query()
+	return q.Get("group"), q.Has("group")
 }
 
 // loopback reports whether addr, a RemoteAddr, is a loopback address.
@@ -195,9 +224,4 @@ func fail(w http.ResponseWriter, status int, msg string) {
 	reply(w, status, struct {
 		Error string `json:"error"`
 	}{msg})
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

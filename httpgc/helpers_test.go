@@ -74,7 +74,8 @@ func buildFixture(t *testing.T, opts httpgc.Options, pause func()) *fixture {
 // allowAll is an Authorize that grants everything.
 func allowAll(*http.Request, httpgc.Action) bool { return true }
 
-// request builds a request from a loopback address, as a local browser's.
+// request builds a request from a loopback address to a loopback host, as
+// a local browser's.
 func request(method, target, body string, header ...string) *http.Request {
 	var r io.Reader
 	if body != "" {
@@ -82,6 +83,7 @@ func request(method, target, body string, header ...string) *http.Request {
 	}
 	req := httptest.NewRequest(method, target, r)
 	req.RemoteAddr = "127.0.0.1:50000"
+	req.Host = "127.0.0.1:8080"
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -22,10 +22,20 @@ type Options struct {
 	// whose RemoteAddr is a loopback address are served (403 otherwise),
 	// and every one of them may read. Behind a reverse proxy RemoteAddr is
 	// the proxy's, so set Authorize there; X-Forwarded-For is never
-	// trusted. When set, it is the only gate: it is asked ActionRead for
-	// every read, the write's Action for every write, and, when the page
-	// is served, each write Action to decide which controls to show.
+	// trusted. When set, it is asked ActionRead for every read and the
+	// write's Action for every write. When the page is served, it is asked
+	// each write Action to decide which controls to show. The Host check
+	// (see AllowedHosts) comes first, whatever Authorize would say.
 	Authorize func(r *http.Request, a Action) bool
+
+	// AllowedHosts are the names a request's Host header may carry besides
+	// a loopback host (localhost, 127.0.0.0/8, [::1]). Any other Host gets
+	// 403, so a page that rebinds its own name to 127.0.0.1 reads nothing.
+	// Behind a reverse proxy that passes the Host on, list the proxy's
+	// public name. An entry is a host name or IP address without a port.
+	// It matches its host with any port or none, in any case, with or
+	// without a trailing dot.
+	AllowedHosts []string
 
 	// AllowWrites lets the handler change the executor: PATCH of a group's
 	// limits, evict and shutdown. Without it every write gets 405. New
@@ -35,7 +45,7 @@ type Options struct {
 	// DisplayKey, if set, is applied to every group key the handler shows
 	// (rows, warnings, the page), e.g. HashKey for per-user or per-IP keys.
 	// URLs then name groups by their displayed key. It must be fast and
-	// safe for concurrent use, and should map distinct keys apart: a
+	// safe for concurrent use. It should map distinct keys apart: a
 	// displayed key that two groups share is refused for writes (409).
 	DisplayKey func(key string) string
 
@@ -82,10 +92,10 @@ const (
 	maxBody           = 64 << 10
 )
 
-// withDefaults returns o with its zero fields set, or an error naming the
-// first bad field.
-func (o Options) withDefaults() (Options, error) {
-	var bad []string
+// withDefaults returns o with its zero fields set and the hosts it
+// allows, or an error naming every bad field.
+func (o Options) withDefaults() (Options, hosts, error) {
+	allowed, bad := newHosts(o.AllowedHosts)
 	if o.AllowWrites && o.Authorize == nil {
 		bad = append(bad, "AllowWrites needs Authorize: writes are never open to every loopback client")
 	}
@@ -113,9 +123,9 @@ func (o Options) withDefaults() (Options, error) {
 		bad = append(bad, fmt.Sprintf("Heartbeat is %v, want 0 (default %v) or at least %v", o.Heartbeat, defaultHeartbeat, minInterval))
 	}
 	if len(bad) > 0 {
-		return o, fmt.Errorf("httpgc: bad Options: %s", strings.Join(bad, "; "))
+		return o, nil, fmt.Errorf("httpgc: bad Options: %s", strings.Join(bad, "; "))
 	}
-	return o, nil
+	return o, allowed, nil
 }
 
 // Action is what a request asks to do, as Options.Authorize is asked.

@@ -10,7 +10,7 @@ import (
 )
 
 // The page is one HTML document with its style and script inline, so it
-// needs no asset and no build step; a fresh nonce per response lets the
+// needs no asset and no build step. A fresh nonce per response lets the
 // CSP allow exactly those two and nothing else.
 var (
 	//go:embed page.html

@@ -31,7 +31,9 @@
     if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + ' s';
     return Math.floor(ms / 60000) + ' m ' + Math.round((ms % 60000) / 1000) + ' s';
   }
-  const enc = (key) => 'api/groups/' + encodeURIComponent(key);
+  // A group's URL names it in the query: a browser would resolve a path
+  // segment such as "." or "..", escaped or not.
+  const groupAPI = (key, action) => 'api/group' + (action || '') + '?group=' + encodeURIComponent(key);
   const badge = (src) => el('span', { class: 'src src-' + src, text: src, title: 'set by: ' + src });
 
   // meter shows v against max: a bar, the figures and what set max. A
@@ -263,7 +265,7 @@
 
   async function loadDetail() {
     const key = selected;
-    const res = await fetch(enc(key) + '/explain').catch(() => null);
+    const res = await fetch(groupAPI(key, '/explain')).catch(() => null);
     if (key !== selected || !res) return;
     if (!res.ok) {
       $('explain').tBodies[0].replaceChildren();
@@ -280,7 +282,7 @@
   }
 
   async function write(method, path, payload, done) {
-    const res = await fetch(enc(selected) + path, {
+    const res = await fetch(groupAPI(selected, path), {
       method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload),
     }).catch((e) => ({ ok: false, status: 0, statusText: String(e), json: async () => ({}) }));
     if (!res.ok) {

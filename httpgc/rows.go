@@ -143,7 +143,7 @@ func parseOrder(s string) (order, error) {
 	case "key":
 		return byKey, nil
 	}
-	return 0, fmt.Errorf("sort is %q, want oldestWait, waiting, running or key", s)
+	return 0, fmt.Errorf("sort is %s, want oldestWait, waiting, running or key", quoted(s))
 }
 
 // item is a group competing for a place in a list; its name is filled
@@ -161,9 +161,9 @@ func (h *Handler) nameOf(it *item) string {
 	return it.name
 }
 
-// top keeps the n groups that come first in an order: a heap whose root
-// is the last of those kept, so each group costs O(log n) and a snapshot
-// of G groups O(G log n), with n items held whatever G is.
+// top keeps the n groups that come first in an order. It is a heap whose
+// root is the last of those kept. So each group costs O(log n), and a
+// snapshot of G groups O(G log n), with n items held whatever G is.
 type top struct {
 	h     *Handler
 	by    order

@@ -158,6 +158,7 @@ func TestOneProducerRunsOnlyWhileSomeoneWatches(t *testing.T) {
 		for _, c := range clients {
 			c.leave()
 		}
+		synctest.Wait() // the producer has closed done; let it return
 		assert.Equal(t, 0, producers(), "gone when the last client has left")
 		c := watch(f.h, nil)
 		synctest.Wait()
@@ -174,6 +175,7 @@ func TestCloseEndsEveryStreamAndRefusesNewOnes(t *testing.T) {
 		require.NoError(t, f.h.Close())
 		<-a.done
 		<-b.done
+		synctest.Wait() // the producer has closed done; let it return
 		assert.Equal(t, 0, producers())
 		c := watch(f.h, nil)
 		<-c.done

@@ -14,6 +14,9 @@ import (
 	"github.com/kobe/groupconc"
 )
 
+// maxProblems is how many problems with a body an error message lists.
+const maxProblems = 8
+
 // patchFields are the fields a PATCH may name, with the least value each
 // takes and whether it may be "unlimited".
 var patchFields = map[string]struct {
@@ -27,9 +30,9 @@ var patchFields = map[string]struct {
 	"weight":         {1, false, func(o *groupconc.GroupOverride) **int { return &o.Weight }},
 }
 
-// patch applies a JSON merge patch (RFC 7396) to the group's overrides: a
-// field set to a value overrides that limit, a field set to null drops
-// its override, an absent field is left as it is. The whole patch is
+// patch applies a JSON merge patch (RFC 7396) to the group's overrides. A
+// field set to a value overrides that limit, and one set to null drops
+// its override. An absent field is left as it is. The whole patch is
 // checked before anything changes.
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	var fields map[string]json.RawMessage
@@ -41,19 +44,22 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		f, ok := patchFields[name]
 		if !ok {
-			bad = append(bad, fmt.Sprintf("unknown field %q, want maxConcurrency, maxInFlight, queueThreshold or weight", name))
+			bad = append(bad, "unknown field "+quoted(name)+", want maxConcurrency, maxInFlight, queueThreshold or weight")
 			continue
 		}
 		if _, err := parseValue(fields[name], f.least, f.unlimited); err != nil {
 			bad = append(bad, name+": "+err.Error())
 		}
 	}
+	if len(bad) > maxProblems {
+		bad = append(bad[:maxProblems], fmt.Sprintf("and %d more", len(bad)-maxProblems))
+	}
 	if len(bad) > 0 {
 		fail(w, http.StatusUnprocessableEntity, strings.Join(bad, "; "))
 		return
 	}
 
-	st, ok := h.lookup(w, r, true)
+	st, name, ok := h.lookup(w, r, true)
 	if !ok {
 		return
 	}
@@ -70,10 +76,10 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	h.writes.Unlock()
 	h.audit(ev)
 	if ev.Err != nil {
-		failWrite(w, ev.Err)
+		failWrite(w, ev.Err, name)
 		return
 	}
-	reply(w, http.StatusOK, h.row(ev.After, r.PathValue("group")))
+	reply(w, http.StatusOK, h.row(ev.After, name))
 }
 
 // evict evicts the group: 204, as the group is gone.
@@ -91,7 +97,7 @@ func (h *Handler) shutdown(w http.ResponseWriter, r *http.Request, body []byte) 
 }
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(string)) {
-	st, ok := h.lookup(w, r, true)
+	st, name, ok := h.lookup(w, r, true)
 	if !ok {
 		return
 	}
@@ -105,7 +111,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	reply(w, http.StatusOK, h.row(ev.After, r.PathValue("group")))
+	reply(w, http.StatusOK, h.row(ev.After, name))
 }
 
 // emptyBody reports whether body is empty or {}; if not, it writes 422.
@@ -119,7 +125,7 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 		return false
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		fail(w, http.StatusUnprocessableEntity, fmt.Sprintf("unknown field %q, want an empty body or {}", name))
+		fail(w, http.StatusUnprocessableEntity, "unknown field "+quoted(name)+", want an empty body or {}")
 		return false
 	}
 	return true
@@ -149,13 +155,15 @@ func (h *Handler) audit(ev AuditEvent) {
 	}
 }
 
-// failWrite answers a write the executor refused.
-func failWrite(w http.ResponseWriter, err error) {
+// failWrite answers a write to the group shown as name that the executor
+// refused. The executor's own message for a group gone names its key,
+// which a DisplayKey hides.
+func failWrite(w http.ResponseWriter, err error, name string) {
 	switch {
 	case errors.Is(err, groupconc.ErrInvalidPolicy):
 		fail(w, http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, groupconc.ErrUnknownGroup):
-		fail(w, http.StatusNotFound, err.Error())
+		fail(w, http.StatusNotFound, "no group "+quoted(name))
 	case errors.Is(err, groupconc.ErrClosed):
 		fail(w, http.StatusServiceUnavailable, err.Error())
 	default:
@@ -202,11 +210,11 @@ func parseValue(raw json.RawMessage, least int, unlimited bool) (*int, error) {
 	}
 	var num json.Number
 	if err := json.Unmarshal(raw, &num); err != nil || !strings.ContainsAny(string(raw[:1]), "-0123456789") {
-		return nil, fmt.Errorf("%s is not a value, %s", raw, want)
+		return nil, fmt.Errorf("%s is not a value, %s", quoted(string(raw)), want)
 	}
 	n, err := num.Int64()
 	if err != nil || n < int64(least) || n > int64(groupconc.Unlimited) {
-		return nil, fmt.Errorf("%s is out of range, %s", raw, want)
+		return nil, fmt.Errorf("%s is out of range, %s", quoted(string(raw)), want)
 	}
 	v := int(n)
 	return &v, nil

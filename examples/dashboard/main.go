@@ -6,6 +6,7 @@
 //	go run ./examples/dashboard            # until Ctrl-C
 //	go run ./examples/dashboard -for 10s   # stops by itself
 //	go run ./examples/dashboard -readonly  # no form to change limits
+//	go run ./examples/dashboard -host dash.example.com  # behind a proxy of that name
 //
 // Open the URL it prints. Click a group to see what decided its limits,
 // and (unless -readonly) override one: the table's badge turns "override".
@@ -33,13 +34,15 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "where to listen (port 0: any free port)")
 	runFor := flag.Duration("for", 0, "stop after this long (0: run until interrupted)")
 	readOnly := flag.Bool("readonly", false, "serve the dashboard without writes")
+	var hosts hostList
+	flag.Var(&hosts, "host", "a public name a reverse proxy serves the dashboard as (repeatable); loopback names are always served")
 	flag.Parse()
-	if err := run(*addr, *runFor, *readOnly); err != nil {
+	if err := run(*addr, *runFor, *readOnly, hosts); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, runFor time.Duration, readOnly bool) error {
+func run(addr string, runFor time.Duration, readOnly bool, hosts []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if runFor > 0 {
@@ -57,7 +60,10 @@ func run(addr string, runFor time.Duration, readOnly bool) error {
 	}
 	e := groupconc.New(policy)
 	defer e.Close()
-	opts := httpgc.Options{}
+	// Only requests whose Host is loopback or listed here are served, so a
+	// page that rebinds its own name to 127.0.0.1 is refused. Behind a
+	// reverse proxy that passes the Host on, list the proxy's public name.
+	opts := httpgc.Options{AllowedHosts: hosts}
 	if !readOnly {
 		// Writes need Authorize. This demo lets any local client write;
 		// a real service would check the request's credentials.
@@ -119,6 +125,16 @@ func newPolicy(warn func(groupconc.PressureWarning)) (*groupconc.GroupPolicy, er
 		PerGroupWeight(map[string]int{"acme": 3, "globex": 2}).
 		PressureWarnings(groupconc.PressureConfig{BacklogCount: 150, BacklogAge: 3 * time.Second, Cooldown: 10 * time.Second}, warn).
 		Build()
+}
+
+// hostList is a repeatable flag.
+type hostList []string
+
+func (l *hostList) String() string { return strings.Join(*l, ",") }
+
+func (l *hostList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
 
 // loopback reports whether addr, a RemoteAddr, is a loopback address.

@@ -18,9 +18,10 @@ import (
 var writeDocs = flag.Bool("docs", os.Getenv("GROUPCONC_DOCS_SCREENSHOT") != "",
 	"also write the writable dashboard's screenshot to docs/dashboard.png (or set GROUPCONC_DOCS_SCREENSHOT=1)")
 
-// browser returns a tab of a headless Chromium, closed at the test's end.
-// Without Chromium the test skips, or fails when CI=true.
-func browser(t *testing.T) context.Context {
+// browser returns a tab of a headless Chromium, closed at the test's end,
+// started with the extra options given. Without Chromium the test skips,
+// or fails when CI=true.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	var path string
 	for _, name := range []string{"chromium-headless-shell", "chromium", "headless_shell", "headless-shell", "google-chrome"} {
@@ -41,6 +42,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.NoSandbox, // CI runs as root
 		chromedp.WindowSize(1440, 900),
 	)
+	opts = append(opts, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)

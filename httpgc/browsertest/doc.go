@@ -1,7 +1,9 @@
 // Package browsertest drives httpgc's dashboard in a headless Chromium
-// (through chromedp) against a live executor: the page loads, the table
-// fills from the stream, a limit changed through the form reaches the
-// executor, and a read-only dashboard offers no form and refuses writes.
+// (through chromedp) against a live executor. The page loads, the table
+// fills from the stream, and a limit changed through the form reaches the
+// executor, for a group named ".." too. A read-only dashboard offers no
+// form and refuses writes. A page whose name resolves to 127.0.0.1, as
+// after DNS rebinding, is refused.
 // It is a module of its own so that the root module never depends on
 // chromedp.
 //

@@ -75,7 +75,7 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
 	r.run = func(ctx context.Context) (any, error) {
 		if !ran.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.id), quoted(t.key()))
 		}
 		start = t.since()
 		notifyStarted(l, t.key(), t.id)

@@ -143,7 +143,7 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 	}
 	g, ok := e.groups.Lookup(groupKey)
 	if !ok {
-		return fmt.Errorf("%w %q: never used, or evicted, or forgotten as idle", ErrUnknownGroup, groupKey)
+		return fmt.Errorf("%w %s: never used, or evicted, or forgotten as idle", ErrUnknownGroup, quoted(groupKey))
 	}
 	for _, gd := range e.overrides.guards {
 		if err := gd.f(groupKey, o.clone()); err != nil {

@@ -74,8 +74,10 @@ type RejectedError struct {
 	GroupKey, TaskID, Reason string
 }
 
+// Error names the task and its group quoted and cut, as every error of
+// the package that repeats a caller's string does.
 func (e *RejectedError) Error() string {
-	return fmt.Sprintf("groupconc: task %q of group %q rejected: %s", e.TaskID, e.GroupKey, e.Reason)
+	return "groupconc: task " + quoted(e.TaskID) + " of group " + quoted(e.GroupKey) + " rejected: " + word(e.Reason)
 }
 
 // Is reports whether target is ErrRejected.

@@ -249,9 +249,16 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
 // ErrClosed, and returns ctx.Err() without waiting for them to return (nor
 // for the function). It may be called more than once, and concurrently
-// with Close. Called by a task, it waits for that task, so until ctx ends;
-// called from the pressure warnings' function, it does not wait for calls
-// of that function.
+// with Close. Called from the pressure warnings' function, it does not
+// wait for calls of that function.
+//
+// Do not let Shutdown wait in a task of e, or in e's listener or
+// rejection handler. It would wait for the task it is called for, which
+// ends only after Shutdown returns. So it returns only when ctx ends:
+// never, with context.Background(). Start it on a goroutine of its own
+// (go e.Shutdown(ctx)), or call Close. Shutdown cannot tell such a caller
+// by its ctx, as a listener has none. Telling goroutines apart would need
+// a walk of the stack on every call.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	if !e.made() {
 		return errNilExecutor

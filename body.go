@@ -70,9 +70,10 @@ func (f fnBody[T]) call(t *task, ctx context.Context) (status TaskStatus, err er
 }
 
 func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) {
-	// mu orders every Run against the handler's return: a Run after it
-	// runs nothing, so no OnStarted follows the task's OnCompleted. A Run
-	// on another goroutine, racing the return, tells OnStarted under mu.
+	// mu orders every Run against the handler's return. A Run after the
+	// return runs nothing, so no OnStarted follows the task's OnCompleted.
+	// A Run on another goroutine, racing the return, tells OnStarted under
+	// mu.
 	var (
 		mu    sync.Mutex
 		state runState // guarded by mu

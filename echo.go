@@ -9,9 +9,9 @@ import (
 // The string may be megabytes long, or a key read from a request.
 const echoMax = 64
 
-// quoted returns s for an error message: quoted as %q quotes it, so no
-// control character or invalid byte reaches a log, and cut to echoMax
-// bytes with its length said.
+// quoted returns s for an error message, quoted as %q quotes it. So no
+// control character or invalid byte reaches a log. A longer s is cut to
+// echoMax bytes, and its length said.
 func quoted(s string) string {
 	if len(s) <= echoMax {
 		return strconv.Quote(s)
@@ -19,8 +19,8 @@ func quoted(s string) string {
 	return strconv.Quote(s[:cutAt(s)]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-// cut returns a string that needs no quoting, such as a JSON number, cut
-// to echoMax bytes as quoted cuts.
+// cut cuts a string that needs no quoting, such as a JSON number, as
+// quoted does.
 func cut(s string) string {
 	if len(s) <= echoMax {
 		return s
@@ -37,9 +37,10 @@ func cutAt(s string) int {
 	return n
 }
 
-// word returns s for an error message: bare if it is a word of ASCII
-// letters, digits and underscores (a JSON field name, a reason), else
-// quoted. So a path reads as jq writes one: pressure.cooldown, "a b".
+// word returns s for an error message. A word of ASCII letters, digits
+// and underscores stays bare, such as a JSON field name or a reason.
+// Anything else is quoted. So a path reads as jq writes one:
+// pressure.cooldown, pressure."a b".
 func word(s string) string {
 	if s == "" || len(s) > echoMax {
 		return quoted(s)

@@ -13,9 +13,9 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// TestErrorsQuoteAndCutWhatTheyEcho: an error that repeats a caller's
-// string or a policy file's text quotes it and cuts it, so a megabyte or
-// a terminal escape never reaches a log whole.
+// TestErrorsQuoteAndCutWhatTheyEcho: an error quotes and cuts a caller's
+// string or a policy file's text. So no megabyte or terminal escape
+// reaches a log.
 func TestErrorsQuoteAndCutWhatTheyEcho(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	digits := strings.Repeat("9", 1<<20)

@@ -53,10 +53,10 @@ var isolationNames = []struct {
 // "isolation": "fair-share", and anything after the policy object are
 // errors. The error wraps ErrInvalidPolicy and names the JSON path of
 // every bad value it found, e.g. `perGroupMaxConcurrency["a"]: -1 is
-// below 1`; a syntax error stops the reading at its byte offset. A name
-// or value it repeats is quoted (a field name only if not a plain word)
-// and cut to 64 bytes, so that no control character or megabyte of the
-// input reaches a log.
+// below 1`; a syntax error stops the reading at its byte offset. It
+// quotes a name or value it repeats, and cuts it to 64 bytes. So no
+// control character or megabyte of the input reaches a log. A field name
+// that is a plain word stays bare.
 //
 // YAML works by converting it to JSON first (for example with
 // sigs.k8s.io/yaml's YAMLToJSON); this package depends on no YAML library.

@@ -54,8 +54,8 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 //
 // So ParsePolicy of the result builds a policy with the same limits, and
 // the same explanations for every key its resolvers do not decide. A
-// group key that is not valid UTF-8 has no JSON form: MarshalJSON then
-// returns an error naming it, and writes nothing.
+// group key that is not valid UTF-8 has no JSON form. MarshalJSON then
+// writes nothing and returns an error naming the key.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 	p = p.orDefault()
 	for _, m := range []struct {
@@ -127,7 +127,7 @@ func limitMap(m map[string]int) map[string]jsonLimit {
 }
 
 // badKey returns the least key of m that is not valid UTF-8, if any.
-// encoding/json would write each such byte as U+FFFD: the key would lose
+// encoding/json would write each such byte as U+FFFD. The key would lose
 // its limit, or two keys would become one.
 func badKey(m map[string]int) (key string, ok bool) {
 	for k := range m {

@@ -238,8 +238,8 @@ func (r *policyReader) skipRest(tok json.Token) error {
 	return nil
 }
 
-// describe names a token's kind (or value) in an error, quoted and cut
-// as every echo of the input is.
+// describe names a token's kind, or its value quoted and cut, in an
+// error.
 func describe(tok json.Token) string {
 	switch v := tok.(type) {
 	case json.Delim:

@@ -74,8 +74,8 @@ type RejectedError struct {
 	GroupKey, TaskID, Reason string
 }
 
-// Error names the task and its group quoted and cut, as every error of
-// the package that repeats a caller's string does.
+// Error names the task and its group, quoted and cut like every caller's
+// string in an error.
 func (e *RejectedError) Error() string {
 	return "groupconc: task " + quoted(e.TaskID) + " of group " + quoted(e.GroupKey) + " rejected: " + word(e.Reason)
 }
@@ -96,7 +96,7 @@ var errNoTask = errors.New("groupconc: Rejection.Run: no task to run")
 // permit, and returns what its function returned. The listener sees the task
 // start and, after the handler returns, complete. Only the first call runs
 // the task; later calls return an error. So does a call after the handler
-// returned: the task has completed by then, and a kept Rejection runs
+// returned. By then the task has completed, so a kept Rejection runs
 // nothing. A panic in the function propagates to the handler's caller,
 // which turns it into a FAILED result.
 func (r *Rejection) Run(ctx context.Context) (any, error) {

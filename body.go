@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 	"unsafe"
 )
 
@@ -70,15 +70,29 @@ func (f fnBody[T]) call(t *task, ctx context.Context) (status TaskStatus, err er
 }
 
 func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) {
-	var ran atomic.Bool
-	var start int64
+	// mu orders every Run against the handler's return. A Run after the
+	// return runs nothing, so no OnStarted follows the task's OnCompleted.
+	// A Run on another goroutine, racing the return, tells OnStarted under
+	// mu.
+	var (
+		mu    sync.Mutex
+		state runState // guarded by mu
+		start int64    // guarded by mu
+	)
 	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
 	r.run = func(ctx context.Context) (any, error) {
-		if !ran.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %q of group %q already ran", t.id, t.key())
+		mu.Lock()
+		switch state {
+		case runDone:
+			mu.Unlock()
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.id), quoted(t.key()))
+		case runLate:
+			mu.Unlock()
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.id), quoted(t.key()))
 		}
-		start = t.since()
+		state, start = runDone, t.since()
 		notifyStarted(l, t.key(), t.id)
+		mu.Unlock()
 		return f(ctx)
 	}
 	var (
@@ -106,15 +120,29 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 		default:
 			status = failedOrCancelled(ctx, err)
 		}
-		o.status, o.err, o.end, o.told = status, err, t.since(), ran.Load()
+		mu.Lock()
+		if state == runFresh {
+			state = runLate
+		}
+		o.status, o.err, o.end, o.told = status, err, t.since(), state == runDone
 		o.start = o.end
 		if o.told {
 			o.start = start
 		}
+		mu.Unlock()
 	}()
 	v, err = handler(ctx, r)
 	returned = true
 }
+
+// runState is what a Rejection's Run may still do.
+type runState uint8
+
+const (
+	runFresh runState = iota // Run runs the task
+	runDone                  // Run ran it: a second call is an error
+	runLate                  // the handler returned: Run is an error
+)
 
 func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
 	handleOf[T](t).tellCompletedTo(&o, l)

@@ -24,7 +24,7 @@ var ErrGroupShutdown = errors.New("groupconc: group shut down")
 var ErrGroupEvicted = errors.New("groupconc: group evicted")
 
 var (
-	errNilExecutor = errors.New("groupconc: nil *GroupExecutor")
+	errNilExecutor = fmt.Errorf("%w: nil or zero GroupExecutor, not made by New", ErrClosed)
 	errNilContext  = fmt.Errorf("%w: nil context", ErrInvalidTask)
 )
 
@@ -50,9 +50,13 @@ var (
 // Groups are created on first use, with limits resolved from the policy,
 // and remembered until EvictGroup (or, with IdleGroupTTL, until idle).
 //
-// A GroupExecutor is safe for concurrent use. Create it with New; the zero
-// value is not usable. Call Shutdown or Close when done with it: until then
-// its group contexts stay registered with each other (no goroutine is kept).
+// A GroupExecutor is safe for concurrent use. Create it with New. A nil
+// *GroupExecutor, or a zero GroupExecutor, acts as one closed from the
+// start. Every call that returns an error returns one matching ErrClosed.
+// The others do nothing and report nothing: Stats is zero, GroupStats
+// false, Policy nil. So the misuse shows as an error, not as a panic.
+// Call Shutdown or Close when done with an executor: until then its group
+// contexts stay registered with each other (no goroutine is kept).
 type GroupExecutor struct {
 	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
 	updating  sync.Mutex                  // serialises UpdatePolicy, SetGroupOverride and ExplainGroup
@@ -121,7 +125,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 // and ErrClosed once Shutdown or Close has begun. Concurrent calls are
 // serialised.
 func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
-	if e == nil {
+	if !e.made() {
 		return errNilExecutor
 	}
 	if p == nil {
@@ -203,7 +207,7 @@ func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[
 // check reports misuse that Submit and ExecuteAll turn into errors.
 func (e *GroupExecutor) check(ctx context.Context) error {
 	switch {
-	case e == nil:
+	case !e.made():
 		return errNilExecutor
 	case ctx == nil:
 		return errNilContext
@@ -217,6 +221,9 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 // tasks submitted to it afterwards are accepted as usual. It does nothing
 // for an unknown group and does not wait.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
+	if !e.made() {
+		return
+	}
 	if g, ok := e.groups.Lookup(groupKey); ok {
 		e.endAllCancelled(g.Shutdown(ErrGroupShutdown, nil))
 	}
@@ -229,6 +236,9 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 // the new one; until they return, the old and new group together may run
 // more than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
+	if !e.made() {
+		return
+	}
 	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
@@ -241,10 +251,20 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
 // ErrClosed, and returns ctx.Err() without waiting for them to return (nor
 // for the function). It may be called more than once, and concurrently
-// with Close. Called by a task, it waits for that task, so until ctx ends;
-// called from the pressure warnings' function, it does not wait for calls
-// of that function.
+// with Close. Called from the pressure warnings' function, it does not
+// wait for calls of that function.
+//
+// Do not let Shutdown wait in a task of e, or in e's listener or
+// rejection handler. It would wait for the task it is called for, which
+// ends only after Shutdown returns. So it returns only when ctx ends:
+// never, with context.Background(). Start it on a goroutine of its own
+// (go e.Shutdown(ctx)), or call Close. Shutdown cannot tell such a caller
+// by its ctx, as a listener has none. Telling goroutines apart would need
+// a walk of the stack on every call.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
+	if !e.made() {
+		return errNilExecutor
+	}
 	e.gate.close()
 	e.blocking.wait()
 	if ctx == nil {
@@ -280,9 +300,12 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 // cancelled, and their goroutines end when they return. Close waits only
 // until a call of the pressure warnings' function under way has returned
 // (unless Close is called from that function), and the function is not
-// called again. Close is idempotent and always returns nil. Use Shutdown to
-// wait for tasks.
+// called again. Close is idempotent and returns nil (on a nil or zero
+// executor, an error matching ErrClosed). Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
+	if !e.made() {
+		return errNilExecutor
+	}
 	e.gate.close()
 	e.blocking.wait()
 	e.stopPressure()
@@ -300,4 +323,14 @@ func (e *GroupExecutor) cancelAll() {
 }
 
 // Policy returns the policy in force: New's, or the last UpdatePolicy's.
-func (e *GroupExecutor) Policy() *GroupPolicy { return e.policy.Load() }
+// A nil or zero executor has none: nil.
+func (e *GroupExecutor) Policy() *GroupPolicy {
+	if !e.made() {
+		return nil
+	}
+	return e.policy.Load()
+}
+
+// made reports whether New made e. A nil or zero executor acts as one
+// closed from the start (see GroupExecutor).
+func (e *GroupExecutor) made() bool { return e != nil && e.groups != nil }

@@ -63,6 +63,9 @@ func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 // resolved (first use, UpdatePolicy, SetGroupOverride). It waits for an
 // UpdatePolicy or SetGroupOverride in progress.
 func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
+	if !e.made() {
+		return GroupExplanation{}, false
+	}
 	e.updating.Lock()
 	defer e.updating.Unlock()
 	g, ok := e.groups.Lookup(groupKey)

@@ -19,6 +19,9 @@ package groupconc
 // OnCompleted returns before the task's handle completes (after its
 // permits are given back), so a caller that waited for a task finds its
 // OnCompleted over; it must therefore not wait for that handle itself.
+// For the same reason a method must not wait in Shutdown. Shutdown waits
+// for the task the method is told about. It may call Close, or start
+// Shutdown on a goroutine of its own.
 // The one exception is TaskHandle.Cancel, which completes the handle at
 // once: OnCompleted follows when the function returns.
 type TaskLifecycleListener interface {

@@ -129,7 +129,7 @@ type guard struct {
 // ErrClosed. On error nothing changes. Calls are serialised with each
 // other and with UpdatePolicy.
 func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error {
-	if e == nil {
+	if !e.made() {
 		return errNilExecutor
 	}
 	o = o.clone()
@@ -143,7 +143,7 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 	}
 	g, ok := e.groups.Lookup(groupKey)
 	if !ok {
-		return fmt.Errorf("%w %q: never used, or evicted, or forgotten as idle", ErrUnknownGroup, groupKey)
+		return fmt.Errorf("%w %s: never used, or evicted, or forgotten as idle", ErrUnknownGroup, quoted(groupKey))
 	}
 	for _, gd := range e.overrides.guards {
 		if err := gd.f(groupKey, o.clone()); err != nil {
@@ -160,6 +160,9 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 // GroupOverride returns groupKey's override, and false if it has none (or
 // its group is gone).
 func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
+	if !e.made() {
+		return GroupOverride{}, false
+	}
 	o, ok := e.overrides.get(e.groups, groupKey)
 	return o.clone(), ok
 }
@@ -167,7 +170,10 @@ func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
 // GroupOverrides returns an iterator over a snapshot of every override in
 // force, by group key in ascending order.
 func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
-	s := e.overrides.live(e.groups)
+	var s map[string]GroupOverride
+	if e.made() {
+		s = e.overrides.live(e.groups)
+	}
 	return func(yield func(string, GroupOverride) bool) {
 		for _, k := range slices.Sorted(maps.Keys(s)) {
 			if !yield(k, s[k].clone()) {
@@ -192,7 +198,7 @@ func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 // are locked: it must not call SetGroupOverride, UpdatePolicy,
 // GuardOverrides or ExplainGroup.
 func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) error) (remove func(), err error) {
-	if e == nil {
+	if !e.made() {
 		return nil, errNilExecutor
 	}
 	if f == nil {

@@ -20,7 +20,7 @@ func (p *GroupPolicy) check(weighted bool) []string {
 			if k == "" {
 				bad = append(bad, fmt.Sprintf("%s has an empty group key", field))
 			}
-			check(fmt.Sprintf("%s[%q]", field, k), m[k], least)
+			check(field+"["+quoted(k)+"]", m[k], least)
 		}
 	}
 	checkMap("PerGroupMaxConcurrency", p.concurrency, 1)

@@ -53,7 +53,10 @@ var isolationNames = []struct {
 // "isolation": "fair-share", and anything after the policy object are
 // errors. The error wraps ErrInvalidPolicy and names the JSON path of
 // every bad value it found, e.g. `perGroupMaxConcurrency["a"]: -1 is
-// below 1`; a syntax error stops the reading at its byte offset.
+// below 1`; a syntax error stops the reading at its byte offset. It
+// quotes a name or value it repeats, and cuts it to 64 bytes. So no
+// control character or megabyte of the input reaches a log. A field name
+// that is a plain word stays bare.
 //
 // YAML works by converting it to JSON first (for example with
 // sigs.k8s.io/yaml's YAMLToJSON); this package depends on no YAML library.
@@ -125,7 +128,7 @@ func (r *policyReader) policy() error {
 		case "pressure":
 			return r.pressure(field)
 		}
-		r.fail(field, "unknown field")
+		r.fail(word(field), "unknown field")
 		return r.skip()
 	})
 	if err != nil {
@@ -150,7 +153,7 @@ func (r *policyReader) policy() error {
 func (r *policyReader) pressure(path string) error {
 	var cfg PressureConfig
 	err := r.object(path, func(field string) error {
-		p := path + "." + field
+		p := member(path, word(field))
 		switch field {
 		case "backlogCount":
 			return r.number(p, 0, func(n int) { cfg.BacklogCount = n })

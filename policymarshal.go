@@ -2,7 +2,9 @@ package groupconc
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // policyJSON is the JSON form of a policy as MarshalJSON writes it (see
@@ -51,9 +53,24 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 // so equal policies give equal bytes. A nil policy writes DefaultPolicy.
 //
 // So ParsePolicy of the result builds a policy with the same limits, and
-// the same explanations for every key its resolvers do not decide.
+// the same explanations for every key its resolvers do not decide. A
+// group key that is not valid UTF-8 has no JSON form. MarshalJSON then
+// writes nothing and returns an error naming the key.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 	p = p.orDefault()
+	for _, m := range []struct {
+		field string
+		keys  map[string]int
+	}{
+		{"perGroupMaxConcurrency", p.concurrency},
+		{"perGroupMaxInFlight", p.inFlight},
+		{"perGroupQueueThreshold", p.queue},
+		{"perGroupWeight", p.weights},
+	} {
+		if k, ok := badKey(m.keys); ok {
+			return nil, fmt.Errorf("groupconc: MarshalJSON: %s key %s is not valid UTF-8, which JSON cannot hold", m.field, quoted(k))
+		}
+	}
 	j := policyJSON{
 		GlobalMaxInFlight:             jsonLimit(p.globalInFlight),
 		GlobalQueueThreshold:          jsonLimit(p.globalQueue),
@@ -107,4 +124,16 @@ func limitMap(m map[string]int) map[string]jsonLimit {
 		out[k] = jsonLimit(v)
 	}
 	return out
+}
+
+// badKey returns the least key of m that is not valid UTF-8, if any.
+// encoding/json would write each such byte as U+FFFD. The key would lose
+// its limit, or two keys would become one.
+func badKey(m map[string]int) (key string, ok bool) {
+	for k := range m {
+		if !utf8.ValidString(k) && (!ok || k < key) {
+			key, ok = k, true
+		}
+	}
+	return key, ok
 }

@@ -41,7 +41,7 @@ func (r *policyReader) object(path string, field func(name string) error) error 
 		}
 		name := tok.(string) // the decoder allows only strings as keys
 		if seen[name] {
-			r.fail(member(path, name), "given twice")
+			r.fail(member(path, word(name)), "given twice")
 			if err := r.skip(); err != nil {
 				return err
 			}
@@ -57,7 +57,7 @@ func (r *policyReader) object(path string, field func(name string) error) error 
 }
 
 // member returns the path of an object's member: the top level's fields
-// bare, others after a dot.
+// bare, others after a dot. name is as word gives it.
 func member(path, name string) string {
 	if path == "policy" {
 		return name
@@ -83,7 +83,7 @@ func (r *policyReader) limits(path string, least int, unlimited bool, set func(m
 			return err
 		}
 		key := tok.(string)
-		p := path + "[" + strconv.Quote(key) + "]"
+		p := path + "[" + quoted(key) + "]"
 		switch _, dup := m[key]; {
 		case key == "":
 			r.fail(p, "empty group key")
@@ -134,9 +134,9 @@ func (r *policyReader) int(path string, least int, unlimited bool, set func(int)
 		n, err := strconv.Atoi(v.String())
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			r.fail(path, "%s is out of range", v)
+			r.fail(path, "%s is out of range", cut(v.String()))
 		case err != nil:
-			r.fail(path, "%s is not %s", v, want)
+			r.fail(path, "%s is not %s", cut(v.String()), want)
 		case n < least:
 			r.fail(path, "%d is below %d", n, least)
 		default:
@@ -147,7 +147,7 @@ func (r *policyReader) int(path string, least int, unlimited bool, set func(int)
 		if unlimited && v == "unlimited" {
 			set(Unlimited)
 		} else {
-			r.fail(path, "%q is not %s", v, want)
+			r.fail(path, "%s is not %s", quoted(v), want)
 		}
 		return nil
 	}
@@ -168,9 +168,9 @@ func (r *policyReader) duration(path string, set func(time.Duration)) error {
 	}
 	switch d, err := time.ParseDuration(s); {
 	case err != nil:
-		r.fail(path, `%q is not a Go duration such as "90s"`, s)
+		r.fail(path, `%s is not a Go duration such as "90s"`, quoted(s))
 	case d < 0:
-		r.fail(path, "%q is below 0", s)
+		r.fail(path, "%s is below 0", quoted(s))
 	default:
 		set(d)
 	}
@@ -189,7 +189,7 @@ func (r *policyReader) name(path string, pick func(string) bool, want string) er
 		return r.skipRest(tok)
 	}
 	if !pick(s) {
-		r.fail(path, "%q is not one of %s", s, want)
+		r.fail(path, "%s is not one of %s", quoted(s), want)
 	}
 	return nil
 }
@@ -238,7 +238,8 @@ func (r *policyReader) skipRest(tok json.Token) error {
 	return nil
 }
 
-// describe names a token's kind (or value) in an error.
+// describe names a token's kind, or its value quoted and cut, in an
+// error.
 func describe(tok json.Token) string {
 	switch v := tok.(type) {
 	case json.Delim:
@@ -251,7 +252,7 @@ func describe(tok json.Token) string {
 	case bool:
 		return strconv.FormatBool(v)
 	case string:
-		return strconv.Quote(v)
+		return quoted(v)
 	}
-	return fmt.Sprint(tok)
+	return cut(fmt.Sprint(tok))
 }

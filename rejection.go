@@ -74,8 +74,10 @@ type RejectedError struct {
 	GroupKey, TaskID, Reason string
 }
 
+// Error names the task and its group, quoted and cut like every caller's
+// string in an error.
 func (e *RejectedError) Error() string {
-	return fmt.Sprintf("groupconc: task %q of group %q rejected: %s", e.TaskID, e.GroupKey, e.Reason)
+	return "groupconc: task " + quoted(e.TaskID) + " of group " + quoted(e.GroupKey) + " rejected: " + word(e.Reason)
 }
 
 // Is reports whether target is ErrRejected.
@@ -93,8 +95,10 @@ var errNoTask = errors.New("groupconc: Rejection.Run: no task to run")
 // Run runs the rejected task now, on the calling goroutine, holding no
 // permit, and returns what its function returned. The listener sees the task
 // start and, after the handler returns, complete. Only the first call runs
-// the task; later calls return an error. A panic in the function propagates
-// to the handler's caller, which turns it into a FAILED result.
+// the task; later calls return an error. So does a call after the handler
+// returned. By then the task has completed, so a kept Rejection runs
+// nothing. A panic in the function propagates to the handler's caller,
+// which turns it into a FAILED result.
 func (r *Rejection) Run(ctx context.Context) (any, error) {
 	if r == nil || r.run == nil {
 		return nil, errNoTask

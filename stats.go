@@ -61,6 +61,9 @@ type ExecutorStats struct {
 // often as wanted. The counters are read one by one while tasks move, so
 // they are exact only when the executor is still.
 func (e *GroupExecutor) Stats() ExecutorStats {
+	if !e.made() {
+		return ExecutorStats{}
+	}
 	e.groups.ForgetIdle()
 	running, waiting, inFlight := e.global.Counts()
 	return ExecutorStats{
@@ -81,6 +84,9 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 // GroupStats returns a snapshot of groupKey's group, and false if no such
 // group exists: never used, or evicted.
 func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
+	if !e.made() {
+		return GroupStats{}, false
+	}
 	e.groups.ForgetIdle()
 	g, ok := e.groups.Lookup(groupKey)
 	if !ok {
@@ -95,6 +101,9 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 // forgotten during the loop may or may not be seen.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
+		if !e.made() {
+			return
+		}
 		e.groups.ForgetIdle()
 		e.groups.Range(func(g *groupstate.Group[task]) bool { return yield(e.groupStats(g)) })
 	}

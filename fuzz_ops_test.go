@@ -20,7 +20,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
 	o := newOracle()
 	mode := fuzzPick(in.next(), groupconc.IsolationOff, groupconc.IsolationFairShare)
-	p, err := fuzzPolicy(in, o, mode).Build()
+	src := fuzzSource(in, func() { fuzzPolicy(in, o, mode) })
+	p, err := fuzzPolicy(&fuzzBytes{b: src}, o, mode).Build()
 	require.NoError(t, err)
 	e := groupconc.New(p)
 	keys := []string{"a", "b", "c"}
@@ -215,7 +216,13 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				}
 				continue
 			}
-			np, err := fuzzPolicy(in, o, mode).Build()
+			var nb *groupconc.PolicyBuilder
+			if v%8 == 6 { // one live setting of the policy in force changed
+				nb = fuzzTweak(src, in.next(), o, mode)
+			} else {
+				src = fuzzSource(in, func() { nb = fuzzPolicy(in, o, mode) })
+			}
+			np, err := nb.Build()
 			require.NoError(t, err)
 			o.live.update(np)
 			o.guard(t, "UpdatePolicy", func() { err = e.UpdatePolicy(np) })
@@ -260,6 +267,11 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		assert.NoError(t, probe(), "I2: evicted group state %d", i)
 	}
 	fuzzCheckOutcomes(t, o, tasks)
+	groups := 0
+	for range e.AllGroupStats() {
+		groups++
+	}
+	assert.Equal(t, groups, e.Stats().Groups, "Stats().Groups against the groups AllGroupStats yields")
 	if testing.Verbose() {
 		t.Logf("%v: %d tasks, %d evictions; %+v", mode, len(tasks), len(probes), e.Stats())
 	}
@@ -292,6 +304,7 @@ func fuzzCheckOutcomes(t *testing.T, o *oracle, tasks []*fuzzTask) {
 		res := ft.h.Wait()
 		l, _ := o.rec.lookup(ft.h.GroupKey(), ft.h.TaskID())
 		ran := slices.Contains(l.seq(), oracleStarted)
+		assert.NotContains(t, fmt.Sprint(res.Err), "idle group forgotten", "a task ended by its group being forgotten")
 		switch {
 		case ft.cancelled:
 			assert.Equal(t, groupconc.StatusCancelled, res.Status, "Cancel won")

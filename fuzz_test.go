@@ -129,6 +129,13 @@ func FuzzOps(f *testing.F) {
 			fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock,
 			fuzzOpUpdate, 0, 0, 2, 0, 0, 2, 0, 0, 0, 0, 0, fuzzOpSubmit, 0, fuzzDoSucceed,
 			fuzzOpUpdate, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, fuzzOpSubmit, 0, fuzzDoSucceed, fuzzOpReleaseAll},
+		// live tweaks of the policy in force: DiscardOldest turned on over
+		// a full queue, the global limit lowered and raised, the idle TTL
+		// turned on while tasks wait and run
+		{0, 1, 0, 0, 0, 1, 1, 0, 0, 0,
+			fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoBlock, fuzzOpSubmit, 1, fuzzDoBlock, fuzzOpSubmit, 0, fuzzDoSucceed,
+			fuzzOpUpdate, 6, 1 + 3*3, fuzzOpSubmit, 0, fuzzDoSucceed, fuzzOpUpdate, 6, 2 + 3*1, fuzzOpRelease, 0,
+			fuzzOpUpdate, 6, 0 + 3*1, fuzzOpSleep, 4, fuzzOpUpdate, 6, 2, fuzzOpReleaseAll, fuzzOpSleep, 9},
 		// idle TTL 1ms: groups forgotten while time passes, resolved again
 		// from an updated policy
 		{0, 0, 0, 0, 0, 0, 0, 0, 1, 0,
@@ -212,6 +219,30 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupco
 			}
 			return w - 1 // 0 for some: resolved as 1
 		})
+	}
+	return b
+}
+
+// fuzzSource runs build, which reads a policy's bytes from in, and returns
+// the bytes it read, to build the same policy again (fuzzTweak).
+func fuzzSource(in *fuzzBytes, build func()) []byte {
+	from := min(in.i, len(in.b))
+	build()
+	return in.b[from:min(in.i, len(in.b))]
+}
+
+// fuzzTweak builds the policy of src again with one setting changed that
+// a task may have read when it entered: the idle TTL, the rejection
+// policy or the global limit.
+func fuzzTweak(src []byte, v byte, o *oracle, mode groupconc.IsolationMode) *groupconc.PolicyBuilder {
+	b := fuzzPolicy(&fuzzBytes{b: src}, o, mode)
+	switch w := v / 3; v % 3 {
+	case 0:
+		b.IdleGroupTTL(fuzzPick(w, time.Duration(0), time.Millisecond, 3*time.Millisecond))
+	case 1:
+		b.RejectionPolicy(fuzzPick(w, groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectCallerRuns, groupconc.RejectDiscardOldest))
+	default:
+		b.GlobalMaxInFlight(fuzzPick(w, groupconc.Unlimited, 1, 2, 3, 4))
 	}
 	return b
 }

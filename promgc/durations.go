@@ -17,6 +17,11 @@ import (
 // line; a scrape sums the stripes. A prometheus.Histogram keeps a single
 // set of counters, which every CPU would fight over on every task.
 //
+// The stripes are counted from GOMAXPROCS when a label value's series is
+// made. Go changes GOMAXPROCS at run time, with a container's CPU limit:
+// series made later follow it, and a series made before only shares a
+// few more or fewer stripes per CPU, which costs contention, never a count.
+//
 // Each stripe is a run of words in one slice: the wait histogram's bucket
 // counts (one per bound, then +Inf) and its sum in nanoseconds, the same for
 // the run histogram, then a cache line of padding that no one writes.

@@ -6,24 +6,23 @@ import (
 	"time"
 )
 
-// call is one sync sent to Redis on a goroutine of its own. Run never waits
-// on the client itself: a client may ignore its context on a socket read,
-// so a hung link would hold Run until the client's own timeout. Run waits
-// for the call's reply on a channel instead, and gives up on it at its
-// bound. Only one call is in flight at a time, so a hung link holds one
-// goroutine and one connection, not one per tick.
+// call is one sync sent to Redis on a goroutine of its own. A client may
+// ignore its context on a socket read. A hung link would then hold Run
+// until the client's own timeout. So Run waits for the reply on a channel,
+// and gives up on it at its bound. Only one call is in flight at a time.
+// A hung link thus holds one goroutine and one connection, not one per tick.
 type call struct {
 	mode, member string
 	reqs         []poolRequest
-	pools        []*pool         // the pool of each request
-	groups       map[string]load // the demand the requests were made from
+	pools        []*pool         // the pool of each request.
+	groups       map[string]load // the demand the requests were made from.
 	sent         time.Time
-	// bound is when the call is given up: the lease's deadline for a
-	// renewal, and never later than a RenewInterval after it was sent.
+	// bound is when the call is given up. It is a RenewInterval after it
+	// was sent, and no later than the lease's deadline for a renewal.
 	bound     time.Time
 	cancel    context.CancelFunc
-	done      chan reply // buffered: the call's goroutine never waits on Run
-	abandoned bool       // its reply no longer counts
+	done      chan reply // buffered, so the goroutine never waits on Run.
+	abandoned bool       // its reply no longer counts.
 }
 
 // reply is what a call got back.
@@ -33,8 +32,8 @@ type reply struct {
 }
 
 // send runs cl on a goroutine tracked by c.calls. Its context ends at its
-// bound; a client that ignores the context still returns at its own
-// timeout, or when it is closed, and the goroutine ends then.
+// bound. A client that ignores the context returns at its own timeout, or
+// when it is closed. The goroutine ends then.
 func (c *Coordinator) send(ctx context.Context, cl *call) {
 	cctx, cancel := context.WithDeadline(ctx, cl.bound)
 	cl.cancel, cl.done = cancel, make(chan reply, 1)
@@ -46,7 +45,7 @@ func (c *Coordinator) send(ctx context.Context, cl *call) {
 	})
 }
 
-// abandon gives up on the call in flight: whatever it returns is ignored.
+// abandon gives up on the call in flight. Whatever it returns is ignored.
 // The replica keeps what it holds until its lease's deadline.
 func (c *Coordinator) abandon() {
 	cl := c.call
@@ -62,7 +61,7 @@ func (c *Coordinator) abandon() {
 }
 
 // await waits for the reply of the call in flight until the given time.
-// It reports false, and abandons the call, if none came by then.
+// If none came by then, it abandons the call and reports false.
 func (c *Coordinator) await(until time.Time) (reply, bool) {
 	t := time.NewTimer(time.Until(until))
 	defer t.Stop()
@@ -76,8 +75,8 @@ func (c *Coordinator) await(until time.Time) (reply, bool) {
 	}
 }
 
-// nextTick returns when Run should tick again: at the next sync, and no
-// later than the lease's deadline or the bound of the call in flight.
+// nextTick returns when Run should tick again. That is the next sync, or
+// the lease's deadline or the bound of the call in flight if sooner.
 func (c *Coordinator) nextTick() time.Duration {
 	next := c.opts.SyncInterval
 	if c.member != "" {

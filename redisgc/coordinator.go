@@ -19,7 +19,7 @@ var ErrClosed = errors.New("redisgc: coordinator closed")
 // Coordinator keeps one replica's executor within its part of the fleet's
 // limits. Create it with New, start it with Run, stop it with Close. Its
 // methods are safe for concurrent use. Run does its work on the caller's
-// goroutine, but for each Redis call: that runs on a goroutine of its own,
+// goroutine, but for each Redis call. That runs on a goroutine of its own,
 // which Run waits for before it returns. The zero value is not usable.
 type Coordinator struct {
 	client redis.Scripter
@@ -45,8 +45,8 @@ type Coordinator struct {
 	pools    map[string]*pool // coordinated groups with a share or demand above 1
 	global   *pool            // the global limit's pool; nil without a GlobalLimit
 	lastErr  error            // the last sync's error
-	call     *call            // the sync in flight; nil if none
-	calls    sync.WaitGroup   // every call's goroutine
+	call     *call            // the sync in flight, or nil.
+	calls    sync.WaitGroup   // every call's goroutine.
 
 	// onPublish, if set before Run, sees every status Run publishes.
 	onPublish func(Status)
@@ -111,11 +111,11 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 // and Redis gets back what the executor is not running. Run may be called
 // once.
 //
-// No Redis call holds Run past the lease: a call without a reply when the
-// lease's deadline comes is given up, and the replica falls back then,
-// whatever the client's own timeouts. Run still waits for the goroutine of
-// a call it gave up before it returns; the client ends that call at its
-// own timeout (its ReadTimeout), or when it is closed.
+// No Redis call holds Run past the lease. When the lease's deadline comes
+// before a call's reply, Run gives the call up and falls back, whatever the
+// client's own timeouts. Before it returns, Run waits for the goroutine of
+// each call it gave up. The client ends such a call at its own timeout
+// (its ReadTimeout), or when it is closed.
 func (c *Coordinator) Run(ctx context.Context) error {
 	c.mu.Lock()
 	switch {
@@ -173,11 +173,11 @@ func (c *Coordinator) stopGuarding() {
 	})
 }
 
-// Close stops Run and waits for it to return: for the Redis call in
-// flight, if any, and the one with which Run leaves the fleet, each given
-// a RenewInterval and no more than the lease has left, then for the
-// goroutine of any call given up (see Run). From then on the executor
-// takes overrides of coordinated groups' concurrency again. It is idempotent; a Run called
+// Close stops Run and waits for it to return. Run waits for the Redis call
+// in flight, then leaves the fleet with one more call. Both get a
+// RenewInterval in all, and no more than the lease has left. Then Run waits
+// for the goroutine of any call it gave up (see Run). From then on the
+// executor takes overrides of coordinated groups' concurrency again. It is idempotent; a Run called
 // after it returns ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()

@@ -5,21 +5,21 @@ import (
 	"time"
 )
 
-// step is one tick of Run: it falls back if the lease's deadline has
-// passed, reads the executor's demand, and sends a sync when the replica is
-// busy or its lease is due. It returns when to tick again, and an error
-// only if the executor refused a policy.
+// step is one tick of Run. It falls back once the lease's deadline has
+// passed. It reads the executor's demand, and sends a sync when the replica
+// is busy or its lease is due. It returns when to tick again. It returns an
+// error only if the executor refused a policy.
 func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
-	// The lease may have expired in Redis (it was renewed no later than
-	// when the last successful sync was sent): stop relying on the shares,
-	// whether or not a call is still in flight.
+	// The lease may have expired in Redis. It was renewed no later than
+	// when the last successful sync was sent. Stop relying on the shares,
+	// even with a call still in flight.
 	if c.member != "" && !time.Now().Before(c.deadline) {
 		if err := c.fallBack(); err != nil {
 			return 0, err
 		}
 	}
 	if cl := c.call; cl != nil {
-		// One call at a time: a link that hangs holds one call, whose
+		// One call at a time. A link that hangs holds one call, whose
 		// goroutine ends when the client gives up on it.
 		if !time.Now().Before(cl.bound) {
 			c.abandon()
@@ -47,13 +47,13 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 }
 
 // settle applies the reply of the call in flight. It reports whether to
-// tick again at once (to join again), and an error only if the executor
-// refused a policy.
+// tick again at once, to join again. It returns an error only if the
+// executor refused a policy.
 func (c *Coordinator) settle(r reply) (bool, error) {
 	cl := c.call
 	c.call = nil
 	if cl.abandoned {
-		// Given up at its bound, or the replica fell back meanwhile: what
+		// Given up at its bound, or the replica fell back meanwhile. What
 		// Redis did with it only counts more for a lease no longer used.
 		return false, nil
 	}
@@ -167,7 +167,7 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 }
 
 // fallBack lowers every limit to its fallback, never above what the
-// replica runs now, and forgets the lease, and the call in flight with it.
+// replica runs now. It forgets the lease, and the call in flight with it.
 func (c *Coordinator) fallBack() error {
 	c.abandon()
 	for _, p := range c.pools {
@@ -186,9 +186,8 @@ func (c *Coordinator) fallBack() error {
 
 // leave stops coordinating: the executor keeps the fallback limits, and
 // Redis gets back what it is not running. What still runs stays counted
-// until the lease, no longer renewed, expires. The call in flight, then the
-// leave itself, are given a RenewInterval, and no longer than the lease
-// has left.
+// until the lease, no longer renewed, expires. The call in flight and the
+// leave get a RenewInterval in all, and no more than the lease has left.
 func (c *Coordinator) leave(ctx context.Context) {
 	member, deadline := c.member, c.deadline
 	_ = c.fallBack()
@@ -202,7 +201,7 @@ func (c *Coordinator) leave(ctx context.Context) {
 		}
 	}
 	if !time.Now().Before(until) {
-		return // the lease may have ended: nothing of it is left to give back
+		return // the lease may have ended, and what it held with it
 	}
 	groups, total := c.readLoads()
 	reqs, _ := c.requests(groups, total, true)

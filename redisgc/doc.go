@@ -17,5 +17,6 @@
 // when its lease expires; one that loses Redis keeps what it holds, never
 // more, until its lease could have expired, then runs its fallback
 // (Options.ExpectedReplicas), never unlimited, and joins again when Redis
-// is back. See the module's README for the guarantees and each failure.
+// is back. A Redis call that hangs does not delay the fallback, whatever
+// the client's own timeouts. See the module's README for the guarantees and each failure.
 package redisgc

@@ -102,10 +102,10 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 }
 
 // Run coordinates until ctx ends or Close is called. It joins the fleet,
-// then every SyncInterval reads the executor's demand and, while the
-// replica is busy (and every RenewInterval when idle), renews its lease and
-// settles its shares in one Redis call, applying any change to the
-// executor's limits. It returns ErrClosed after Close, ctx.Err() when ctx
+// then reads the executor's demand every SyncInterval. While the replica
+// is busy, and every RenewInterval when idle, one Redis call renews its
+// lease and settles its shares. Run applies any change to the executor's
+// limits. It returns ErrClosed after Close, ctx.Err() when ctx
 // ends, and an error if the executor refuses a policy (it was closed).
 // Before returning it leaves the fleet: local limits drop to the fallback
 // and Redis gets back what the executor is not running. Run may be called

@@ -18,8 +18,9 @@ var ErrClosed = errors.New("redisgc: coordinator closed")
 
 // Coordinator keeps one replica's executor within its part of the fleet's
 // limits. Create it with New, start it with Run, stop it with Close. Its
-// methods are safe for concurrent use; it starts no goroutine: Run does all
-// its work on the caller's goroutine. The zero value is not usable.
+// methods are safe for concurrent use. Run does its work on the caller's
+// goroutine, but for each Redis call. That runs on a goroutine of its own,
+// which Run waits for before it returns. The zero value is not usable.
 type Coordinator struct {
 	client redis.Scripter
 	target target
@@ -44,6 +45,11 @@ type Coordinator struct {
 	pools    map[string]*pool // coordinated groups with a share or demand above 1
 	global   *pool            // the global limit's pool; nil without a GlobalLimit
 	lastErr  error            // the last sync's error
+	call     *call            // the sync in flight, or nil.
+	calls    sync.WaitGroup   // every call's goroutine.
+
+	// onPublish, if set before Run, sees every status Run publishes.
+	onPublish func(Status)
 }
 
 // pool is the replica's view of one fleet limit.
@@ -96,14 +102,20 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 }
 
 // Run coordinates until ctx ends or Close is called. It joins the fleet,
-// then every SyncInterval reads the executor's demand and, while the
-// replica is busy (and every RenewInterval when idle), renews its lease and
-// settles its shares in one Redis call, applying any change to the
-// executor's limits. It returns ErrClosed after Close, ctx.Err() when ctx
+// then reads the executor's demand every SyncInterval. While the replica
+// is busy, and every RenewInterval when idle, one Redis call renews its
+// lease and settles its shares. Run applies any change to the executor's
+// limits. It returns ErrClosed after Close, ctx.Err() when ctx
 // ends, and an error if the executor refuses a policy (it was closed).
 // Before returning it leaves the fleet: local limits drop to the fallback
 // and Redis gets back what the executor is not running. Run may be called
 // once.
+//
+// No Redis call holds Run past the lease. When the lease's deadline comes
+// before a call's reply, Run gives the call up and falls back, whatever the
+// client's own timeouts. Before it returns, Run waits for the goroutine of
+// each call it gave up. The client ends such a call at its own timeout
+// (its ReadTimeout), or when it is closed.
 func (c *Coordinator) Run(ctx context.Context) error {
 	c.mu.Lock()
 	switch {
@@ -122,11 +134,20 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	defer t.Stop()
 	var err error
 	for err == nil {
+		var replies <-chan reply
+		if c.call != nil {
+			replies = c.call.done
+		}
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
 		case <-c.stop:
 			err = ErrClosed
+		case r := <-replies:
+			var now bool
+			if now, err = c.settle(r); now {
+				t.Reset(0)
+			}
 		case <-t.C:
 			var next time.Duration
 			next, err = c.step(ctx)
@@ -138,6 +159,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.mode = ModeStopped
 	c.publish()
 	c.stopGuarding()
+	c.calls.Wait()
 	return err
 }
 
@@ -151,10 +173,11 @@ func (c *Coordinator) stopGuarding() {
 	})
 }
 
-// Close stops Run and waits for it to return: for the Redis call in
-// flight, if any, and the one with which Run leaves the fleet, each bounded
-// by RenewInterval. From then on the executor takes overrides of
-// coordinated groups' concurrency again. It is idempotent; a Run called
+// Close stops Run and waits for it to return. Run waits for the Redis call
+// in flight, then leaves the fleet with one more call. Both get a
+// RenewInterval in all, and no more than the lease has left. Then Run waits
+// for the goroutine of any call it gave up (see Run). From then on the
+// executor takes overrides of coordinated groups' concurrency again. It is idempotent; a Run called
 // after it returns ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
@@ -194,6 +217,9 @@ func (c *Coordinator) publish() {
 	c.mu.Lock()
 	c.status = s
 	c.mu.Unlock()
+	if c.onPublish != nil {
+		c.onPublish(s)
+	}
 }
 
 // share is the public view of p.

@@ -5,17 +5,26 @@ import (
 	"time"
 )
 
-// step is one tick of Run: it reads the executor's demand, syncs with Redis
-// when the replica is busy or its lease is due, and applies what changed.
-// It returns when to tick again, and an error only if the executor refused
-// a policy.
+// step is one tick of Run. It falls back once the lease's deadline has
+// passed. It reads the executor's demand, and sends a sync when the replica
+// is busy or its lease is due. It returns when to tick again. It returns an
+// error only if the executor refused a policy.
 func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
-	// The lease may have expired in Redis (it was renewed no later than
-	// when the last successful sync was sent): stop relying on the shares.
+	// The lease may have expired in Redis. It was renewed no later than
+	// when the last successful sync was sent. Stop relying on the shares,
+	// even with a call still in flight.
 	if c.member != "" && !time.Now().Before(c.deadline) {
 		if err := c.fallBack(); err != nil {
 			return 0, err
 		}
+	}
+	if cl := c.call; cl != nil {
+		// One call at a time. A link that hangs holds one call, whose
+		// goroutine ends when the client gives up on it.
+		if !time.Now().Before(cl.bound) {
+			c.abandon()
+		}
+		return c.nextTick(), nil
 	}
 	groups, total := c.readLoads()
 	c.track(groups)
@@ -26,46 +35,57 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 	}
 	idle := len(reqs) == 0 && time.Since(c.lastSync) < c.opts.RenewInterval
 	if mode == syncRenew && c.mode == ModeConnected && idle {
-		return c.opts.SyncInterval, nil
+		return c.nextTick(), nil
 	}
-
-	timeout := c.opts.RenewInterval
-	if mode == syncRenew {
-		timeout = min(timeout, time.Until(c.deadline))
-	}
-	sctx, cancel := context.WithTimeout(ctx, max(timeout, 10*time.Millisecond))
 	sent := time.Now()
-	res, err := runSync(sctx, c.client, &c.opts, member, mode, reqs)
-	cancel()
-	c.lastErr = err
-	if err != nil {
+	bound := sent.Add(c.opts.RenewInterval)
+	if mode == syncRenew && c.deadline.Before(bound) {
+		bound = c.deadline
+	}
+	c.send(ctx, &call{mode: mode, member: member, reqs: reqs, pools: pools, groups: groups, sent: sent, bound: bound})
+	return c.nextTick(), nil
+}
+
+// settle applies the reply of the call in flight. It reports whether to
+// tick again at once, to join again. It returns an error only if the
+// executor refused a policy.
+func (c *Coordinator) settle(r reply) (bool, error) {
+	cl := c.call
+	c.call = nil
+	if cl.abandoned {
+		// Given up at its bound, or the replica fell back meanwhile. What
+		// Redis did with it only counts more for a lease no longer used.
+		return false, nil
+	}
+	c.lastErr = r.err
+	if r.err != nil {
 		// Keep what is held, never more, until the deadline.
 		if c.mode == ModeConnected {
 			c.mode = ModeHolding
 		}
-		return c.opts.SyncInterval, nil
+		return false, nil
 	}
-	if res.lost {
+	if r.res.lost {
 		// Redis let the lease go (or lost its data): nothing held counts.
 		// Fall back, and join again as a new member at once.
-		return 0, c.fallBack()
+		return true, c.fallBack()
 	}
-	c.member, c.mode, c.lastSync = member, ModeConnected, sent
+	c.member, c.mode, c.lastSync = cl.member, ModeConnected, cl.sent
 	// The lease runs LeaseTTL from when Redis ran the script, which is
 	// after sent; a tenth of the TTL absorbs a clock running slow here.
-	c.deadline = sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
+	c.deadline = cl.sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
 
 	changed := false
-	for i, p := range pools {
-		r := res.pools[i]
-		p.held, p.used, p.members, p.want = r.share, r.used, r.members, reqs[i].want
+	for i, p := range cl.pools {
+		res, req := r.res.pools[i], cl.reqs[i]
+		p.held, p.used, p.members, p.want = res.share, res.used, res.members, req.want
 		// Raise only to what Redis counts; lower at once to the target, and
 		// give the difference back on a later sync, once it is not running.
-		local := max(1, min(r.share, r.target))
-		if reqs[i].want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
+		local := max(1, min(res.share, res.target))
+		if req.want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
 			local = 1 // idle a while: give it all back
 		}
-		if mode == syncJoin {
+		if cl.mode == syncJoin {
 			// A declaration counts what runs; it raises nothing.
 			local = min(local, p.local)
 		}
@@ -74,19 +94,17 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	for g, p := range c.pools {
-		if p.held <= 1 && p.local <= 1 && p.want <= 1 && groups[g].demand() <= 1 {
+		if p.held <= 1 && p.local <= 1 && p.want <= 1 && cl.groups[g].demand() <= 1 {
 			delete(c.pools, g)
 		}
 	}
-	if changed {
-		// The status never shows a mode whose limits are below the
-		// executor's: this one's are at least those in force.
-		c.publish()
-		if err := c.apply(); err != nil {
-			return 0, err
-		}
+	if !changed {
+		return false, nil
 	}
-	return c.opts.SyncInterval, nil
+	// The status never shows a mode whose limits are below the executor's:
+	// this one's are at least those in force.
+	c.publish()
+	return false, c.apply()
 }
 
 // readLoads returns the load of each coordinated group the executor knows,
@@ -149,8 +167,9 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 }
 
 // fallBack lowers every limit to its fallback, never above what the
-// replica runs now, and forgets the lease.
+// replica runs now. It forgets the lease, and the call in flight with it.
 func (c *Coordinator) fallBack() error {
+	c.abandon()
 	for _, p := range c.pools {
 		p.local = min(p.local, c.opts.fallback(p.limit, p.local))
 		p.held = p.local
@@ -167,18 +186,29 @@ func (c *Coordinator) fallBack() error {
 
 // leave stops coordinating: the executor keeps the fallback limits, and
 // Redis gets back what it is not running. What still runs stays counted
-// until the lease, no longer renewed, expires.
+// until the lease, no longer renewed, expires. The call in flight and the
+// leave get a RenewInterval in all, and no more than the lease has left.
 func (c *Coordinator) leave(ctx context.Context) {
-	member := c.member
+	member, deadline := c.member, c.deadline
 	_ = c.fallBack()
 	if member == "" {
 		return
 	}
+	until := time.Now().Add(min(c.opts.RenewInterval, time.Until(deadline)))
+	if c.call != nil {
+		if _, ok := c.await(until); !ok {
+			return
+		}
+	}
+	if !time.Now().Before(until) {
+		return // the lease may have ended, and what it held with it
+	}
 	groups, total := c.readLoads()
 	reqs, _ := c.requests(groups, total, true)
-	sctx, cancel := context.WithTimeout(ctx, min(c.opts.RenewInterval, time.Until(c.deadline)))
-	defer cancel()
-	_, c.lastErr = runSync(sctx, c.client, &c.opts, member, syncLeave, reqs)
+	c.send(ctx, &call{mode: syncLeave, member: member, reqs: reqs, sent: time.Now(), bound: until})
+	if r, ok := c.await(until); ok {
+		c.lastErr = r.err
+	}
 }
 
 // apply sets the executor's limits to the local ones.

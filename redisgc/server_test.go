@@ -108,14 +108,31 @@ func (s *redisServer) start(bin string) error {
 func (s *redisServer) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // stop terminates the server and waits for it; a stopped server is left
-// alone.
+// alone. A paused one is resumed first, to take the signal.
 func (s *redisServer) stop() {
 	if s.cmd == nil {
 		return
 	}
+	s.resume()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	<-s.done
 	s.cmd = nil
+}
+
+// pause stops the server's process (SIGSTOP): its sockets stay open, and
+// nothing it receives is answered until resume.
+func (s *redisServer) pause() {
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatalf("pause redis-server: %v", err)
+	}
+}
+
+// resume lets a paused server go on (SIGCONT); it does nothing to a
+// running one.
+func (s *redisServer) resume() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	}
 }
 
 // restart starts the server again on the same port, empty.

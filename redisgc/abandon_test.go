@@ -1,0 +1,50 @@
+package redisgc
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// callsInFlight counts the goroutines running a sync.
+func callsInFlight() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "redisgc.runSync(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// TestCloseWaitsForTheCallItGaveUpOn: a call a frozen link holds is given
+// up at the lease's deadline, and its goroutine ends at the client's read
+// timeout; Close returns only then, and leaves no call running.
+func TestCloseWaitsForTheCallItGaveUpOn(t *testing.T) {
+	s := startRedis(t)
+	p := newFaultProxy(t, s.addr())
+	const readTimeout = 500 * time.Millisecond
+	client := redis.NewClient(&redis.Options{Addr: p.addr(), ReadTimeout: readTimeout})
+	t.Cleanup(func() { _ = client.Close() })
+	o := testOptions(12)
+	r := startReplica(t, client, o)
+	t.Cleanup(p.restore)
+	r.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return r.exec.limit("t") == 12 }, "r never took 12")
+
+	p.freeze()
+	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeFallback }, "r never fell back")
+	eventually(t, 5*time.Second, func() bool { return callsInFlight() > 0 }, "no call hangs on the frozen link")
+	start := time.Now()
+	r.close(t)
+	if took := time.Since(start); took > readTimeout+o.RenewInterval+time.Second {
+		t.Errorf("Close took %v, want within the client's read timeout %v", took, readTimeout)
+	}
+	if n := callsInFlight(); n > 0 {
+		t.Errorf("after Close: %d calls still run, want none", n)
+	}
+}

@@ -80,7 +80,8 @@ type GroupExecutor struct {
 	// gate.entered.
 	succeeded, failed, cancelled, rejected atomic.Uint64
 
-	crew crew // the executor's goroutines, which Shutdown waits for
+	crew    crew    // the executor's goroutines, which Shutdown waits for
+	runners runners // which task each of them runs (see runners.go)
 }
 
 // New returns an executor governed by policy; nil means DefaultPolicy().

@@ -129,15 +129,15 @@ func TestFairShareStatsCountOnlyRunningTasksAsGlobalInFlight(t *testing.T) {
 		submit("c") // holds c's permits, waits for a global one
 
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "a", Running: 2, Waiting: 2, InFlight: 3,
+			GroupKey: "a", Running: 2, Waiting: 2, InFlight: 3, RunningCost: 2,
 			MaxConcurrency: 2, MaxInFlight: 3, QueueThreshold: groupconc.Unlimited, Weight: 2,
 		}, groupStats(t, e, "a"))
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 2,
+			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 2, RunningCost: 1,
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, groupStats(t, e, "b"))
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "c", Running: 0, Waiting: 1, InFlight: 1,
+			GroupKey: "c", Running: 0, Waiting: 1, InFlight: 1, WaitingGlobal: 1, // holds its own permits
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, groupStats(t, e, "c"))
 		s := e.Stats()

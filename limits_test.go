@@ -83,7 +83,7 @@ func TestBulkheadRunsExactlyItsLimitBelowTheConcurrency(t *testing.T) {
 			ga, ok := e.GroupStats("a")
 			require.True(t, ok)
 			assert.Equal(t, groupconc.GroupStats{
-				GroupKey: "a", Running: 2, Waiting: 3, InFlight: 2,
+				GroupKey: "a", Running: 2, Waiting: 3, InFlight: 2, RunningCost: 2,
 				MaxConcurrency: 5, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
 			}, ga)
 

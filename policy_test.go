@@ -235,7 +235,7 @@ func TestZeroAndNilPolicyBehaveAsTheDefault(t *testing.T) {
 				gs, ok := e.GroupStats("g")
 				require.True(t, ok)
 				assert.Equal(t, groupconc.GroupStats{
-					GroupKey: "g", Running: 1, Waiting: 2, InFlight: 3, // no bulkhead: all are past it
+					GroupKey: "g", Running: 1, Waiting: 2, InFlight: 3, RunningCost: 1, // no bulkhead: all are past it
 					MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 				}, gs)
 				assert.Equal(t, groupconc.Unlimited, e.Stats().GlobalMaxInFlight)

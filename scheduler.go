@@ -262,7 +262,7 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	left := t.permits.Leave()
 	// The result's Err is cause, which cancelWith recorded: this is the
 	// context's first cancel, since close comes after a claim (see end).
-	e.count(StatusCancelled)
+	e.count(t, StatusCancelled)
 	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
 	if left {
 		e.goEndCancelled(t)

@@ -36,6 +36,22 @@ type GroupStats struct {
 	// Blocked counts callers of SubmitWith with Block waiting for a slot
 	// of the group's queue; they are not tasks yet, and not in Waiting.
 	Blocked int
+	// Parent is the group's parent; "" at the top.
+	Parent string
+	// RunningCost counts the permits its running tasks hold at its
+	// concurrency limit: Running, while every task costs one permit.
+	RunningCost int
+	// WaitingGlobal counts, of Waiting, the tasks waiting for a global
+	// permit: the global cap, not the group's own limits, holds them back.
+	WaitingGlobal int
+	// OldestRunning is how long the group's longest-running task has run;
+	// 0 if none runs. A task hung in its function shows here.
+	OldestRunning time.Duration
+	// Paused reports whether the group is paused.
+	Paused bool
+	// The group's tasks since the group was made, by the status their
+	// handles report, counted as ExecutorStats counts them.
+	Succeeded, Failed, Cancelled, Rejected uint64
 }
 
 // ExecutorStats is a point-in-time snapshot of an executor.
@@ -92,7 +108,8 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !ok {
 		return GroupStats{}, false
 	}
-	return e.groupStats(g), true
+	start, runs := e.oldestRunning(g)[g]
+	return e.groupStats(g, start, runs), true
 }
 
 // AllGroupStats returns an iterator over a snapshot of every known group,
@@ -105,13 +122,36 @@ func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 			return
 		}
 		e.groups.ForgetIdle()
-		e.groups.Range(func(g *groupstate.Group[task]) bool { return yield(e.groupStats(g)) })
+		oldest := e.oldestRunning(nil)
+		e.groups.Range(func(g *groupstate.Group[task]) bool {
+			start, runs := oldest[g]
+			return yield(e.groupStats(g, start, runs))
+		})
 	}
 }
 
-func (e *GroupExecutor) groupStats(g *groupstate.Group[task]) GroupStats {
+// oldestRunning returns when each group's oldest running task started, of
+// g's alone if g is not nil. It costs what runs, not what is remembered.
+func (e *GroupExecutor) oldestRunning(g *groupstate.Group[task]) map[*groupstate.Group[task]]int64 {
+	m := make(map[*groupstate.Group[task]]int64)
+	e.runners.oldest(func(of *groupstate.Group[task], start int64) {
+		if s, ok := m[of]; (g == nil || of == g) && (!ok || start < s) {
+			m[of] = start
+		}
+	})
+	return m
+}
+
+// groupStats returns g's snapshot; if a task of g runs, the oldest
+// started at oldest.
+func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs bool) GroupStats {
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()
+	n := g.Outcomes()
+	var age time.Duration
+	if runs {
+		age = max(time.Duration(e.clock()-oldest), 0)
+	}
 	return GroupStats{
 		GroupKey:       g.Key(),
 		Running:        running,
@@ -123,5 +163,12 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task]) GroupStats {
 		Weight:         l.Weight,
 		OldestWait:     time.Duration(g.OldestWait(e.clock())),
 		Blocked:        g.Blocked(),
+		RunningCost:    running,
+		WaitingGlobal:  g.WaitingGlobal(),
+		OldestRunning:  age,
+		Succeeded:      n[outcomeIndex(StatusSuccess)],
+		Failed:         n[outcomeIndex(StatusFailed)],
+		Cancelled:      n[outcomeIndex(StatusCancelled)],
+		Rejected:       n[outcomeIndex(StatusRejected)],
 	}
 }

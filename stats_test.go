@@ -48,11 +48,11 @@ func TestStatsCountTasksRunningAndWaitingAtEachLayer(t *testing.T) {
 		submitTo("b", "b2") // waits at the global layer
 
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "a", Running: 1, Waiting: 3, InFlight: 2,
+			GroupKey: "a", Running: 1, Waiting: 3, InFlight: 2, RunningCost: 1, WaitingGlobal: 1, // a4
 			MaxConcurrency: 1, MaxInFlight: 2, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, groupStats(t, e, "a"))
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 1,
+			GroupKey: "b", Running: 1, Waiting: 1, InFlight: 1, RunningCost: 1, WaitingGlobal: 1, // b2
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, groupStats(t, e, "b"))
 		s := e.Stats()
@@ -99,7 +99,7 @@ func TestStatsCountInFlightPastAnUnlimitedBulkhead(t *testing.T) {
 		}
 		synctest.Wait()
 		assert.Equal(t, groupconc.GroupStats{
-			GroupKey: "a", Running: 1, Waiting: 2, InFlight: 3,
+			GroupKey: "a", Running: 1, Waiting: 2, InFlight: 3, RunningCost: 1,
 			MaxConcurrency: 1, MaxInFlight: groupconc.Unlimited, QueueThreshold: groupconc.Unlimited, Weight: 1,
 		}, groupStats(t, e, "a"))
 		s := e.Stats()

@@ -129,7 +129,7 @@ func TestUpdatePolicyResolvesEveryKnownGroupAndEveryNewGroupFromTheNewPolicy(t *
 		upUpdate(t, e, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
 			ConcurrencyResolver(resolver(4)).WeightResolver(resolver(3)).
 			DefaultMaxInFlightPerGroup(9).DefaultQueueThresholdPerGroup(7).GlobalMaxInFlight(8))
-		want := groupconc.GroupStats{GroupKey: "old", MaxConcurrency: 4, MaxInFlight: 9, QueueThreshold: 7, Weight: 3}
+		want := groupconc.GroupStats{GroupKey: "old", MaxConcurrency: 4, MaxInFlight: 9, QueueThreshold: 7, Weight: 3, Succeeded: 1}
 		assert.Equal(t, want, groupStats(t, e, "old"), "a known group")
 		quiesce(t, e, submit(t, t.Context(), e, "new", "0", succeed))
 		want.GroupKey = "new"

@@ -68,9 +68,18 @@ func (e *GroupExecutor) take() *task {
 // queue while it can take the queue's role. A task taken from the ready
 // queue was admitted inside Submit: its start is its Submitted (offset 0).
 func (e *GroupExecutor) work(t *task, start int64) {
+	var r *runner // taken for the first task it runs
+	defer func() {
+		if r != nil {
+			e.runners.put(r)
+		}
+	}()
 	for {
 		for t != nil {
-			t, start = e.runOne(t, start)
+			if r == nil {
+				r = e.runners.get()
+			}
+			t, start = e.runOne(r, t, start)
 		}
 		if !e.ready.Claim() {
 			return
@@ -160,10 +169,13 @@ func (e *GroupExecutor) endAllCancelled(swept []*task) {
 
 // runOne runs t (or has its rejection handled), ends it, and returns the
 // task to run next on this goroutine, if any.
-func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int64) {
+func (e *GroupExecutor) runOne(r *runner, t *task, start int64) (next *task, nextStart int64) {
 	how := handOffSpawn // until t ended normally: runtime.Goexit may be unwinding
 	ended := noTime
-	defer func() { next, nextStart = e.end(t, how, ended) }()
+	defer func() {
+		r.running(nil, 0)
+		next, nextStart = e.end(t, how, ended)
+	}()
 	switch {
 	case t.reason() != "":
 		// Whoever waits for the permits t gave back need not wait for the
@@ -176,8 +188,10 @@ func (e *GroupExecutor) runOne(t *task, start int64) (next *task, nextStart int6
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
 	case e.policy.Load().tuned():
+		r.running(t, t.permits.Submitted()+start)
 		ended = e.runSampled(t, start)
 	default:
+		r.running(t, t.permits.Submitted()+start)
 		ended = e.run(t, start)
 	}
 	how = handOffInline
@@ -260,7 +274,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 		}
 		return
 	}
-	e.count(o.status)
+	e.count(t, o.status)
 	// Deferred, so that the handle completes even if the listener calls
 	// runtime.Goexit.
 	defer t.publish(o)
@@ -292,12 +306,13 @@ func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, star
 // completeClaimed counts t's outcome and completes its handle; the caller
 // has claimed it.
 func (e *GroupExecutor) completeClaimed(t *task, o *outcome) {
-	e.count(o.status)
+	e.count(t, o.status)
 	t.publish(o)
 }
 
-// count records a task's final status in the outcome counters.
-func (e *GroupExecutor) count(s TaskStatus) {
+// count records t's final status in the outcome counters, the
+// executor's and its group's.
+func (e *GroupExecutor) count(t *task, s TaskStatus) {
 	switch s {
 	case StatusSuccess:
 		e.succeeded.Add(1)
@@ -307,5 +322,11 @@ func (e *GroupExecutor) count(s TaskStatus) {
 		e.cancelled.Add(1)
 	case StatusRejected:
 		e.rejected.Add(1)
+	default:
+		return
 	}
+	t.permits.Group().CountOutcome(outcomeIndex(s))
 }
+
+// outcomeIndex is the index of status s among a group's outcome counters.
+func outcomeIndex(s TaskStatus) int { return int(s - StatusSuccess) }

@@ -34,7 +34,9 @@
 //
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",
-// "source"}. A limit is a number or "unlimited". Source names per limit
+// "source","parent","runningCost","waitingGlobal","oldestRunningMs",
+// "paused","succeeded","failed","cancelled","rejected"}, as GroupStats
+// has them. A limit is a number or "unlimited". Source names per limit
 // what set it: "builtin", "default", "resolver", "group" or "override". A
 // PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
 // one limit and drops the override of another. Its fields are

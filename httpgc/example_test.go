@@ -50,7 +50,7 @@ func Example() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Print(string(body))
 	// Output:
-	// {"group":"tenant-1","running":0,"waiting":0,"blocked":0,"inFlight":0,"maxConcurrency":4,"maxInFlight":"unlimited","queueThreshold":"unlimited","weight":1,"oldestWaitMs":0,"source":{"maxConcurrency":"default","maxInFlight":"builtin","queueThreshold":"builtin","weight":"builtin"}}
+	// {"group":"tenant-1","running":0,"waiting":0,"blocked":0,"inFlight":0,"maxConcurrency":4,"maxInFlight":"unlimited","queueThreshold":"unlimited","weight":1,"oldestWaitMs":0,"source":{"maxConcurrency":"default","maxInFlight":"builtin","queueThreshold":"builtin","weight":"builtin"},"parent":"","runningCost":0,"waitingGlobal":0,"oldestRunningMs":0,"paused":false,"succeeded":1,"failed":0,"cancelled":0,"rejected":0}
 }
 
 // Writes need AllowWrites and an Authorize, asked per action: here any

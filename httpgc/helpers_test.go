@@ -123,7 +123,7 @@ func object(t *testing.T, w *httptest.ResponseRecorder) map[string]any {
 func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // rowKeys are the fields of a row, sorted.
-var rowKeys = []string{"blocked", "group", "inFlight", "maxConcurrency", "maxInFlight", "oldestWaitMs", "queueThreshold", "running", "source", "waiting", "weight"}
+var rowKeys = []string{"blocked", "cancelled", "failed", "group", "inFlight", "maxConcurrency", "maxInFlight", "oldestRunningMs", "oldestWaitMs", "parent", "paused", "queueThreshold", "rejected", "running", "runningCost", "source", "succeeded", "waiting", "waitingGlobal", "weight"}
 
 // groupNames returns the "group" of each row of a groups body.
 func groupNames(t *testing.T, body map[string]any) []string {

@@ -49,6 +49,17 @@ type row struct {
 	Weight         int     `json:"weight"`
 	OldestWaitMs   int64   `json:"oldestWaitMs"`
 	Source         sources `json:"source"`
+
+	// Why it waits, and what became of its tasks (GroupStats).
+	Parent          string `json:"parent"`
+	RunningCost     int    `json:"runningCost"`
+	WaitingGlobal   int    `json:"waitingGlobal"`
+	OldestRunningMs int64  `json:"oldestRunningMs"`
+	Paused          bool   `json:"paused"`
+	Succeeded       uint64 `json:"succeeded"`
+	Failed          uint64 `json:"failed"`
+	Cancelled       uint64 `json:"cancelled"`
+	Rejected        uint64 `json:"rejected"`
 }
 
 // sources names, per limit, the setting that decided it.
@@ -89,16 +100,25 @@ func (h *Handler) explain(key string) groupconc.GroupExplanation {
 func (h *Handler) row(st groupconc.GroupStats, name string) row {
 	x := h.explain(st.GroupKey)
 	return row{
-		Group:          name,
-		Running:        st.Running,
-		Waiting:        st.Waiting,
-		Blocked:        st.Blocked,
-		InFlight:       st.InFlight,
-		MaxConcurrency: limit(st.MaxConcurrency),
-		MaxInFlight:    limit(st.MaxInFlight),
-		QueueThreshold: limit(st.QueueThreshold),
-		Weight:         st.Weight,
-		OldestWaitMs:   st.OldestWait.Milliseconds(),
+		Group:           name,
+		Running:         st.Running,
+		Waiting:         st.Waiting,
+		Blocked:         st.Blocked,
+		InFlight:        st.InFlight,
+		MaxConcurrency:  limit(st.MaxConcurrency),
+		MaxInFlight:     limit(st.MaxInFlight),
+		QueueThreshold:  limit(st.QueueThreshold),
+		Weight:          st.Weight,
+		OldestWaitMs:    st.OldestWait.Milliseconds(),
+		Parent:          h.parentName(st.Parent),
+		RunningCost:     st.RunningCost,
+		WaitingGlobal:   st.WaitingGlobal,
+		OldestRunningMs: st.OldestRunning.Milliseconds(),
+		Paused:          st.Paused,
+		Succeeded:       st.Succeeded,
+		Failed:          st.Failed,
+		Cancelled:       st.Cancelled,
+		Rejected:        st.Rejected,
 		Source: sources{
 			MaxConcurrency: x.MaxConcurrency.Source,
 			MaxInFlight:    x.MaxInFlight.Source,
@@ -110,6 +130,15 @@ func (h *Handler) row(st groupconc.GroupStats, name string) row {
 
 // display returns the name key is shown by. A DisplayKey that panics
 // yields a placeholder, never the key itself.
+// parentName is how a row names its group's parent: as display shows keys,
+// "" at the top.
+func (h *Handler) parentName(key string) string {
+	if key == "" {
+		return ""
+	}
+	return h.display(key)
+}
+
 func (h *Handler) display(key string) (name string) {
 	if h.o.DisplayKey == nil {
 		return key

@@ -81,7 +81,45 @@ type Group[T any] struct {
 	// globalFIFO and fairQueue); guarded by the global line's mu.
 	waiting atomic.Int64
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
-	chain   list[T]
+	chain   chainList[T]
+
+	outcomes [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
+}
+
+// chainList is a group's chain in the global line. It counts its tasks, so
+// that a snapshot reads how many wait for a global permit without the lock.
+type chainList[T any] struct {
+	list[T]
+	n atomic.Int64 // written under the global line's mu
+}
+
+func (c *chainList[T]) linkAfter(w, at *Permits[T], k int) {
+	c.list.linkAfter(w, at, k)
+	c.n.Add(1)
+}
+
+func (c *chainList[T]) unlink(w *Permits[T], k int) {
+	c.list.unlink(w, k)
+	c.n.Add(-1)
+}
+
+// WaitingGlobal reports the group's tasks waiting for a global permit.
+func (g *Group[T]) WaitingGlobal() int { return int(max(g.chain.n.Load(), 0)) }
+
+// NumOutcomes is how many ways a task can end, for CountOutcome.
+const NumOutcomes = 4
+
+// CountOutcome counts one of the group's tasks as ended the i-th way
+// (0 ≤ i < NumOutcomes); the caller says which way is which.
+func (g *Group[T]) CountOutcome(i int) { g.outcomes[i].Add(1) }
+
+// Outcomes reports the group's tasks by how they ended, as CountOutcome
+// counted them.
+func (g *Group[T]) Outcomes() (n [NumOutcomes]uint64) {
+	for i := range n {
+		n[i] = g.outcomes[i].Load()
+	}
+	return n
 }
 
 const deadRefs = math.MinInt64 / 2

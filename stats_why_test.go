@@ -1,0 +1,111 @@
+package groupconc_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// allStats returns AllGroupStats by key.
+func allStats(e *groupconc.GroupExecutor) map[string]groupconc.GroupStats {
+	m := map[string]groupconc.GroupStats{}
+	for gs := range e.AllGroupStats() {
+		m[gs.GroupKey] = gs
+	}
+	return m
+}
+
+func TestOldestRunningTellsAHungGroupFromABusyOne(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(2))
+			hung := newGatedTask(t, 0)
+			hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "hung", "0", hung.Fn)}
+			time.Sleep(12 * time.Minute)
+			later := newGatedTask(t, 0)
+			hs = append(hs, submit(t, t.Context(), e, "hung", "1", later.Fn))
+			busy := submit(t, t.Context(), e, "busy", "0", func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			synctest.Wait()
+			time.Sleep(time.Second)
+
+			gs := groupStats(t, e, "hung")
+			assert.Equal(t, 12*time.Minute+time.Second, gs.OldestRunning, "the oldest of two running")
+			assert.Equal(t, gs.OldestRunning, allStats(e)["hung"].OldestRunning, "AllGroupStats agrees")
+			assert.Equal(t, time.Second, groupStats(t, e, "busy").OldestRunning)
+			busy.Cancel()
+			hung.Release()
+			synctest.Wait()
+			assert.Equal(t, time.Second, groupStats(t, e, "hung").OldestRunning, "the one left")
+			later.Release()
+			quiesce(t, e, append(hs, busy)...)
+			assert.Zero(t, groupStats(t, e, "hung").OldestRunning, "none runs")
+		})
+	})
+}
+
+func TestGroupStatsCountTheOutcomesOfTheGroupsOwnTasks(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).DefaultQueueThresholdPerGroup(1))
+			k := newGatedTask(t, 0)
+			hs := []*groupconc.TaskHandle[int]{
+				submit(t, t.Context(), e, "a", "run", k.Fn),
+				submit(t, t.Context(), e, "a", "wait", succeed),
+				submit(t, t.Context(), e, "a", "rejected", succeed),
+				submit(t, t.Context(), e, "b", "fail", func(context.Context) (int, error) { return 0, errBoom }),
+			}
+			synctest.Wait()
+			hs[1].Cancel()
+			k.Release()
+			quiesce(t, e, hs...)
+			a := groupStats(t, e, "a")
+			assert.Equal(t, [4]uint64{1, 0, 1, 1}, [4]uint64{a.Succeeded, a.Failed, a.Cancelled, a.Rejected}, "a: succeeded, failed, cancelled, rejected")
+			b := groupStats(t, e, "b")
+			assert.Equal(t, [4]uint64{0, 1, 0, 0}, [4]uint64{b.Succeeded, b.Failed, b.Cancelled, b.Rejected}, "b")
+			st := e.Stats()
+			assert.Equal(t, st.Succeeded+st.Failed+st.Cancelled+st.Rejected, a.Succeeded+a.Failed+a.Cancelled+a.Rejected+b.Succeeded+b.Failed+b.Cancelled+b.Rejected, "the groups' counters add up to the executor's")
+		})
+	})
+}
+
+func TestWaitingGlobalCountsOnlyTheTasksTheGlobalCapHoldsBack(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(2).DefaultMaxConcurrencyPerGroup(1))
+			var ks []*gatedTask
+			var hs []*groupconc.TaskHandle[int]
+			for _, key := range []string{"a", "a", "b", "c", "c"} {
+				k := newGatedTask(t, 0)
+				ks = append(ks, k)
+				hs = append(hs, submit(t, t.Context(), e, key, key+string(rune('0'+len(hs))), k.Fn))
+			}
+			synctest.Wait()
+			// a runs one and holds one back at its own limit; b runs; c's
+			// two wait: for the global cap, and (under IsolationOff, where
+			// the global permit comes first) for it too.
+			a, c := groupStats(t, e, "a"), groupStats(t, e, "c")
+			require.Equal(t, 1, a.Waiting)
+			assert.Equal(t, 0, a.WaitingGlobal, "a waits for its own limit")
+			require.Equal(t, 2, c.Waiting)
+			want := 1 // under fair share, c's second waits for c's own limit
+			if mode == groupconc.IsolationOff {
+				want = 2
+			}
+			assert.Equal(t, want, c.WaitingGlobal, "c waits for the global cap")
+			for _, k := range ks {
+				k.Release()
+			}
+			quiesce(t, e, hs...)
+			assert.Zero(t, groupStats(t, e, "c").WaitingGlobal)
+		})
+	})
+}

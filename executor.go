@@ -80,8 +80,9 @@ type GroupExecutor struct {
 	// gate.entered.
 	succeeded, failed, cancelled, rejected atomic.Uint64
 
-	crew    crew    // the executor's goroutines, which Shutdown waits for
-	runners runners // which task each of them runs (see runners.go)
+	crew    crew          // the executor's goroutines, which Shutdown waits for
+	runners runners       // which task each of them runs (see runners.go)
+	doCalls atomic.Uint64 // Do's task IDs
 }
 
 // New returns an executor governed by policy; nil means DefaultPolicy().

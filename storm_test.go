@@ -184,6 +184,13 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 					e.GroupStats(key)
 				default:
 					e.ExplainGroup(key)
+					ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+					_, err := groupconc.Do(ctx, e, key, task(key, 3+r.IntN(5)), groupconc.SubmitOptions{Priority: groupconc.Priority(1 + r.IntN(5))})
+					cancel()
+					var re *groupconc.RejectedError
+					if err != nil && !errors.As(err, &re) {
+						assert.True(t, errors.Is(err, context.DeadlineExceeded) || errors.Is(err, groupconc.ErrGroupShutdown) || errors.Is(err, groupconc.ErrGroupEvicted) || errors.Is(err, context.Canceled), "Do: %v", err)
+					}
 				}
 			}
 		})

@@ -47,6 +47,10 @@ type SubmitOptions struct {
 	MaxWait time.Duration
 	// Priority orders the task among the tasks waiting where it waits.
 	Priority Priority
+	// Cost is the permits the task takes at each limit it passes; 0 means
+	// 1. Every task costs one permit in this release: a Cost above 1 is
+	// refused with ErrInvalidTask, never taken as 1.
+	Cost int
 }
 
 // check returns an error wrapping ErrInvalidTask for options out of range.
@@ -56,6 +60,10 @@ func (o SubmitOptions) check() error {
 		return fmt.Errorf("%w: Priority %d is out of range", ErrInvalidTask, int(o.Priority))
 	case o.MaxWait < 0:
 		return fmt.Errorf("%w: MaxWait %v is negative", ErrInvalidTask, o.MaxWait)
+	case o.Cost < 0:
+		return fmt.Errorf("%w: Cost %d is negative", ErrInvalidTask, o.Cost)
+	case o.Cost > 1:
+		return fmt.Errorf("%w: Cost %d: a task costs one permit in this release", ErrInvalidTask, o.Cost)
 	}
 	return nil
 }

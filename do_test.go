@@ -1,0 +1,177 @@
+package groupconc_test
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// doAsync runs Do on a goroutine of its own and reports what it returned.
+type doAsync struct {
+	v    int
+	err  error
+	done chan struct{}
+}
+
+func goDo(ctx context.Context, e *groupconc.GroupExecutor, key string, fn groupconc.Task[int], o groupconc.SubmitOptions) *doAsync {
+	d := &doAsync{done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		d.v, d.err = groupconc.Do(ctx, e, key, fn, o)
+	}()
+	return d
+}
+
+func (d *doAsync) returned() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestDoRunsOnTheCallersGoroutineUnderTheGroupsLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			rec := newRecorder()
+			e := newExecutor(t, modeBuilder(mode).TaskLifecycleListener(rec))
+			v, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) {
+				if !strings.Contains(string(debug.Stack()), "TestDoRunsOnTheCallersGoroutine") {
+					return 0, errors.New("fn runs on another goroutine")
+				}
+				return 7, nil
+			}, groupconc.SubmitOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, 7, v)
+
+			gate := make(chan struct{})
+			first := goDo(t.Context(), e, "a", func(context.Context) (int, error) { <-gate; return 1, nil }, groupconc.SubmitOptions{})
+			synctest.Wait()
+			second := goDo(t.Context(), e, "a", func(context.Context) (int, error) { return 2, nil }, groupconc.SubmitOptions{})
+			synctest.Wait()
+			assert.False(t, second.returned(), "a second Do ran past the limit of 1")
+			gs := groupStats(t, e, "a")
+			assert.Equal(t, [2]int{1, 1}, [2]int{gs.Running, gs.Waiting}, "running and waiting")
+			close(gate)
+			<-first.done
+			<-second.done
+			assert.Equal(t, [2]int{1, 2}, [2]int{first.v, second.v})
+			synctest.Wait()
+			require.NoError(t, e.Quiescent())
+			st := e.Stats()
+			assert.Equal(t, uint64(3), st.Submitted)
+			assert.Equal(t, uint64(3), st.Succeeded)
+			assert.Equal(t, []string{evSubmitted, evStarted, evCompleted}, rec.Events("a", "do-1"), "the listener hears of do-1 as of a task")
+		})
+	})
+}
+
+func TestDoWhoseContextEndsWhileWaitingNeverRunsFn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		k := newGatedTask(t, 0)
+		h := submit(t, t.Context(), e, "a", "run", k.Fn)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		ran := false
+		_, err := groupconc.Do(ctx, e, "a", func(context.Context) (int, error) { ran = true; return 0, nil }, groupconc.SubmitOptions{})
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.False(t, ran)
+		k.Release()
+		quiesce(t, e, h)
+	})
+}
+
+func TestDoTurnedAwayIsAnErrorUnderEveryPolicyButCallerRuns(t *testing.T) {
+	for _, rp := range []groupconc.RejectionPolicy{groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectDiscardOldest, groupconc.RejectCallerRuns} {
+		t.Run(rp.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().DefaultQueueThresholdPerGroup(0).RejectionPolicy(rp))
+				k := newGatedTask(t, 0)
+				h := submit(t, t.Context(), e, "a", "run", k.Fn)
+				synctest.Wait()
+				v, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 5, nil }, groupconc.SubmitOptions{})
+				if rp == groupconc.RejectCallerRuns {
+					assert.NoError(t, err)
+					assert.Equal(t, 5, v, "caller-runs runs fn without permits")
+				} else {
+					var re *groupconc.RejectedError
+					require.ErrorAs(t, err, &re)
+					assert.Equal(t, groupconc.ReasonGroupQueueFull, re.Reason)
+					assert.Zero(t, v)
+				}
+				k.Release()
+				quiesce(t, e, h)
+			})
+		})
+	}
+}
+
+func TestDoPanicGoesUpAndGivesThePermitsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		func() {
+			defer func() { assert.Equal(t, "boom", recover()) }()
+			_, _ = groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { panic("boom") }, groupconc.SubmitOptions{})
+		}()
+		synctest.Wait()
+		require.NoError(t, e.Quiescent())
+		assert.Equal(t, uint64(1), e.Stats().Failed)
+		v, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 3, nil }, groupconc.SubmitOptions{})
+		assert.NoError(t, err)
+		assert.Equal(t, 3, v, "the group's permit is free again")
+	})
+}
+
+func TestDoInsideATaskRunsUnderThatTasksPermits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder()) // a limit of 1: a Do that waited would deadlock
+		h := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
+			return groupconc.Do(ctx, e, "a", func(context.Context) (int, error) { return 9, nil }, groupconc.SubmitOptions{})
+		})
+		r := h.Wait()
+		require.NoError(t, r.Err)
+		assert.Equal(t, 9, r.Value)
+		quiesce(t, e, h)
+	})
+}
+
+func TestDoIsCancelledByItsGroupsShutdownWhileFnRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		started := make(chan struct{})
+		d := goDo(t.Context(), e, "a", func(ctx context.Context) (int, error) {
+			close(started)
+			<-ctx.Done()
+			return 0, context.Cause(ctx)
+		}, groupconc.SubmitOptions{})
+		<-started
+		e.ShutdownGroup("a")
+		<-d.done
+		assert.ErrorIs(t, d.err, groupconc.ErrGroupShutdown)
+		synctest.Wait()
+		require.NoError(t, e.Quiescent())
+	})
+}
+
+func TestDoRefusesBadInputNamingIt(t *testing.T) {
+	e := newExecutor(t, builder())
+	_, err := groupconc.Do(t.Context(), e, "", func(context.Context) (int, error) { return 0, nil }, groupconc.SubmitOptions{})
+	assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
+	assert.ErrorContains(t, err, "GroupKey")
+	_, err = groupconc.Do[int](t.Context(), e, "a", nil, groupconc.SubmitOptions{})
+	assert.ErrorContains(t, err, "Task is nil")
+	_, err = groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 0, nil }, groupconc.SubmitOptions{Cost: -1})
+	assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
+	assert.ErrorContains(t, err, "Cost")
+}

@@ -166,6 +166,16 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	for _, t := range c.Handed {
 		e.goResume(t)
 	}
+	// A resumed group's tasks walk on here, one after another, so that
+	// they join their next lines in their order.
+	for _, t := range c.Resumed {
+		switch s, start := e.carryOn(t, noTime); s {
+		case stepRun:
+			e.goCarry(t, start)
+		case stepEnded:
+			e.handOn(&t.permits, handOffSpawn, noTime)
+		}
+	}
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it

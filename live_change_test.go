@@ -81,21 +81,6 @@ func TestRaisedLimitLetsInACallerBlockedOnAQueueOfNoSlots(t *testing.T) {
 	})
 }
 
-// fullOfWaiting returns an executor under policy b whose group "a" runs a
-// gated task and has two more waiting, its queue (threshold 2) full.
-func fullOfWaiting(t *testing.T, b *groupconc.PolicyBuilder) (*groupconc.GroupExecutor, *gatedTask, []*groupconc.TaskHandle[int]) {
-	t.Helper()
-	e := newExecutor(t, b)
-	k := newGatedTask(t, 0)
-	hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "a", "run", k.Fn)}
-	synctest.Wait()
-	for _, id := range []string{"w1", "w2"} {
-		hs = append(hs, submitPrio(t, e, "a", id, groupconc.PriorityLow, succeed))
-	}
-	synctest.Wait()
-	return e, k, hs
-}
-
 // turnedAwayLater returns an executor under policy b (IsolationOff, a
 // global cap of 3) with a task "x" of group "a" waiting for a global
 // permit, and its gated task of "z" whose end hands x that permit: x then

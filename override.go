@@ -33,15 +33,26 @@ var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
 // QueueThreshold >= 0, Weight >= 1 and only under IsolationFairShare;
 // Unlimited is allowed for the three limits.
 //
+// Paused, if true, stops the group from starting tasks. New tasks are
+// accepted and wait (its queue threshold and Block apply as usual);
+// running ones finish. A paused group's waiting tasks hold no permit of
+// the global cap, so pausing one group never holds back another. A task
+// of a paused group turned away under RejectCallerRuns does not run: it
+// ends REJECTED, as under RejectAbort. Paused false, or dropping the
+// override, resumes it: what can start starts at once, in arrival order.
+// A paused group is never forgotten as idle. Shutdown does not resume it:
+// its waiting tasks are cancelled when Shutdown's ctx ends.
+//
 // The zero value overrides nothing. SetGroupOverride copies the values, so
 // the pointers may be reused.
 type GroupOverride struct {
 	MaxConcurrency, MaxInFlight, QueueThreshold, Weight *int
+	Paused                                              *bool
 }
 
 // IsZero reports whether o overrides nothing.
 func (o GroupOverride) IsZero() bool {
-	return o.MaxConcurrency == nil && o.MaxInFlight == nil && o.QueueThreshold == nil && o.Weight == nil
+	return o.MaxConcurrency == nil && o.MaxInFlight == nil && o.QueueThreshold == nil && o.Weight == nil && o.Paused == nil
 }
 
 // clone returns o with its own copies of the values.
@@ -53,7 +64,12 @@ func (o GroupOverride) clone() GroupOverride {
 		n := *p
 		return &n
 	}
-	return GroupOverride{c(o.MaxConcurrency), c(o.MaxInFlight), c(o.QueueThreshold), c(o.Weight)}
+	var paused *bool
+	if o.Paused != nil {
+		b := *o.Paused
+		paused = &b
+	}
+	return GroupOverride{c(o.MaxConcurrency), c(o.MaxInFlight), c(o.QueueThreshold), c(o.Weight), paused}
 }
 
 // check returns an error wrapping ErrInvalidPolicy naming every bad field.
@@ -86,6 +102,9 @@ func (o GroupOverride) apply(l *groupstate.Limits) {
 		if f.v != nil {
 			*f.to = *f.v
 		}
+	}
+	if o.Paused != nil {
+		l.Paused = *o.Paused
 	}
 }
 

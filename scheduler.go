@@ -240,10 +240,11 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
 	notifyRejected(e.listener(), t.key(), t.id, reason)
-	if p := e.policy.Load(); p.rejectionHandler != nil || p.rejection == RejectCallerRuns {
+	p := e.policy.Load()
+	if p.rejectionHandler != nil || p.rejection == RejectCallerRuns && !t.permits.Group().Paused() {
 		return true
 	}
-	e.reject(t)
+	e.reject(t, p.rejection == RejectCallerRuns) // a paused group's: as under RejectAbort
 	return false
 }
 

@@ -166,6 +166,7 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 		RunningCost:    running,
 		WaitingGlobal:  g.WaitingGlobal(),
 		OldestRunning:  age,
+		Paused:         g.Paused(),
 		Succeeded:      n[outcomeIndex(StatusSuccess)],
 		Failed:         n[outcomeIndex(StatusFailed)],
 		Cancelled:      n[outcomeIndex(StatusCancelled)],

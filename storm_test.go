@@ -142,7 +142,7 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 					}
 				case op < 11:
 					ctx, cancel := context.WithTimeout(t.Context(), time.Duration(r.IntN(3))*time.Millisecond)
-					o := groupconc.SubmitOptions{Block: r.IntN(2) == 0, Priority: groupconc.Priority(r.IntN(5)), MaxWait: time.Duration(r.IntN(2)) * time.Millisecond}
+					o := groupconc.SubmitOptions{Block: r.IntN(2) == 0, Priority: groupconc.Priority(r.IntN(5)), MaxWait: time.Duration(1+r.IntN(2)) * time.Millisecond} // a paused group may never free a slot
 					h, err := groupconc.SubmitWith(context.WithoutCancel(ctx), e, key, id, task(key, r.IntN(8)), o)
 					cancel()
 					if err == nil {
@@ -152,8 +152,10 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 					}
 				case op == 11:
 					batch := []groupconc.GroupTask[int]{{GroupKey: key, TaskID: id + "x", Task: task(key, 5)}, {GroupKey: "b", TaskID: id + "y", Task: task("b", 0)}}
-					rs, err := groupconc.ExecuteAll(t.Context(), e, batch)
-					if assert.NoError(t, err) {
+					ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond) // a paused group runs nothing
+					rs, err := groupconc.ExecuteAll(ctx, e, batch)
+					cancel()
+					if err == nil || assert.ErrorIs(t, err, context.DeadlineExceeded) {
 						assert.Len(t, rs, 2)
 					}
 				case op == 12:
@@ -164,7 +166,8 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 					assert.NoError(t, e.UpdatePolicy(stormPolicy(r, mode, l)))
 				case op == 14:
 					n := 1 + r.IntN(stormMaxGroup)
-					o := groupconc.GroupOverride{MaxConcurrency: &n}
+					paused := r.IntN(3) == 0
+					o := groupconc.GroupOverride{MaxConcurrency: &n, Paused: &paused}
 					if r.IntN(2) == 0 {
 						o = groupconc.GroupOverride{}
 					}
@@ -196,6 +199,9 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 		})
 	}
 	wg.Wait()
+	for _, k := range stormKeys { // resume every paused group
+		_ = e.SetGroupOverride(k, groupconc.GroupOverride{})
+	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

@@ -222,6 +222,8 @@ func (e *GroupExecutor) runRejected(t *task) {
 		var o outcome
 		defer e.finish(t, &o)
 		t.body.callHandler(t, ctx, p.rejectionHandler, p.listener, &o)
+	case p.rejection == RejectCallerRuns && t.permits.Group().Paused():
+		e.reject(t, true) // a paused group runs nothing, not even this way
 	case p.rejection == RejectCallerRuns:
 		if ctx.Err() != nil {
 			now := t.since()
@@ -230,18 +232,19 @@ func (e *GroupExecutor) runRejected(t *task) {
 		}
 		e.run(t, t.since())
 	default:
-		e.reject(t)
+		e.reject(t, false)
 	}
 }
 
-// reject finishes t REJECTED; under RejectAbort Await also returns the error.
-func (e *GroupExecutor) reject(t *task) {
+// reject finishes t REJECTED; under RejectAbort, or if abort, Await also
+// returns the error.
+func (e *GroupExecutor) reject(t *task, abort bool) {
 	now := t.since()
 	e.finish(t, &outcome{
 		status: StatusRejected,
 		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()},
 		start:  now, end: now,
-		abort: e.policy.Load().rejection == RejectAbort,
+		abort: abort || e.policy.Load().rejection == RejectAbort,
 	})
 }
 

@@ -34,6 +34,7 @@ type Limits struct {
 	QueueThreshold int // >= 0
 	Weight         int // >= 1; counts only under fair share
 	Answers        Answers
+	Paused         bool // none of the group's tasks starts (see pause.go)
 	// Tuning is the caller's adaptive state for the group's concurrency,
 	// kept with the limits it moves (see Registry.Tune); nil: none.
 	Tuning any
@@ -60,6 +61,7 @@ type Group[T any] struct {
 	scope0 scope
 	limits atomic.Pointer[Limits]
 	global *Global[T]
+	paused atomic.Bool // see pause.go
 
 	reg *Registry[T]
 	// fair is the group's part of the fair queue, under fair share only
@@ -83,7 +85,8 @@ type Group[T any] struct {
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
 	chain   chainList[T]
 
-	outcomes [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
+	outcomes  [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
+	pauseLine atomic.Pointer[line[T]]    // made on the first pause (see pause.go)
 }
 
 // chainList is a group's chain in the global line. It counts its tasks, so
@@ -131,8 +134,11 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 		key:    key,
 	}
 	g.bulkhead.init(l.MaxInFlight, false)
-	g.conc.init(l.Concurrency, false)
+	g.conc.init(concLimit(*l), false)
 	g.queue.init(l.QueueThreshold, false)
+	if l.Paused {
+		g.setPaused(true)
+	}
 	g.limits.Store(l)
 	if r.global.fair {
 		g.fair = &fairGroup[T]{index: -1, tier: -1}
@@ -198,8 +204,10 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 		return 0
 	}
 	first := int64(noWaiter)
-	for _, y := range g.global.layers(g) {
-		first = min(first, y.l.oldest(g))
+	for _, l := range g.waitLines() {
+		if l != nil {
+			first = min(first, l.oldest(g))
+		}
 	}
 	if first == noWaiter {
 		return 0 // between two lines
@@ -261,8 +269,10 @@ func (g *Group[T]) evict(cause error, out []*T) []*T {
 // joins a line meanwhile sees that when it looks after joining, and leaves.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	var ws []*Permits[T]
-	for _, y := range g.global.layers(g) {
-		ws = y.l.takeOut(g, match, ws)
+	for _, l := range g.waitLines() {
+		if l != nil {
+			ws = l.takeOut(g, match, ws)
+		}
 	}
 	for _, w := range ws {
 		out = append(out, w.task())
@@ -283,9 +293,10 @@ func (g *Group[T]) enter() bool {
 	}
 }
 
-// busy reports whether a task of g holds a permit or waits.
+// busy reports whether a task of g holds a permit or waits, or g is
+// paused.
 func (g *Group[T]) busy() bool {
-	return g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.global.running(g) != 0
+	return g.paused.Load() || g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.global.running(g) != 0
 }
 
 // exit counts a task out of the group (see Registry.Enter).

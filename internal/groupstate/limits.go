@@ -16,6 +16,9 @@ type Changes[T any] struct {
 	// line for a moment, so the caller checks each for a cancellation that
 	// came meanwhile, and makes it Leave.
 	Requeued []*T
+	// Resumed were taken out of a resumed group's pause line, in order:
+	// the caller owns them, and must call Resume on each, in that order.
+	Resumed []*T
 }
 
 func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }
@@ -38,11 +41,14 @@ func (g *Group[T]) setLimits(l Limits) {
 	g.queue.setLimit(l.QueueThreshold)
 	g.global.setWeight(g, l.Weight)
 	g.bulkhead.setLimit(l.MaxInFlight)
-	g.conc.setLimit(l.Concurrency)
+	g.setPaused(l.Paused)
+	g.conc.setLimit(concLimit(l))
 }
 
-// enforce sends back the tasks past the group's lowered limits.
+// enforce sends back the tasks past the group's lowered limits, and every
+// waiting task of a paused group to its pause line.
 func (g *Group[T]) enforce(c *Changes[T]) {
+	g.park(c)
 	for _, y := range g.global.layers(g) {
 		if y.bit != heldGlobal {
 			g.lower(y, c, g.global.after(g, y.bit))
@@ -58,6 +64,7 @@ func (g *Group[T]) grant(c *Changes[T]) {
 	c.handed(g.conc.grant())
 	g.global.handSlots(g.queue.handOut(), heldGroupSlot)
 	g.global.handSlots(g.queue.nudge(), 0)
+	g.unpark(c)
 }
 
 // lower enforces y's limit, if its count is over it, on the group's tasks
@@ -80,7 +87,7 @@ func requeue[T any](y layer[T], ws []*Permits[T], c *Changes[T]) {
 	if len(ws) == 0 {
 		return
 	}
-	slices.SortStableFunc(ws, func(a, b *Permits[T]) int { return int(a.submitted - b.submitted) })
+	sortBySubmitted(ws)
 	for _, w := range ws {
 		p := w
 		for _, m := range p.group.global.after(p.group, y.bit) {
@@ -92,4 +99,9 @@ func requeue[T any](y layer[T], ws []*Permits[T], c *Changes[T]) {
 		c.Requeued = append(c.Requeued, p.task())
 	}
 	c.handed(y.l.requeue(ws, y.bit))
+}
+
+// sortBySubmitted orders ws oldest first.
+func sortBySubmitted[T any](ws []*Permits[T]) {
+	slices.SortStableFunc(ws, func(a, b *Permits[T]) int { return int(a.submitted - b.submitted) })
 }

@@ -159,6 +159,9 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	}
 	g := p.group
 	gl := g.global
+	if out := p.gate(); out != Admitted {
+		return p.stop(out, ReasonGroupQueueFull)
+	}
 	if !gl.fair && p.held&heldGlobal == 0 {
 		if out := p.step(gl.line, &gl.queue.line, heldGlobal, heldGlobalSlot); out != Admitted {
 			return p.stop(out, ReasonGlobalQueueFull)

@@ -145,6 +145,9 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 	ws := r.global.line.takeOut(nil, nil, nil)
 	r.Range(func(g *Group[T]) bool {
 		ws = g.conc.takeOut(g, nil, g.bulkhead.takeOut(g, nil, ws))
+		if pl := g.pauseLine.Load(); pl != nil {
+			ws = pl.takeOut(g, nil, ws)
+		}
 		return true
 	})
 	for _, w := range ws {

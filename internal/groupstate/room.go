@@ -231,11 +231,11 @@ func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T])
 		}
 	}
 	gl := g.global
-	for _, y := range gl.layers(g) {
-		if (y.bit == heldGlobal) != (bit == heldGlobalSlot) && !(gl.fair && y.bit == heldGlobal) {
+	for _, l = range g.waitLines() {
+		global := l == gl.line
+		if l == nil || global != (bit == heldGlobalSlot) && !(gl.fair && global) {
 			continue
 		}
-		l = y.l
 		if l.waiting.Load() == 0 {
 			continue
 		}

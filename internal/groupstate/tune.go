@@ -15,7 +15,13 @@ func (g *Group[T]) Running() int {
 }
 
 // Concurrency returns the group's concurrency limit in force.
-func (g *Group[T]) Concurrency() int { return int(g.conc.limit.Load()) }
+// A paused group's is its limits' (the line's is 0 meanwhile).
+func (g *Group[T]) Concurrency() int {
+	if g.paused.Load() {
+		return g.limits.Load().Concurrency
+	}
+	return int(g.conc.limit.Load())
+}
 
 // Group returns the group given to Init.
 func (p *Permits[T]) Group() *Group[T] { return p.group }

@@ -14,7 +14,8 @@
 // that stops by itself is run; go test and go list patterns must resolve;
 // go get versions must exist (a tag, or main); scripts must exist. The
 // rest are listed as not run, with the reason. A block preceded by
-// <!-- docs-test: skip REASON --> is listed and not checked.
+// <!-- docs-test: skip REASON --> is listed and not checked. Every
+// relative link must name a file, and its #fragment a heading there.
 //
 // Run it from the repository root:
 //
@@ -71,9 +72,12 @@ func main() {
 	c.tags = c.gitTags()
 	c.goBlocks(blocks)
 	c.shellBlocks(blocks)
+	for _, f := range files {
+		c.links(f)
+	}
 
-	fmt.Printf("docsnippets: %d go fragments compiled, %d programs run, %d commands run, %d commands checked, %d not run, in %v\n",
-		c.fragments, c.programs, c.ran, c.checked, c.notRun, time.Since(start).Round(time.Second))
+	fmt.Printf("docsnippets: %d go fragments compiled, %d programs run, %d commands run, %d commands checked, %d not run, %d links checked, in %v\n",
+		c.fragments, c.programs, c.ran, c.checked, c.notRun, c.linksChecked, time.Since(start).Round(time.Second))
 	if c.failed > 0 {
 		fmt.Printf("docsnippets: %d failures\n", c.failed)
 		os.Exit(1)
@@ -116,7 +120,56 @@ type checker struct {
 	verbose bool
 	tags    map[string]bool
 
-	fragments, programs, ran, checked, notRun, failed int
+	fragments, programs, ran, checked, notRun, failed, linksChecked int
+}
+
+var (
+	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRE = regexp.MustCompile(`(?m)^#+ (.*)$`)
+	slugDrop  = regexp.MustCompile(`[^a-z0-9 _-]`)
+)
+
+// links checks that every relative link of a markdown file names a file
+// that exists and, with a #fragment, a heading of that file.
+func (c *checker) links(file string) {
+	data, err := os.ReadFile(file)
+	check(err)
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(data), "")
+	for _, m := range linkRE.FindAllStringSubmatch(text, -1) {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		path, frag, _ := strings.Cut(target, "#")
+		dest := file
+		if path != "" {
+			dest = filepath.Join(filepath.Dir(file), path)
+		}
+		c.linksChecked++
+		body, err := os.ReadFile(dest)
+		if err != nil {
+			if info, serr := os.Stat(dest); serr == nil && info.IsDir() {
+				continue
+			}
+			c.failed++
+			fmt.Printf("FAIL %s: link %s: no file %s\n", file, target, dest)
+			continue
+		}
+		if frag == "" {
+			continue
+		}
+		found := false
+		for _, h := range headingRE.FindAllStringSubmatch(string(body), -1) {
+			slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(strings.ReplaceAll(h[1], "`", "")), ""), " ", "-")
+			if slug == frag {
+				found = true
+			}
+		}
+		if !found {
+			c.failed++
+			fmt.Printf("FAIL %s: link %s: no heading #%s in %s\n", file, target, frag, dest)
+		}
+	}
 }
 
 func (c *checker) fail(b block, format string, args ...any) {

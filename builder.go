@@ -53,7 +53,8 @@ func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder 
 // group not listed in PerGroupMaxConcurrency. It is called once per group,
 // when the group is first used (and again after EvictGroup), possibly from
 // several goroutines at once. A panic in it yields the default; a value
-// below 1 becomes 1.
+// below 1 becomes 1. It runs inside the Submit call that first uses the
+// group, so a slow resolver makes that Submit slow: keep it quick.
 func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *PolicyBuilder {
 	b.resolver = f
 	return b
@@ -91,7 +92,9 @@ func (b *PolicyBuilder) PerGroupMaxInFlight(m map[string]int) *PolicyBuilder {
 
 // GlobalQueueThreshold bounds how many tasks may wait for a global permit. It
 // must be >= 0; 0 means a task that cannot take a global permit at once is
-// rejected. The default is Unlimited.
+// rejected. The default is Unlimited. Under IsolationOff a task waits here
+// before it reaches its group, so only this threshold counts it there;
+// under IsolationFairShare Build refuses any value but Unlimited.
 func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
 	b.globalQueue = &n
 	return b
@@ -100,13 +103,20 @@ func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
 // DefaultQueueThresholdPerGroup bounds, for groups not listed in
 // PerGroupQueueThreshold, how many tasks of one group may wait for the
 // bulkhead or concurrency permit. It must be >= 0; the default is Unlimited.
+//
+// Where it counts depends on the isolation mode. Under IsolationOff, the
+// default, a task waits for a global permit first, and a task waiting there
+// is not counted here: with a GlobalMaxInFlight, a group's backlog can grow
+// past this threshold in the global line (bound it with
+// GlobalQueueThreshold). Under IsolationFairShare it counts the group's
+// waiting tasks at every layer, so it bounds each group's backlog.
 func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
 	b.defaultQueue = &n
 	return b
 }
 
 // PerGroupQueueThreshold sets the queue threshold of the listed groups. Each
-// value must be >= 0.
+// value must be >= 0. It counts where DefaultQueueThresholdPerGroup says.
 func (b *PolicyBuilder) PerGroupQueueThreshold(m map[string]int) *PolicyBuilder {
 	b.queue = maps.Clone(m)
 	return b

@@ -14,7 +14,9 @@
 //     and per group, with a rejection policy (abort, discard, caller-runs)
 //     or a custom RejectionHandler for the tasks turned away.
 //
-// Submit never blocks: it returns a TaskHandle at once. The task takes its
+// Submit never waits for a permit: it returns a TaskHandle at once (the
+// listener, resolvers and backlog warnings it calls inline must be quick).
+// Its context is the task's parent: ending it cancels the task. The task takes its
 // permits in a fixed order (global, bulkhead, concurrency; under
 // IsolationFairShare bulkhead, concurrency, then a global permit shared
 // fairly among the groups by weight), runs on a goroutine owned by the

@@ -179,9 +179,15 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 }
 
 // Submit hands task to e under groupKey and returns its handle at once: it
-// never waits for a permit. The task's context derives from ctx: values flow
-// to it, and ending ctx cancels the task. A task whose ctx is already done
-// completes CANCELLED without running.
+// never waits for a permit. It does run, on the caller's goroutine, the
+// listener's OnSubmitted, the resolvers of a new group and a backlog
+// warning's function; those must be quick, or Submit is slow.
+//
+// The task's context derives from ctx: values flow to it, and ending ctx
+// cancels the task, running or waiting. A task whose ctx is already done
+// completes CANCELLED without running. So a ctx cancelled as soon as
+// Submit returns (a defer cancel() of a context.WithTimeout) cancels the
+// task: pass a context that lives as long as the task should.
 //
 // Submit returns an error wrapping ErrInvalidTask for an empty groupKey or
 // taskID or a nil task, and ErrClosed once Shutdown or Close has begun. A

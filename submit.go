@@ -96,7 +96,12 @@ func (o SubmitOptions) check() error {
 //
 // A caller whose ctx is, or derives from, the context of a task of e never
 // blocks (it may hold the permits it would wait for): opts.Block is ignored
-// for it. Without opts.Block, SubmitWith never waits, as Submit.
+// for it. Without opts.Block, SubmitWith never waits for a slot, as Submit;
+// like Submit it runs the listener, resolvers and backlog warnings inline.
+//
+// ctx does two jobs: it bounds the Block wait, and it is the task's parent,
+// as for Submit. To bound only the wait, set opts.MaxWait; a ctx with a
+// timeout that is cancelled once SubmitWith returns cancels the task too.
 func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID string, task Task[T], opts SubmitOptions) (*TaskHandle[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err

@@ -14,10 +14,16 @@ import (
 // empty group key, an empty task ID or a nil task function.
 var ErrInvalidTask = errors.New("groupconc: invalid task")
 
-// Task is the work a task does. Its context is cancelled when the task is
-// cancelled by any route; context.Cause tells which (ErrClosed after Close,
-// for example). A task that returns an error matching context.Canceled or
+// Task is the work a task does. Its context derives from the context given
+// to Submit, and is cancelled when the task is cancelled by any route;
+// context.Cause tells which (ErrClosed after Close, for example). A task
+// that returns an error matching context.Canceled or
 // context.DeadlineExceeded while its context is done ends CANCELLED.
+//
+// The context ends when the task returns. Work the task starts and leaves
+// running (a goroutine, another Submit) is cancelled then if it uses that
+// context; give such work context.WithoutCancel(ctx), which keeps the
+// values and drops the cancellation.
 type Task[T any] func(ctx context.Context) (T, error)
 
 // GroupTask is one entry of an ExecuteAll batch.

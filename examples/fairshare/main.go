@@ -4,6 +4,14 @@
 // IsolationFairShare, and each task's timeline is drawn in both modes side
 // by side: waiting as dots, running as a bar.
 //
+// Under IsolationOff the light tenant's tasks wait behind the heavy
+// tenant's whole burst. Under IsolationFairShare they start as soon as
+// running tasks free global permits: a running task is never preempted, so
+// a light task may still wait up to one task's run (100ms), and the light
+// tenant gets its fair half of the cap (its third task waits one run more).
+// The program exits non-zero if a light task waits behind the whole burst
+// under fair share, or does not under IsolationOff.
+//
 //	go run ./examples/fairshare
 package main
 
@@ -11,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -48,8 +57,31 @@ func main() {
 	}
 	fmt.Println()
 	for _, mode := range []*outcome{off, fair} {
-		fmt.Printf("%-18s light tenant's start delay: worst %v\n", mode.mode, mode.lightWorst().Round(10*time.Millisecond))
+		fmt.Printf("%-18s light tenant's start delay: worst %v (a task runs %v)\n",
+			mode.mode, mode.lightWorst().Round(10*time.Millisecond), service)
 	}
+	fmt.Println("\nUnder fair share a light task waits for running tasks to end (no preemption),")
+	fmt.Println("and the light tenant gets half the cap: its third task waits one run more.")
+	fmt.Println("Under IsolationOff it waits for the heavy tenant's whole burst.")
+	if !off.lightAfterBurst() || fair.lightAfterBurst() {
+		fmt.Println("FAIL: the light tenant's order is not the one described")
+		os.Exit(1)
+	}
+}
+
+// lightAfterBurst reports whether every light task started after every
+// heavy task.
+func (o *outcome) lightAfterBurst() bool {
+	var lastHeavy, firstLight time.Time
+	for _, r := range o.results {
+		if strings.HasPrefix(r.TaskID, "heavy") && r.Start.After(lastHeavy) {
+			lastHeavy = r.Start
+		}
+		if strings.HasPrefix(r.TaskID, "light") && (firstLight.IsZero() || r.Start.Before(firstLight)) {
+			firstLight = r.Start
+		}
+	}
+	return !firstLight.Before(lastHeavy)
 }
 
 // outcome is one mode's run.

@@ -1,7 +1,11 @@
 // Command hotswap changes an executor's limits while a load runs: it raises
 // one tenant's limit, lowers another's, then imposes a global cap and lifts
-// it, printing each tenant's running tasks after every change. No task is
-// dropped or interrupted: a lowered limit drains as running tasks finish.
+// it, printing each tenant's running tasks after every change. No change
+// drops, rejects or interrupts a task: a lowered limit drains as running
+// tasks finish. The load is larger than the run: at the end the program
+// cancels the tasks still queued, which end CANCELLED without having run.
+// It exits non-zero if a task failed, was rejected, or was cancelled
+// before that point.
 // It runs under IsolationFairShare, where only running tasks hold global
 // permits; under IsolationOff queued tasks hold them too, so a cap imposed
 // on a backlog takes effect as that backlog drains.
@@ -13,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -42,13 +47,26 @@ func main() {
 	change(e, "impose a global cap of 4", map[string]int{"acme": 8, "globex": 1, "initech": 2}, 4)
 	change(e, "lift the global cap", map[string]int{"acme": 8, "globex": 1, "initech": 2}, groupconc.Unlimited)
 
-	stop() // cancel what is still queued: it ends CANCELLED, nothing is lost
+	// The demo is over: cancel the backlog still queued. Those tasks end
+	// CANCELLED without having run; the changes above cancelled none.
+	stopped := time.Now()
+	stop()
 	counts := map[groupconc.TaskStatus]int{}
+	early := 0
 	for _, h := range handles {
-		counts[h.Wait().Status]++
+		r := h.Wait()
+		counts[r.Status]++
+		if r.Status == groupconc.StatusCancelled && r.End.Before(stopped) {
+			early++
+		}
 	}
-	fmt.Printf("\n%d tasks: %d succeeded, %d cancelled while queued, %d failed\n",
-		len(handles), counts[groupconc.StatusSuccess], counts[groupconc.StatusCancelled], counts[groupconc.StatusFailed])
+	fmt.Printf("\n%d tasks: %d succeeded while the limits changed; %d still queued at the end, cancelled by the program; %d failed, %d rejected\n",
+		len(handles), counts[groupconc.StatusSuccess], counts[groupconc.StatusCancelled],
+		counts[groupconc.StatusFailed], counts[groupconc.StatusRejected])
+	if early > 0 || counts[groupconc.StatusFailed] > 0 || counts[groupconc.StatusRejected] > 0 {
+		fmt.Printf("FAIL: %d tasks cancelled before the end, or tasks failed or rejected\n", early)
+		os.Exit(1)
+	}
 }
 
 func policy(limits map[string]int, globalCap int) *groupconc.GroupPolicy {

@@ -37,6 +37,8 @@ type PolicyBuilder struct {
 	adaptive         *AdaptiveConfig // AdaptiveConcurrency
 	adaptiveGlobal   *AdaptiveConfig // AdaptiveGlobal
 	limitChanges     func(LimitChange)
+	parentResolver   func(groupKey string) string
+	parentSeparator  *string
 }
 
 // NewPolicyBuilder returns a builder holding the DefaultPolicy settings.
@@ -186,6 +188,27 @@ func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 	return b
 }
 
+// ParentResolver gives each group a parent ("" for none), making groups
+// of groups: a tenant over its users. When ParentSeparator is set too,
+// the resolver alone decides.
+//
+// This release does not enforce a parent's limits over its subtree, so
+// Build refuses a policy with parents (ErrInvalidPolicy) rather than
+// ignore them.
+func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
+	b.parentResolver = f
+	return b
+}
+
+// ParentSeparator gives each group the parent its key names: the part
+// before its last sep, when that part is not empty ("a/b/c" has parent
+// "a/b", whose parent is "a"; "/a" has none). An empty sep is a Build
+// error. Like ParentResolver, Build refuses it in this release.
+func (b *PolicyBuilder) ParentSeparator(sep string) *PolicyBuilder {
+	b.parentSeparator = &sep
+	return b
+}
+
 // Build validates the settings and returns the policy. On a bad setting it
 // returns nil and one error, wrapping ErrInvalidPolicy, that names every bad
 // field and its value.
@@ -217,7 +240,14 @@ func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
 		limitChanges:     b.limitChanges,
 	}
 	weighted := b.weights != nil || b.weightResolver != nil || b.defaultWeight != nil // an empty map is a setting too
-	if bad := p.check(weighted); len(bad) > 0 {
+	bad := p.check(weighted)
+	switch {
+	case b.parentSeparator != nil && *b.parentSeparator == "":
+		bad = append(bad, "ParentSeparator is empty")
+	case b.parentSeparator != nil || b.parentResolver != nil:
+		bad = append(bad, "ParentResolver and ParentSeparator: a parent's limits over its subtree are not enforced in this release")
+	}
+	if len(bad) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(bad, "; "))
 	}
 	return p, nil

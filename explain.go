@@ -40,6 +40,9 @@ type LimitExplanation struct {
 type GroupExplanation struct {
 	GroupKey                                            string
 	MaxConcurrency, MaxInFlight, QueueThreshold, Weight LimitExplanation
+	// Ancestors are the group's parent, its parent, and so on (nearest
+	// first); nil at the top.
+	Ancestors []string
 }
 
 // Explain returns, for groupKey, which setting of p decides each of its

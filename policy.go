@@ -211,3 +211,7 @@ func resolve(m map[string]int, f func(string) int, def int, groupKey string) (n,
 func (p *GroupPolicy) displaces() bool {
 	return p.rejection == RejectDiscardOldest && p.rejectionHandler == nil
 }
+
+// ResolveParent returns groupKey's parent under p, "" for none. Build
+// refuses parents in this release, so it returns "".
+func (p *GroupPolicy) ResolveParent(groupKey string) string { return "" }

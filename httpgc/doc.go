@@ -41,8 +41,9 @@
 // PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
 // one limit and drops the override of another. Its fields are
 // maxConcurrency, maxInFlight, queueThreshold and weight. Each is a
-// number, "unlimited" (not weight) or null. An unknown field or a bad
-// value gets 422 naming it, and nothing changes.
+// number, "unlimited" (not weight) or null. "paused" is true, false or
+// null: a paused group starts nothing until resumed. An unknown field or
+// a bad value gets 422 naming it, and nothing changes.
 //
 // Security defaults. A request's Host must name a loopback host
 // (localhost, 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it

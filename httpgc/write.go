@@ -32,8 +32,8 @@ var patchFields = map[string]struct {
 
 // patch applies a JSON merge patch (RFC 7396) to the group's overrides. A
 // field set to a value overrides that limit, and one set to null drops
-// its override. An absent field is left as it is. The whole patch is
-// checked before anything changes.
+// its override. An absent field is left as it is. "paused" takes true,
+// false or null. The whole patch is checked before anything changes.
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	var fields map[string]json.RawMessage
 	if status, err := decodeObject(body, &fields); err != nil {
@@ -42,9 +42,15 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	var bad []string
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if name == "paused" {
+			if _, err := parsePaused(fields[name]); err != nil {
+				bad = append(bad, name+": "+err.Error())
+			}
+			continue
+		}
 		f, ok := patchFields[name]
 		if !ok {
-			bad = append(bad, "unknown field "+quoted(name)+", want maxConcurrency, maxInFlight, queueThreshold or weight")
+			bad = append(bad, "unknown field "+quoted(name)+", want maxConcurrency, maxInFlight, queueThreshold, weight or paused")
 			continue
 		}
 		if _, err := parseValue(fields[name], f.least, f.unlimited); err != nil {
@@ -67,6 +73,10 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	ev := h.begin(r, ActionPatch, st)
 	next := ev.OverrideBefore
 	for name, raw := range fields {
+		if name == "paused" {
+			next.Paused, _ = parsePaused(raw)
+			continue
+		}
 		f := patchFields[name]
 		v, _ := parseValue(raw, f.least, f.unlimited)
 		*f.field(&next) = v
@@ -218,4 +228,16 @@ func parseValue(raw json.RawMessage, least int, unlimited bool) (*int, error) {
 	}
 	v := int(n)
 	return &v, nil
+}
+
+// parsePaused reads "paused": true, false, or null (no override).
+func parsePaused(raw json.RawMessage) (*bool, error) {
+	switch string(raw) {
+	case "null":
+		return nil, nil
+	case "true", "false":
+		b := string(raw) == "true"
+		return &b, nil
+	}
+	return nil, fmt.Errorf("got %s, want true, false or null", quoted(string(raw)))
 }

@@ -200,3 +200,22 @@ func TestConcurrentPatchesOfDifferentFieldsBothHold(t *testing.T) {
 	o, _ := f.e.GroupOverride("b")
 	assert.Equal(t, groupconc.GroupOverride{MaxInFlight: intp(7), QueueThreshold: intp(3)}, o)
 }
+
+func TestAPatchPausesAndResumesAGroup(t *testing.T) {
+	f, _ := writable(t)
+	w := patch(f.h, "/api/groups/b", `{"paused":true}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, true, object(t, w)["paused"])
+	st, _ := f.e.GroupStats("b")
+	assert.True(t, st.Paused)
+
+	w = patch(f.h, "/api/groups/b", `{"paused":"yes"}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, w.Code)
+	assert.Contains(t, w.Body.String(), "paused")
+
+	w = patch(f.h, "/api/groups/b", `{"paused":null}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, false, object(t, w)["paused"])
+	_, overridden := f.e.GroupOverride("b")
+	assert.False(t, overridden, "null drops the pause")
+}

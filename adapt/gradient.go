@@ -48,6 +48,10 @@ type GradientConfig struct {
 	// of the latest window as the baseline, and so may rise again: the
 	// backend got slower, not busier. 0 means 5.
 	Reprobe int
+	// Patience is how many windows in a row must run slow before a
+	// limit that does not bind falls; 0 means 3. One slow window may be
+	// a burst. Slow windows in a row show a backend that queues.
+	Patience int
 	// Resolution is the shortest run time told apart: shorter ones count
 	// as it, so that scheduling noise in very short tasks does not move
 	// the limit. 0 means 100µs.
@@ -69,6 +73,7 @@ func (c GradientConfig) withDefaults() GradientConfig {
 	orFraction(&c.Smoothing, 0.25, true)
 	orCount(&c.BaselineAge, 100)
 	orCount(&c.Reprobe, 5)
+	orCount(&c.Patience, 3)
 	orDuration(&c.Resolution, 100*time.Microsecond)
 	return c
 }
@@ -129,13 +134,15 @@ type Gradient struct {
 	levels levels // guarded by mu
 	probe  probe  // guarded by mu, until the baseline is first measured
 	atMin  int    // guarded by mu: windows at min, queueing
+	slow   int    // guarded by mu: windows in a row slow at a limit that does not bind
 }
 
 // probe is what measuring the baseline has seen so far.
 type probe struct {
-	done bool
-	last float64 // the previous window's percentile run time; 0 before the first
-	prev int     // the limit before it was last halved
+	done  bool
+	last  float64 // the previous window's percentile run time; 0 before the first
+	lastN float64 // the previous window's mean running count, if it did not fill
+	prev  int     // the limit before it was last halved
 	// The greatest mean running count per unit of run time of a window:
 	// times the baseline, the concurrency the backend served at once.
 	best float64
@@ -166,20 +173,20 @@ func (g *Gradient) Observe(s groupconc.LimitSample) int {
 		// acted on already.
 		return g.Limit()
 	}
-	return g.record(s.End.UnixNano(), s.RunTime, s.Running)
+	return g.record(s.End.UnixNano(), s.RunTime, s.Running, s.Limit, sig)
 }
 
 // record adds a sample to the window, once the window it closes (if due)
 // has been decided on, and returns the limit. Observe's caller runs on a
-// small stack (see groupconc's sample): the frames on this path stay
+// small stack (see groupconc's sample). So the frames on this path stay
 // small, and the window's decision, once per window, is a call away.
-func (g *Gradient) record(end int64, run time.Duration, running int) int {
+func (g *Gradient) record(end int64, run time.Duration, running, limit int, sig Signal) int {
 	g.mu.Lock()
-	if g.w.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
+	if g.w.all.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
 		g.closeLocked()
 	}
-	g.w.add(end, max(run, g.c.Resolution), running)
-	limit := int(g.limit.Load())
+	g.w.add(end, max(run, g.c.Resolution), running, limit, sig)
+	limit = int(g.limit.Load())
 	g.mu.Unlock()
 	return limit
 }
@@ -194,17 +201,30 @@ func (g *Gradient) closeLocked() {
 
 // decideLocked returns the limit after the window that just closed.
 func (g *Gradient) decideLocked(limit int) int {
-	r := float64(g.w.percentile(g.c.Percentile))
 	n := g.w.meanRunning()
 	if !g.probe.done {
-		return g.probeLocked(limit, r, n)
+		return g.probeLocked(limit, n)
 	}
+	r := float64(g.w.all.percentile(g.c.Percentile))
 	g.levels.add(int(math.Round(n)), r, g.c.Smoothing)
 	ratio := r / g.levels.baseline(g.c.BaselineAge)
 	tol := g.c.Tolerance
+	margin := tol + g.noiseLocked(r)
+	// A deadline passed: that is overload, whatever the running count.
+	// The caller gave up, but the backend may still work on the call.
+	over := g.w.over*overShare > g.w.all.seen
+	slow := ratio > 1+margin
+	if slow && n < bound*float64(limit) {
+		// The limit does not bind. A burst may have slowed this window,
+		// so the limit falls only once the run times stay slow.
+		g.slow++
+		slow = g.slow >= g.c.Patience
+	} else {
+		g.slow = 0
+	}
 	switch {
-	case ratio > 1+tol && n >= bound*float64(limit):
-		if limit == g.min {
+	case over || slow:
+		if limit == g.min && !over {
 			if g.atMin++; g.atMin >= g.c.Reprobe {
 				// The backend got slower, not busier.
 				g.levels.reset()
@@ -214,10 +234,13 @@ func (g *Gradient) decideLocked(limit int) int {
 			return limit
 		}
 		g.atMin = 0
-		target := int(math.Round(n * (1 + tol/2) / ratio))
-		floor := int(math.Ceil(float64(limit) * (1 - g.c.MaxDecrease)))
+		// A limit that does not bind falls too: the run times show
+		// that the backend queues at the concurrency it now serves.
+		base := min(n, float64(limit))
+		target := int(math.Round(base * (1 + tol/2) / max(ratio, 1+margin)))
+		floor := int(math.Ceil(base * (1 - g.c.MaxDecrease)))
 		return max(min(max(target, floor), limit-1), g.min)
-	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit):
+	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit) && g.w.over == 0:
 		g.atMin = 0
 		return min(limit+max(1, int(math.Round(float64(limit)*tol))), g.max)
 	}
@@ -225,31 +248,68 @@ func (g *Gradient) decideLocked(limit int) int {
 	return limit
 }
 
-// bound is how full a limit must run for it to bind: a window whose mean
-// running count is below bound × limit ran slow for lack of capacity that
-// the limit did not take (a burst, other load on the backend), and the
-// limit does not fall for it.
+// noiseLocked returns how far the window's percentile r may be off by
+// chance, as a fraction of it: twice its standard error, from the spread
+// of the window's run times. A window of few samples, or of run times far
+// apart, must run that much slower before it counts as slow.
+func (g *Gradient) noiseLocked(r float64) float64 {
+	a := &g.w.all
+	q1, q3 := float64(a.percentile(0.25)), float64(a.percentile(0.75))
+	// The interquartile range is 1.35 standard deviations of a normal
+	// distribution. A quantile's standard error is about 1.25 standard
+	// deviations over the root of the count.
+	return 2 * 1.25 * (q3 - q1) / 1.35 / r / math.Sqrt(float64(a.seen))
+}
+
+// bound is how full a limit must run for it to bind.
 const bound = 0.9
 
-// probeLocked measures the baseline: it returns the limit after the window
-// that just closed, whose percentile run time is r and mean running count
-// n, while the baseline is unknown.
-func (g *Gradient) probeLocked(limit int, r, n float64) int {
+// overShare is the inverse of the share of Overload samples past which a
+// window is overloaded: one in 10.
+const overShare = 10
+
+// probeLocked measures the baseline. It returns the limit after the
+// window that just closed, whose mean running count is n, while the
+// baseline is unknown.
+//
+// Only the tasks that started at a full limit are judged. A task that
+// started while the limit was still filling found a shorter line in the
+// backend than the limit lets build up. Its run time lags the limit.
+func (g *Gradient) probeLocked(limit int, n float64) int {
 	p := &g.probe
+	tol := g.c.Tolerance
+	full := g.w.full.seen*2 >= g.w.all.seen && len(g.w.full.d) > 0
+	over := g.w.over*overShare > g.w.all.seen
+	if !full && !over {
+		// Light load, or a limit still filling: the run time is the
+		// baseline once the running count no longer climbs.
+		r := float64(g.w.all.percentile(g.c.Percentile))
+		climbing := p.lastN == 0 || n > p.lastN*(1+tol)+1
+		p.lastN = n
+		if climbing {
+			return limit
+		}
+		p.done = true
+		g.levels.add(int(math.Round(n)), r, 1)
+		return limit
+	}
+	p.lastN = 0
+	var r float64
+	if full {
+		r = float64(g.w.full.percentile(g.c.Percentile))
+	} else {
+		r = float64(g.w.all.percentile(g.c.Percentile))
+	}
 	p.best = math.Max(p.best, n/r)
-	busy := n >= g.c.Utilisation*float64(limit)
-	if busy && limit > g.min && (p.last == 0 || r < p.last*(1-g.c.Tolerance)) {
+	if limit > g.min && (p.last == 0 || r < p.last*(1-tol) || over) {
 		// Run times still fall with the limit: there was queueing.
 		p.last, p.prev = r, limit
 		return max(int(float64(limit)*(1-g.c.MaxDecrease)), g.min)
 	}
-	// Light load, the minimum, or run times that no longer fall: r is
-	// the run time of a task that does not queue, and so was the last
-	// window's, at the limit before.
+	// The minimum, or run times that no longer fall: r is the run time
+	// of a task that does not queue, and so was the last window's, at
+	// the limit before.
 	p.done = true
 	g.levels.add(int(math.Round(n)), r, 1)
-	if !busy {
-		return limit
-	}
-	return min(max(int(p.best*r*(1+g.c.Tolerance/2)), p.prev, g.min), g.max)
+	return min(max(int(p.best*r*(1+tol/2)), p.prev, g.min), g.max)
 }

@@ -29,24 +29,31 @@ func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
 	var w window
 	ms := int64(time.Millisecond)
 	for i := range 1000 {
-		w.add(int64(i)*ms, time.Duration(i), i%7)
+		sig := Measure
+		if i%10 == 0 {
+			sig = Overload
+		}
+		w.add(int64(i)*ms, time.Duration(i), i%7, 6, sig)
 	}
-	assert.Equal(t, 1000, w.seen)
-	require.LessOrEqual(t, len(w.runs), windowCap)
-	assert.Equal(t, 8, w.stride, "1000 samples kept one in 8")
-	for i, r := range w.runs {
-		assert.Equal(t, time.Duration(i*w.stride), r, "kept %d", i)
+	assert.Equal(t, 1000, w.all.seen)
+	require.LessOrEqual(t, len(w.all.d), windowCap)
+	assert.Equal(t, 8, w.all.stride, "1000 samples kept one in 8")
+	for i, r := range w.all.d {
+		assert.Equal(t, time.Duration(i*w.all.stride), r, "kept %d", i)
 	}
+	assert.Equal(t, 142, w.full.seen, "those that started at a full limit, apart")
+	assert.Equal(t, 100, w.over)
 	assert.InDelta(t, 3, w.meanRunning(), 0.01)
-	assert.InDelta(t, float64(500), float64(w.percentile(0.5)), 8, "the median of 0..999")
+	assert.InDelta(t, float64(500), float64(w.all.percentile(0.5)), 8, "the median of 0..999")
 	assert.Zero(t, w.start)
 	assert.False(t, w.due(999*ms, time.Second, 1), "a second not yet up")
 	assert.False(t, w.due(1000*ms, time.Second, 1001), "too few samples")
 	assert.True(t, w.due(1000*ms, time.Second, 1000))
 	w.reset()
-	w.add(0, 5, 1)
-	assert.Equal(t, []time.Duration{5}, w.runs)
-	assert.Equal(t, 1, w.stride)
+	w.add(0, 5, 1, 2, Measure)
+	assert.Equal(t, []time.Duration{5}, w.all.d)
+	assert.Equal(t, 1, w.all.stride)
+	assert.Zero(t, w.full.seen+w.over)
 }
 
 func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {

@@ -27,6 +27,11 @@ type AIMDConfig struct {
 	Utilisation float64
 	// Classify says what a sample means; nil means FailuresOverload.
 	Classify func(groupconc.LimitSample) Signal
+	// Window is how long the samples are counted by group, for a limit
+	// that takes several groups' samples (the global cap); 0 means
+	// 100ms. Such a limit falls only on overload the groups share (see
+	// the package doc).
+	Window time.Duration
 }
 
 func (c AIMDConfig) withDefaults() AIMDConfig {
@@ -35,6 +40,7 @@ func (c AIMDConfig) withDefaults() AIMDConfig {
 		c.Increase = 1
 	}
 	orFraction(&c.Utilisation, 0.5, true)
+	orDuration(&c.Window, 100*time.Millisecond)
 	return c
 }
 
@@ -59,8 +65,10 @@ type AIMD struct {
 	lo, hi float64
 	limit  atomic.Int64
 
-	mu  sync.Mutex
-	cur float64 // guarded by mu: the limit, before rounding down
+	mu    sync.Mutex
+	cur   float64 // guarded by mu: the limit, before rounding down
+	start int64   // guarded by mu: when the tally's window began, Unix nanoseconds
+	tally tally   // guarded by mu
 }
 
 // NewAIMD returns an AIMD of c that moves within [lo, hi] (lo at least 1)
@@ -87,15 +95,24 @@ func (a *AIMD) Observe(s groupconc.LimitSample) int {
 	if sig == Measure && a.c.Timeout > 0 && s.RunTime > a.c.Timeout {
 		sig = Overload
 	}
-	limit := a.Limit()
+	end := s.End.UnixNano()
+	a.mu.Lock()
+	if end-a.start >= int64(a.c.Window) {
+		// Overload is judged by run times in Timeout, not by the mean.
+		a.tally.close(math.Inf(1))
+		a.start = end
+	}
+	if sig != Ignore {
+		a.tally.add(s.GroupKey, s.RunTime, sig)
+	}
+	limit := int(a.cur)
 	switch {
-	case sig == Overload && s.Limit <= limit:
-		a.mu.Lock()
+	case sig == Overload && s.Limit <= limit && !a.tally.quiet:
 		a.cur = max(a.cur*a.c.Backoff, a.lo)
 	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < int(a.hi):
-		a.mu.Lock()
 		a.cur = min(a.cur+a.c.Increase/a.cur, a.hi)
 	default:
+		a.mu.Unlock()
 		return limit
 	}
 	limit = int(a.cur)

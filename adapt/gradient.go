@@ -52,6 +52,14 @@ type GradientConfig struct {
 	// limit that does not bind falls; 0 means 3. One slow window may be
 	// a burst. Slow windows in a row show a backend that queues.
 	Patience int
+	// HeldPatience is how many windows in a row must run slow before a
+	// limit held back by other groups falls; 0 means 10. A group is held
+	// back when most of its tasks started with tasks of it waiting while
+	// it ran below its limit: the global cap, fair share or a parent held
+	// them. The other groups may be what slows the backend, and the
+	// global cap, if adaptive, acts on that first. Slowness that outlasts
+	// it is the group's own.
+	HeldPatience int
 	// Resolution is the shortest run time told apart: shorter ones count
 	// as it, so that scheduling noise in very short tasks does not move
 	// the limit. 0 means 100µs.
@@ -74,6 +82,7 @@ func (c GradientConfig) withDefaults() GradientConfig {
 	orCount(&c.BaselineAge, 100)
 	orCount(&c.Reprobe, 5)
 	orCount(&c.Patience, 3)
+	orCount(&c.HeldPatience, 10)
 	orDuration(&c.Resolution, 100*time.Microsecond)
 	return c
 }
@@ -135,6 +144,7 @@ type Gradient struct {
 	probe  probe  // guarded by mu, until the baseline is first measured
 	atMin  int    // guarded by mu: windows at min, queueing
 	slow   int    // guarded by mu: windows in a row slow at a limit that does not bind
+	tally  tally  // guarded by mu
 }
 
 // probe is what measuring the baseline has seen so far.
@@ -173,20 +183,22 @@ func (g *Gradient) Observe(s groupconc.LimitSample) int {
 		// acted on already.
 		return g.Limit()
 	}
-	return g.record(s.End.UnixNano(), s.RunTime, s.Running, s.Limit, sig)
+	return g.record(&s, sig)
 }
 
 // record adds a sample to the window, once the window it closes (if due)
 // has been decided on, and returns the limit. Observe's caller runs on a
 // small stack (see groupconc's sample). So the frames on this path stay
 // small, and the window's decision, once per window, is a call away.
-func (g *Gradient) record(end int64, run time.Duration, running, limit int, sig Signal) int {
+func (g *Gradient) record(s *groupconc.LimitSample, sig Signal) int {
+	end, run := s.End.UnixNano(), max(s.RunTime, g.c.Resolution)
 	g.mu.Lock()
 	if g.w.all.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
 		g.closeLocked()
 	}
-	g.w.add(end, max(run, g.c.Resolution), running, limit, sig)
-	limit = int(g.limit.Load())
+	g.w.add(end, run, s.Running, s.Limit, sig, s.Waiting > 0 && s.Running < s.Limit)
+	g.tally.add(s.GroupKey, run, sig)
+	limit := int(g.limit.Load())
 	g.mu.Unlock()
 	return limit
 }
@@ -202,28 +214,37 @@ func (g *Gradient) closeLocked() {
 // decideLocked returns the limit after the window that just closed.
 func (g *Gradient) decideLocked(limit int) int {
 	n := g.w.meanRunning()
+	tol := g.c.Tolerance
+	shared := g.tally.close(2 * tol)
 	if !g.probe.done {
 		return g.probeLocked(limit, n)
 	}
 	r := float64(g.w.all.percentile(g.c.Percentile))
 	g.levels.add(int(math.Round(n)), r, g.c.Smoothing)
 	ratio := r / g.levels.baseline(g.c.BaselineAge)
-	tol := g.c.Tolerance
 	margin := tol + g.noiseLocked(r)
 	// A deadline passed: that is overload, whatever the running count.
 	// The caller gave up, but the backend may still work on the call.
-	over := g.w.over*overShare > g.w.all.seen
-	slow := ratio > 1+margin
-	if slow && n < bound*float64(limit) {
-		// The limit does not bind. A burst may have slowed this window,
-		// so the limit falls only once the run times stay slow.
+	over := g.w.over*overShare > g.w.all.seen && shared
+	slow := ratio > 1+margin && shared
+	if over || slow {
 		g.slow++
-		slow = g.slow >= g.c.Patience
 	} else {
 		g.slow = 0
 	}
 	switch {
-	case over || slow:
+	case g.w.held*2 > g.w.all.seen:
+		// Held back by other groups, which may be what slows the
+		// backend: the global cap, if adaptive, acts first.
+		slow = g.slow >= g.c.HeldPatience
+	case over:
+	case slow && n < bound*float64(limit):
+		// The limit does not bind. A burst may have slowed this window,
+		// so the limit falls only once the run times stay slow.
+		slow = g.slow >= g.c.Patience
+	}
+	switch {
+	case over && g.w.held*2 <= g.w.all.seen || slow:
 		if limit == g.min && !over {
 			if g.atMin++; g.atMin >= g.c.Reprobe {
 				// The backend got slower, not busier.

@@ -15,6 +15,7 @@ type window struct {
 	full    runs  // the run times of tasks that started at a full limit
 	running int64 // the samples' running counts summed
 	over    int   // Overload samples
+	held    int   // samples whose group was held back (see Gradient)
 }
 
 // runs keeps run times up to a fixed number. Past it, every other one is
@@ -68,8 +69,9 @@ func (r *runs) reset() {
 }
 
 // add puts one sample in the window: a task that ended at end, ran for
-// run, started with running tasks under limit, and signalled sig.
-func (w *window) add(end int64, run time.Duration, running, limit int, sig Signal) {
+// run, started with running tasks under limit, and signalled sig. held
+// says its group was held back when it started.
+func (w *window) add(end int64, run time.Duration, running, limit int, sig Signal, held bool) {
 	if w.all.seen == 0 {
 		w.start = end
 	}
@@ -80,6 +82,9 @@ func (w *window) add(end int64, run time.Duration, running, limit int, sig Signa
 	w.running += int64(running)
 	if sig == Overload {
 		w.over++
+	}
+	if held {
+		w.held++
 	}
 }
 
@@ -97,7 +102,7 @@ func (w *window) meanRunning() float64 { return float64(w.running) / float64(w.a
 func (w *window) reset() {
 	w.all.reset()
 	w.full.reset()
-	w.running, w.over = 0, 0
+	w.running, w.over, w.held = 0, 0, 0
 }
 
 // selectKth returns the k-th smallest of s (from 0), reordering s. It is

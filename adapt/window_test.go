@@ -33,7 +33,7 @@ func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
 		if i%10 == 0 {
 			sig = Overload
 		}
-		w.add(int64(i)*ms, time.Duration(i), i%7, 6, sig)
+		w.add(int64(i)*ms, time.Duration(i), i%7, 6, sig, i%4 == 0)
 	}
 	assert.Equal(t, 1000, w.all.seen)
 	require.LessOrEqual(t, len(w.all.d), windowCap)
@@ -43,6 +43,7 @@ func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
 	}
 	assert.Equal(t, 142, w.full.seen, "those that started at a full limit, apart")
 	assert.Equal(t, 100, w.over)
+	assert.Equal(t, 250, w.held)
 	assert.InDelta(t, 3, w.meanRunning(), 0.01)
 	assert.InDelta(t, float64(500), float64(w.all.percentile(0.5)), 8, "the median of 0..999")
 	assert.Zero(t, w.start)
@@ -50,10 +51,10 @@ func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
 	assert.False(t, w.due(1000*ms, time.Second, 1001), "too few samples")
 	assert.True(t, w.due(1000*ms, time.Second, 1000))
 	w.reset()
-	w.add(0, 5, 1, 2, Measure)
+	w.add(0, 5, 1, 2, Measure, false)
 	assert.Equal(t, []time.Duration{5}, w.all.d)
 	assert.Equal(t, 1, w.all.stride)
-	assert.Zero(t, w.full.seen+w.over)
+	assert.Zero(t, w.full.seen+w.over+w.held)
 }
 
 func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {

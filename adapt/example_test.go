@@ -59,5 +59,5 @@ func ExampleGradient() {
 		fmt.Print(g.Limit(), " ")
 	}
 	fmt.Println()
-	// Output: 64 64 32 16 8 4 8 9 8 9
+	// Output: 64 64 32 16 8 4 8 9 9 8
 }

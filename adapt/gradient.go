@@ -30,7 +30,7 @@ type GradientConfig struct {
 	// Utilisation is how busy the limit must be for it to rise: the mean
 	// running count at the start of a window's tasks must be at least
 	// Utilisation × the limit. A limit that something else holds back (a
-	// global cap, fair share, light load) so does not grow. 0 means 0.5.
+	// global cap, fair share, light load) so does not grow. 0 means 0.75.
 	Utilisation float64
 	// MaxDecrease is the largest fraction of the limit one window may
 	// take off; 0 means 0.5.
@@ -76,7 +76,7 @@ func (c GradientConfig) withDefaults() GradientConfig {
 	if !(c.Tolerance > 0) || math.IsInf(c.Tolerance, 0) {
 		c.Tolerance = 0.1
 	}
-	orFraction(&c.Utilisation, 0.5, true)
+	orFraction(&c.Utilisation, 0.75, true)
 	orFraction(&c.MaxDecrease, 0.5, true)
 	orFraction(&c.Smoothing, 0.25, true)
 	orCount(&c.BaselineAge, 100)
@@ -242,6 +242,10 @@ func (g *Gradient) decideLocked(limit int) int {
 		// The limit does not bind. A burst may have slowed this window,
 		// so the limit falls only once the run times stay slow.
 		slow = g.slow >= g.c.Patience
+	case slow:
+		// One window slower than its noise allows may still be chance.
+		// Two in a row, or one far slower, are not.
+		slow = g.slow >= 2 || ratio > 1+2*margin
 	}
 	switch {
 	case over && g.w.held*2 <= g.w.all.seen || slow:
@@ -330,7 +334,11 @@ func (g *Gradient) probeLocked(limit int, n float64) int {
 	// The minimum, or run times that no longer fall: r is the run time
 	// of a task that does not queue, and so was the last window's, at
 	// the limit before.
+	// Both are measures of it, and their mean is less subject to chance.
 	p.done = true
-	g.levels.add(int(math.Round(n)), r, 1)
+	if p.last > 0 {
+		r = (r + p.last) / 2
+	}
+	g.levels.seed(int(math.Round(n)), r)
 	return min(max(int(p.best*r*(1+tol/2)), p.prev, g.min), g.max)
 }

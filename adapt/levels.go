@@ -53,6 +53,17 @@ func (ls *levels) add(n int, r, w float64) {
 	l.last = ls.now
 }
 
+// seed sets the level of concurrency n to the run time r, as if averaged
+// over settled windows: r was measured without queueing.
+func (ls *levels) seed(n int, r float64) {
+	ls.add(n, r, 1)
+	for i := range ls.e {
+		if ls.e[i].n == n {
+			ls.e[i].count = max(ls.e[i].count, settled)
+		}
+	}
+}
+
 // baseline returns the least run time of the levels seen in the last age
 // windows, of those averaged over settled windows or more if any; 0 if
 // none.

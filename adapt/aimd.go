@@ -12,25 +12,25 @@ import (
 // AIMDConfig configures an AIMD. A field that is zero, or out of its
 // range, takes its default.
 type AIMDConfig struct {
-	// Backoff multiplies the limit on a sign of overload, in (0, 1); 0
+	// Backoff multiplies the limit on a sign of overload, in (0, 1). 0
 	// means 0.9.
 	Backoff float64
 	// Increase is what the limit gains per limit's worth of healthy
-	// samples (about one per run time at a busy limit); 0 means 1.
+	// samples, about one per run time at a busy limit. 0 means 1.
 	Increase float64
 	// Timeout, if set, makes a healthy sample whose run time exceeds it
 	// a sign of overload.
 	Timeout time.Duration
-	// Utilisation is how busy the limit must be for it to rise: a sample
+	// Utilisation is how busy the limit must be for it to rise. A sample
 	// raises it only if the running count at its start was at least
 	// Utilisation × the limit then. 0 means 0.5.
 	Utilisation float64
-	// Classify says what a sample means; nil means FailuresOverload.
+	// Classify says what a sample means. nil means FailuresOverload.
 	Classify func(groupconc.LimitSample) Signal
 	// Window is how long the samples are counted by group, for a limit
-	// that takes several groups' samples (the global cap); 0 means
-	// 100ms. Such a limit falls only on overload the groups share (see
-	// the package doc).
+	// that takes several groups' samples, the global cap. Such a limit
+	// falls only on overload the groups share (see the package doc). 0
+	// means 100ms.
 	Window time.Duration
 }
 
@@ -44,22 +44,25 @@ func (c AIMDConfig) withDefaults() AIMDConfig {
 	return c
 }
 
-// New returns an AIMD of c moving within [lo, hi]; it has the type of
+// New returns an AIMD of c that moves within [lo, hi]. It has the type of
 // groupconc.AdaptiveConfig.New.
 func (c AIMDConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
 	return NewAIMD(lo, hi, c)
 }
 
 // AIMD is an additive-increase, multiplicative-decrease limit, as TCP's
-// congestion window: each healthy sample of a busy limit adds
-// Increase/limit, so the limit gains about Increase per run time; each sign
-// of overload (a timeout, by default a failure, a run time above Timeout)
-// multiplies it by Backoff. A sign of overload from a task that started
-// under a higher limit than the present one is not acted on again: the
-// limit falls at most once per run time.
+// congestion window. Each healthy sample of a busy limit adds
+// Increase/limit, so the limit gains about Increase per run time. Each
+// sign of overload multiplies it by Backoff. That is a timeout, by default
+// a failure, or a run time above Timeout. A sign of overload from a task
+// that started under a higher limit than the present one was acted on
+// already. So the limit falls at most once per run time.
+//
+// Under AdaptiveGlobal it takes every group's samples, and falls only on
+// overload the groups share (see tally).
 //
 // An AIMD is safe for concurrent use. Make one with NewAIMD, or
-// AIMDConfig.New; its zero value is not usable.
+// AIMDConfig.New. Its zero value is not usable.
 type AIMD struct {
 	c      AIMDConfig
 	lo, hi float64

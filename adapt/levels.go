@@ -1,30 +1,29 @@
 package adapt
 
-// levels keeps, for the few concurrencies a limit ran its backend at
-// lately, the run time it showed at each: a moving average per level. The
-// least of them is the baseline, the run time without queueing: under
-// overload the limit moves about the backend's capacity, and the levels
-// at or below it show the baseline, while each of them is an average over
-// several windows, which the least of them is not biased by as the least
-// of the windows themselves would be. A level not seen for a while is
-// dropped, so a baseline that grew (slower work, not a busier backend)
-// takes over in time. Its zero value is empty.
+// levels keeps the run time at each of the few concurrencies a limit ran
+// its backend at lately, as a moving average per level. The least of them
+// is the baseline, the run time without queueing. Under overload the limit
+// moves about the backend's capacity, and the levels at or below it show
+// the baseline. Each is an average over several windows, so the least of
+// them is less biased by chance than the least window would be. A level
+// not seen for a while is dropped. So a baseline that grew (slower work,
+// not a busier backend) takes over in time. Its zero value is empty.
 type levels struct {
 	e   [levelCap]level
 	now int // windows added
 }
 
 type level struct {
-	n     int     // the concurrency, rounded; 0: unused
+	n     int     // the concurrency, rounded, or 0 if unused
 	r     float64 // its moving average of the windows' run time
 	count int     // windows averaged
 	last  int     // now when it was last added to
 }
 
-// levelCap bounds the levels kept: the limit moves by little once settled.
+// levelCap bounds the levels kept. The limit moves by little once settled.
 const levelCap = 8
 
-// settled is how many windows a level must average before it counts: one
+// settled is how many windows a level must average before it counts. One
 // window that ran fast by chance must not set the baseline.
 const settled = 3
 
@@ -54,7 +53,7 @@ func (ls *levels) add(n int, r, w float64) {
 }
 
 // seed sets the level of concurrency n to the run time r, as if averaged
-// over settled windows: r was measured without queueing.
+// over settled windows. r was measured without queueing.
 func (ls *levels) seed(n int, r float64) {
 	ls.add(n, r, 1)
 	for i := range ls.e {
@@ -65,8 +64,8 @@ func (ls *levels) seed(n int, r float64) {
 }
 
 // baseline returns the least run time of the levels seen in the last age
-// windows, of those averaged over settled windows or more if any; 0 if
-// none.
+// windows. It takes those averaged over settled windows or more, if any.
+// It returns 0 if there is no level.
 func (ls *levels) baseline(age int) float64 {
 	var b, once float64
 	for _, l := range ls.e {

@@ -3,22 +3,23 @@ package adapt
 import "time"
 
 // tally counts one window's samples by group, for a limit that takes the
-// samples of several groups: the global cap. It tells overload that the
-// groups share from one group's own. A group is slow in a window if its
-// mean run time exceeds its baseline by a margin, or if over one sample
-// in overShare signals overload. Overload is shared if the slow groups
-// gave more than half of the window's samples. Only groups of minVote
-// samples or more count. A window with one such group is shared by
-// definition: so a group's own limit is not changed by this.
+// samples of several groups. That is the global cap. It tells overload the
+// groups share from one group's own.
+//
+// A group is slow in a window if its mean run time exceeds its baseline
+// by a margin, or if over one sample in overShare signals overload. The
+// overload is shared if the slow groups gave more than half the window's
+// samples. Only groups of minVote samples or more count. A window with one
+// such group is shared by definition, so a group's own limit is as before.
 //
 // A group's baseline is the least of its windows' mean run times. It
 // rises by baseDrift a window, so a backend that got slower for good is
-// its new normal in time. Its zero value is ready to use; it is not safe
+// the new normal in time. Its zero value is ready to use. It is not safe
 // for concurrent use.
 type tally struct {
 	e     [tallyCap]groupTally
 	used  int
-	last  int  // the entry of the last sample: most come from one group
+	last  int  // the entry of the last sample, since most come from one group
 	quiet bool // whether the last window's overload was one group's
 }
 
@@ -26,7 +27,7 @@ type groupTally struct {
 	key       string
 	seen, bad int     // this window's samples, and its overload signals
 	sum       float64 // this window's run times, in nanoseconds
-	base      float64 // the least mean run time of its windows; 0 before one
+	base      float64 // the least mean run time of its windows, 0 before one
 	idle      int     // windows in a row it gave no sample in
 }
 
@@ -73,7 +74,7 @@ func (t *tally) find(key string) *groupTally {
 			}
 		}
 		if t.e[i].seen > 0 {
-			t.last = i // every entry is in use this window: pool it
+			t.last = i // every entry is in use this window, so pool it
 			return &t.e[i]
 		}
 	}
@@ -83,8 +84,8 @@ func (t *tally) find(key string) *groupTally {
 }
 
 // close decides on the window and starts the next. It reports whether
-// the window's overload, if any, was shared, given the margin by which a
-// group's mean run time must exceed its baseline to be slow.
+// the window's overload, if any, was shared. A group is slow if its mean
+// run time exceeds its baseline by margin.
 func (t *tally) close(margin float64) bool {
 	var total, slow, groups int
 	for i := range t.used {

@@ -8,7 +8,7 @@ import (
 // window collects one window of samples. It keeps their run times, and
 // apart those of the tasks that started at a full limit. It also sums
 // the running count at their start and counts the overload signals. Its
-// zero value is empty; it is not safe for concurrent use.
+// zero value is empty. It is not safe for concurrent use.
 type window struct {
 	start   int64 // when its first sample ended, in Unix nanoseconds
 	all     runs  // every sample's run time
@@ -27,8 +27,8 @@ type runs struct {
 	seen   int // samples given, kept or not
 }
 
-// windowCap bounds the run times kept: enough for a percentile within a
-// few per cent, little enough to select from once per window.
+// windowCap bounds the run times kept. That is enough for a percentile
+// within a few per cent, and little enough to select from once a window.
 const windowCap = 128
 
 func (r *runs) add(run time.Duration) {
@@ -68,8 +68,8 @@ func (r *runs) reset() {
 	r.seen = 0
 }
 
-// add puts one sample in the window: a task that ended at end, ran for
-// run, started with running tasks under limit, and signalled sig. held
+// add puts one sample in the window. Its task ended at end and ran for
+// run. It started with running tasks under limit, and signalled sig. held
 // says its group was held back when it started.
 func (w *window) add(end int64, run time.Duration, running, limit int, sig Signal, held bool) {
 	if w.all.seen == 0 {

@@ -90,9 +90,10 @@
 // (Gradient's, or AIMD's Window) it counts the samples by group. A group
 // is slow if its mean run time exceeds its own baseline by twice
 // Tolerance (Gradient), or if over one of its samples in ten signals
-// overload. Overload is shared if the slow groups gave more than half the
-// window's samples, counting the groups of five samples or more. A window
-// with one such group is shared by definition. So one tenant whose
+// overload. Overload is shared if more than half the groups are slow, and
+// they gave more than half the window's samples. Only the groups of five
+// samples or more count. A window with one such group is shared by
+// definition. So one tenant whose
 // backend degrades does not lower the cap for the others. Its own
 // adaptive limit handles it. A backend that most of the load calls, and
 // that degrades, does lower the cap.

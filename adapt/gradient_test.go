@@ -142,13 +142,13 @@ func TestGradientSkipsIgnoredAndStaleSamplesAndCountsTimeouts(t *testing.T) {
 	assert.Equal(t, 16, f.window(10*time.Millisecond, 16))
 	// Timeouts: their run times count, as lower bounds.
 	for range 26 {
-		g.Observe(groupconc.LimitSample{Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 40 * time.Millisecond, Running: 16, Limit: 16, End: f.at})
+		g.Observe(groupconc.LimitSample{GroupKey: "g", Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 40 * time.Millisecond, Running: 16, Limit: 16, End: f.at})
 		f.at = f.at.Add(4 * time.Millisecond)
 	}
 	assert.Equal(t, 8, g.Limit(), "four times slower: halved")
 	// Samples of tasks that started under the limit before it fell.
 	for range 30 {
-		g.Observe(groupconc.LimitSample{Status: groupconc.StatusSuccess, RunTime: time.Second, Running: 16, Limit: 16, End: f.at})
+		g.Observe(groupconc.LimitSample{GroupKey: "g", Status: groupconc.StatusSuccess, RunTime: time.Second, Running: 16, Limit: 16, End: f.at})
 		f.at = f.at.Add(4 * time.Millisecond)
 	}
 	assert.Equal(t, 8, f.window(10*time.Millisecond, 8), "what they show was acted on, but the timeout that closed the window is in the next: no growth")

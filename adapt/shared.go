@@ -8,9 +8,10 @@ import "time"
 //
 // A group is slow in a window if its mean run time exceeds its baseline
 // by a margin, or if over one sample in overShare signals overload. The
-// overload is shared if the slow groups gave more than half the window's
-// samples. Only groups of minVote samples or more count. A window with one
-// such group is shared by definition, so a group's own limit is as before.
+// overload is shared if more than half the groups are slow, and they gave
+// more than half the window's samples. Only groups of minVote samples or
+// more count. A window with one such group is shared by definition, so a
+// group's own limit is as before.
 //
 // A group's baseline is the least of its windows' mean run times. It
 // rises by baseDrift a window, so a backend that got slower for good is
@@ -87,7 +88,7 @@ func (t *tally) find(key string) *groupTally {
 // the window's overload, if any, was shared. A group is slow if its mean
 // run time exceeds its baseline by margin.
 func (t *tally) close(margin float64) bool {
-	var total, slow, groups int
+	var total, slow, groups, slowGroups int
 	for i := range t.used {
 		e := &t.e[i]
 		if e.seen == 0 {
@@ -100,6 +101,7 @@ func (t *tally) close(margin float64) bool {
 			total += e.seen
 			if e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base {
 				slow += e.seen
+				slowGroups++
 			}
 			if e.bad == 0 && (e.base == 0 || mean < e.base) {
 				e.base = mean
@@ -108,6 +110,6 @@ func (t *tally) close(margin float64) bool {
 		e.base *= 1 + baseDrift
 		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0
 	}
-	t.quiet = groups > 1 && 2*slow <= total
+	t.quiet = groups > 1 && (2*slow <= total || 2*slowGroups <= groups)
 	return !t.quiet
 }

@@ -13,14 +13,14 @@ import (
 // tenants is two groups under fair share, each with a limit of
 // groupLimit, under a global cap of cap. The group limits adapt if group
 // is set (their queue thresholds follow them); otherwise each group has a
-// queue threshold of 4. The cap adapts if global is set.
+// queue threshold of 1. The cap adapts if global is set.
 func tenants(name string, groupLimit, cap int, group, global func(string, int, int) groupconc.AdaptiveLimit) setup {
 	return setup{name: name, global: true, build: func(b *groupconc.PolicyBuilder) *groupconc.PolicyBuilder {
 		b = b.Isolation(groupconc.IsolationFairShare).DefaultMaxConcurrencyPerGroup(groupLimit).GlobalMaxInFlight(cap)
 		if group != nil {
 			b = b.AdaptiveConcurrency(groupconc.AdaptiveConfig{New: group, Min: 1, QueueFactor: queueScale})
 		} else {
-			b = b.DefaultQueueThresholdPerGroup(4)
+			b = b.DefaultQueueThresholdPerGroup(1)
 		}
 		if global != nil {
 			b = b.AdaptiveGlobal(groupconc.AdaptiveConfig{New: global, Min: 1})

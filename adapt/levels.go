@@ -11,6 +11,10 @@ package adapt
 type levels struct {
 	e   [levelCap]level
 	now int // windows added
+	// kept is the least settled level pushed out for a newer one. The
+	// limit may run at many levels above the capacity for a while, and
+	// the baseline must not be forgotten for that alone.
+	kept level
 }
 
 type level struct {
@@ -43,6 +47,9 @@ func (ls *levels) add(n int, r, w float64) {
 	}
 	l := &ls.e[slot]
 	if l.n != n {
+		if l.count >= settled && (ls.kept.n == 0 || l.r < ls.kept.r || ls.now-ls.kept.last > levelCap*settled) {
+			ls.kept = *l
+		}
 		*l = level{n: n}
 	}
 	// A plain mean of its first windows, so that no one of them weighs
@@ -80,10 +87,19 @@ func (ls *levels) baseline(age int) float64 {
 		}
 	}
 	if b == 0 {
-		return once
+		b = once
+	}
+	// The kept level is a guard against a baseline lost, not a finer
+	// measure. It is biased low by chance, as the least of several is.
+	if k := ls.kept; k.n != 0 && ls.now-k.last < age && (b == 0 || k.r*(1+keptMargin) < b) {
+		return k.r
 	}
 	return b
 }
 
+// keptMargin is how much faster the kept level must be than the levels in
+// use to stand for the baseline.
+const keptMargin = 0.25
+
 // reset forgets every level.
-func (ls *levels) reset() { ls.e = [levelCap]level{} }
+func (ls *levels) reset() { *ls = levels{now: ls.now} }

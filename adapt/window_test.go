@@ -85,3 +85,23 @@ func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {
 	ls.reset()
 	assert.Zero(t, ls.baseline(100))
 }
+
+func TestLevelsKeepABaselinePushedOutByLevelsFarSlower(t *testing.T) {
+	var ls levels
+	for range settled {
+		ls.add(4, 100, 0.25)
+	}
+	// The limit runs at many levels above the capacity, all slow.
+	for n := range 3 * levelCap {
+		ls.add(20+n%(levelCap+2), 300, 1)
+	}
+	assert.Equal(t, 100.0, ls.baseline(100), "the settled level pushed out is kept")
+	for n := range 2 * levelCap {
+		ls.add(40+n%(levelCap+2), 110, 1)
+	}
+	assert.Equal(t, 110.0, ls.baseline(100), "levels in use within keptMargin of it win: the kept one is biased low")
+	for range 100 {
+		ls.add(60, 300, 1)
+	}
+	assert.Equal(t, 300.0, ls.baseline(100), "and it ages as the others do")
+}

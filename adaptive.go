@@ -27,6 +27,11 @@ type LimitSample struct {
 	// limit in force when the task started: its group's, or for the
 	// global cap those of every group.
 	Running, Limit int
+	// Waiting is the tasks of its group waiting in line when it started,
+	// for either limit. Tasks waiting while the group runs below its
+	// limit are held back by something else: the global cap, fair share,
+	// a parent group.
+	Waiting int
 	End            time.Time // when the function returned
 }
 
@@ -207,7 +212,7 @@ func (tu *tuning) clamp(n int) int { return min(max(n, tu.min), tu.max) }
 // starts, for the sample it gives when it ends.
 type sampling struct {
 	group, global              *tuning
-	running, limit             int // its group's
+	running, limit, waiting    int // its group's
 	globalRunning, globalLimit int
 }
 
@@ -230,6 +235,7 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 	if s.group == nil && s.global == nil {
 		return e.run(t, start)
 	}
+	_, s.waiting, _ = g.Counts()
 	notifyStarted(e.listener(), t.key(), t.id)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
@@ -260,6 +266,7 @@ func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 		Status:   o.status,
 		Err:      o.err,
 		RunTime:  time.Duration(o.end - o.start),
+		Waiting:  s.waiting,
 		End:      t.at(o.end),
 	}
 	if tu := s.group; tu != nil {

@@ -12,21 +12,26 @@ import (
 // AIMDConfig configures an AIMD. A field that is zero, or out of its
 // range, takes its default.
 type AIMDConfig struct {
-	// Backoff multiplies the limit on a sign of overload, in (0, 1); 0
+	// Backoff multiplies the limit on a sign of overload, in (0, 1). 0
 	// means 0.9.
 	Backoff float64
 	// Increase is what the limit gains per limit's worth of healthy
-	// samples (about one per run time at a busy limit); 0 means 1.
+	// samples, about one per run time at a busy limit. 0 means 1.
 	Increase float64
 	// Timeout, if set, makes a healthy sample whose run time exceeds it
 	// a sign of overload.
 	Timeout time.Duration
-	// Utilisation is how busy the limit must be for it to rise: a sample
+	// Utilisation is how busy the limit must be for it to rise. A sample
 	// raises it only if the running count at its start was at least
 	// Utilisation × the limit then. 0 means 0.5.
 	Utilisation float64
-	// Classify says what a sample means; nil means FailuresOverload.
+	// Classify says what a sample means. nil means FailuresOverload.
 	Classify func(groupconc.LimitSample) Signal
+	// Window is how long the samples are counted by group, for a limit
+	// that takes several groups' samples, the global cap. Such a limit
+	// falls only on overload the groups share (see the package doc). 0
+	// means 100ms.
+	Window time.Duration
 }
 
 func (c AIMDConfig) withDefaults() AIMDConfig {
@@ -35,32 +40,38 @@ func (c AIMDConfig) withDefaults() AIMDConfig {
 		c.Increase = 1
 	}
 	orFraction(&c.Utilisation, 0.5, true)
+	orDuration(&c.Window, 100*time.Millisecond)
 	return c
 }
 
-// New returns an AIMD of c moving within [lo, hi]; it has the type of
+// New returns an AIMD of c that moves within [lo, hi]. It has the type of
 // groupconc.AdaptiveConfig.New.
 func (c AIMDConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
 	return NewAIMD(lo, hi, c)
 }
 
 // AIMD is an additive-increase, multiplicative-decrease limit, as TCP's
-// congestion window: each healthy sample of a busy limit adds
-// Increase/limit, so the limit gains about Increase per run time; each sign
-// of overload (a timeout, by default a failure, a run time above Timeout)
-// multiplies it by Backoff. A sign of overload from a task that started
-// under a higher limit than the present one is not acted on again: the
-// limit falls at most once per run time.
+// congestion window. Each healthy sample of a busy limit adds
+// Increase/limit, so the limit gains about Increase per run time. Each
+// sign of overload multiplies it by Backoff. That is a timeout, by default
+// a failure, or a run time above Timeout. A sign of overload from a task
+// that started under a higher limit than the present one was acted on
+// already. So the limit falls at most once per run time.
+//
+// Under AdaptiveGlobal it takes every group's samples, and falls only on
+// overload the groups share (see tally).
 //
 // An AIMD is safe for concurrent use. Make one with NewAIMD, or
-// AIMDConfig.New; its zero value is not usable.
+// AIMDConfig.New. Its zero value is not usable.
 type AIMD struct {
 	c      AIMDConfig
 	lo, hi float64
 	limit  atomic.Int64
 
-	mu  sync.Mutex
-	cur float64 // guarded by mu: the limit, before rounding down
+	mu    sync.Mutex
+	cur   float64 // guarded by mu: the limit, before rounding down
+	start int64   // guarded by mu: when the tally's window began, Unix nanoseconds
+	tally tally   // guarded by mu
 }
 
 // NewAIMD returns an AIMD of c that moves within [lo, hi] (lo at least 1)
@@ -87,15 +98,24 @@ func (a *AIMD) Observe(s groupconc.LimitSample) int {
 	if sig == Measure && a.c.Timeout > 0 && s.RunTime > a.c.Timeout {
 		sig = Overload
 	}
-	limit := a.Limit()
+	end := s.End.UnixNano()
+	a.mu.Lock()
+	if end-a.start >= int64(a.c.Window) {
+		// Overload is judged by run times in Timeout, not by the mean.
+		a.tally.close(math.Inf(1))
+		a.start = end
+	}
+	if sig != Ignore {
+		a.tally.add(s.GroupKey, s.RunTime, sig)
+	}
+	limit := int(a.cur)
 	switch {
-	case sig == Overload && s.Limit <= limit:
-		a.mu.Lock()
+	case sig == Overload && s.Limit <= limit && !a.tally.quiet:
 		a.cur = max(a.cur*a.c.Backoff, a.lo)
 	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < int(a.hi):
-		a.mu.Lock()
 		a.cur = min(a.cur+a.c.Increase/a.cur, a.hi)
 	default:
+		a.mu.Unlock()
 		return limit
 	}
 	limit = int(a.cur)

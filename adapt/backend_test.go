@@ -128,6 +128,18 @@ func (b *backend) setCores(c float64) {
 	b.scheduleLocked()
 }
 
+func (b *backend) capacity() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cores
+}
+
+func (b *backend) spent() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.busy
+}
+
 // close stops the timer; the run is over and no job is left.
 func (b *backend) close() {
 	b.mu.Lock()

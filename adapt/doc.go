@@ -1,26 +1,27 @@
-// Package adapt holds limit algorithms for groupconc's adaptive limits: a
-// group's concurrency limit (groupconc.PolicyBuilder.AdaptiveConcurrency),
-// or the global cap under fair share (AdaptiveGlobal), that follows what
-// the backend the tasks call can take.
+// Package adapt holds limit algorithms for groupconc's adaptive limits.
+// They move a group's concurrency limit (groupconc.PolicyBuilder's
+// AdaptiveConcurrency), or the global cap under fair share
+// (AdaptiveGlobal), to follow what the backend the tasks call can take.
 //
-// Each algorithm is a groupconc.AdaptiveLimit: it is given one sample per
-// finished task (its run time, without its wait in line; its outcome; the
-// running count and the limit when it started) and returns the limit it
-// wants. The executor keeps that within [min, the limit the policy
-// resolves], starting at the resolved limit, and applies it as a live
-// limit change: a raised limit starts waiting tasks at once, a lowered one
-// lets running tasks finish.
+// Each algorithm is a groupconc.AdaptiveLimit. It is given one sample per
+// finished task and returns the limit it wants. A sample tells the task's
+// run time, without its wait in line, and its outcome. It also tells the
+// running count, the limit and the tasks of its group waiting in line
+// when it started. The executor keeps the limit within [min, the limit
+// the policy resolves], starting at the resolved limit. It applies it as
+// a live limit change. A raised limit starts waiting tasks at once, and a
+// lowered one lets running tasks finish.
 //
 //   - Gradient compares a windowed percentile of the run times with a
-//     baseline of the run time without queueing, and sets the limit to the
-//     concurrency the backend served the window at, scaled by how much
-//     slower than the baseline it was (Vegas' and Gradient2's idea).
-//   - AIMD raises the limit by one per limit's worth of healthy samples and
-//     cuts it by a factor on each sign of overload: a timeout, a failure,
-//     or a run time above a threshold.
+//     baseline, the run time without queueing. It sets the limit to the
+//     concurrency the backend served the window at, scaled down by how
+//     much slower than the baseline it ran (Vegas' and Gradient2's idea).
+//   - AIMD raises the limit by one per limit's worth of healthy samples.
+//     It cuts it by a factor on each sign of overload. That is a timeout,
+//     a failure, or a run time above a threshold.
 //
-// Both take their configuration's zero value as sensible defaults, and
-// each configuration's New method plugs into groupconc.AdaptiveConfig:
+// Both take their configuration's zero value as sensible defaults. Each
+// configuration's New method plugs into groupconc.AdaptiveConfig.
 //
 //	p, err := groupconc.NewPolicyBuilder().
 //		DefaultMaxConcurrencyPerGroup(64).
@@ -31,12 +32,81 @@
 //		}).
 //		Build()
 //
-// What a sample says is decided by a Classify function: by default a
-// success measures the backend, a task cancelled by its deadline signals
-// overload (its run time is a lower bound), and other outcomes are
-// ignored, so that work shed or cancelled never counts as fast success.
+// # What a sample says
 //
-// The algorithms read time only from the samples (LimitSample.End), so
-// they behave the same under testing/synctest's fake clock; they use no
+// A Classify function decides what a sample says. By default a success
+// measures the backend. A task cancelled by its deadline signals
+// overload, and its run time is a lower bound. Other outcomes are
+// ignored, so work shed or cancelled never counts as fast success.
+//
+// A deadline that passes is overload, whatever the running count. A caller
+// that gives up frees its permit, but the backend may still serve its
+// call. So the running count then says less than the backend has to do.
+// Gradient cuts a window in which over one task in ten ran out its
+// deadline, and does not raise a limit in a window with any such task.
+// AIMD cuts on each one.
+//
+// # Which limit binds
+//
+// Gradient tells three cases apart by the samples' Running, Limit and
+// Waiting at each task's start.
+//
+//   - The limit binds: the group ran at its limit. Slow run times lower it
+//     at once if far slower than the window's noise allows, or else after
+//     two slow windows in a row.
+//   - The load does not fill the limit: the group ran below it with no
+//     task waiting. A backend may still queue, as one whose capacity fell
+//     does at the same load. The limit then falls towards the concurrency
+//     the backend served, once Patience windows in a row ran slow. One
+//     slow window may be a burst.
+//   - The group is held back: tasks of it waited while it ran below its
+//     limit. The global cap, fair share or a parent group held them. The
+//     other groups may be what slows the backend, so the limit waits
+//     HeldPatience windows. An adaptive global cap acts on shared
+//     overload well before that. Slowness that outlasts it is the
+//     group's own.
+//
+// A limit rises only while its tasks start with three quarters of it
+// running (Utilisation), so a limit the load does not fill stays near
+// what the backend serves.
+//
+// # A line in front of servers
+//
+// A backend may serve calls first come, first served, on c servers. A
+// connection pool or a thread pool does. There the run time of a task is
+// set by the line it finds as it starts. While a limit fills, tasks find
+// a shorter line than the limit lets build up. So their run times lag the
+// limit. On a cold start under overload, Gradient halves the limit each
+// window until the run times stop falling. It judges each step only by
+// the tasks that started at a full limit. Then it seeds the baseline with
+// the mean of the last two windows' run times. A start under light load
+// waits until the running count stops climbing before it takes the
+// baseline.
+//
+// # The global cap
+//
+// Under AdaptiveGlobal the cap's algorithm takes every group's samples.
+// It moves the cap only on overload the groups share. In each window
+// (Gradient's, or AIMD's Window) it counts the samples by group. A group
+// is slow if its mean run time exceeds its own baseline by twice
+// Tolerance (Gradient), or if over one of its samples in ten signals
+// overload. Overload is shared if more than half the groups are slow, and
+// they gave more than half the window's samples. Only the groups of five
+// samples or more count. A window with one such group is shared by
+// definition. So one tenant whose
+// backend degrades does not lower the cap for the others. Its own
+// adaptive limit handles it. A backend that most of the load calls, and
+// that degrades, does lower the cap.
+//
+// A group's limit equal to the global cap is a trap. The cap stops the
+// group first, so the group's own limit never binds. Gradient still
+// lowers it after HeldPatience slow windows, and AIMD cuts on any
+// timeout. Better still, give groups limits below the cap, so each
+// group's own limit binds first. When the cap binds, tasks wait for it in
+// their group's queue. That queue follows the group's limit, not the cap,
+// so keep QueueFactor or the thresholds small.
+//
+// The algorithms read time only from the samples (LimitSample.End). So
+// they behave the same under testing/synctest's fake clock. They use no
 // randomness.
 package adapt

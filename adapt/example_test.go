@@ -39,9 +39,10 @@ func Example() {
 
 // A Gradient fed the run times of a backend of 8 cores shared by the
 // tasks it runs at its limit: up to 8 tasks take 10ms each, 64 take 80ms.
-// The first window runs under light load, which gives the baseline. Each
-// window (100ms, 25 samples) is decided on as the first sample after it
-// arrives.
+// The first window runs while the limit fills, the next ones at a full
+// limit. The limit halves while the run times fall, one step past the
+// capacity. Then it takes the capacity it measured. Each window (100ms,
+// 25 samples) is decided on as the first sample after it arrives.
 func ExampleGradient() {
 	g := adapt.NewGradient(1, 64, adapt.GradientConfig{MinSamples: 25})
 	at := time.Unix(0, 0)
@@ -58,5 +59,5 @@ func ExampleGradient() {
 		fmt.Print(g.Limit(), " ")
 	}
 	fmt.Println()
-	// Output: 64 64 32 16 9 8 9 8 9 8
+	// Output: 64 64 32 16 8 4 8 9 9 8
 }

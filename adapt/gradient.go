@@ -12,47 +12,56 @@ import (
 // GradientConfig configures a Gradient. A field that is zero, or out of
 // its range, takes its default.
 type GradientConfig struct {
-	// Window is the least time one window of samples spans; 0 means
-	// 100ms. The limit moves at most once per window.
+	// Window is the least time one window of samples spans. The limit
+	// moves at most once per window. 0 means 100ms.
 	Window time.Duration
-	// MinSamples is the least samples a window holds: a window whose
-	// time is up waits for them. 0 means 20.
+	// MinSamples is the least samples a window holds. A window whose time
+	// is up waits for them. 0 means 20.
 	MinSamples int
 	// Percentile is the quantile of a window's run times that is compared
-	// with the baseline, in (0, 1); 0 means 0.5, the median, which a few
+	// with the baseline, in (0, 1). 0 means 0.5, the median, which a few
 	// slow tasks do not move.
 	Percentile float64
 	// Tolerance is how much slower than the baseline a window may run
-	// before it counts as queueing in the backend: above (1+Tolerance) ×
-	// baseline the limit falls; below (1+Tolerance/2) × baseline it may
-	// rise. 0 means 0.1.
+	// before it counts as slow. The limit falls above (1+Tolerance) ×
+	// the baseline, plus the window's noise. It may rise below
+	// (1+Tolerance/2) × the baseline. 0 means 0.1.
 	Tolerance float64
-	// Utilisation is how busy the limit must be for it to rise: the mean
+	// Utilisation is how busy the limit must be for it to rise. The mean
 	// running count at the start of a window's tasks must be at least
-	// Utilisation × the limit. A limit that something else holds back (a
-	// global cap, fair share, light load) so does not grow. 0 means 0.5.
+	// Utilisation × the limit. So a limit that the load does not fill
+	// does not grow. 0 means 0.75.
 	Utilisation float64
 	// MaxDecrease is the largest fraction of the limit one window may
-	// take off; 0 means 0.5.
+	// take off. 0 means 0.5.
 	MaxDecrease float64
 	// Smoothing is the weight of a window in the moving average of the
-	// run time at its concurrency, the least of which is the baseline; 0
-	// means 0.25.
+	// run time at its concurrency. The least of these averages is the
+	// baseline. 0 means 0.25.
 	Smoothing float64
 	// BaselineAge is how many windows the run time seen at one
-	// concurrency counts towards the baseline without being seen again; 0
-	// means 100.
+	// concurrency counts towards the baseline without being seen again.
+	// 0 means 100.
 	BaselineAge int
 	// Reprobe is how many windows the limit may sit at its minimum while
-	// the run times stay above the baseline before it takes the run time
-	// of the latest window as the baseline, and so may rise again: the
-	// backend got slower, not busier. 0 means 5.
+	// its run times stay slow. Then the latest window's run time becomes
+	// the baseline, and the limit may rise again. The backend got slower,
+	// not busier. 0 means 5.
 	Reprobe int
-	// Resolution is the shortest run time told apart: shorter ones count
-	// as it, so that scheduling noise in very short tasks does not move
-	// the limit. 0 means 100µs.
+	// Patience is how many windows in a row must run slow before a limit
+	// that does not bind falls. One slow window may be a burst. Several
+	// in a row show a backend that queues. 0 means 3.
+	Patience int
+	// HeldPatience is how many windows in a row must run slow before a
+	// limit held back by other groups falls. The other groups may be what
+	// slows the backend, and an adaptive global cap acts on that first.
+	// Slowness that outlasts it is the group's own. 0 means 10.
+	HeldPatience int
+	// Resolution is the shortest run time told apart. Shorter ones count
+	// as it, so scheduling noise in very short tasks does not move the
+	// limit. 0 means 100µs.
 	Resolution time.Duration
-	// Classify says what a sample means; nil means DefaultClassify. The
+	// Classify says what a sample means. nil means DefaultClassify. The
 	// run times of Overload samples count as lower bounds.
 	Classify func(groupconc.LimitSample) Signal
 }
@@ -64,61 +73,54 @@ func (c GradientConfig) withDefaults() GradientConfig {
 	if !(c.Tolerance > 0) || math.IsInf(c.Tolerance, 0) {
 		c.Tolerance = 0.1
 	}
-	orFraction(&c.Utilisation, 0.5, true)
+	orFraction(&c.Utilisation, 0.75, true)
 	orFraction(&c.MaxDecrease, 0.5, true)
 	orFraction(&c.Smoothing, 0.25, true)
 	orCount(&c.BaselineAge, 100)
 	orCount(&c.Reprobe, 5)
+	orCount(&c.Patience, 3)
+	orCount(&c.HeldPatience, 10)
 	orDuration(&c.Resolution, 100*time.Microsecond)
 	return c
 }
 
-// orDuration, orCount and orFraction set a field that is zero or out of
-// range to its default: a fraction is in (0, 1), or (0, 1] if one is.
-func orDuration(v *time.Duration, d time.Duration) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
-func orCount(v *int, d int) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
-func orFraction(v *float64, d float64, one bool) {
-	if !(*v > 0 && (*v < 1 || one && *v == 1)) {
-		*v = d
-	}
-}
-
-// New returns a Gradient of c moving within [lo, hi]; it has the type of
-// groupconc.AdaptiveConfig.New.
+// New returns a Gradient of c that moves within [lo, hi]. It has the type
+// of groupconc.AdaptiveConfig.New.
 func (c GradientConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
 	return NewGradient(lo, hi, c)
 }
 
 // Gradient is a limit that follows the run times of its tasks. It keeps a
-// baseline, the run time of a task that does not queue in the backend, and
-// compares the percentile of each window's run times with it. A window
-// that ran slower than the baseline allows, at a limit its tasks filled,
-// ran at a concurrency the backend could not serve at once: the limit falls
-// to that concurrency scaled by the slowdown (under processor sharing, the
-// backend's capacity). A window that ran close to the baseline, at a busy
-// limit, raises it by Tolerance of itself (at least one).
+// baseline, the run time of a task that does not queue in the backend. It
+// compares a percentile of each window's run times with it.
 //
-// A Gradient starts at max, and measures its baseline first: if its first
-// window is busy, it halves the limit each window until the run times stop
-// falling, so that a start under overload finds the backend's capacity
-// rather than taking the overloaded run time for the baseline. From then
-// on the baseline is the least of the run times seen at the concurrencies
-// the limit ran at lately, each averaged over its windows (see levels): it
-// does not drift up with a long overload, and the limit's moves about the
-// backend's capacity keep it measured.
+// A window that ran slower than the baseline allows ran at a concurrency
+// the backend could not serve at once. The limit falls to that concurrency
+// scaled down by the slowdown. Under processor sharing that is the
+// backend's capacity. A limit the load does not fill falls too, towards
+// the concurrency the backend served. It waits for Patience slow windows
+// first, since one may be a burst. A window in which over one task in ten
+// ran out its deadline is overloaded, however few tasks ran. A window
+// close to the baseline, at a busy limit, raises the limit by Tolerance of
+// itself, at least one.
+//
+// A group is held back when most of its tasks started with tasks of it
+// waiting while it ran below its limit. The global cap, fair share or a
+// parent group held them, and the samples' Waiting, Running and Limit
+// show it. Such a limit falls only after HeldPatience slow windows.
+//
+// A Gradient starts at max. If its first windows are busy, it measures
+// the baseline by halving the limit each window until the run times stop
+// falling. It judges each step only by tasks that started at a full
+// limit. The others found a shorter line in the backend. From then on the
+// baseline is the least of the run times seen at the concurrencies the
+// limit ran at lately, each averaged over its windows (see levels).
+//
+// Under AdaptiveGlobal it takes every group's samples, and falls only on
+// overload the groups share (see tally).
 //
 // A Gradient is safe for concurrent use. Make one with NewGradient, or
-// GradientConfig.New; its zero value is not usable.
+// GradientConfig.New. Its zero value is not usable.
 type Gradient struct {
 	c        GradientConfig
 	min, max int
@@ -128,21 +130,13 @@ type Gradient struct {
 	w      window // guarded by mu
 	levels levels // guarded by mu
 	probe  probe  // guarded by mu, until the baseline is first measured
-	atMin  int    // guarded by mu: windows at min, queueing
+	atMin  int    // guarded by mu. Windows in a row at min and slow.
+	slow   int    // guarded by mu. Windows in a row slow or overloaded.
+	tally  tally  // guarded by mu
 }
 
-// probe is what measuring the baseline has seen so far.
-type probe struct {
-	done bool
-	last float64 // the previous window's percentile run time; 0 before the first
-	prev int     // the limit before it was last halved
-	// The greatest mean running count per unit of run time of a window:
-	// times the baseline, the concurrency the backend served at once.
-	best float64
-}
-
-// NewGradient returns a Gradient of c that moves within [lo, hi] (lo at
-// least 1) and starts at hi.
+// NewGradient returns a Gradient of c that moves within [lo, hi] and
+// starts at hi. lo is at least 1.
 func NewGradient(lo, hi int, c GradientConfig) *Gradient {
 	lo = max(lo, 1)
 	g := &Gradient{c: c.withDefaults(), min: lo, max: max(lo, hi)}
@@ -166,19 +160,21 @@ func (g *Gradient) Observe(s groupconc.LimitSample) int {
 		// acted on already.
 		return g.Limit()
 	}
-	return g.record(s.End.UnixNano(), s.RunTime, s.Running)
+	return g.record(&s, sig)
 }
 
-// record adds a sample to the window, once the window it closes (if due)
-// has been decided on, and returns the limit. Observe's caller runs on a
-// small stack (see groupconc's sample): the frames on this path stay
-// small, and the window's decision, once per window, is a call away.
-func (g *Gradient) record(end int64, run time.Duration, running int) int {
+// record adds a sample to the window and returns the limit. If the sample
+// closes the window, the window is decided on first. Observe's caller
+// runs on a small stack (see groupconc's sample). So the frames on this
+// path stay small, and the decision, once per window, is a call away.
+func (g *Gradient) record(s *groupconc.LimitSample, sig Signal) int {
+	end, run := s.End.UnixNano(), max(s.RunTime, g.c.Resolution)
 	g.mu.Lock()
-	if g.w.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
+	if g.w.all.seen > 0 && g.w.due(end, g.c.Window, g.c.MinSamples) {
 		g.closeLocked()
 	}
-	g.w.add(end, max(run, g.c.Resolution), running)
+	g.w.add(end, run, s.Running, s.Limit, sig, s.Waiting > 0 && s.Running < s.Limit)
+	g.tally.add(s.GroupKey, run, sig)
 	limit := int(g.limit.Load())
 	g.mu.Unlock()
 	return limit
@@ -194,17 +190,46 @@ func (g *Gradient) closeLocked() {
 
 // decideLocked returns the limit after the window that just closed.
 func (g *Gradient) decideLocked(limit int) int {
-	r := float64(g.w.percentile(g.c.Percentile))
 	n := g.w.meanRunning()
+	tol := g.c.Tolerance
+	// Under AdaptiveGlobal, overload that only some groups see is
+	// theirs. Their own limits act on it, not the cap.
+	shared := g.tally.close(2 * tol)
 	if !g.probe.done {
-		return g.probeLocked(limit, r, n)
+		return g.probeLocked(limit, n)
 	}
+	r := float64(g.w.all.percentile(g.c.Percentile))
 	g.levels.add(int(math.Round(n)), r, g.c.Smoothing)
 	ratio := r / g.levels.baseline(g.c.BaselineAge)
-	tol := g.c.Tolerance
+	margin := tol + g.noiseLocked(r)
+	// Deadlines that passed are overload, whatever the running count.
+	// The callers gave up, but the backend may still work on their calls.
+	// So the running count says less than the backend has to do.
+	over := g.w.over*overShare > g.w.all.seen && shared
+	slow := ratio > 1+margin && shared
+	if over || slow {
+		g.slow++
+	} else {
+		g.slow = 0
+	}
 	switch {
-	case ratio > 1+tol && n >= bound*float64(limit):
-		if limit == g.min {
+	case g.w.held*2 > g.w.all.seen:
+		// Held back by other groups, which may be what slows the
+		// backend. An adaptive global cap acts first.
+		slow = g.slow >= g.c.HeldPatience
+	case over:
+	case slow && n < bound*float64(limit):
+		// The limit does not bind. A burst may have slowed this window.
+		// So the limit falls only once the run times stay slow.
+		slow = g.slow >= g.c.Patience
+	case slow:
+		// One window slower than its noise allows may still be chance.
+		// Two in a row, or one far slower, are not.
+		slow = g.slow >= 2 || ratio > 1+2*margin
+	}
+	switch {
+	case over && g.w.held*2 <= g.w.all.seen || slow:
+		if limit == g.min && !over {
 			if g.atMin++; g.atMin >= g.c.Reprobe {
 				// The backend got slower, not busier.
 				g.levels.reset()
@@ -214,42 +239,16 @@ func (g *Gradient) decideLocked(limit int) int {
 			return limit
 		}
 		g.atMin = 0
-		target := int(math.Round(n * (1 + tol/2) / ratio))
-		floor := int(math.Ceil(float64(limit) * (1 - g.c.MaxDecrease)))
+		// A limit that does not bind falls too. The run times show
+		// that the backend queues at the concurrency it now serves.
+		base := min(n, float64(limit))
+		target := int(math.Round(base * (1 + tol/2) / max(ratio, 1+margin)))
+		floor := int(math.Ceil(base * (1 - g.c.MaxDecrease)))
 		return max(min(max(target, floor), limit-1), g.min)
-	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit):
+	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit) && g.w.over == 0:
 		g.atMin = 0
 		return min(limit+max(1, int(math.Round(float64(limit)*tol))), g.max)
 	}
 	g.atMin = 0
 	return limit
-}
-
-// bound is how full a limit must run for it to bind: a window whose mean
-// running count is below bound × limit ran slow for lack of capacity that
-// the limit did not take (a burst, other load on the backend), and the
-// limit does not fall for it.
-const bound = 0.9
-
-// probeLocked measures the baseline: it returns the limit after the window
-// that just closed, whose percentile run time is r and mean running count
-// n, while the baseline is unknown.
-func (g *Gradient) probeLocked(limit int, r, n float64) int {
-	p := &g.probe
-	p.best = math.Max(p.best, n/r)
-	busy := n >= g.c.Utilisation*float64(limit)
-	if busy && limit > g.min && (p.last == 0 || r < p.last*(1-g.c.Tolerance)) {
-		// Run times still fall with the limit: there was queueing.
-		p.last, p.prev = r, limit
-		return max(int(float64(limit)*(1-g.c.MaxDecrease)), g.min)
-	}
-	// Light load, the minimum, or run times that no longer fall: r is
-	// the run time of a task that does not queue, and so was the last
-	// window's, at the limit before.
-	p.done = true
-	g.levels.add(int(math.Round(n)), r, 1)
-	if !busy {
-		return limit
-	}
-	return min(max(int(p.best*r*(1+g.c.Tolerance/2)), p.prev, g.min), g.max)
 }

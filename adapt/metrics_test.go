@@ -17,6 +17,7 @@ type phaseStats struct {
 	goodput  float64       // tasks done within their deadline, per second
 	p99      time.Duration // submit to end, of the tasks admitted (not rejected)
 	p99All   time.Duration // the same over the whole phase, settling included
+	p99Run   time.Duration // start to end, of the tasks started once it settled
 	rejected float64       // share of the tasks submitted
 	timedOut float64       // share of the tasks admitted that missed their deadline
 	perGroup []float64     // goodput of each group
@@ -27,7 +28,7 @@ type phaseStats struct {
 func measure(o outcome, ph phase, groups int) phaseStats {
 	var s phaseStats
 	s.perGroup = make([]float64, groups)
-	var lat, latAll []time.Duration
+	var lat, latAll, run []time.Duration
 	n, admitted, rejected, late := 0, 0, 0, 0
 	for _, r := range o.records {
 		if r.submitted < ph.start || r.submitted >= ph.end {
@@ -39,6 +40,10 @@ func measure(o outcome, ph phase, groups int) phaseStats {
 			rejected++
 			continue
 		case groupconc.StatusSuccess:
+			if o.late > 0 && r.ended-r.submitted > o.late {
+				late++
+				break
+			}
 			s.perGroup[r.group]++
 		default:
 			late++
@@ -47,6 +52,7 @@ func measure(o outcome, ph phase, groups int) phaseStats {
 		latAll = append(latAll, r.ended-r.submitted)
 		if r.submitted >= ph.start+ph.settle {
 			lat = append(lat, r.ended-r.submitted)
+			run = append(run, r.ended-r.started)
 		}
 	}
 	secs := (ph.end - ph.start).Seconds()
@@ -54,7 +60,7 @@ func measure(o outcome, ph phase, groups int) phaseStats {
 		s.perGroup[g] /= secs
 		s.goodput += s.perGroup[g]
 	}
-	s.p99, s.p99All = quantile(lat, 0.99), quantile(latAll, 0.99)
+	s.p99, s.p99All, s.p99Run = quantile(lat, 0.99), quantile(latAll, 0.99), quantile(run, 0.99)
 	if n > 0 {
 		s.rejected = float64(rejected) / float64(n)
 	}

@@ -81,7 +81,7 @@ func s1() scenario {
 	const p = 15 * time.Second
 	return scenario{
 		name: "S1", duration: 3 * p,
-		steps:   []step{{0, 32}, {p, 8}, {2 * p, 32}},
+		steps:   []step{{0, 32, 0}, {p, 8, 0}, {2 * p, 32, 0}},
 		rates:   []float64{0.75 * 32 / service.Seconds()},
 		service: service, sigma: 0.3, deadline: deadline, seed: 1,
 		phases: []phase{
@@ -170,7 +170,7 @@ func TestScenarioS4ColdStart(t *testing.T) {
 	const cores = 16
 	sc := scenario{
 		name: "S4", duration: 15 * time.Second,
-		steps:   []step{{0, cores}},
+		steps:   []step{{0, cores, 0}},
 		rates:   []float64{3 * cores / service.Seconds()},
 		service: service, sigma: 0.3, deadline: deadline, seed: 4,
 		phases: []phase{{"all", 0, 15 * time.Second, 10 * time.Second}},
@@ -283,7 +283,7 @@ func TestScenarioS5FairShareGlobal(t *testing.T) {
 	}
 	sc := scenario{
 		name: "S5", duration: 15 * time.Second,
-		steps:   []step{{0, cores}},
+		steps:   []step{{0, cores, 0}},
 		rates:   rates,
 		service: service, sigma: 0.3, deadline: deadline, seed: 5,
 		phases: []phase{{"all", 0, 15 * time.Second, 5 * time.Second}},
@@ -334,7 +334,7 @@ func TestScenarioS5FairShareGlobal(t *testing.T) {
 func TestSimulationIsDeterministic(t *testing.T) {
 	sc := s1()
 	sc.duration = 6 * time.Second
-	sc.steps = []step{{0, 32}, {2 * time.Second, 8}, {4 * time.Second, 32}}
+	sc.steps = []step{{0, 32, 0}, {2 * time.Second, 8, 0}, {4 * time.Second, 32, 0}}
 	a, b := simulate(t, sc, gradient), simulate(t, sc, gradient)
 	if a.hash != b.hash {
 		t.Fatalf("two runs of one seed traced %016x and %016x", a.hash, b.hash)

@@ -12,13 +12,13 @@ import (
 type Signal int
 
 const (
-	// Ignore: the sample says nothing (a task cancelled by its caller, a
-	// failure unrelated to load); the algorithm skips it.
+	// Ignore means the sample says nothing, and the algorithm skips it.
+	// A task cancelled by its caller, or a failure unrelated to load.
 	Ignore Signal = iota
-	// Measure: a normal completion, whose run time measures the backend.
+	// Measure is a normal completion, whose run time measures the backend.
 	Measure
-	// Overload: the backend is overloaded (a timeout, an "over capacity"
-	// error). Its run time, if the algorithm reads it, is a lower bound.
+	// Overload means the backend is overloaded, as a timeout or an "over
+	// capacity" error shows. Its run time, if read, is a lower bound.
 	Overload
 )
 
@@ -35,10 +35,10 @@ func (s Signal) String() string {
 	return fmt.Sprintf("Signal(%d)", int(s))
 }
 
-// DefaultClassify is the Classify of Gradient: a SUCCESS measures the
-// backend, a CANCELLED task whose error matches context.DeadlineExceeded
-// (its deadline passed while it ran) signals overload, and anything else
-// (a failure, a cancel by the caller or by a shutdown) is ignored.
+// DefaultClassify is the Classify of Gradient. A SUCCESS measures the
+// backend. A CANCELLED task whose error matches context.DeadlineExceeded
+// signals overload, since its deadline passed while it ran. Anything else
+// is ignored, such as a failure or a cancel by the caller or a shutdown.
 func DefaultClassify(s groupconc.LimitSample) Signal { return classify(&s) }
 
 // classify is DefaultClassify, without copying the sample.
@@ -54,8 +54,8 @@ func classify(s *groupconc.LimitSample) Signal {
 	return Ignore
 }
 
-// FailuresOverload is the Classify of AIMD: DefaultClassify, but a FAILED
-// task signals overload too.
+// FailuresOverload is the Classify of AIMD. It is DefaultClassify, but a
+// FAILED task signals overload too.
 func FailuresOverload(s groupconc.LimitSample) Signal { return classifyFailures(&s) }
 
 // classifyFailures is FailuresOverload, without copying the sample.

@@ -46,7 +46,9 @@ func onGrid(d, off time.Duration) time.Duration {
 }
 
 // scenario is a load on a backend: its capacity over time and the groups
-// sending it Poisson arrivals of log-normal work with a deadline each.
+// sending it Poisson arrivals of log-normal work with a deadline each. The
+// backend shares its cores among its tasks (processor sharing), unless
+// fcfs is set.
 type scenario struct {
 	name     string
 	duration time.Duration
@@ -57,11 +59,40 @@ type scenario struct {
 	deadline time.Duration
 	seed     uint64
 	phases   []phase // the spans results are reported for
+
+	fcfs     bool // a line in front of servers, not processor sharing
+	erlang   int  // > 0: the work is Erlang of this shape, not log-normal
+	calls    calls
+	backends []int // the backend of each group; nil: all call backend 0
+	// load, if set, scales the rates from each of its times on.
+	load []step
 }
 
+// calls is what a task does at its deadline.
+type calls int
+
+const (
+	callsAbort   calls = iota // it returns, and its work is taken out of the backend
+	callsWait                 // it has no deadline: it waits for its call
+	callsAbandon              // it returns, and the backend serves its call anyway
+)
+
+// step is a capacity from a time on (cores or servers), of backend 0
+// unless backend says otherwise; or, in scenario.load, a scale of the
+// rates.
 type step struct {
-	at    time.Duration
-	cores float64
+	at      time.Duration
+	cores   float64
+	backend int
+}
+
+// server is a simulated backend.
+type server interface {
+	task(work float64) groupconc.Task[struct{}]
+	setCores(c float64)
+	capacity() float64
+	spent() float64 // core- or server-nanoseconds
+	close()
 }
 
 type phase struct {
@@ -91,6 +122,7 @@ type tick struct {
 	at                      time.Duration
 	limit, running, waiting int
 	cores                   float64
+	groups                  []int // each group's limit, if the trace follows the global cap
 }
 
 // outcome is what one run of a scenario under a setup produced.
@@ -100,6 +132,7 @@ type outcome struct {
 	hash    uint64
 	changes int // limit changes told
 	busy    float64
+	late    time.Duration // > 0: a success after it, from Submit, is no good
 }
 
 // traceEvery is the trace's period, and the windows' of the algorithms.
@@ -110,7 +143,7 @@ func simulate(t *testing.T, sc scenario, su setup) outcome {
 	var out outcome
 	synctest.Test(t, func(t *testing.T) {
 		epoch := time.Now()
-		be := newBackend(sc.steps[0].cores, epoch)
+		bes := newServers(sc, epoch)
 		var (
 			mu      sync.Mutex
 			records []record
@@ -144,22 +177,34 @@ func simulate(t *testing.T, sc scenario, su setup) outcome {
 		e := groupconc.New(p)
 
 		var wg sync.WaitGroup
-		for _, s := range sc.steps[1:] {
+		for _, s := range sc.steps {
+			if s.at == 0 {
+				continue
+			}
 			wg.Go(func() {
 				time.Sleep(onGrid(s.at, offStep) - time.Since(epoch))
-				be.setCores(s.cores)
+				bes[s.backend].setCores(s.cores)
 			})
 		}
-		wg.Go(func() { out.trace = traceRun(e, be, sc, su, epoch) })
-		for g, rate := range sc.rates {
-			wg.Go(func() { arrive(e, be, sc, g, rate, epoch) })
+		wg.Go(func() { out.trace = traceRun(e, bes[0], sc, su, epoch) })
+		for g := range sc.rates {
+			be := bes[0]
+			if sc.backends != nil {
+				be = bes[sc.backends[g]]
+			}
+			wg.Go(func() { arrive(e, be, sc, g, epoch) })
 		}
 		wg.Wait()
 		if err := e.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		be.close()
-		out.busy = be.busy
+		for _, be := range bes {
+			be.close()
+			out.busy += be.spent()
+		}
+		if sc.calls == callsWait {
+			out.late = sc.deadline
+		}
 		slices.SortFunc(records, func(a, b record) int { return int(a.submitted - b.submitted) })
 		out.records, out.changes = records, changes
 	})
@@ -177,23 +222,65 @@ func simulate(t *testing.T, sc scenario, su setup) outcome {
 	return out
 }
 
-// arrive submits group g's tasks, Poisson at rate per second, until the
-// scenario's end.
-func arrive(e *groupconc.GroupExecutor, be *backend, sc scenario, g int, rate float64, epoch time.Time) {
+// newServers returns the scenario's backends, at their capacity at 0.
+func newServers(sc scenario, epoch time.Time) []server {
+	n := 1
+	for _, b := range sc.backends {
+		n = max(n, b+1)
+	}
+	bes := make([]server, n)
+	for _, s := range sc.steps {
+		if s.at != 0 {
+			continue
+		}
+		if sc.fcfs {
+			bes[s.backend] = newFCFS(s.cores, sc.calls == callsAbandon, epoch)
+		} else {
+			bes[s.backend] = newBackend(s.cores, epoch)
+		}
+	}
+	return bes
+}
+
+// rateAt returns group g's arrival rate at at.
+func (sc scenario) rateAt(g int, at time.Duration) float64 {
+	r := sc.rates[g]
+	for _, l := range sc.load {
+		if l.at <= at {
+			r = sc.rates[g] * l.cores
+		}
+	}
+	return r
+}
+
+// arrive submits group g's tasks, Poisson at its rate per second, until
+// the scenario's end.
+func arrive(e *groupconc.GroupExecutor, be server, sc scenario, g int, epoch time.Time) {
 	rng := rand.New(rand.NewPCG(sc.seed, uint64(g)))
 	mu := math.Log(float64(sc.service)) - sc.sigma*sc.sigma/2 // so the mean is service
 	key := "g" + strconv.Itoa(g)
 	lane := time.Duration(g) * offGroup // no two groups' arrivals at one instant
 	at := time.Duration(0)
 	for i := 0; ; i++ {
-		at += time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
+		at += time.Duration(rng.ExpFloat64() / sc.rateAt(g, at) * float64(time.Second))
 		next := onGrid(at, lane)
 		if next >= sc.duration {
 			return
 		}
-		work := math.Exp(mu + sc.sigma*rng.NormFloat64())
+		var work float64
+		if sc.erlang > 0 {
+			for range sc.erlang {
+				work += rng.ExpFloat64()
+			}
+			work *= float64(sc.service) / float64(sc.erlang)
+		} else {
+			work = math.Exp(mu + sc.sigma*rng.NormFloat64())
+		}
 		time.Sleep(next - time.Since(epoch))
-		ctx, cancel := context.WithDeadline(context.Background(), epoch.Add(onGrid(next+sc.deadline, offDeadline+lane)))
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if sc.calls != callsWait {
+			ctx, cancel = context.WithDeadline(ctx, epoch.Add(onGrid(next+sc.deadline, offDeadline+lane)))
+		}
 		task := be.task(work)
 		_, err := groupconc.Submit(ctx, e, key, strconv.Itoa(i), func(ctx context.Context) (struct{}, error) {
 			defer cancel()
@@ -208,7 +295,7 @@ func arrive(e *groupconc.GroupExecutor, be *backend, sc scenario, g int, rate fl
 // traceRun samples the limit the setup follows, with the running and
 // waiting counts, every traceEvery until the scenario's end. Nothing else
 // happens at a sampling instant (see onGrid), so what it reads is still.
-func traceRun(e *groupconc.GroupExecutor, be *backend, sc scenario, su setup, epoch time.Time) []tick {
+func traceRun(e *groupconc.GroupExecutor, be server, sc scenario, su setup, epoch time.Time) []tick {
 	var ticks []tick
 	for at := traceEvery; at < sc.duration; at += traceEvery {
 		time.Sleep(onGrid(at, offTrace) - time.Since(epoch))
@@ -216,12 +303,14 @@ func traceRun(e *groupconc.GroupExecutor, be *backend, sc scenario, su setup, ep
 		if su.global {
 			s := e.Stats()
 			k.limit, k.running, k.waiting = s.GlobalMaxInFlight, s.Running, s.Waiting
+			for g := range sc.rates {
+				gs, _ := e.GroupStats("g" + strconv.Itoa(g))
+				k.groups = append(k.groups, gs.MaxConcurrency)
+			}
 		} else if s, ok := e.GroupStats("g0"); ok {
 			k.limit, k.running, k.waiting = s.MaxConcurrency, s.Running, s.Waiting
 		}
-		be.mu.Lock()
-		k.cores = be.cores
-		be.mu.Unlock()
+		k.cores = be.capacity()
 		ticks = append(ticks, k)
 	}
 	return ticks

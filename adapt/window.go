@@ -5,77 +5,109 @@ import (
 	"time"
 )
 
-// window collects one window of samples: their run times, kept up to a
-// fixed number (past it, every other one is dropped and then only every
-// second, fourth ... sample is kept, so the window stays an even sample
-// of its whole span), and the mean running count at their start. Its zero
-// value is empty; it is not safe for concurrent use.
+// window collects one window of samples. It keeps their run times, and
+// apart those of the tasks that started at a full limit. It also sums
+// the running count at their start and counts the overload signals. Its
+// zero value is empty. It is not safe for concurrent use.
 type window struct {
-	start   int64           // when its first sample ended, in Unix nanoseconds
-	runs    []time.Duration // run times kept
-	stride  int             // keep one sample in stride, a power of two
-	seen    int             // samples given, kept or not
-	running int64           // their running counts summed
+	start   int64 // when its first sample ended, in Unix nanoseconds
+	all     runs  // every sample's run time
+	full    runs  // the run times of tasks that started at a full limit
+	running int64 // the samples' running counts summed
+	over    int   // Overload samples
+	held    int   // samples whose group was held back (see Gradient)
 }
 
-// windowCap bounds the run times a window keeps: enough for a percentile
-// within a few per cent, little enough to select from once per window.
+// runs keeps run times up to a fixed number. Past it, every other one is
+// dropped, and then only every second, fourth ... one is kept. So it
+// stays an even sample of the whole window.
+type runs struct {
+	d      []time.Duration
+	stride int // keep one sample in stride, a power of two
+	seen   int // samples given, kept or not
+}
+
+// windowCap bounds the run times kept. That is enough for a percentile
+// within a few per cent, and little enough to select from once a window.
 const windowCap = 128
 
-// add puts one sample in the window.
-func (w *window) add(end int64, run time.Duration, running int) {
-	if w.seen == 0 {
-		w.start = end
-		w.stride = 1
-		if w.runs == nil {
-			w.runs = make([]time.Duration, 0, windowCap)
+func (r *runs) add(run time.Duration) {
+	if r.seen == 0 {
+		r.stride = 1
+		if r.d == nil {
+			r.d = make([]time.Duration, 0, windowCap)
 		}
 	}
-	if w.seen&(w.stride-1) == 0 {
-		if len(w.runs) == windowCap {
+	if r.seen&(r.stride-1) == 0 {
+		if len(r.d) == windowCap {
 			// Keep every other one, and from now on every other one
 			// of those kept so far.
 			for i := range windowCap / 2 {
-				w.runs[i] = w.runs[2*i]
+				r.d[i] = r.d[2*i]
 			}
-			w.runs = w.runs[:windowCap/2]
-			w.stride *= 2
+			r.d = r.d[:windowCap/2]
+			r.stride *= 2
 		}
-		if w.seen&(w.stride-1) == 0 {
-			w.runs = append(w.runs, run)
+		if r.seen&(r.stride-1) == 0 {
+			r.d = append(r.d, run)
 		}
 	}
-	w.seen++
+	r.seen++
+}
+
+// percentile returns the q-quantile (0 < q < 1) of the run times kept,
+// reordering them.
+func (r *runs) percentile(q float64) time.Duration {
+	k := int(q * float64(len(r.d)))
+	k = min(max(k, 0), len(r.d)-1)
+	return selectKth(r.d, k)
+}
+
+func (r *runs) reset() {
+	r.d = r.d[:0]
+	r.seen = 0
+}
+
+// add puts one sample in the window. Its task ended at end and ran for
+// run. It started with running tasks under limit, and signalled sig. held
+// says its group was held back when it started.
+func (w *window) add(end int64, run time.Duration, running, limit int, sig Signal, held bool) {
+	if w.all.seen == 0 {
+		w.start = end
+	}
+	w.all.add(run)
+	if running >= limit {
+		w.full.add(run)
+	}
 	w.running += int64(running)
+	if sig == Overload {
+		w.over++
+	}
+	if held {
+		w.held++
+	}
 }
 
 // due reports whether the window, which must last at least d and hold at
 // least n samples, is complete when a sample ends at end (Unix
 // nanoseconds, as add's).
 func (w *window) due(end int64, d time.Duration, n int) bool {
-	return w.seen >= n && end-w.start >= int64(d)
+	return w.all.seen >= n && end-w.start >= int64(d)
 }
 
 // meanRunning returns the mean running count at the samples' start.
-func (w *window) meanRunning() float64 { return float64(w.running) / float64(w.seen) }
+func (w *window) meanRunning() float64 { return float64(w.running) / float64(w.all.seen) }
 
-// percentile returns the q-quantile (0 < q < 1) of the run times kept,
-// reordering them.
-func (w *window) percentile(q float64) time.Duration {
-	k := int(q * float64(len(w.runs)))
-	k = min(max(k, 0), len(w.runs)-1)
-	return selectKth(w.runs, k)
-}
-
-// reset empties the window, keeping its buffer.
+// reset empties the window, keeping its buffers.
 func (w *window) reset() {
-	w.runs = w.runs[:0]
-	w.seen, w.running = 0, 0
+	w.all.reset()
+	w.full.reset()
+	w.running, w.over, w.held = 0, 0, 0
 }
 
-// selectKth returns the k-th smallest of s (from 0), reordering s: a
-// quickselect with the median of three as pivot and a three-way partition,
-// so that many equal values cost no more than distinct ones.
+// selectKth returns the k-th smallest of s (from 0), reordering s. It is
+// a quickselect with the median of three as pivot and a three-way
+// partition, so many equal values cost no more than distinct ones.
 func selectKth[E cmp.Ordered](s []E, k int) E {
 	lo, hi := 0, len(s)-1
 	for lo < hi {

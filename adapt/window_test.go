@@ -29,24 +29,32 @@ func TestAWindowKeepsAnEvenSampleOfItsWholeSpan(t *testing.T) {
 	var w window
 	ms := int64(time.Millisecond)
 	for i := range 1000 {
-		w.add(int64(i)*ms, time.Duration(i), i%7)
+		sig := Measure
+		if i%10 == 0 {
+			sig = Overload
+		}
+		w.add(int64(i)*ms, time.Duration(i), i%7, 6, sig, i%4 == 0)
 	}
-	assert.Equal(t, 1000, w.seen)
-	require.LessOrEqual(t, len(w.runs), windowCap)
-	assert.Equal(t, 8, w.stride, "1000 samples kept one in 8")
-	for i, r := range w.runs {
-		assert.Equal(t, time.Duration(i*w.stride), r, "kept %d", i)
+	assert.Equal(t, 1000, w.all.seen)
+	require.LessOrEqual(t, len(w.all.d), windowCap)
+	assert.Equal(t, 8, w.all.stride, "1000 samples kept one in 8")
+	for i, r := range w.all.d {
+		assert.Equal(t, time.Duration(i*w.all.stride), r, "kept %d", i)
 	}
+	assert.Equal(t, 142, w.full.seen, "those that started at a full limit, apart")
+	assert.Equal(t, 100, w.over)
+	assert.Equal(t, 250, w.held)
 	assert.InDelta(t, 3, w.meanRunning(), 0.01)
-	assert.InDelta(t, float64(500), float64(w.percentile(0.5)), 8, "the median of 0..999")
+	assert.InDelta(t, float64(500), float64(w.all.percentile(0.5)), 8, "the median of 0..999")
 	assert.Zero(t, w.start)
 	assert.False(t, w.due(999*ms, time.Second, 1), "a second not yet up")
 	assert.False(t, w.due(1000*ms, time.Second, 1001), "too few samples")
 	assert.True(t, w.due(1000*ms, time.Second, 1000))
 	w.reset()
-	w.add(0, 5, 1)
-	assert.Equal(t, []time.Duration{5}, w.runs)
-	assert.Equal(t, 1, w.stride)
+	w.add(0, 5, 1, 2, Measure, false)
+	assert.Equal(t, []time.Duration{5}, w.all.d)
+	assert.Equal(t, 1, w.all.stride)
+	assert.Zero(t, w.full.seen+w.over+w.held)
 }
 
 func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {
@@ -76,4 +84,24 @@ func TestLevelsTakeTheLeastSettledRunTimeAsTheBaseline(t *testing.T) {
 	assert.Equal(t, levelCap, used)
 	ls.reset()
 	assert.Zero(t, ls.baseline(100))
+}
+
+func TestLevelsKeepABaselinePushedOutByLevelsFarSlower(t *testing.T) {
+	var ls levels
+	for range settled {
+		ls.add(4, 100, 0.25)
+	}
+	// The limit runs at many levels above the capacity, all slow.
+	for n := range 3 * levelCap {
+		ls.add(20+n%(levelCap+2), 300, 1)
+	}
+	assert.Equal(t, 100.0, ls.baseline(100), "the settled level pushed out is kept")
+	for n := range 2 * levelCap {
+		ls.add(40+n%(levelCap+2), 110, 1)
+	}
+	assert.Equal(t, 110.0, ls.baseline(100), "levels in use within keptMargin of it win: the kept one is biased low")
+	for range 100 {
+		ls.add(60, 300, 1)
+	}
+	assert.Equal(t, 300.0, ls.baseline(100), "and it ages as the others do")
 }

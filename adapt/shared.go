@@ -1,0 +1,115 @@
+package adapt
+
+import "time"
+
+// tally counts one window's samples by group, for a limit that takes the
+// samples of several groups. That is the global cap. It tells overload the
+// groups share from one group's own.
+//
+// A group is slow in a window if its mean run time exceeds its baseline
+// by a margin, or if over one sample in overShare signals overload. The
+// overload is shared if more than half the groups are slow, and they gave
+// more than half the window's samples. Only groups of minVote samples or
+// more count. A window with one such group is shared by definition, so a
+// group's own limit is as before.
+//
+// A group's baseline is the least of its windows' mean run times. It
+// rises by baseDrift a window, so a backend that got slower for good is
+// the new normal in time. Its zero value is ready to use. It is not safe
+// for concurrent use.
+type tally struct {
+	e     [tallyCap]groupTally
+	used  int
+	last  int  // the entry of the last sample, since most come from one group
+	quiet bool // whether the last window's overload was one group's
+}
+
+type groupTally struct {
+	key       string
+	seen, bad int     // this window's samples, and its overload signals
+	sum       float64 // this window's run times, in nanoseconds
+	base      float64 // the least mean run time of its windows, 0 before one
+	idle      int     // windows in a row it gave no sample in
+}
+
+const (
+	// tallyCap bounds the groups told apart. The samples of the groups
+	// past it are pooled in the last entry.
+	tallyCap = 16
+	// minVote is the least samples a group gives in a window to count.
+	minVote = 5
+	// baseDrift is how much a group's baseline rises per window.
+	baseDrift = 0.01
+)
+
+// add counts one sample of the group key.
+func (t *tally) add(key string, run time.Duration, sig Signal) {
+	e := &t.e[t.last]
+	if t.used == 0 || e.key != key {
+		e = t.find(key)
+	}
+	e.seen++
+	e.sum += float64(run)
+	if sig == Overload {
+		e.bad++
+	}
+}
+
+// find returns the entry of key, taking an unused one, or the one idle
+// longest, if key has none.
+func (t *tally) find(key string) *groupTally {
+	for i := range t.used {
+		if t.e[i].key == key {
+			t.last = i
+			return &t.e[i]
+		}
+	}
+	i := t.used
+	if i < tallyCap {
+		t.used++
+	} else {
+		i = tallyCap - 1
+		for j := range tallyCap {
+			if t.e[j].seen == 0 && t.e[j].idle > t.e[i].idle {
+				i = j
+			}
+		}
+		if t.e[i].seen > 0 {
+			t.last = i // every entry is in use this window, so pool it
+			return &t.e[i]
+		}
+	}
+	t.e[i] = groupTally{key: key}
+	t.last = i
+	return &t.e[i]
+}
+
+// close decides on the window and starts the next. It reports whether
+// the window's overload, if any, was shared. A group is slow if its mean
+// run time exceeds its baseline by margin.
+func (t *tally) close(margin float64) bool {
+	var total, slow, groups, slowGroups int
+	for i := range t.used {
+		e := &t.e[i]
+		if e.seen == 0 {
+			e.idle++
+			continue
+		}
+		mean := e.sum / float64(e.seen)
+		if e.seen >= minVote {
+			groups++
+			total += e.seen
+			if e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base {
+				slow += e.seen
+				slowGroups++
+			}
+			if e.bad == 0 && (e.base == 0 || mean < e.base) {
+				e.base = mean
+			}
+		}
+		e.base *= 1 + baseDrift
+		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0
+	}
+	t.quiet = groups > 1 && (2*slow <= total || 2*slowGroups <= groups)
+	return !t.quiet
+}

@@ -1,0 +1,119 @@
+package adapt_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/adapt"
+	"github.com/stretchr/testify/assert"
+)
+
+// mixed gives l one window (100ms, 26 samples) of tasks of each of keys
+// in turn, each ending with st after run[key], started with running tasks
+// and waiting ones, and returns the limit after it. at is the clock.
+type mixed struct {
+	l  interface{ Limit() int }
+	o  groupconc.AdaptiveLimit
+	at time.Time
+}
+
+func newMixed(l interface {
+	groupconc.AdaptiveLimit
+	Limit() int
+}) *mixed {
+	return &mixed{l: l, o: l, at: time.Unix(1000, 0)}
+}
+
+func (m *mixed) window(run map[string]time.Duration, running, waiting int, st groupconc.TaskStatus, err error) int {
+	var keys []string
+	for _, k := range []string{"x", "y"} {
+		if _, ok := run[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	limit := 0
+	for i := range 26 {
+		k := keys[i%len(keys)]
+		s := st
+		if st == groupconc.StatusSuccess {
+			err = nil
+		}
+		limit = m.o.Observe(groupconc.LimitSample{GroupKey: k, Status: s, Err: err, RunTime: run[k], Running: running, Limit: m.l.Limit(), Waiting: waiting, End: m.at})
+		m.at = m.at.Add(4 * time.Millisecond)
+	}
+	return limit
+}
+
+func ok(run map[string]time.Duration, running int, m *mixed) int {
+	return m.window(run, running, 0, groupconc.StatusSuccess, nil)
+}
+
+var ms10 = 10 * time.Millisecond
+
+func TestGradientLowersALimitTheLoadDoesNotFillOnceItsRunTimesStaySlow(t *testing.T) {
+	m := newMixed(adapt.NewGradient(1, 64, adapt.GradientConfig{}))
+	for range 4 {
+		ok(map[string]time.Duration{"x": ms10}, 10, m) // light load: the baseline
+	}
+	// The backend got slower at the same load: 20 run, well below 64.
+	var limits []int
+	for range 4 {
+		limits = append(limits, ok(map[string]time.Duration{"x": 3 * ms10}, min(20, m.l.Limit()), m))
+	}
+	assert.Equal(t, []int{64, 64, 10, 5}, limits, "Patience windows, then towards 20 / 3, at most halving what runs a window")
+}
+
+func TestGradientWaitsLongerBeforeLoweringAHeldBackLimit(t *testing.T) {
+	m := newMixed(adapt.NewGradient(1, 64, adapt.GradientConfig{}))
+	for range 4 {
+		ok(map[string]time.Duration{"x": ms10}, 10, m)
+	}
+	// Tasks of the group wait while it runs 20 of 64: held back.
+	var limits []int
+	for range 10 {
+		limits = append(limits, m.window(map[string]time.Duration{"x": 3 * ms10}, 20, 5, groupconc.StatusSuccess, nil))
+	}
+	assert.Equal(t, []int{64, 64, 64, 64, 64, 64, 64, 64, 64, 10}, limits, "HeldPatience windows first")
+}
+
+func TestGradientCutsOnDeadlinesWhateverTheRunningCount(t *testing.T) {
+	m := newMixed(adapt.NewGradient(1, 64, adapt.GradientConfig{}))
+	for range 4 {
+		ok(map[string]time.Duration{"x": ms10}, 10, m)
+	}
+	// Their callers gave up after 10ms, but the backend still serves
+	// their calls: 20 run, well below 64.
+	first := m.window(map[string]time.Duration{"x": ms10}, 20, 0, groupconc.StatusCancelled, context.DeadlineExceeded)
+	assert.LessOrEqual(t, first, 20, "below what runs, at once, whatever the run times")
+	second := m.window(map[string]time.Duration{"x": ms10}, first, 0, groupconc.StatusCancelled, context.DeadlineExceeded)
+	assert.Less(t, second, first, "and again while deadlines pass")
+	assert.LessOrEqual(t, ok(map[string]time.Duration{"x": ms10}, second, m), second, "a window with a timeout in it does not rise")
+}
+
+func TestAGlobalGradientFallsOnlyOnOverloadTheGroupsShare(t *testing.T) {
+	m := newMixed(adapt.NewGradient(1, 64, adapt.GradientConfig{}))
+	both := func(x, y time.Duration) map[string]time.Duration { return map[string]time.Duration{"x": x, "y": y} }
+	for range 4 {
+		ok(both(ms10, ms10), 60, m) // both groups' baselines, at a busy cap
+	}
+	assert.Equal(t, 64, m.l.Limit())
+	for range 5 {
+		assert.Equal(t, 64, ok(both(8*ms10, ms10), 64, m), "x's backend slowed, y's did not: x's own limit acts")
+	}
+	assert.Less(t, ok(both(8*ms10, 8*ms10), 64, m), 64, "both slowed: a shared slowdown lowers the cap")
+}
+
+func TestAGlobalAIMDFallsOnlyOnOverloadTheGroupsShare(t *testing.T) {
+	m := newMixed(adapt.NewAIMD(1, 64, adapt.AIMDConfig{Timeout: 2 * ms10}))
+	both := func(x, y time.Duration) map[string]time.Duration { return map[string]time.Duration{"x": x, "y": y} }
+	ok(both(ms10, ms10), 64, m)
+	ok(both(3*ms10, ms10), 64, m) // the first window of x's timeouts: not yet told apart
+	at := m.l.Limit()
+	for range 5 {
+		assert.Equal(t, at, ok(both(3*ms10, ms10), 64, m), "x's timeouts alone: x's own limit acts")
+	}
+	ok(both(3*ms10, 3*ms10), 64, m)
+	assert.Less(t, ok(both(3*ms10, 3*ms10), 64, m), at, "timeouts in both groups lower the cap")
+}

@@ -11,10 +11,10 @@ import (
 // every task of every group writes, are wide from the start. A group's
 // counts start narrow, which keeps an idle group small
 // (BenchmarkGroupFootprint). They widen for good once a task of the group
-// waits at one of its layers on more than one processor (Group.heat). A
-// group whose tasks queue is a hot one. Its counts are written by the
-// goroutine that submits and the one that runs. One word they both write
-// made W3HotGroup under fair share at -cpu 2 use more CPU per task
+// waits at one of its layers on more than one processor (Group.heat). Such
+// a group is a hot one. Its counts are written by the goroutine that
+// submits and by the one that runs. One word they both write made
+// W3HotGroup under fair share at -cpu 2 use more CPU per task
 // (benchmarks/RESULTS.md).
 type tally struct {
 	n    atomic.Int64 // the permits held while narrow; once wide, moved + them

@@ -9,22 +9,23 @@ import (
 // limit as it is taken. It is one word (narrow) or, once wide, two sums on
 // cache lines of their own (see permits). The executor-wide counts, which
 // every task of every group writes, are wide from the start. A group's
-// start narrow, which keeps an idle group small (BenchmarkGroupFootprint),
-// and widen for good once a task of the group waits at one of its layers
-// on more than one processor (Group.heat): a group whose tasks queue is a
-// hot one, its counts written by the goroutine that submits and the one
-// that runs, and one word they both write cost W3HotGroup under fair share
-// at -cpu 2 about 10 % of its CPU per task (benchmarks/RESULTS.md).
+// counts start narrow, which keeps an idle group small
+// (BenchmarkGroupFootprint). They widen for good once a task of the group
+// waits at one of its layers on more than one processor (Group.heat). Such
+// a group is a hot one. Its counts are written by the goroutine that
+// submits and by the one that runs. One word they both write made
+// W3HotGroup under fair share at -cpu 2 use more CPU per task
+// (benchmarks/RESULTS.md).
 type tally struct {
 	n    atomic.Int64 // the permits held while narrow; once wide, moved + them
 	wide atomic.Pointer[permits]
 }
 
-// moved is added to a narrow count as it widens: a count at or over
+// moved is added to a narrow count as it widens. A count at or over
 // moved/2 is wide, or about to be. Counts never come near it.
 const moved = 1 << 40
 
-// widen makes the count wide, moving the permits held into it; a count
+// widen makes the count wide, moving the permits held into it. A count
 // already wide, or widening on another goroutine, is left alone.
 func (c *tally) widen() {
 	for {
@@ -41,7 +42,7 @@ func (c *tally) widen() {
 	}
 }
 
-// widened returns the wide count of a count that has moved: the goroutine
+// widened returns the wide count of a count that has moved. The goroutine
 // moving it publishes it right after.
 func (c *tally) widened() *permits {
 	for {
@@ -98,9 +99,9 @@ func (c *tally) give() {
 }
 
 // permits counts permits held as two sums that only grow, taken and given
-// back, on cache lines of their own: a task usually takes its permits on
+// back, on cache lines of their own. A task usually takes its permits on
 // the goroutine that submits it and gives them back on the one that runs
-// it, so the two sides do not write to one line
+// it. So the two sides do not write to one line
 // (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
 type permits struct {
 	_     [64]byte // off the line of the fields both sides read

@@ -2,17 +2,17 @@ package groupstate
 
 import "sync/atomic"
 
-// fairQueue is the global line's queue under fair-share isolation: the
-// tasks that hold their group's permits and wait for a global one.
+// fairQueue is the global line's queue under fair-share isolation. It holds
+// the tasks that hold their group's permits and wait for a global one.
 //
 // A permit given back while tasks wait goes to the group with the fewest
-// running tasks per weight (running/weight, compared exactly), ties to the
-// group whose first waiting task joined first; within a group, to its
-// first waiting task of the highest priority.
+// running tasks per weight (running/weight, compared exactly). Ties go to
+// the group whose first waiting task joined first. Within a group, the
+// permit goes to its first waiting task of the highest priority.
 //
-// The waiting tasks stand in one list in the order they joined (all), and
-// each group's are also chained from Group.chain. Which group to serve is
-// found in one of three regimes, each the cheapest for a shape of load:
+// The waiting tasks stand in one list in the order they joined (all). Each
+// group's tasks are also chained from Group.chain. Which group to serve is
+// found in one of three regimes, each the cheapest for a shape of load.
 //
 //	regime     when                                  serving costs   evidence
 //	head scan  a group that runs none is within      a FIFO pop      W2 at 2 CPUs: the head
@@ -23,30 +23,29 @@ import "sync/atomic"
 //	           running, heads near their tier's tail                 728 with the heap alone
 //	heap       otherwise                             O(log groups)   exact for any weights
 //
-// BenchmarkFairLine/mode=fair (this package) with the heap alone for every
-// hand-off: 209 ns/task against 148 with the head scan and the tiers at
-// -cpu 1, 276 against 204 at -cpu 2 (6 rounds, interleaved).
+// BenchmarkFairLine/mode=fair (this package) is slower with the heap alone
+// for every hand-off than with the head scan and the tiers. That holds at
+// -cpu 1 and at -cpu 2.
 //
-// The head scan resumes where it stopped (passed): a task of a group that
-// runs is passed over once, not at every hand-off while its group runs.
-// On a deep backlog whose head holds the groups of tasks that hold a
-// permit but have not run yet (at one CPU, the goroutines the submitter
-// started), scanning from the head failed within 8 and built the order
-// for 88 % of the hand-offs; resuming, within 64, it serves them with
-// the head scan. W2DeepBacklog (benchmarks module), fair/off, 8 to 10
-// interleaved rounds: streamed 1.25 -> 1.15-1.18 at -cpu 1, 1.17-1.27 ->
-// 1.11 at -cpu 2; gated 1.18 -> 1.11 and 2.0 -> 1.42. The longer scan
-// costs W2's batches about 5 % at -cpu 2 (fair/off 1.02 -> 1.07, where
-// every group but the head's mostly runs none) and nothing at -cpu 1.
+// The head scan resumes where it stopped (passed). So a task of a group
+// that runs is passed over once, not at every hand-off while its group
+// runs. Take a deep backlog whose head holds the groups of tasks that hold
+// a permit but have not run yet. At one CPU these are the goroutines the
+// submitter started. There, scanning from the head failed within 8 and
+// built the order for 88 % of the hand-offs. Resuming, within 64, it
+// serves them with the head scan. W2DeepBacklog (benchmarks module),
+// fair/off, got faster for it, streamed and gated, at -cpu 1 and -cpu 2.
+// The longer scan costs W2's batches a little at -cpu 2, where every group
+// but the head's mostly runs none. It costs nothing at -cpu 1.
 //
-// The tiers and the heap are fairOrder, built by walking all oldest first
-// and kept until the queue empties, or until it has served as many tasks as
-// the walk visited and a group that runs none comes first again: so the
-// walk, and dropping the order, cost each task served O(1).
+// The tiers and the heap are fairOrder. It is built by walking all oldest
+// first. It is kept until the queue empties, or until it has served as
+// many tasks as the walk visited and a group that runs none comes first
+// again. So the walk, and dropping the order, cost each task served O(1).
 //
-// A group's running count, part of its key, changes without the lock when
-// the line looked empty (Global.started); whoever changes it looks again
-// afterwards and, if a task joined meanwhile, fixes the group's place
+// A group's running count is part of its key. It changes without the lock
+// when the line looked empty (Global.started). Whoever changes it looks
+// again afterwards. If a task joined meanwhile, it fixes the group's place
 // under the lock. A release fixes it under the lock (gave).
 type fairQueue[T any] struct {
 	all    list[T]      // every waiting task, in the order they joined
@@ -56,21 +55,21 @@ type fairQueue[T any] struct {
 	seq    uint32 // joins so far, modulo 2^32
 	mixed  bool   // a task of another priority than the default joined
 
-	// passed is the last task the head scan passed over, nil for none:
-	// the group of every task up to it runs a task, so the scan resumes
-	// after it. A group that stops running with a task up to passed moves
-	// it back before its first (fix); a task that leaves as passed hands
-	// it to the one before (remove). Unused while slow.
+	// passed is the last task the head scan passed over, nil for none. The
+	// group of every task up to it runs a task, so the scan resumes after
+	// it. A group that stops running with a task up to passed moves it back
+	// before its first (fix). A task that leaves as passed hands it to the
+	// one before (remove). It is unused while slow.
 	passed *Permits[T]
 }
 
 // headScan bounds how many tasks past passed one hand-off looks at for a
-// group that runs none; beyond it the order takes over. A task is passed
+// group that runs none. Beyond it the order takes over. A task is passed
 // over once while its group runs, not at every hand-off.
 const headScan = 64
 
-// fairGroup is one group's part of the fair queue; guarded by the global
-// line's mu but for the atomics.
+// fairGroup is one group's part of the fair queue. It is guarded by the
+// global line's mu, but for the atomics.
 type fairGroup[T any] struct {
 	running    atomic.Int64
 	weight     atomic.Int64
@@ -96,7 +95,7 @@ func (q *fairQueue[T]) push(w *Permits[T]) {
 	}
 }
 
-// pushFront is push: nothing waits after the global layer under fair
+// pushFront is push. Nothing waits after the global layer under fair
 // share, so no lowered limit sends a task back to it.
 func (q *fairQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 
@@ -144,9 +143,9 @@ func (q *fairQueue[T]) fix(g *Group[T]) {
 	}
 }
 
-// next returns the task to serve of the fairest group: the group of the
-// first in line that runs none, if one is within headScan past passed;
-// otherwise the order's.
+// next returns the task to serve of the fairest group. That is the group
+// of the first in line that runs none, if one is within headScan past
+// passed. Otherwise it is the order's first.
 func (q *fairQueue[T]) next() *Permits[T] {
 	if q.slow {
 		if q.credit--; q.credit >= 0 || q.order.first().fair.running.Load() != 0 {
@@ -201,11 +200,11 @@ func (q *fairQueue[T]) each(g *Group[T], f func(w *Permits[T])) {
 
 func (q *fairQueue[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }
 
-// heads calls f with every waiting task of g: they hold its concurrency
+// heads calls f with every waiting task of g. They hold its concurrency
 // permits, so there are at most its limit of them.
 func (q *fairQueue[T]) heads(g *Group[T], _ uint8, f func(w *Permits[T])) { g.chain.each(byGroup, f) }
 
-// bestOf returns g's task to serve once g is chosen: its first of the
+// bestOf returns g's task to serve once g is chosen. It is its first of the
 // highest priority. A group's tasks here hold its concurrency permits, so
 // there are at most its limit of them to look at, and only once tasks of
 // more than one priority have joined.
@@ -221,19 +220,19 @@ func (q *fairQueue[T]) bestOf(g *Group[T]) *Permits[T] {
 	return best
 }
 
-// releaseFair gives back p's global permit under fair share and, when it
-// passes straight to a waiting task of p's group, its concurrency permit.
-// That task's last layer is the global one, so it joins the global line
-// under the lock the release holds anyway, instead of being handed on
-// only to take that lock again (W2DeepBacklog streamed, fair/off at
-// -cpu 1: 1.19 -> 1.12, 8 rounds). It joins after p's global permit went
-// to the fairest of the tasks already waiting, as if the permits were
-// given back global first (the contract's order), and only if waiters
-// are left, behind whom it would wait anyway. As for any task that
-// joined a line, a stop asked for meanwhile is looked for afterwards
-// (Global.stopped), and such a task leaves. A task that did not join, or
-// left, is handed on as before, holding the concurrency permit, for its
-// owner's Resume to walk on.
+// releaseFair gives back p's global permit under fair share. When that
+// passes straight to a waiting task of p's group, it gives back p's
+// concurrency permit too. That task's last layer is the global one. So it
+// joins the global line under the lock the release holds anyway. It is not
+// handed on only to take that lock again. W2DeepBacklog streamed, fair/off
+// at -cpu 1, got faster for this. The task joins after p's global permit
+// went to the fairest of the tasks already waiting. That is as if the
+// permits were given back global first, which is the contract's order. It
+// joins only if waiters are left, since it would wait behind them anyway.
+// As for any task that joined a line, a stop asked for meanwhile is looked
+// for afterwards (Global.stopped), and such a task leaves. A task that did
+// not join, or left, is handed on as before. It holds the concurrency
+// permit, for its owner's Resume to walk on.
 func (p *Permits[T]) releaseFair() {
 	g := p.group
 	gl := g.global

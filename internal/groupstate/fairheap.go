@@ -2,12 +2,11 @@ package groupstate
 
 import "math/bits"
 
-// fairHeap orders the groups with a waiting task: fewest running per
-// weight first, then the oldest head. Each entry holds
-// a copy of its group's key, refreshed whenever the group is placed, so
-// that sifting reads one contiguous slice rather than a group per
-// comparison; entries move into holes, writing each moved group's index
-// once.
+// fairHeap orders the groups with a waiting task. Fewest running per
+// weight come first, then the oldest head. Each entry holds a copy of its
+// group's key, refreshed whenever the group is placed. So sifting reads
+// one contiguous slice rather than a group per comparison. Entries move
+// into holes, writing each moved group's index once.
 type fairHeap[T any] []fairEntry[T]
 
 type fairEntry[T any] struct {
@@ -21,8 +20,9 @@ func (e *fairEntry[T]) load(g *Group[T]) {
 	e.running, e.weight, e.seq, e.g = q.running.Load(), q.weight.Load(), q.seq, g
 }
 
-// less reports whether a goes before b: a.running/a.weight <
-// b.running/b.weight, exactly, in 128 bits; then the older head.
+// less reports whether a goes before b. That is a.running/a.weight <
+// b.running/b.weight, exactly, in 128 bits. Then the older head goes
+// first.
 func (a *fairEntry[T]) less(b *fairEntry[T]) bool {
 	if a.weight == b.weight {
 		if a.running != b.running {

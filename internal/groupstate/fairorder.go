@@ -2,19 +2,20 @@ package groupstate
 
 import "math/bits"
 
-// fairOrder holds the groups with a waiting task in the fair line's order:
-// fewest running per weight first, then the oldest head (fairEntry.less).
+// fairOrder holds the groups with a waiting task in the fair line's order.
+// Fewest running per weight come first, then the oldest head
+// (fairEntry.less).
 //
 // While every such group has one weight and fewer than maxTiers running,
-// the order is tiers: one list per running count, each in the order its
-// groups' heads joined. A group enters its tier at either end or a few
-// places from the tail (a head that just joined is the newest), so a pop
-// and a re-entry cost O(1) where the heap pays O(log n): W2 of the
-// benchmarks module at one CPU, where the order serves most hand-offs,
-// takes 659 ns/task with the tiers and 728 with the heap alone.
-// When a group does not fit that shape, or its place lies more than maxScan
-// from its tier's tail, every group moves to the heap, which then keeps
-// them until none is left.
+// the order is tiers. There is one list per running count, each in the
+// order its groups' heads joined. A group enters its tier at either end or
+// a few places from the tail, since a head that just joined is the newest.
+// So a pop and a re-entry cost O(1) where the heap pays O(log n). W2 of
+// the benchmarks module at one CPU, where the order serves most hand-offs,
+// is faster with the tiers than with the heap alone. When a group does not
+// fit that shape, or its place lies more than maxScan from its tier's
+// tail, every group moves to the heap. The heap then keeps them until none
+// is left.
 type fairOrder[T any] struct {
 	heaped bool
 	full   uint64 // bit r set: tiers[r] has a group
@@ -32,7 +33,7 @@ const (
 type tier[T any] struct{ head, tail *Group[T] }
 
 // joinedBefore reports whether the waiter that joined with seq a joined
-// before the one with b. Seqs wrap: they are at most 2^31 joins apart.
+// before the one with b. Seqs wrap, and they are at most 2^31 joins apart.
 func joinedBefore(a, b uint32) bool { return int32(a-b) < 0 }
 
 func (o *fairOrder[T]) len() int {
@@ -42,7 +43,7 @@ func (o *fairOrder[T]) len() int {
 	return o.n
 }
 
-// first returns the fairest group; o is not empty.
+// first returns the fairest group. o is not empty.
 func (o *fairOrder[T]) first() *Group[T] {
 	if o.heaped {
 		return o.heap[0].g

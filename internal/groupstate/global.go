@@ -5,15 +5,17 @@ import (
 	"sync/atomic"
 )
 
-// Global is the executor-wide layer: the global in-flight permits and the
-// line of tasks waiting for one, the queue threshold bounding its waiters,
-// and the executor-wide counts. It is safe for concurrent use.
+// Global is the executor-wide layer. It holds the global in-flight permits
+// and the line of tasks waiting for one. It also holds the queue threshold
+// bounding its waiters, and the executor-wide counts. It is safe for
+// concurrent use.
 //
 // The isolation mode is decided here, in Global's methods, and in the
-// order of the permit walk (Permits.advance, Release): under IsolationOff
-// the global layer is taken first and its line is a globalFIFO; under fair
-// share it is taken last, its line is a fairQueue, and a group's running
-// tasks are counted apart (fairGroup.running), as the fair order needs.
+// order of the permit walk (Permits.advance, Release). Under IsolationOff
+// the global layer is taken first and its line is a globalFIFO. Under fair
+// share it is taken last and its line is a fairQueue. A group's running
+// tasks are then counted apart (fairGroup.running), as the fair order
+// needs.
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
@@ -27,10 +29,11 @@ type Global[T any] struct {
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
 
 	// Counts across all groups, so that Stats reads them without visiting
-	// any group. Each is the difference of two sums that only grow, each
-	// sum on a cache line of its own: a task that waits is counted in as
-	// waiting on the goroutine that submits it, and counted running, out
-	// of waiting and out of running on the one that runs it.
+	// any group. Each is the difference of two sums that only grow. Each
+	// sum is on a cache line of its own. This is because a task that waits
+	// is counted in as waiting on the goroutine that submits it. It is
+	// counted running, out of waiting and out of running on the one that
+	// runs it.
 	_   [64]byte
 	in  globalCounts
 	out globalCounts
@@ -44,7 +47,7 @@ type globalCounts struct {
 }
 
 // NewGlobal returns the global layer with the given limit and queue
-// threshold; fair chooses fair share.
+// threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	gl := &Global[T]{queue: new(slots[T]), fair: fair, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
@@ -57,10 +60,10 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	return gl
 }
 
-// noteProcs reads GOMAXPROCS again, which Go changes at run time (a
-// container's CPU limit): each group made from then on widens its counts
-// by it. It takes the scheduler's lock, so it is called as groups are made
-// and limits updated, never per task.
+// noteProcs reads GOMAXPROCS again, since Go changes it at run time to
+// follow a container's CPU limit. Each group made from then on widens its
+// counts by it. It takes the scheduler's lock. So it is called as groups
+// are made and limits updated, never per task.
 func (gl *Global[T]) noteProcs() { gl.spread.Store(runtime.GOMAXPROCS(0) > 1) }
 
 // Counts reports, across all groups (evicted ones too), the tasks running,
@@ -74,8 +77,8 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 	return int(gl.line.held.load()), int(gl.queue.load())
 }
 
-// setLimits makes limit and queueThreshold the global limits from now on;
-// see Registry.Update.
+// setLimits makes limit and queueThreshold the global limits from now on.
+// See Registry.Update.
 func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 	gl.queue.setLimit(queueThreshold)
 	gl.line.setLimit(limit)
@@ -89,8 +92,9 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 	gl.handSlots(gl.queue.nudge(), 0) // a queue of no slots: see Group.grant
 }
 
-// running returns g's running tasks: under fair share its own count, under
-// IsolationOff its concurrency permits held (the last layer taken).
+// running returns g's running tasks. Under fair share that is its own
+// count. Under IsolationOff it is its concurrency permits held, since that
+// is the last layer taken.
 func (gl *Global[T]) running(g *Group[T]) int64 {
 	if gl.fair {
 		return g.fair.running.Load()
@@ -99,7 +103,8 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 }
 
 // started counts a task of g running that took a global permit without
-// being handed one (which counts it: fairQueue.pop), under fair share.
+// being handed one, under fair share. A task handed one is counted by
+// fairQueue.pop.
 func (gl *Global[T]) started(g *Group[T]) {
 	g.fair.running.Add(1)
 	if gl.line.waiting.Load() != 0 {
@@ -146,8 +151,8 @@ func (gl *Global[T]) after(g *Group[T], bit uint8) []layer[T] {
 	return nil
 }
 
-// count returns the count kept as the sums in and out. It reads in first:
-// then the result is at most the count as out was read, and it is exact
+// count returns the count kept as the sums in and out. It reads in first.
+// So the result is at most the count as out was read, and it is exact
 // once tasks are still. A difference made negative by a task that came and
 // went between the two reads reads as 0.
 func count(in, out *atomic.Int64) int {

@@ -1,14 +1,14 @@
 // Package groupstate holds the state a groupconc executor keeps per group
-// and for the executor as a whole: each layer's permits and line of
-// waiting tasks, the queue-threshold slots that bound those lines, the live
-// counts behind the stats, each group's cancel scope, and the registry of
-// groups. Permits walks one task through the layers.
+// and for the executor as a whole. That is each layer's permits and line of
+// waiting tasks, and the queue-threshold slots that bound those lines. It
+// is also the live counts behind the stats, each group's cancel scope, and
+// the registry of groups. Permits walks one task through the layers.
 //
-// How a task waits is private to this package: callers see Try, Resume,
+// How a task waits is private to this package. Callers see Try, Resume,
 // Handed, Leave and Release, and nothing of the lines behind them. A
 // waiting task is a record in a line, owned by the line until it is taken
-// out (see Permits). The package is generic in T, the caller's task type,
-// so what it hands back is the caller's own *T.
+// out (see Permits). The package is generic in T, the caller's task type.
+// So what it hands back is the caller's own *T.
 package groupstate
 
 import (
@@ -20,8 +20,9 @@ import (
 // Unlimited is the limit that means "no limit".
 const Unlimited = math.MaxInt
 
-// The reasons a walk ends Rejected: which queue threshold turned the task away.
-// They are the root package's ReasonGlobalQueueFull and ReasonGroupQueueFull.
+// The reasons a walk ends Rejected. Each names the queue threshold that
+// turned the task away. They are the root package's ReasonGlobalQueueFull
+// and ReasonGroupQueueFull.
 const (
 	ReasonGlobalQueueFull = "global_queue_full"
 	ReasonGroupQueueFull  = "group_queue_full"
@@ -36,27 +37,29 @@ type Limits struct {
 	Answers        Answers
 	Paused         bool // none of the group's tasks starts (see pause.go)
 	// Tuning is the caller's adaptive state for the group's concurrency,
-	// kept with the limits it moves (see Registry.Tune); nil: none.
+	// kept with the limits it moves (see Registry.Tune). It is nil if there
+	// is none.
 	Tuning any
 }
 
-// Group is one group's layers 2 and 3, their shared queue threshold, its
-// part of the global line under fair share, its live counts and its cancel
-// scope. It is safe for concurrent use.
+// Group is one group's layers 2 and 3 and their shared queue threshold. It
+// also holds its part of the global line under fair share, its live counts
+// and its cancel scope. It is safe for concurrent use.
 //
 // A task keeps a pointer to the Group it was admitted by and releases into
 // it, so a Group evicted from its registry stays valid for the tasks still
 // holding its permits.
 type Group[T any] struct {
-	// Read by every task, written seldom: the first cache line on 64-bit
-	// platforms, apart from the counts below, which tasks write as they
-	// wait, start and end (TestLayoutTable).
+	// These fields are read by every task and written seldom. They fill the
+	// first cache line on 64-bit platforms. They are kept apart from the
+	// counts below, which tasks write as they wait, start and end
+	// (TestLayoutTable).
 	key string
-	// scope is the current generation of the group's cancel scope, the
-	// parent of the contexts of the tasks submitted in it: first scope0,
-	// kept here so that a group never shut down allocates none. Shutdown
-	// replaces it; eviction replaces it with one cancelled for good, which
-	// nothing replaces (see Shutdown).
+	// scope is the current generation of the group's cancel scope. It is the
+	// parent of the contexts of the tasks submitted in it. At first it is
+	// scope0, kept here so that a group never shut down allocates none.
+	// Shutdown replaces it. Eviction replaces it with one cancelled for
+	// good, which nothing replaces (see Shutdown).
 	scope  atomic.Pointer[scope]
 	scope0 scope
 	limits atomic.Pointer[Limits]
@@ -64,23 +67,24 @@ type Group[T any] struct {
 	paused atomic.Bool // see pause.go
 
 	reg *Registry[T]
-	// fair is the group's part of the fair queue, under fair share only
-	// (an idle group under IsolationOff does not carry it).
+	// fair is the group's part of the fair queue, under fair share only. An
+	// idle group under IsolationOff does not carry it.
 	fair *fairGroup[T]
 
 	queue    slots[T] // its limit is read by every release (see Release)
 	bulkhead line[T]
 	conc     line[T]
 
-	// refs counts the group's tasks not yet over (see Registry.Enter);
-	// forgotten, the group holds deadRefs. idleAt is when a task last
+	// refs counts the group's tasks not yet over (see Registry.Enter). Once
+	// the group is forgotten, it holds deadRefs. idleAt is when a task last
 	// ended, kept while idle groups are forgotten.
 	refs   atomic.Int64
 	idleAt atomic.Int64
 
 	// waiting counts the tasks waiting at any layer. Those in the global
-	// line are also chained, in the order they joined, in chain (see
-	// globalFIFO and fairQueue); guarded by the global line's mu.
+	// line are also chained in chain, in the order they joined (see
+	// globalFIFO and fairQueue). The chain is guarded by the global line's
+	// mu.
 	waiting atomic.Int64
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
 	chain   chainList[T]
@@ -89,8 +93,8 @@ type Group[T any] struct {
 	pauseLine atomic.Pointer[line[T]]    // made on the first pause (see pause.go)
 }
 
-// chainList is a group's chain in the global line. It counts its tasks, so
-// that a snapshot reads how many wait for a global permit without the lock.
+// chainList is a group's chain in the global line. It counts its tasks. So
+// a snapshot reads how many wait for a global permit without the lock.
 type chainList[T any] struct {
 	list[T]
 	n atomic.Int64 // written under the global line's mu
@@ -113,7 +117,7 @@ func (g *Group[T]) WaitingGlobal() int { return int(max(g.chain.n.Load(), 0)) }
 const NumOutcomes = 4
 
 // CountOutcome counts one of the group's tasks as ended the i-th way
-// (0 ≤ i < NumOutcomes); the caller says which way is which.
+// (0 ≤ i < NumOutcomes). The caller says which way is which.
 func (g *Group[T]) CountOutcome(i int) { g.outcomes[i].Add(1) }
 
 // Outcomes reports the group's tasks by how they ended, as CountOutcome
@@ -152,8 +156,8 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 // Key returns the group key.
 func (g *Group[T]) Key() string { return g.key }
 
-// Limits returns the group's limits: those resolved when it was created,
-// or by the last Registry.Update.
+// Limits returns the group's limits. They are those resolved when it was
+// created, or by the last Registry.Update.
 func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 
 // Scope returns the context that a new task of the group derives from. It
@@ -162,20 +166,20 @@ func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 
 // Counts reports the group's running, waiting and in-flight tasks. Running
-// are the tasks holding every permit, in flight those past the bulkhead.
+// tasks hold every permit. Tasks in flight are those past the bulkhead.
 func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	running = int(g.global.running(g))
 	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
 }
 
 // heat widens the group's counts (see tally) once one of its tasks is
-// about to wait at one of its layers: from then on its tasks are taken in
+// about to wait at one of its layers. From then on its tasks are taken in
 // on one goroutine and run on another, and each count is written by both.
-// On one processor they cannot pay, nothing being shared between cores,
-// and would only add memory and cache lines (W2DeepBacklog at -cpu 1,
-// whose 1 000 groups all wait: 2.6 % more CPU with them, within noise).
-// So they widen only if GOMAXPROCS was above one when the group was made
-// or limits were last updated (see Global.noteProcs).
+// On one processor wide counts cannot pay, since nothing is shared between
+// cores. They would only add memory and cache lines. W2DeepBacklog at
+// -cpu 1, whose 1 000 groups all wait, used a little more CPU with them,
+// within noise. So they widen only if GOMAXPROCS was above one when the
+// group was made or limits were last updated (see Global.noteProcs).
 func (g *Group[T]) heat() {
 	if g.global.spread.Load() && g.conc.held.wide.Load() == nil {
 		g.queue.held.widen()
@@ -185,20 +189,20 @@ func (g *Group[T]) heat() {
 }
 
 // Held reports the permits held at the group's layers and the queue slots
-// taken; all are 0 once the group's tasks have ended.
+// taken. All are 0 once the group's tasks have ended.
 func (g *Group[T]) Held() (bulkhead, conc, slots int) {
 	return int(g.bulkhead.held.load()), int(g.conc.held.load()), int(g.queue.load())
 }
 
-// OldestWait returns how long, at now on the clock tasks are stamped with,
-// the group's oldest waiting task has waited; 0 if none waits. Lines serve
-// in order, so that task is first in one of the lines the group's tasks
-// wait in. They are read in the order tasks go through them, so a task
-// moving on is seen in one or the other.
+// OldestWait returns how long the group's oldest waiting task has waited,
+// at now on the clock tasks are stamped with. It returns 0 if none waits.
+// Lines serve in order, so that task is first in one of the lines the
+// group's tasks wait in. They are read in the order tasks go through them.
+// So a task moving on is seen in one or the other.
 //
-// The group keeps no list of its own: a task that waits touches only the
-// line it waits in (BenchmarkW3HotGroup/peer=groupconc-user: 718 ns/task
-// with a list under a lock of the group's, 622 without).
+// The group keeps no list of its own, so a task that waits touches only
+// the line it waits in. BenchmarkW3HotGroup/peer=groupconc-user was slower
+// with a list under a lock of the group's.
 func (g *Group[T]) OldestWait(now int64) int64 {
 	if g.waiting.Load() == 0 {
 		return 0
@@ -225,18 +229,18 @@ func appendOwners[T any](chain *Permits[T], out []*T) []*T {
 	return out
 }
 
-// Shutdown cancels every task of the group with cause, takes its waiting
+// Shutdown cancels every task of the group with cause. It takes the waiting
 // tasks out of their lines and gives later tasks a fresh scope. The tasks
-// taken out are appended to out: the caller owns them now, and ends them.
+// taken out are appended to out. The caller owns them now, and ends them.
 // Shutdown does nothing to an evicted or forgotten group, whose scope is
 // already cancelled for good.
 //
-// Interleaving: a scope is cancelled while it is the group's only for good
-// (a forgotten group's), and an evicted group's is one made cancelled,
-// which nothing replaces: the swap below is from a scope found live, and
-// fails if an eviction came in between. So a shutdown never revives an
-// evicted group. Other scopes are cancelled once replaced (here, after the
-// swap).
+// Interleaving: a scope is cancelled while it is the group's only when that
+// is for good, as for a forgotten group. An evicted group's scope is one
+// made cancelled, which nothing replaces. The swap below is from a scope
+// found live, and it fails if an eviction came in between. So a shutdown
+// never revives an evicted group. Other scopes are cancelled once replaced
+// (here, after the swap).
 func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
 	var fresh *scope
 	for {
@@ -265,7 +269,7 @@ func (g *Group[T]) evict(cause error, out []*T) []*T {
 }
 
 // sweep takes the waiting tasks that match out of the group's lines and
-// the global one. It runs after their scope was cancelled: a task that
+// the global one. It runs after their scope was cancelled. So a task that
 // joins a line meanwhile sees that when it looks after joining, and leaves.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	var ws []*Permits[T]
@@ -308,8 +312,8 @@ func (g *Group[T]) exit() {
 }
 
 // oldestChained returns when the group's oldest task in the global line
-// was submitted, or noWaiter: the first chained. The caller holds the
-// global line's mu.
+// was submitted, or noWaiter. That task is the first chained. The caller
+// holds the global line's mu.
 func (g *Group[T]) oldestChained() int64 {
 	if g.chain.head == nil {
 		return noWaiter

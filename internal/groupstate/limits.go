@@ -3,34 +3,35 @@ package groupstate
 import "slices"
 
 // Answers are what the caller's resolvers answered when the limits were
-// resolved (0: not asked, or no answer), kept with the limits so that they
-// can be explained later without asking again. Groupstate never reads them.
+// resolved. A 0 means not asked, or no answer. They are kept with the
+// limits so that they can be explained later without asking again.
+// Groupstate never reads them.
 type Answers struct{ Concurrency, Weight int }
 
 // Changes collects the tasks a change of limits moved.
 type Changes[T any] struct {
-	// Handed were handed a permit: the caller owns them, and must call
+	// Handed were handed a permit. The caller owns them, and must call
 	// Resume on each.
 	Handed []*T
-	// Requeued were put back in a line (see lower); they were out of every
-	// line for a moment, so the caller checks each for a cancellation that
+	// Requeued were put back in a line (see lower). They were out of every
+	// line for a moment. So the caller checks each for a cancellation that
 	// came meanwhile, and makes it Leave.
 	Requeued []*T
-	// Resumed were taken out of a resumed group's pause line, in order:
-	// the caller owns them, and must call Resume on each, in that order.
+	// Resumed were taken out of a resumed group's pause line, in order.
+	// The caller owns them, and must call Resume on each, in that order.
 	Resumed []*T
 }
 
 func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }
 
 // A change of limits goes in three passes, in this order for every layer
-// it touches (see Registry.Update): store the new limits; enforce the
-// lowered ones (lower); then hand on the permits the raised ones free
-// (grant). A raised layer so never lets through a task that a lowered
-// layer before it is about to send back.
+// it touches (see Registry.Update). First it stores the new limits. Then
+// it enforces the lowered ones (lower). Then it hands on the permits the
+// raised ones free (grant). So a raised layer never lets through a task
+// that a lowered layer before it is about to send back.
 //
-// A lowered limit takes no permit back from a running task, and lets no
-// task start past it until the layer's count is below it: tasks that hold
+// A lowered limit takes no permit back from a running task. It lets no
+// task start past it until the layer's count is below it. Tasks that hold
 // its permit but still wait at a later layer go back to the head of its
 // line.
 
@@ -58,7 +59,7 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 
 // grant hands on the permits the group's raised limits free, outer layer
 // first, then the queue slots to callers waiting for one. A queue of no
-// slots nudges its first caller instead: its task may start now.
+// slots nudges its first caller instead, as its task may start now.
 func (g *Group[T]) grant(c *Changes[T]) {
 	c.handed(g.bulkhead.grant())
 	c.handed(g.conc.grant())
@@ -68,8 +69,8 @@ func (g *Group[T]) grant(c *Changes[T]) {
 }
 
 // lower enforces y's limit, if its count is over it, on the group's tasks
-// that hold y's permit and wait at a later layer: they give back what they
-// took from y on, and wait again at the head of y's line, oldest first.
+// that hold y's permit and wait at a later layer. They give back what they
+// took from y on. They wait again at the head of y's line, oldest first.
 func (g *Group[T]) lower(y layer[T], c *Changes[T], later []layer[T]) {
 	if y.l.held.load() <= y.l.limit.Load() {
 		return

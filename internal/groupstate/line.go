@@ -5,25 +5,25 @@ import (
 	"sync/atomic"
 )
 
-// line is the permit protocol, written once for every layer and queue:
-// a count of permits held against a limit that may change, and a queue of
-// the waiters (see queue) that the queue's discipline serves in its order.
-// The group layers and the global line under IsolationOff serve first
-// come, first served; the global line under fair share serves the fairest
-// group (fairQueue); a queue threshold's slots are a line too, whose
-// waiters are blocked callers (slots).
+// line is the permit protocol, written once for every layer and queue. It
+// is a count of permits held against a limit that may change. It also has
+// a queue of the waiters (see queue), which the queue's discipline serves
+// in its order. The group layers and the global line under IsolationOff
+// serve first come, first served. The global line under fair share serves
+// the fairest group (fairQueue). A queue threshold's slots are a line too,
+// whose waiters are blocked callers (slots).
 //
 // A waiting task is a record in the queue, not a parked goroutine. A permit
-// given back while a task waits goes to the waiter the queue serves next,
-// which the releaser takes out of the queue and carries on with; so a
-// newcomer never passes a waiter.
+// given back while a task waits goes to the waiter the queue serves next.
+// The releaser takes that waiter out of the queue and carries on with it.
+// So a newcomer never passes a waiter.
 //
-// Interleaving. The count is lock-free while nobody waits: tryAcquire and
+// Interleaving: the count is lock-free while nobody waits. tryAcquire and
 // release are one atomic operation each. Everything that involves a waiter
 // happens under mu. A joiner announces itself (waiting) before it tries
-// the count once more (enterLocked), and a releaser gives its permit back
-// before it looks for waiters: one of the two sees the other, so a permit
-// is never left free while a task waits.
+// the count once more (enterLocked). A releaser gives its permit back
+// before it looks for waiters. So one of the two sees the other, and a
+// permit is never left free while a task waits.
 type line[T any] struct {
 	limit   atomic.Int64 // Unlimited never fills; changed under the lobby's mu once there is one
 	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
@@ -32,24 +32,24 @@ type line[T any] struct {
 	lobby atomic.Pointer[lobby[T]]
 }
 
-// lobby is where a line's waiters stand: the queue, and mu, which guards
-// it. A line makes its lobby the first time a task or caller must wait in
-// it (or a change of limits sends one back to it), and keeps it: most
+// lobby holds a line's waiters. It is the queue, and mu, which guards it.
+// A line makes its lobby the first time a task or caller must wait in it,
+// or a change of limits sends one back to it. Then it keeps it. Most
 // groups of a large key space never wait, and carry none
 // (BenchmarkGroupFootprint). The lists of every priority lie beside the
-// lock, which the submitting and the running goroutine both write for
-// every task that waits: at two CPUs, five priorities in a list of their
-// own apart from the lock cost 1.08-1.13x one priority's CPU per task
-// served in the same order (BenchmarkW3HotGroupPriorities, sorted), and
-// cost what one does here. Padding it to start on a cache line measured
-// no different.
+// lock. The submitting and the running goroutine both write them for every
+// task that waits. With the lists apart from the lock, five priorities cost
+// more CPU per task than one priority served in the same order
+// (BenchmarkW3HotGroupPriorities, sorted, at two CPUs). Beside the lock
+// they cost what one does. Padding the lobby to start on a cache line
+// measured no different.
 type lobby[T any] struct {
 	mu   sync.Mutex
 	fifo fifo[T]  // guarded by mu; the queue, unless disc is set
 	disc queue[T] // the global line's discipline; nil: fifo
 }
 
-// newLine returns a line serving in q's order, with its lobby; wide puts
+// newLine returns a line serving in q's order, with its lobby. wide puts
 // its count of permits on cache lines of its own (see permits).
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	l := &line[T]{}
@@ -82,7 +82,7 @@ func (l *line[T]) lock() *lobby[T] {
 
 func (r *lobby[T]) unlock() { r.mu.Unlock() }
 
-// q returns the queue; the caller holds mu. The locked steps of a line
+// q returns the queue. The caller holds mu. The locked steps of a line
 // below are given it, fetched once per locked section.
 func (r *lobby[T]) q() queue[T] {
 	if r.disc != nil {
@@ -96,12 +96,12 @@ func (l *line[T]) tryAcquire() bool {
 	return l.waiting.Load() == 0 && l.take()
 }
 
-// take takes a free permit, waiters or not; the caller sees to fairness.
+// take takes a free permit, waiters or not. The caller sees to fairness.
 func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
 // join takes a permit for w at once if nobody waits and one is free, and
-// reports true; otherwise it puts w in the queue and reports false: the
-// line owns w's task now.
+// reports true. Otherwise it puts w in the queue and reports false. The
+// line owns w's task then.
 func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 	r := l.lock()
 	defer r.unlock()
@@ -114,8 +114,8 @@ func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 }
 
 // enterLocked announces a joiner and takes a permit for it if the queue is
-// empty and one is free. If it reports false the joiner is counted
-// waiting: it must join the queue, or withdraw.
+// empty and one is free. If it reports false, the joiner is counted
+// waiting. It must then join the queue, or withdraw.
 func (l *line[T]) enterLocked(q queue[T]) bool {
 	l.waiting.Add(1) // before take: a release after this sees a waiter
 	if q.empty() && l.take() {
@@ -129,8 +129,8 @@ func (l *line[T]) enterLocked(q queue[T]) bool {
 // does not join after all.
 func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 
-// pushLocked puts w, counted in waiting, in the queue: at its place, or
-// ahead of its priority if front (see queue.pushFront).
+// pushLocked puts w, counted in waiting, in the queue. It goes at its
+// place, or ahead of its priority if front (see queue.pushFront).
 func (l *line[T]) pushLocked(q queue[T], w *Permits[T], front bool) {
 	if front {
 		q.pushFront(w)
@@ -141,7 +141,7 @@ func (l *line[T]) pushLocked(q queue[T], w *Permits[T], front bool) {
 }
 
 // release gives back one permit of p's. It returns the waiters handed a
-// permit, taken out of the queue and chained by next: the caller owns them
+// permit, taken out of the queue and chained by next. The caller owns them
 // now. The permit passes straight to the waiter served next while the
 // limit has room for it.
 func (l *line[T]) release(p *Permits[T]) *Permits[T] {
@@ -150,7 +150,7 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 		if l.waiting.Load() == 0 {
 			return nil
 		}
-		// A task joined as the permit came back; it may have found the
+		// A task joined as the permit came back. It may have found the
 		// count full.
 		r := l.lock()
 		defer r.unlock()
@@ -163,9 +163,9 @@ func (l *line[T]) release(p *Permits[T]) *Permits[T] {
 	return l.passLocked(r.q(), p)
 }
 
-// passLocked gives back p's permit, counted held: straight to the waiter
-// served next while the limit has room for it; otherwise to the count,
-// and on to the waiters that fit (grantLocked).
+// passLocked gives back p's permit, counted held. It goes straight to the
+// waiter served next while the limit has room for it. Otherwise it goes to
+// the count, and on to the waiters that fit (grantLocked).
 func (l *line[T]) passLocked(q queue[T], p *Permits[T]) *Permits[T] {
 	q.gave(p)
 	if !q.empty() && l.held.load() <= l.limit.Load() {
@@ -176,8 +176,8 @@ func (l *line[T]) passLocked(q queue[T], p *Permits[T]) *Permits[T] {
 }
 
 // handOne takes out the waiter served next, to pass p's permit straight
-// to it, if one waits and the limit has room for it; otherwise it gives
-// nothing back and returns nil (release does).
+// to it, if one waits and the limit has room for it. Otherwise it gives
+// nothing back and returns nil, and release gives the permit back.
 func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	if l.waiting.Load() == 0 {
 		return nil
@@ -192,9 +192,9 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	return l.popLocked(q)
 }
 
-// releaseJoin gives back p's permit as release does, then puts w in the
-// queue if waiters are left there, behind whom w would wait anyway, and
-// reports whether it did: the line owns w's task then.
+// releaseJoin gives back p's permit as release does. Then it puts w in the
+// queue if waiters are left there, since w would wait behind them anyway.
+// It reports whether it did. If so, the line owns w's task.
 func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
 	r := l.lock()
 	defer r.unlock()
@@ -208,12 +208,12 @@ func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool
 	return handed, true
 }
 
-// setLimit changes the limit. A lowered limit takes nothing back: tasks
+// setLimit changes the limit. A lowered limit takes nothing back. Tasks
 // holding permits keep them, and no permit is given until the count is
 // below the new limit. For a raised one, grant hands on the permits.
 func (l *line[T]) setLimit(n int) {
 	if l.lobby.Load() == nil {
-		// Nobody has waited: the limit is stored alone. If a lobby was
+		// Nobody has waited, so the limit is stored alone. If a lobby was
 		// made meanwhile, it is stored again under its mu, as always.
 		l.limit.Store(int64(n))
 		if l.lobby.Load() == nil {
@@ -243,7 +243,7 @@ func (l *line[T]) grantLocked(q queue[T]) *Permits[T] {
 	return c.head
 }
 
-// popLocked takes the waiter served next out of the queue; the permit is
+// popLocked takes the waiter served next out of the queue. The permit is
 // the caller's to give it.
 func (l *line[T]) popLocked(q queue[T]) *Permits[T] {
 	w := q.pop()
@@ -262,9 +262,9 @@ func (l *line[T]) outLocked(w *Permits[T]) {
 	l.waiting.Add(-1)
 }
 
-// takeOut takes out of the queue every waiter of g (nil: every waiter)
-// whose task matches (nil: all), and appends it to ws: the caller owns
-// their tasks now.
+// takeOut takes every waiter of g whose task matches out of the queue, and
+// appends it to ws. A nil g means every waiter, and a nil match means all.
+// The caller owns their tasks now.
 func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	if l.waiting.Load() == 0 {
 		return ws
@@ -282,8 +282,8 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 }
 
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
-// back in the queue ahead of their priority, in order, taking their
-// permits back; then hands free permits on as grant does.
+// back in the queue ahead of their priority, in order. It takes their
+// permits back. Then it hands free permits on as grant does.
 func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
 	r := l.lock()
 	defer r.unlock()
@@ -310,10 +310,10 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 	return r.q().oldest(g)
 }
 
-// leave takes w out of the line it waits in and reports whether it did so,
-// in which case the caller owns the task. It reports false if w is in no
-// line: its task belongs to whoever took it out, who sees the reason for
-// leaving when next it looks. Safe from any goroutine.
+// leave takes w out of the line it waits in and reports whether it did so.
+// If it did, the caller owns the task. It reports false if w is in no line.
+// Then its task belongs to whoever took it out, who sees the reason for
+// leaving when next it looks. It is safe from any goroutine.
 func (w *Permits[T]) leave() bool {
 	l := w.line.Load()
 	return l != nil && w.leaveFrom(l, 0)
@@ -324,7 +324,7 @@ func (w *Permits[T]) leave() bool {
 func (w *Permits[T]) leaveFrom(l *line[T], slots uint8) bool {
 	r := l.lock()
 	defer r.unlock()
-	// w.held is read only while l owns w: the line is checked first.
+	// w.held is read only while l owns w, so the line is checked first.
 	if w.line.Load() != l || w.held&slots != slots { // taken out meanwhile, or moved on
 		return false
 	}

@@ -1,8 +1,8 @@
 package groupstate
 
-// Lists of waiting tasks: a task is linked into its line's queue, into its
-// group's chain while it waits in the global line, and, once handed a
-// permit, into its releaser's chain of handed tasks.
+// Lists of waiting tasks. A task is linked into its line's queue. It is
+// linked into its group's chain while it waits in the global line. Once
+// handed a permit, it is linked into its releaser's chain of handed tasks.
 
 // chain links waiters taken out of a line, in order, by next.
 type chain[T any] struct{ head, tail *Permits[T] }
@@ -69,7 +69,7 @@ func (q *list[T]) unlink(w *Permits[T], k int) {
 	wl.prev, wl.next = nil, nil
 }
 
-// each calls f with every waiter, in order; f may unlink the one it is
+// each calls f with every waiter, in order. f may unlink the one it is
 // given.
 func (q *list[T]) each(k int, f func(w *Permits[T])) {
 	for w := q.head; w != nil; {
@@ -90,7 +90,7 @@ func (q *list[T]) pushTail(w *Permits[T]) {
 	q.tail = w
 }
 
-// popHead takes out the first, through the line links: every line pops a
+// popHead takes out the first, through the line links. Every line pops a
 // waiter per permit handed on, so it does not go through unlink.
 func (q *list[T]) popHead() *Permits[T] {
 	w := q.head

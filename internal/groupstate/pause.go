@@ -1,28 +1,29 @@
 package groupstate
 
-// Pause: a paused group starts none of its tasks. They wait in its pause
-// line, ahead of every layer, so they hold no permit of the global cap
-// while they wait, and count against the group's queue threshold. The
-// line is made on the first pause; a group never paused has none.
+// A paused group starts none of its tasks. They wait in its pause line,
+// ahead of every layer. So they hold no permit of the global cap while
+// they wait, and count against the group's queue threshold. The line is
+// made on the first pause. A group never paused has none.
 //
-// Pausing goes the way a lowered limit goes (see limits.go): the tasks of
-// the group waiting in any line give back what they took of the layers
-// and wait again in the pause line, in their order. Its concurrency limit
+// Pausing goes the way a lowered limit goes (see limits.go). The tasks of
+// the group waiting in any line give back what they took of the layers.
+// They wait again in the pause line, in their order. Its concurrency limit
 // is held at 0 meanwhile, so a task that passed the gate as the pause
 // came waits at its concurrency layer and does not start. Resuming hands
 // the pause line's tasks back to the caller, in order, to walk on.
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
-// is no bit of Permits.held: the line holds no permit.
+// is no bit of Permits.held, because the line holds no permit.
 const pauseBit uint8 = 1 << 7
 
 // Paused reports whether the group is paused.
 func (g *Group[T]) Paused() bool { return g.paused.Load() }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
-// pause line; it reports Admitted if the task may walk on. A task handed
-// a permit (Resume) walks on: the one the pause line handed back, and one
-// handed its first layer's permit as the pause came, which it must take.
+// pause line. It reports Admitted if the task may walk on. A task handed a
+// permit (Resume) walks on. That is the one the pause line handed back. It
+// is also one handed its first layer's permit as the pause came, which it
+// must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
 	if p.flags&granted != 0 {
@@ -38,7 +39,7 @@ func (p *Permits[T]) gate() Outcome {
 }
 
 // setPaused stores whether g is paused, making its pause line on the
-// first pause. The caller holds the registry's mu (a change of limits).
+// first pause. The caller holds the registry's mu, in a change of limits.
 func (g *Group[T]) setPaused(on bool) {
 	if on && g.pauseLine.Load() == nil {
 		l := new(line[T])
@@ -48,8 +49,8 @@ func (g *Group[T]) setPaused(on bool) {
 	g.paused.Store(on)
 }
 
-// concLimit is the concurrency limit to enforce for limits l: 0 while
-// paused.
+// concLimit is the concurrency limit to enforce for limits l. It is 0
+// while paused.
 func concLimit(l Limits) int {
 	if l.Paused {
 		return 0
@@ -59,8 +60,8 @@ func concLimit(l Limits) int {
 
 // park, in a change of limits that paused g, moves the tasks of g waiting
 // in its layers' lines to its pause line, in the order they were
-// submitted, ahead of any there. They give back the permits they hold (the
-// tasks handed those go in c) and the global queue's slot.
+// submitted, ahead of any there. They give back the permits they hold and
+// the global queue's slot. The tasks handed those permits go in c.
 func (g *Group[T]) park(c *Changes[T]) {
 	pl := g.pauseLine.Load()
 	if !g.paused.Load() || pl == nil {
@@ -107,8 +108,8 @@ func (g *Group[T]) unpark(c *Changes[T]) {
 	}
 }
 
-// waitLines returns the lines g's tasks may wait in, in walking order:
-// its pause line (nil if never made), then its layers' lines.
+// waitLines returns the lines g's tasks may wait in, in walking order.
+// That is its pause line (nil if never made), then its layers' lines.
 func (g *Group[T]) waitLines() [4]*line[T] {
 	ys := g.global.layers(g)
 	return [4]*line[T]{g.pauseLine.Load(), ys[0].l, ys[1].l, ys[2].l}

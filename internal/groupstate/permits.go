@@ -30,18 +30,20 @@ const (
 // Permits is what one task holds, and its place in line while it waits.
 //
 // A Permits has one owner at a time, and only the owner may call its
-// methods (but Leave, Key and Scope, which anyone may call). The goroutine
-// that entered it (Registry.Enter) owns it until Try or Resume returns MustWait: the task is
-// then in a line, and the line owns it. It is taken out again, and owned
-// from then on, by whoever releases the permit it waits for (Handed
-// returns it to that releaser, which calls Resume), by whoever raises a
-// limit (Registry.Update), or by whoever makes it leave (Leave, sweeps).
+// methods. Leave, Key and Scope are the exceptions, and anyone may call
+// them. The goroutine that entered it (Registry.Enter) owns it until Try or
+// Resume returns MustWait. The task is then in a line, and the line owns
+// it. Three kinds of caller take it out again and own it from then on.
+// One is whoever releases the permit it waits for. Handed returns the task
+// to that releaser, which calls Resume. Another is whoever raises a limit
+// (Registry.Update). The last is whoever makes it leave (Leave, sweeps).
 //
-// A waiting task is its Permits, linked into a line's queue; its zero value
-// is in no line. The record is all a deep backlog holds per task, so it
-// is kept to 72 bytes (TestPermitsLayout): the task is found from it, not
-// stored in it (task), and the chain of tasks its releases handed a
-// permit is headed by its prev link, unused while it is in no line.
+// A waiting task is its Permits, linked into a line's queue. Its zero value
+// is in no line. The record is all a deep backlog holds per task, so it is
+// kept to 72 bytes (TestPermitsLayout). So the task is found from it, not
+// stored in it (task). And the prev link heads the chain of tasks its
+// releases handed a permit to, since the link is unused while it is in no
+// line.
 type Permits[T any] struct {
 	group     *Group[T]               // and through it the global layer; never changes after init
 	scope     *scope                  // never changes after init
@@ -56,7 +58,7 @@ type Permits[T any] struct {
 	flags     uint8                   // see room.go
 }
 
-// init ties p to the layers of group g and to the task that owns it, and
+// init ties p to the layers of group g and to the task that owns it. It
 // fixes the group scope the task belongs to (see Registry.Enter).
 func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64) {
 	if unsafe.Pointer(owner) != unsafe.Pointer(p) {
@@ -67,11 +69,11 @@ func (p *Permits[T]) init(g *Group[T], owner *T, submitted int64) {
 	p.prio = PriorityDefault
 }
 
-// Next returns the task after p's in a list of the caller's (a queue of
-// tasks holding every permit), or nil; SetNext sets it. Such a task waits
-// in no line, so the list goes through the link of its group's chain,
-// which only a task waiting in the global line uses. Unlink it (SetNext
-// nil) before it could wait again.
+// Next returns the task after p's in a list of the caller's, or nil. Such a
+// list is a queue of tasks holding every permit. SetNext sets the link.
+// Such a task waits in no line. So the list goes through the link of its
+// group's chain, which only a task waiting in the global line uses. Unlink
+// it (SetNext nil) before it could wait again.
 func (p *Permits[T]) Next() *T {
 	if n := p.chained.next; n != nil {
 		return n.task()
@@ -79,7 +81,7 @@ func (p *Permits[T]) Next() *T {
 	return nil
 }
 
-// SetNext sets the task after p's in the caller's list: see Next.
+// SetNext sets the task after p's in the caller's list. See Next.
 func (p *Permits[T]) SetNext(t *T) { p.chained.next = (*Permits[T])(unsafe.Pointer(t)) }
 
 // task returns the task p belongs to, whose first field it is.
@@ -88,22 +90,24 @@ func (p *Permits[T]) task() *T { return (*T)(unsafe.Pointer(p)) }
 // Submitted returns the task's Submit time given to Registry.Enter.
 func (p *Permits[T]) Submitted() int64 { return p.submitted }
 
-// Key returns the key of the task's group. Safe from any goroutine, as
-// Scope is: neither reads anything that changes after Registry.Enter.
+// Key returns the key of the task's group. It is safe from any goroutine,
+// as Scope is. Neither reads anything that changes after Registry.Enter.
 func (p *Permits[T]) Key() string { return p.group.key }
 
 // Scope returns the context of the group scope the task was submitted in.
 // It is cancelled, with the cause given, by the group's Shutdown and by the
-// registry's Evict. Safe from any goroutine.
+// registry's Evict. It is safe from any goroutine.
 func (p *Permits[T]) Scope() context.Context { return p.scope }
 
-// Owner returns the Owner of the task's registry. Safe from any goroutine.
+// Owner returns the Owner of the task's registry. It is safe from any
+// goroutine.
 func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 
-// Try walks the layers without blocking. It returns Admitted, MustWait (the
-// task holds a queue slot and a place in line at the layer it must wait
-// at, and belongs to that line now) or Rejected with the reason. A rejected
-// task may have released permits that others waited for: see Handed.
+// Try walks the layers without blocking. It returns Admitted, MustWait or
+// Rejected with the reason. On MustWait the task holds a queue slot and a
+// place in line at the layer it must wait at, and belongs to that line now.
+// A rejected task may have released permits that others waited for. See
+// Handed.
 func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
 
 // Resume carries on the walk of a task taken out of its line holding the
@@ -114,9 +118,9 @@ func (p *Permits[T]) Resume() (Outcome, string) {
 }
 
 // Leave takes the task out of the line it waits in and reports whether it
-// did so; if so the caller owns the task, which holds no permit of that
-// line (but may hold permits of earlier layers: Release them). It reports
-// false if the task is in no line. Safe from any goroutine.
+// did so. If so, the caller owns the task. The task holds no permit of that
+// line, but it may hold permits of earlier layers, so Release them. Leave
+// reports false if the task is in no line. It is safe from any goroutine.
 func (p *Permits[T]) Leave() bool { return p.leave() }
 
 // Handed returns, one at a time, the tasks that this task's releases handed
@@ -138,7 +142,7 @@ func (p *Permits[T]) Adopt(q *Permits[T]) {
 	q.prev = nil
 }
 
-// Exit counts the task out of its group, once it is over: an idle group may
+// Exit counts the task out of its group, once it is over. An idle group may
 // then be forgotten. Call it once, after Release.
 func (p *Permits[T]) Exit() {
 	if p.flags&countedFlag != 0 {
@@ -148,11 +152,11 @@ func (p *Permits[T]) Exit() {
 }
 
 // advance takes the layers without blocking, in the order of the isolation
-// mode: global, bulkhead, concurrency under IsolationOff; bulkhead,
-// concurrency, global under fair share. A layer is first tried as is; only
-// a task that has to wait takes a queue slot and joins the layer's line,
-// and the walk stops there. Under fair share the wait for a global permit
-// counts against the group's queue threshold.
+// mode. Under IsolationOff the order is global, bulkhead, concurrency. Under
+// fair share it is bulkhead, concurrency, global. A layer is first tried as
+// is. Only a task that has to wait takes a queue slot and joins the layer's
+// line, and the walk stops there. Under fair share the wait for a global
+// permit counts against the group's queue threshold.
 func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
@@ -196,8 +200,8 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	return Admitted, ""
 }
 
-// step takes one layer: the permit handed over, or one free at once, or a
-// slot of queue q and a place in the line.
+// step takes one layer. It takes the permit handed over, or one free at
+// once, or a slot of queue q and a place in the line.
 func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	if p.flags&granted != 0 && p.bit == bit {
 		p.flags &^= granted
@@ -226,7 +230,7 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	return MustWait
 }
 
-// stop ends a walk that did not reach Admitted: a task that may not wait
+// stop ends a walk that did not reach Admitted. A task that may not wait
 // gives back every permit and slot before it is rejected.
 func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
 	if out != Rejected {
@@ -259,7 +263,7 @@ func (p *Permits[T]) stopWaiting() {
 // Release gives back everything p holds, in reverse order of acquisition,
 // and takes the task out of the counts. Each count drops before its permit
 // is given back, so a count never exceeds its limit. A permit some task
-// waits for is handed to it: the caller then owns that task, and gets it
+// waits for is handed to it. The caller then owns that task, and gets it
 // from Handed. A queue's door the task holds is passed on (see TakeDoor)
 // once the slot is back. Release is a no-op the second time, and must not
 // be called while the task is in a line.

@@ -5,10 +5,10 @@ import (
 	"math/bits"
 )
 
-// queue is a line's discipline: where a waiter stands and which is served
-// next. Its methods are called only under the mu of the line's lobby,
-// never on the lock-free path; the line counts waiters and permits (see
-// line).
+// queue is a line's discipline. It decides where a waiter stands and which
+// is served next. Its methods are called only under the mu of the line's
+// lobby, never on the lock-free path. The line counts waiters and permits
+// (see line).
 //
 //	discipline   used by                                     serves
 //	fifo         group layers, a queue's blocked callers      priority, then arrival
@@ -17,37 +17,37 @@ import (
 //	                                                          highest priority, then arrival
 type queue[T any] interface {
 	empty() bool
-	// push puts w at its place: behind every waiter it does not pass.
+	// push puts w at its place, behind every waiter it does not pass.
 	push(w *Permits[T])
-	// pushFront puts w ahead of its priority: a task a lowered limit
-	// sent back, or a blocked caller woken without a slot, goes back to
-	// the head.
+	// pushFront puts w ahead of its priority. A task a lowered limit sent
+	// back, or a blocked caller woken without a slot, goes back to the
+	// head.
 	pushFront(w *Permits[T])
-	// pop takes out the waiter to serve next; the queue is not empty.
+	// pop takes out the waiter to serve next. The queue is not empty.
 	pop() *Permits[T]
 	// remove takes out w, which leaves.
 	remove(w *Permits[T])
-	// gave tells the queue that p gave back a permit of its line (fair
-	// share keeps groups in order of their running tasks).
+	// gave tells the queue that p gave back a permit of its line. Fair
+	// share keeps groups in order of their running tasks.
 	gave(p *Permits[T])
-	// each calls f with every waiter of g (nil: every waiter); f may
-	// remove the waiter it is given.
+	// each calls f with every waiter of g, or every waiter if g is nil.
+	// f may remove the waiter it is given.
 	each(g *Group[T], f func(w *Permits[T]))
 	// oldest returns when g's oldest waiting task was submitted, or
 	// noWaiter.
 	oldest(g *Group[T]) int64
 	// heads calls f with the waiters a task of g may displace in this
-	// queue for their slot (bit): the first of each priority that holds
-	// one (fair share: each of g's).
+	// queue for their slot (bit). These are the first of each priority
+	// that holds one. Under fair share they are each of g's.
 	heads(g *Group[T], bit uint8, f func(w *Permits[T]))
 }
 
 const noWaiter = math.MaxInt64
 
 // fifo is the queue of one group's layer, and of a queue's blocked
-// callers: waiters stand by priority, then in the order they joined, one
-// list per priority, so that joining touches only its own priority's last
-// waiter, and serving only the first.
+// callers. Waiters stand by priority, then in the order they joined. There
+// is one list per priority. So joining touches only its own priority's
+// last waiter, and serving only the first.
 type fifo[T any] struct {
 	full  uint8 // bit p: lists[p] has a waiter
 	lists [NumPriorities]list[T]
@@ -59,8 +59,8 @@ func (q *fifo[T]) push(w *Permits[T]) { q.into(w).pushTail(w) }
 
 func (q *fifo[T]) pushFront(w *Permits[T]) { q.into(w).linkAfter(w, nil, byLine) }
 
-// into returns the list of w's priority, counted not empty: w is about to
-// join it.
+// into returns the list of w's priority, counted not empty, since w is
+// about to join it.
 func (q *fifo[T]) into(w *Permits[T]) *list[T] {
 	q.full |= 1 << w.prio
 	return &q.lists[w.prio]
@@ -91,7 +91,7 @@ func (q *fifo[T]) remove(w *Permits[T]) {
 
 func (q *fifo[T]) gave(*Permits[T]) {}
 
-// each calls f with every waiter, in the order they are served: the queue
+// each calls f with every waiter, in the order they are served. The queue
 // is one group's, or one queue's.
 func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
 	for p := range q.lists {
@@ -100,8 +100,9 @@ func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
 }
 
 // heads calls f with the first waiter of each priority that holds a slot
-// (bit), highest priority first: the oldest of each. A lowered limit puts
-// tasks that hold no slot at the head of a list, so it looks past them.
+// (bit), highest priority first. That is the oldest of each. A lowered
+// limit puts tasks that hold no slot at the head of a list, so it looks
+// past them.
 func (q *fifo[T]) heads(_ *Group[T], bit uint8, f func(w *Permits[T])) {
 	for p := range q.lists {
 		for w := q.lists[p].head; w != nil; w = w.links.next {
@@ -123,9 +124,9 @@ func (q *fifo[T]) oldest(*Group[T]) int64 {
 	return first
 }
 
-// globalFIFO is the global line's queue under IsolationOff: a fifo of
-// every group's tasks, each group's also chained in line order from
-// Group.chain, so that a group's oldest is found without a walk.
+// globalFIFO is the global line's queue under IsolationOff. It is a fifo of
+// every group's tasks. Each group's tasks are also chained in line order
+// from Group.chain, so that a group's oldest is found without a walk.
 type globalFIFO[T any] struct{ fifo[T] }
 
 func (q *globalFIFO[T]) push(w *Permits[T]) {

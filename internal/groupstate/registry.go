@@ -12,7 +12,7 @@ import (
 // Registry maps group keys to their state. Lookups of known groups take no
 // lock, and Range never blocks them. It is safe for concurrent use.
 type Registry[T any] struct {
-	// Owner is the caller's, for its tasks to find (Permits.Owner); set it
+	// Owner is the caller's, for its tasks to find (Permits.Owner). Set it
 	// before any task enters.
 	Owner any
 
@@ -35,20 +35,20 @@ type Registry[T any] struct {
 	lastSweep atomic.Int64 // when ForgetIdle last looked
 }
 
-// NewRegistry returns an empty registry whose groups' scopes derive from
-// parent (cancelling it cancels them all), whose tasks also take gl's
-// permits, whose limits come from resolve (called once per group
-// creation), and whose idle times are read on clock.
+// NewRegistry returns an empty registry. Its groups' scopes derive from
+// parent, so cancelling parent cancels them all. Its tasks also take gl's
+// permits. Its limits come from resolve, called once per group creation.
+// Its idle times are read on clock.
 func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key string) Limits, clock func() int64) *Registry[T] {
 	return &Registry[T]{root: root{ctx: parent}, global: gl, resolve: resolve, clock: clock}
 }
 
-// Enter ties p, the Permits of a new task owned by owner and submitted at
-// the given time on r's clock, to the group for key, created on first use,
-// and returns the group. It counts the task in the group, so that the
+// Enter ties p to the group for key, created on first use, and returns the
+// group. p is the Permits of a new task owned by owner and submitted at the
+// given time on r's clock. Enter counts the task in the group, so that the
 // group is not forgotten as idle until p's Exit. Every task is counted,
-// with or without an idle TTL: a TTL turned on while a task is between
-// Enter and its first permit must not forget its group.
+// with or without an idle TTL. This is because a TTL turned on while a
+// task is between Enter and its first permit must not forget its group.
 func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) *Group[T] {
 	g := r.get(key)
 	p.init(g, owner, submitted)
@@ -74,7 +74,7 @@ func (r *Registry[T]) get(key string) *Group[T] {
 }
 
 // remove deletes g, if it is still its key's group, and counts it out.
-// ForgetIdle and a Submit that finds g forgotten may both try: whichever
+// ForgetIdle and a Submit that finds g forgotten may both try. Whichever
 // deletes it counts it, so Len stays the number of groups Range yields.
 func (r *Registry[T]) remove(g *Group[T]) {
 	if r.groups.CompareAndDelete(g.key, g) {
@@ -99,10 +99,11 @@ func (r *Registry[T]) create(key string) *Group[T] {
 
 var errForgotten = errors.New("groupconc: idle group forgotten")
 
-// share returns l to be stored as a group's limits: the limits stored last
-// if equal (limits are never changed once stored), so that the groups of a
-// policy that resolves them all alike share one; limits with tuning are
-// the group's own. Called under mu (either side).
+// share returns l to be stored as a group's limits. If l equals the limits
+// stored last, it returns those, since limits are never changed once
+// stored. So the groups of a policy that resolves them all alike share
+// one. Limits with tuning are the group's own. It is called under mu,
+// either side.
 func (r *Registry[T]) share(l Limits) *Limits {
 	if l.Tuning != nil {
 		return &l
@@ -124,10 +125,11 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 	return v.(*Group[T]), true
 }
 
-// Evict forgets the group for key, cancels its tasks with cause and takes
-// its waiting tasks out of their lines, appending them to out: the caller
-// owns them now. Tasks still holding its permits release them into it; the
-// next Enter of key creates a new group with freshly resolved limits.
+// Evict forgets the group for key and cancels its tasks with cause. It
+// takes its waiting tasks out of their lines and appends them to out. The
+// caller owns them now. Tasks still holding its permits release them into
+// it. The next Enter of key creates a new group with freshly resolved
+// limits.
 func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 	v, ok := r.groups.LoadAndDelete(key)
 	if !ok {
@@ -138,9 +140,9 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 }
 
 // SweepAll takes every waiting task out of the global line and the lines
-// of every group r holds, and appends them to out: the caller owns them
-// now. Call it once every task has been cancelled; a task that joins a line
-// meanwhile sees that when it looks after joining, and leaves.
+// of every group r holds, and appends them to out. The caller owns them
+// now. Call it once every task has been cancelled. A task that joins a
+// line meanwhile sees that when it looks after joining, and leaves.
 func (r *Registry[T]) SweepAll(out []*T) []*T {
 	ws := r.global.line.takeOut(nil, nil, nil)
 	r.Range(func(g *Group[T]) bool {
@@ -156,12 +158,12 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 	return out
 }
 
-// Update makes limit and queueThreshold the global limits, and resolve the
-// source of limits for new groups and, at once, for every known group (see
-// Group.setLimits). Under IsolationOff a lowered global limit is enforced
-// as a group's are: tasks holding a global permit but still waiting for
-// their group's go back to the head of the global line. Calls must not
-// overlap, with each other or with UpdateGroup.
+// Update makes limit and queueThreshold the global limits. It makes
+// resolve the source of limits for new groups and, at once, for every
+// known group (see Group.setLimits). Under IsolationOff a lowered global
+// limit is enforced as a group's are. Tasks holding a global permit but
+// still waiting for their group's go back to the head of the global line.
+// Calls must not overlap, with each other or with UpdateGroup.
 func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -177,7 +179,7 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 }
 
 // UpdateGroup resolves g's limits again, as Update does for every group,
-// if g is still the registry's group for its key; it does nothing for a
+// if g is still the registry's group for its key. It does nothing for a
 // group evicted or forgotten. Calls must not overlap, with each other or
 // with Update.
 func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
@@ -216,8 +218,8 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 }
 
 // SetIdleTTL has groups with no task for ttl (clock units) forgotten by
-// ForgetIdle; 0 never forgets. Groups idle when it is turned on count as
-// idle from now.
+// ForgetIdle. A ttl of 0 never forgets. Groups idle when it is turned on
+// count as idle from now.
 func (r *Registry[T]) SetIdleTTL(ttl int64) {
 	if ttl > 0 && r.ttl.Load() == 0 {
 		now := r.clock()
@@ -231,8 +233,8 @@ func (r *Registry[T]) SetIdleTTL(ttl int64) {
 }
 
 // ForgetIdle forgets the groups that have had no task for the idle TTL, as
-// Evict does (they have nothing to cancel). It looks at most once per TTL;
-// so a group idle for twice the TTL is gone once any ForgetIdle returns.
+// Evict does. They have nothing to cancel. It looks at most once per TTL.
+// So a group idle for twice the TTL is gone once any ForgetIdle returns.
 func (r *Registry[T]) ForgetIdle() {
 	ttl := r.ttl.Load()
 	if ttl <= 0 {

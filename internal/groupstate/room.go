@@ -1,9 +1,10 @@
 package groupstate
 
-// Room in a full queue: a caller may wait for a slot of it (Block, and the
-// slots' line of waiting callers), or, under RejectDiscardOldest, a task
-// may take the slot of a waiting one (makeRoom). The options a walk takes
-// for them are set on Permits before it starts.
+// This file is about room in a full queue. A caller may wait for a slot of
+// it (Block, and the slots' line of waiting callers). Or, under
+// RejectDiscardOldest, a task may take the slot of a waiting one
+// (makeRoom). The options a walk takes for them are set on Permits before
+// it starts.
 
 // Bits of Permits.flags.
 const (
@@ -26,14 +27,14 @@ func (p *Permits[T]) SetPriority(prio uint8) {
 
 // SetDisplacing sets whether a task that finds its queue full takes the
 // slot of a waiting task of its priority or a lower one (see makeRoom).
-// It is read when a task is turned away, not when it enters: a change
+// It is read when a task is turned away, not when it enters. So a change
 // reaches the tasks already waiting too.
 func (gl *Global[T]) SetDisplacing(on bool) { gl.displacing.Store(on) }
 
-// Pause makes Try stop short of joining a line, with WouldWait, while on:
-// the task is not in the hands of any line yet, so its owner may still
-// decide what to do before it waits (a blocking submission accepts it
-// only then). Try again, with Pause off, to go on.
+// Pause makes Try stop short of joining a line, with WouldWait, while on.
+// The task is not in the hands of any line yet. So its owner may still
+// decide what to do before it waits. A blocking submission accepts it only
+// then. Try again, with Pause off, to go on.
 func (p *Permits[T]) Pause(on bool) {
 	if on {
 		p.flags |= pause
@@ -42,27 +43,30 @@ func (p *Permits[T]) Pause(on bool) {
 	}
 }
 
-// Restamp sets the task's Submit time: a blocking submission is accepted,
-// and waits from, when it got its slot. Only before the task joins a line.
+// Restamp sets the task's Submit time. A blocking submission is accepted,
+// and waits from, when it got its slot. Call it only before the task joins
+// a line.
 func (p *Permits[T]) Restamp(submitted int64) { p.submitted = submitted }
 
-// Nudges returns how many times the task's queues (its group's, the
-// global one) have been nudged so far: read it before a walk, for Block.
+// Nudges returns how many times the task's queues have been nudged so far.
+// The queues are its group's and the global one. Read it before a walk,
+// for Block.
 func (p *Permits[T]) Nudges() (group, global uint64) {
 	return p.group.queue.nudges(), p.group.global.queue.nudges()
 }
 
-// Block puts the task's caller, whose walk was Rejected for reason (a full
-// queue: its group's or the global one), in that queue's line of waiting
-// callers, and counts it blocked; seen is Nudges' count for that queue
-// before the walk. It reports false if the caller is to walk again at once
-// instead: a slot was free by then (the task holds it), or in a queue of
-// no slots a permit came free since the walk. Otherwise the line owns the
-// task until a slot is handed to it (the Global's wake is called for it,
-// and it holds the slot and the queue's door from then on: see TakeDoor),
-// it is nudged (woken, no slot), or it leaves (Leave). Either way its
-// caller calls Unblock once done waiting. The task must hold nothing (a
-// Rejected walk gave everything back).
+// Block puts the task's caller in a queue's line of waiting callers, and
+// counts it blocked. The caller's walk was Rejected for reason, which names
+// the full queue, its group's or the global one. seen is Nudges' count for
+// that queue before the walk. Block reports false if the caller is to walk
+// again at once instead. That is so if a slot was free by then, and the
+// task holds it. It is also so if, in a queue of no slots, a permit came
+// free since the walk. Otherwise the line owns the task until one of three
+// things. A slot may be handed to it. Then the Global's wake is called for
+// it, and it holds the slot and the queue's door from then on (see
+// TakeDoor). It may be nudged, which wakes it with no slot. Or it may leave
+// (Leave). Either way its caller calls Unblock once done waiting. The task
+// must hold nothing, as a Rejected walk gave everything back.
 func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	g := p.group
 	g.blocked.Add(1)
@@ -79,7 +83,7 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	return !acquired && !retry
 }
 
-// Holds reports whether the task holds anything: a blocked caller's task
+// Holds reports whether the task holds anything. A blocked caller's task
 // holds a slot once one is handed to it.
 func (p *Permits[T]) Holds() bool { return p.held != 0 }
 
@@ -90,7 +94,7 @@ func (p *Permits[T]) Unblock() {
 }
 
 // handSlots gives the callers a queue's give handed a slot (bit) their
-// slot and its door, and wakes them: each owns its task again from then
+// slot and its door, and wakes them. Each owns its task again from then
 // on. A nudge hands no slot (bit 0), nor the door.
 func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 	for w := chain; w != nil; {
@@ -109,7 +113,7 @@ func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 }
 
 // Door is the door of a queue (see slots), taken from the task whose
-// caller held it; its zero value is no door.
+// caller held it. Its zero value is no door.
 type Door[T any] struct {
 	q   *slots[T]
 	bit uint8 // the queue's slot bit
@@ -117,16 +121,17 @@ type Door[T any] struct {
 }
 
 // TakeDoor takes from the task the door of the queue whose slot its
-// blocked caller was handed, if it holds one, for its owner to pass on
-// once the task has its place (Try placed it: it waits in its line, holds
-// every permit, or was rejected). The next caller waiting for a slot of
-// that queue is let through only then, so callers handed slots together
-// place their tasks in the order they were served. Release passes a door
-// the task still holds.
+// blocked caller was handed, if it holds one. Its owner passes the door on
+// once the task has its place. That is once Try placed it, so it waits in
+// its line, holds every permit, or was rejected. The next caller waiting
+// for a slot of that queue is let through only then. So callers handed
+// slots together place their tasks in the order they were served. Release
+// passes a door the task still holds.
 //
 // A caller woken by a nudge holds no slot, but its Door passes the nudge
-// on: a raised limit frees many permits at once, and each caller let in
-// lets in the next, until one finds no permit free and waits again.
+// on. This is because a raised limit frees many permits at once. Each
+// caller let in lets in the next, until one finds no permit free and waits
+// again.
 func (p *Permits[T]) TakeDoor() Door[T] {
 	if p.flags&(doors|nudged) == 0 {
 		return Door[T]{}
@@ -143,9 +148,9 @@ func (p *Permits[T]) TakeDoor() Door[T] {
 }
 
 // Pass hands the door on, with a free slot, to the next caller waiting
-// for one of the queue, and wakes it; a nudge's door (bit 0) nudges the
-// next caller. It uses nothing of the task the door was taken from, which
-// may belong to a line by now.
+// for one of the queue, and wakes it. A nudge's door (bit 0) nudges the
+// next caller. Pass uses nothing of the task the door was taken from,
+// which may belong to a line by now.
 func (d Door[T]) Pass() {
 	switch {
 	case d.q == nil:
@@ -156,12 +161,12 @@ func (d Door[T]) Pass() {
 	}
 }
 
-// SetHooks sets what wakes a caller waiting for a queue slot once it is
-// handed one, what is given a waiting task displaced by another (see
-// makeRoom), out of its line: it owns the task from then on, and what
-// tells whether a task should stop waiting (see Permits.releaseFair); it
-// is called on any goroutine, with no lock held. None may block. Call it
-// before any task joins.
+// SetHooks sets three hooks. wake wakes a caller waiting for a queue slot
+// once it is handed one. displaced is given a waiting task displaced by
+// another (see makeRoom), out of its line, and owns the task from then on.
+// stopped tells whether a task should stop waiting (see
+// Permits.releaseFair). It is called on any goroutine, with no lock held.
+// None may block. Call SetHooks before any task joins.
 func (gl *Global[T]) SetHooks(wake func(*T), displaced func(victim *T), stopped func(*T) bool) {
 	gl.wake, gl.displaced, gl.stopped = wake, displaced, stopped
 }
@@ -172,17 +177,18 @@ func (gl *Global[T]) Blocked() int { return int(max(gl.blocked.Load(), 0)) }
 // Blocked reports the callers waiting for a queue slot to submit to g.
 func (g *Group[T]) Blocked() int { return int(max(g.blocked.Load(), 0)) }
 
-// makeRoom takes, for a task that found its queue q full (bit: the
-// group's or the global one), the slot of the oldest waiting task of the
-// lowest priority at or below its own, if it may displace one. The task
-// displaced is out of its line and given to the Global's displaced hook,
-// for p's owner to end; it keeps the permits it held of earlier layers.
+// makeRoom is for a task that found its queue q full. bit names the queue,
+// the group's or the global one. If the task may displace another, it takes
+// the slot of the oldest waiting task of the lowest priority at or below
+// its own. The task displaced is out of its line and given to the Global's
+// displaced hook, for p's owner to end. It keeps the permits it held of
+// earlier layers.
 //
-// It displaces nobody while a caller is blocked on q: the slot would go
-// to the newcomer, past the caller waiting for the next one. The task is
-// turned away then, as under RejectDiscard. A caller that blocks just
-// after the check came after the task, which it does not pass either. A
-// paused walk (a blocking caller's) waits for room rather than make it.
+// It displaces nobody while a caller is blocked on q. Otherwise the slot
+// would go to the newcomer, past the caller waiting for the next one. The
+// task is turned away then, as under RejectDiscard. A caller that blocks
+// just after the check came after the task, which it does not pass either.
+// A paused walk (a blocking caller's) waits for room rather than make it.
 func (p *Permits[T]) makeRoom(q *line[T], bit uint8) bool {
 	if p.flags&pause != 0 || !p.group.global.displacing.Load() || q.waiting.Load() != 0 {
 		return false
@@ -199,10 +205,11 @@ func (p *Permits[T]) makeRoom(q *line[T], bit uint8) bool {
 }
 
 // takeRoom takes for p the slot (bit) of v, which victim found waiting in
-// l, and reports whether it did. It does not if v has moved since: served
-// meanwhile, v may wait at a later layer by now, and under IsolationOff a
-// task gives its global slot back once past the global layer, so taking
-// v out of whatever line it is in could take a slot nobody holds.
+// l, and reports whether it did. It does not if v has moved since. If v was
+// served meanwhile, it may wait at a later layer by now. And under
+// IsolationOff a task gives its global slot back once past the global
+// layer. So taking v out of whatever line it is in could take a slot
+// nobody holds.
 func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8) bool {
 	if !v.leaveFrom(l, bit) {
 		return false
@@ -213,13 +220,14 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8) bool {
 	return true
 }
 
-// victim returns the oldest waiting task holding a slot of the queue
-// (bit: g's, or the global one) of the lowest priority at or below prio,
-// and the line it waits in, or nil. It looks in the lines whose waiters
-// may hold such a slot: the global line for the global queue; g's lines
-// for g's queue, and under fair share g's tasks in the global line. A
-// task a lowered limit sent back to an earlier line may hold no slot of
-// that line's queue.
+// victim returns the oldest waiting task of the lowest priority at or
+// below prio that holds a slot of the queue named by bit. The queue is g's
+// or the global one. It also returns the line the task waits in. It
+// returns nil if there is no such task. It looks in the lines whose
+// waiters may hold such a slot. For the global queue that is the global
+// line. For g's queue it is g's lines, and under fair share g's tasks in
+// the global line. A task a lowered limit sent back to an earlier line may
+// hold no slot of that line's queue.
 func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	consider := func(w *Permits[T]) {

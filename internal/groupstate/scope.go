@@ -6,26 +6,26 @@ import (
 	"time"
 )
 
-// scope is one generation of a group's cancel scope (Shutdown starts the
-// next): the parent of the contexts of the tasks submitted in it, and
-// itself the context.Context that Permits.Scope returns.
+// scope is one generation of a group's cancel scope. Shutdown starts the
+// next. It is the parent of the contexts of the tasks submitted in it. It
+// is itself the context.Context that Permits.Scope returns.
 //
-// Most tasks never build a context (see the root package's taskContext),
-// and most groups are never shut down, so a scope is only a cause, recorded
-// once when it is cancelled, and its root. Err reads those two; the
-// standard cancel context behind Done and Value (and so context.Cause) is
-// made on first need, derived from the root, so that cancelling the root
-// reaches it through the standard context tree. A scope never made costs
-// the root nothing (BenchmarkGroupFootprint of the benchmarks module: a
-// cancel context made per group was 164 B, counting its closure and its
-// slot in the root's map of children).
+// Most tasks never build a context (see the root package's taskContext).
+// Most groups are never shut down. So a scope is only a cause, recorded
+// once when it is cancelled, and its root. Err reads those two. The
+// standard cancel context behind Done and Value, and so context.Cause, is
+// made on first need. It is derived from the root, so that cancelling the
+// root reaches it through the standard context tree. A scope never made
+// costs the root nothing. BenchmarkGroupFootprint of the benchmarks module
+// showed a cancel context made per group to cost more memory, counting its
+// closure and its slot in the root's map of children.
 type scope struct {
 	root  *root
 	cause atomic.Pointer[error] // set once, by cancel
 	made  atomic.Pointer[made]  // set once, by build
 }
 
-// root is what the scopes of a registry derive from: cancelling its
+// root is what the scopes of a registry derive from. Cancelling its
 // context (the executor's Close) cancels every scope.
 type root struct{ ctx context.Context }
 
@@ -38,7 +38,7 @@ type made struct {
 // forgotten is the cause of the scope of a group forgotten as idle.
 var forgotten = errForgotten
 
-// init makes s a fresh scope of rt; s is not published yet.
+// init makes s a fresh scope of rt. s is not published yet.
 func (s *scope) init(rt *root) {
 	s.root = rt
 }
@@ -49,15 +49,15 @@ func newScope(rt *root) *scope {
 	return s
 }
 
-// cancelled reports whether s itself was cancelled (by cancel, not through
-// the root).
+// cancelled reports whether s itself was cancelled, by cancel and not
+// through the root.
 func (s *scope) cancelled() bool { return s.cause.Load() != nil }
 
 // cancel cancels s with cause (a pointer to it), unless s or its root was
-// cancelled before: the first cause sticks, as with a standard context.
+// cancelled before. The first cause sticks, as with a standard context.
 //
 // Interleaving: build publishes the made context and then looks for a
-// cause; cancel records the cause and then looks for a made context. So
+// cause. cancel records the cause and then looks for a made context. So
 // one of them sees the other, and the made context is cancelled with the
 // cause whichever comes first.
 func (s *scope) cancel(cause *error) {
@@ -73,10 +73,10 @@ func (s *scope) cancel(cause *error) {
 // already cancelled if s or its root is.
 //
 // Whoever finds the cause recorded cancels the context with it before
-// returning it, not only whoever made it: one made by another goroutine is
-// published a moment before that goroutine cancels it, and a context
-// derived from it then would read no cause (a task ended by its group's
-// Shutdown: context.Canceled, not ErrGroupShutdown).
+// returning it, not only whoever made it. This is because one made by
+// another goroutine is published a moment before that goroutine cancels
+// it. A context derived from it then would read no cause. A task ended by
+// its group's Shutdown would see context.Canceled, not ErrGroupShutdown.
 func (s *scope) build() *made {
 	m := s.made.Load()
 	if m == nil {
@@ -93,8 +93,8 @@ func (s *scope) build() *made {
 func (s *scope) make() *made {
 	parent := s.root.ctx
 	if s.cancelled() {
-		// Cancelled before the root was (see cancel): its own cause, not
-		// the root's, is the one to see.
+		// Cancelled before the root was (see cancel). So its own cause,
+		// not the root's, is the one to see.
 		parent = context.WithoutCancel(parent)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
@@ -113,7 +113,7 @@ func (s *scope) Deadline() (time.Time, bool) { return s.root.ctx.Deadline() }
 func (s *scope) Done() <-chan struct{} { return s.build().ctx.Done() }
 
 // Err reports context.Canceled once s or its root is cancelled. As with a
-// standard context, Done is closed by the time it does: a made context is
+// standard context, Done is closed by the time it does. A made context is
 // being cancelled then, by whoever recorded the cause or cancelled the
 // root, and Err waits for that.
 func (s *scope) Err() error {
@@ -127,7 +127,7 @@ func (s *scope) Err() error {
 }
 
 // Value looks key up in the made context, whose own key context.Cause
-// asks for; other values come from the root.
+// asks for. Other values come from the root.
 func (s *scope) Value(key any) any { return s.build().ctx.Value(key) }
 
 func (s *scope) String() string { return "groupconc.groupScope" }

@@ -2,37 +2,39 @@ package groupstate
 
 import "sync/atomic"
 
-// slots bounds how many tasks may wait: a count of slots taken against a
-// limit that may change. A lowered limit takes no slot back.
+// slots bounds how many tasks may wait. It is a count of slots taken
+// against a limit that may change. A lowered limit takes no slot back.
 //
-// It is a line whose permits are slots and whose waiters are callers that
-// would rather wait for a slot than be turned away (blocking submissions):
-// a slot given back while a caller waits goes to the first of them, in
-// order of priority and then of arrival, once the door below is free, and
-// a task that does not wait never takes a slot while one does
-// (tryAcquire), so nothing barges past a waiting caller.
+// It is a line whose permits are slots. Its waiters are callers that would
+// rather wait for a slot than be turned away (blocking submissions). A
+// slot given back while a caller waits goes to the first of them, once the
+// door below is free. They are served in order of priority and then of
+// arrival. A task that does not wait never takes a slot while one does
+// (tryAcquire). So nothing barges past a waiting caller.
 //
-// A group's slots are one counter, not wide: every group has one
-// (BenchmarkGroupFootprint). The global queue's, one per executor and
-// touched by every waiting task, are wide (BenchmarkW2Groups1000/peer=groupconc-user).
+// A group's slots are one counter, not wide, because every group has one
+// (BenchmarkGroupFootprint). The global queue's slots are wide. There is
+// one per executor, and every waiting task touches it
+// (BenchmarkW2Groups1000/peer=groupconc-user).
 //
 // Its slots are handed to one waiting caller at a time, through a door.
-// Callers handed slots at the same moment (by a raised threshold, by
-// tasks ending together on several goroutines) would each place their
-// task from a goroutine of their own, in whatever order those run. So the
-// caller handed a slot holds the queue's door until its task has its
-// place: it joined its next line, got every permit, or gave everything
-// back (Door.Pass, Release). Only then is a free slot handed on, with the
-// door, to the next waiting caller. Callers so place their tasks, are
-// announced and start in the order the queue serves them; one not handed
-// a slot yet can still give up, as ever, while another holds the door.
+// Several callers may be handed slots at the same moment. A raised
+// threshold does that, and so do tasks ending together on several
+// goroutines. Each would place its task from a goroutine of its own, in
+// whatever order those run. So the caller handed a slot holds the queue's
+// door until its task has its place. That is once it joined its next line,
+// got every permit, or gave everything back (Door.Pass, Release). Only
+// then is a free slot handed on, with the door, to the next waiting
+// caller. So callers place their tasks, are announced and start in the
+// order the queue serves them. One not handed a slot yet can still give
+// up, as ever, while another holds the door.
 //
 // Like every line's, its lobby is made on first need (see lobby).
 type slots[T any] struct {
 	line[T]
 	// freed counts the nudges so far (see nudge) in its bits above the
-	// lowest, which is set while a caller holds the door; that bit is
-	// changed only under the lobby's mu. They share a word so that a
+	// lowest. The lowest bit is set while a caller holds the door. That bit
+	// is changed only under the lobby's mu. They share a word so that a
 	// group's slots take no more room than before the door.
 	freed atomic.Uint64
 }
@@ -49,10 +51,10 @@ func (s *slots[T]) load() int64 { return s.held.load() }
 // nudges returns the nudges so far.
 func (s *slots[T]) nudges() uint64 { return s.freed.Load() / aNudge }
 
-// give gives back a slot. It returns the waiting caller handed a slot, and
-// the door, if any, taken out of line: the caller owns it now, and wakes
+// give gives back a slot. It returns the waiting caller handed a slot and
+// the door, if any, taken out of line. The caller owns it now, and wakes
 // it. While the door is held, the slot stays free for its holder to hand
-// on (pass); a task that does not block still never takes it while a
+// on (pass). A task that does not block still never takes it while a
 // caller waits (tryAcquire).
 func (s *slots[T]) give() *Permits[T] {
 	s.held.give()
@@ -78,8 +80,8 @@ func (s *slots[T]) handLocked(q queue[T]) *Permits[T] {
 }
 
 // pass takes the door back from the caller that held it, whose task has
-// its place now, and hands it on with a free slot to the next waiting
-// caller, returned as give returns it.
+// its place now. It hands the door on with a free slot to the next waiting
+// caller, and returns that caller as give does.
 func (s *slots[T]) pass() *Permits[T] {
 	r := s.lock()
 	defer r.unlock()
@@ -88,18 +90,18 @@ func (s *slots[T]) pass() *Permits[T] {
 }
 
 // block takes a slot for w's caller at once if one is free, nobody waits
-// for one and nobody holds the door, and reports acquired; or, for a queue
-// of no slots, reports retry if a nudge came since the caller read seen
-// (its task may start at once now); otherwise it puts w in the line of
-// waiting callers, by priority and then arrival (a caller nudged before
-// goes back to the head of its priority), and reports neither: the line
-// owns w now, until give, pass or nudge hands it on, or w leaves.
+// for one and nobody holds the door. Then it reports acquired. For a queue
+// of no slots, it reports retry if a nudge came since the caller read
+// seen, as its task may start at once now. Otherwise it puts w in the line
+// of waiting callers, by priority and then arrival, and reports neither. A
+// caller nudged before goes back to the head of its priority. The line
+// owns w then, until give, pass or nudge hands it on, or w leaves.
 func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
 	r := s.lock()
 	defer r.unlock()
 	q := r.q()
 	if s.freed.Load()&doorHeld != 0 {
-		// It came after the door's holder: it waits for its turn, and
+		// It came after the door's holder. So it waits for its turn, and
 		// the slot it may have seen free is the holder's to hand on.
 		s.waiting.Add(1) // as enterLocked announces a joiner
 	} else if s.enterLocked(q) {
@@ -117,7 +119,7 @@ func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
 }
 
 // nudge, for a queue of no slots, takes the first waiting caller out of
-// line, without a slot, to be woken: a permit was just given back, and its
+// line, without a slot, to be woken. A permit was just given back, and its
 // task may start on it at once. No slot ever frees in such a queue, so
 // this is what ends such a wait. It returns the caller as give does.
 func (s *slots[T]) nudge() *Permits[T] {
@@ -140,11 +142,11 @@ func (s *slots[T]) nudge() *Permits[T] {
 }
 
 // handOut hands a slot a raised limit frees to the first waiting caller,
-// returned as give returns it; the callers after it are handed theirs in
-// turn, through the door. A change of limits calls it in its last pass
-// (see limits.go), once every layer's new limit is in force: a caller
-// woken earlier could walk through a layer whose lowered limit is not
-// stored yet.
+// and returns that caller as give does. The callers after it are handed
+// theirs in turn, through the door. A change of limits calls it in its
+// last pass (see limits.go), once every layer's new limit is in force.
+// This is because a caller woken earlier could walk through a layer whose
+// lowered limit is not stored yet.
 func (s *slots[T]) handOut() *Permits[T] {
 	if s.waiting.Load() == 0 {
 		return nil
@@ -155,8 +157,8 @@ func (s *slots[T]) handOut() *Permits[T] {
 }
 
 // takeSlot takes a place in queue q for a task about to wait, unless it
-// holds one; it reports false when the queue is full, or callers wait for
-// a slot of it.
+// holds one. It reports false when the queue is full, or when callers wait
+// for a slot of it.
 func (p *Permits[T]) takeSlot(q *line[T], slot uint8) bool {
 	if p.held&slot != 0 {
 		return true

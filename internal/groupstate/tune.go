@@ -1,21 +1,21 @@
 package groupstate
 
-// Tuning: an adaptive limit moves one group's concurrency limit, or the
-// global one, between policy updates. It goes the way Update goes for the
-// layers it touches (store, enforce what was lowered, grant what was
-// raised), so a raised limit starts waiting tasks at once and a lowered one
+// An adaptive limit moves one group's concurrency limit, or the global
+// one, between policy updates. It goes the way Update goes for the layers
+// it touches. It stores, enforces what was lowered, and grants what was
+// raised. So a raised limit starts waiting tasks at once, and a lowered one
 // drains without interrupting anything.
 
-// Tuning returns the Tuning of the group's limits in force; nil if none.
+// Tuning returns the Tuning of the group's limits in force, or nil if none.
 func (g *Group[T]) Tuning() any { return g.limits.Load().Tuning }
 
-// Running reports the group's running tasks: those holding every permit.
+// Running reports the group's running tasks, those holding every permit.
 func (g *Group[T]) Running() int {
 	return max(int(g.global.running(g)), 0)
 }
 
 // Concurrency returns the group's concurrency limit in force.
-// A paused group's is its limits' (the line's is 0 meanwhile).
+// A paused group's is its limits', since the line's is 0 meanwhile.
 func (g *Group[T]) Concurrency() int {
 	if g.paused.Load() {
 		return g.limits.Load().Concurrency
@@ -27,15 +27,16 @@ func (g *Group[T]) Concurrency() int {
 func (p *Permits[T]) Group() *Group[T] { return p.group }
 
 // Tune makes conc the group's concurrency limit and queue its queue
-// threshold, if the limits in force still carry tuning (Update has not
-// replaced them meanwhile). It returns the concurrency limit before, and
-// the tasks the change moved, which the caller carries on as after Update;
-// nil if nothing changed. Calls may overlap with each other and with
-// Update.
+// threshold, if the limits in force still carry tuning. They do unless
+// Update replaced them meanwhile. It returns the concurrency limit before,
+// and the tasks the change moved. The caller carries those on as after
+// Update. The tasks are nil if nothing changed. Calls may overlap with
+// each other and with Update.
 func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c *Changes[T]) {
-	// Update stores limits under mu's write side; tuneMu orders tunings
-	// (lock order: r.mu, r.tuneMu, then the lines' locks). One lock for
-	// every group, not one each: tunings are few next to groups.
+	// Update stores limits under mu's write side. tuneMu orders tunings.
+	// The lock order is r.mu, r.tuneMu, then the lines' locks. There is one
+	// lock for every group, not one each, because tunings are few next to
+	// groups.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	r.tuneMu.Lock()
@@ -59,11 +60,11 @@ func (gl *Global[T]) Running() int { return count(&gl.in.running, &gl.out.runnin
 // Limit returns the global limit in force.
 func (gl *Global[T]) Limit() int { return int(gl.line.limit.Load()) }
 
-// TuneGlobal makes n the global limit under fair share, where only running
-// tasks hold a global permit: a lowered limit has nobody to send back, and
-// a raised one hands its permits on. It returns the limit before and the
-// tasks handed a permit; nil if nothing changed. The caller orders it with
-// Update, and it may overlap with Tune.
+// TuneGlobal makes n the global limit under fair share. There only running
+// tasks hold a global permit. So a lowered limit has nobody to send back,
+// and a raised one hands its permits on. It returns the limit before and
+// the tasks handed a permit. The tasks are nil if nothing changed. The
+// caller orders it with Update, and it may overlap with Tune.
 func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
 	l := gl.line
 	old = int(l.limit.Load())

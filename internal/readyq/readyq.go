@@ -1,32 +1,33 @@
 // Package readyq is the queue of tasks that are ready to run and wait only
-// for a goroutine: an intrusive FIFO, plus the rule that decides when a
-// goroutine must be started to serve it, so that goroutines are reused and
-// a ready task never waits for a running one.
+// for a goroutine. It is an intrusive FIFO, plus the rule that decides when
+// a goroutine must be started to serve it. So goroutines are reused, and a
+// ready task never waits for a running one.
 //
-// The queue has a role, held by one goroutine at a time: its holder takes
+// The queue has a role, held by one goroutine at a time. The holder takes
 // tasks out. Whenever the queue holds a task, some goroutine that runs no
-// task is bound to take it out: the holder, or a goroutine started for the
-// role that has not run yet (the role is then on offer, and a goroutine that
-// has finished its task may Claim it first, which is how goroutines are
-// reused). No goroutine waits for work: one that finds nothing ends.
+// task is bound to take it out. It is either the holder, or a goroutine
+// started for the role that has not run yet. In the second case the role is
+// on offer, and a goroutine that has finished its task may Claim it first.
+// That is how goroutines are reused. No goroutine waits for work. One that
+// finds nothing ends.
 //
 // The protocol, for the goroutines of the caller:
-//   - Push a task; if it reports start, start a goroutine that calls Arrive.
-//   - A goroutine started so calls Arrive first; if it reports false it has
+//   - Push a task. If it reports start, start a goroutine that calls Arrive.
+//   - A goroutine started so calls Arrive first. If it reports false, it has
 //     nothing to do and ends.
-//   - A goroutine that has finished its task calls Claim; if it reports
-//     true it holds the role.
-//   - The holder calls Take: it returns the next task (and gives the role
-//     up or hands it on first, since the task may run for long), or nil
-//     once the queue is empty and the role given up. If Take reports start,
-//     start a goroutine that calls Arrive.
+//   - A goroutine that has finished its task calls Claim. If it reports
+//     true, it holds the role.
+//   - The holder calls Take. It returns the next task, or nil once the queue
+//     is empty and the role given up. Before it returns a task, it gives the
+//     role up or hands it on, since the task may run for long. If Take
+//     reports start, start a goroutine that calls Arrive.
 //
-// Speed: Push is one CAS on a lock-free stack and, when the stack was
-// empty, one CAS on the role word; the holder reverses the stack into a
-// private list, so tasks come out oldest first. BenchmarkQueue measures it
-// against mutexQueue (queue_test.go), a mutex-guarded queue behind the same
-// API, both driven as the executor drives them (goroutine starts included);
-// on 2 CPUs, go test -bench Queue -count 10 -cpu 2, then benchstat:
+// Push is one CAS on a lock-free stack. When the stack was empty, it is one
+// more CAS on the role word. The holder reverses the stack into a private
+// list, so tasks come out oldest first. BenchmarkQueue measures it against
+// mutexQueue (queue_test.go), a mutex-guarded queue behind the same API.
+// Both are driven as the executor drives them, goroutine starts included.
+// On 2 CPUs, with go test -bench Queue -count 10 -cpu 2 and then benchstat:
 //
 //	                      lockfree       mutex
 //	Queue/producers=1-2   97.59n ± 19%   136.40n ± 20%  +39.76% (p=0.000 n=10)
@@ -35,11 +36,11 @@ package readyq
 
 import "sync/atomic"
 
-// Linked is the constraint on the tasks a Queue holds: a pointer to T that
-// keeps the link to the next task, so Push allocates nothing. The queue
-// sets and reads the link only while the task is in it, and leaves it nil
-// when it takes the task out: the link may share its storage with what the
-// task does not use while it is queued.
+// Linked is the constraint on the tasks a Queue holds. It is a pointer to T
+// that keeps the link to the next task, so Push allocates nothing. The queue
+// sets and reads the link only while the task is in it. It leaves the link
+// nil when it takes the task out. So the link may share its storage with
+// what the task does not use while it is queued.
 type Linked[T any] interface {
 	*T
 	ReadyNext() *T
@@ -48,8 +49,8 @@ type Linked[T any] interface {
 
 // Queue is a FIFO of ready tasks with the role described in the package
 // comment. Its zero value is an empty queue with the role free. It is safe
-// for concurrent use as the protocol says: Push, Arrive and Claim from any
-// goroutine, Take by the holder of the role only.
+// for concurrent use as the protocol says. Push, Arrive and Claim may be
+// called from any goroutine, and Take by the holder of the role only.
 type Queue[T any, P Linked[T]] struct {
 	in atomic.Pointer[T] // pushed tasks, newest first
 	_  [56]byte
@@ -82,7 +83,8 @@ func (q *Queue[T, P]) Push(t P) (start bool) {
 		}
 	}
 	// The holder gives the role up before it looks at in for the last
-	// time (see yield): either it sees t there, or this sees the role free.
+	// time (see yield). So either it sees t there, or this sees the role
+	// free.
 	for {
 		w := q.word.Load()
 		if w&roleMask != roleFree {
@@ -94,8 +96,8 @@ func (q *Queue[T, P]) Push(t P) (start bool) {
 	}
 }
 
-// Arrive is called first by a goroutine started for the role: it takes the
-// role if it is on offer and reports whether it did; otherwise the
+// Arrive is called first by a goroutine started for the role. It takes the
+// role if it is on offer, and reports whether it did. If it did not, the
 // goroutine has nothing to do.
 func (q *Queue[T, P]) Arrive() bool {
 	for {
@@ -110,9 +112,9 @@ func (q *Queue[T, P]) Arrive() bool {
 	}
 }
 
-// Claim is called by a goroutine that has finished its task: it takes the
-// role if it is on offer, or free while a task is in the queue, and reports
-// whether it did.
+// Claim is called by a goroutine that has finished its task. It takes the
+// role if it is on offer, or if it is free while a task is in the queue. It
+// reports whether it did.
 func (q *Queue[T, P]) Claim() bool {
 	for {
 		w := q.word.Load()
@@ -131,10 +133,10 @@ func (q *Queue[T, P]) Claim() bool {
 }
 
 // Take is called by the holder of the role. It returns the oldest task, or
-// nil once the queue is empty, having given the role up. Before returning a
-// task it gives the role up, or hands it on if more tasks are ready: the
-// caller runs the task and may take long. It reports whether the caller must
-// start a goroutine, which calls Arrive.
+// nil once the queue is empty and the role given up. Before it returns a
+// task, it gives the role up, or hands it on if more tasks are ready. This
+// is because the caller runs the task and may take long. Take reports
+// whether the caller must start a goroutine, which calls Arrive.
 func (q *Queue[T, P]) Take() (t P, start bool) {
 	for {
 		t, more := q.pop()
@@ -150,8 +152,9 @@ func (q *Queue[T, P]) Take() (t P, start bool) {
 	}
 }
 
-// offer returns the word with the role, free or held, put on offer, and
-// whether a goroutine must be started for it: one already coming will do.
+// offer returns the word with the role, free or held, put on offer. It also
+// returns whether a goroutine must be started for it. One already coming
+// will do.
 func offer(w uint64) (start bool, w2 uint64) {
 	coming := w &^ roleMask
 	if coming == 0 {
@@ -172,10 +175,10 @@ func (q *Queue[T, P]) hand() (start bool) {
 }
 
 // pop takes the oldest task out of the queue, holding the role, and reports
-// whether more are ready; nil if the queue is empty.
+// whether more are ready. It returns nil if the queue is empty.
 func (q *Queue[T, P]) pop() (t P, more bool) {
 	if q.out == nil {
-		// Reverse what was pushed since the last time: oldest first.
+		// Reverse what was pushed since the last time, so oldest first.
 		for t := P(q.in.Swap(nil)); t != nil; {
 			next := t.ReadyNext()
 			t.SetReadyNext((*T)(q.out))
@@ -192,7 +195,7 @@ func (q *Queue[T, P]) pop() (t P, more bool) {
 }
 
 // yield gives up the held role, out being empty, and then looks at in
-// again: if a task came, it takes the role back, if it still can, and
+// again. If a task came, it takes the role back if it still can, and
 // reports true.
 func (q *Queue[T, P]) yield() (held bool) {
 	q.word.And(^uint64(roleMask)) // roleFree; only the holder changes the role

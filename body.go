@@ -178,7 +178,7 @@ func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
 	})
 }
 
-// panicError wraps what recover returned. Nil means the function called
+// panicError wraps what recover returned. A nil r means the function called
 // runtime.Goexit (a panic(nil) recovers as *runtime.PanicNilError).
 func panicError(r any) *PanicError {
 	if r == nil {

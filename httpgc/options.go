@@ -50,7 +50,7 @@ type Options struct {
 	// (409).
 	DisplayKey func(key string) string
 
-	// Identify names who made a write, for Audit. Nil uses the request's
+	// Identify names who made a write, for Audit. A nil Identify uses the request's
 	// RemoteAddr.
 	Identify func(r *http.Request) string
 

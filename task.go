@@ -189,7 +189,7 @@ func (t *task) claimRan() (claimed, ran bool) {
 
 // began records that t's function is about to run, holding its permits since
 // start. So Cancel, which completes the handle at once, keeps that Start.
-// Start is written before the bit that Cancel reads.
+// The start field is written before the bit that Cancel reads.
 func (t *task) began(start int64) {
 	t.start = start
 	t.state.Or(startedBit)

@@ -55,7 +55,7 @@ func (c *taskContext) Err() error {
 }
 
 // Value looks in the inner context first, so context.Cause finds the task's
-// own cause. Cause asks for the nearest cancel context by a private key. No
+// own cause. context.Cause asks for the nearest cancel context by a private key. No
 // other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
 	if key == (execKey{}) { // see insideTask

@@ -8,19 +8,19 @@ import (
 	"github.com/kobe/groupconc/internal/groupstate"
 )
 
-// Blocking submissions: a caller of SubmitWith with Block whose task finds
-// its queue full waits, as a record in that queue's line of waiting
-// callers (groupstate's slots), until a slot is handed to it. Until then
-// its task is not accepted: the gate has not counted it, no listener has
-// heard of it, and it is in no count but Blocked.
+// Blocking submissions. A caller of SubmitWith with Block whose task finds
+// its queue full waits until a slot is handed to it. It waits as a record in
+// that queue's line of waiting callers (groupstate's slots). Until then its
+// task is not accepted. The gate has not counted it, no listener has heard
+// of it, and it is in no count but Blocked.
 //
-// A queue hands its slots to one caller at a time, with its door: the
-// caller accepts its task on its own goroutine, as Submit would (the
-// listener hears of it there), and passes the door on once the task has
-// its place (see accepted). So callers handed slots together, by a raised
-// threshold or by tasks ending together, are accepted, announced and
-// started in the order the queue served them, and the callers still
-// waiting behind a door can give up as always.
+// A queue hands its slots to one caller at a time, with its door. The caller
+// accepts its task on its own goroutine, as Submit would, and the listener
+// hears of it there. It passes the door on once the task has its place (see
+// accepted). Callers may be handed slots together, by a raised threshold or
+// by tasks ending together. They are still accepted, announced and started
+// in the order the queue served them. The callers still waiting behind a
+// door can give up as always.
 
 // errWaitTimeout ends a wait that ran past MaxWait.
 var errWaitTimeout = errors.New("groupconc: wait timed out")
@@ -37,19 +37,18 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	return e.admit(ctx, t, b, key, id, o.Priority)
 }
 
-// insideTask reports whether ctx is, or derives from, the context of a
-// task of e: such a caller may hold the permits it would wait for, so it
-// never blocks.
+// insideTask reports whether ctx is, or derives from, the context of a task
+// of e. Such a caller may hold the permits it would wait for, so it never
+// blocks.
 func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 	x, _ := ctx.Value(execKey{}).(*GroupExecutor)
 	return x == e
 }
 
 // admitBlocking admits t as admit does, but when its queue is full the
-// caller waits for a slot: see SubmitWith for what ends the wait. The walk
-// is paused before t would join a line, so that t is accepted (counted,
-// announced to the listener) before any line, and so another goroutine,
-// can own it.
+// caller waits for a slot. See SubmitWith for what ends the wait. The walk
+// is paused before t would join a line. So t is accepted (counted, announced
+// to the listener) before any line, and so another goroutine, can own it.
 func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
 	if e.gate.closed.Load() {
 		return ErrClosed
@@ -69,7 +68,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		if out != groupstate.Rejected {
 			break
 		}
-		// The walk gave back what it held: carry on whoever it went to.
+		// The walk gave back what it held, so carry on whoever it went to.
 		e.handOn(p, handOffSpawn, noTime)
 		if !waited {
 			// Shutdown and Close return once every caller counted here
@@ -115,14 +114,14 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	return e.accepted(t, g, reason)
 }
 
-// waitSlot waits, after a walk found the queue named by reason full, until
-// a slot of it is handed to t (nil: t holds it, and the queue's door), or,
-// for a queue of no slots, until a permit t may start on is given back
-// (nil: t holds no slot, and walks again); or until the wait ends
-// otherwise: ctx ends (its error), timeout fires (errWaitTimeout), the
-// executor closes (ErrClosed) or t's group is shut down or evicted (the
-// scope's cause). t holds nothing then. seen is the queue's nudge count
-// before the walk (see Block).
+// waitSlot waits after a walk found the queue named by reason full. It waits
+// until a slot of that queue is handed to t, and then returns nil, with t
+// holding the slot and the queue's door. For a queue of no slots, it waits
+// instead until a permit t may start on is given back. Then it returns nil,
+// t holds no slot, and t walks again. The wait also ends when ctx ends (its
+// error), timeout fires (errWaitTimeout), the executor closes (ErrClosed),
+// or t's group is shut down or evicted (the scope's cause). Then t holds
+// nothing. The seen argument is the queue's nudge count before the walk (see Block).
 func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout <-chan time.Time) error {
 	p := &t.permits
 	a := t.getAside()
@@ -146,9 +145,9 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 		err = context.Cause(p.Scope())
 	}
 	if !p.Leave() {
-		// A slot was handed to t as the wait ended (or it was nudged):
+		// A slot was handed to t as the wait ended, or it was nudged.
 		// ShutdownGroup, EvictGroup and Close free slots as they end the
-		// waiting tasks, so the end still wins, but for MaxWait. Giving
+		// waiting tasks. So the end still wins, except for MaxWait. Giving
 		// the slot back passes the queue's door on with it.
 		<-woken
 		if err == errWaitTimeout && p.Holds() {
@@ -159,9 +158,9 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 	return err
 }
 
-// giveBack gives back what p holds, for a caller that is not to run its
-// task (yet), and carries on, each on a goroutine of its own, the tasks
-// its permits went to.
+// giveBack gives back what p holds, for a caller that is not to run its task
+// (yet). It carries on the tasks its permits went to, each on a goroutine of
+// its own.
 func (e *GroupExecutor) giveBack(p *groupstate.Permits[task]) {
 	p.Release()
 	e.handOn(p, handOffSpawn, noTime)

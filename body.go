@@ -11,39 +11,41 @@ import (
 
 var errGoexit = errors.New("groupconc: runtime.Goexit called on the task's goroutine")
 
-// body is the typed side of a task t, implemented by fnBody[T]; its
-// methods are given t. The scheduler is not generic: it drives a task
-// through its layers and calls body only to run typed code. body never
-// completes the handle nor gives back permits: it returns how the code
-// ended, and the scheduler does the rest (see GroupExecutor.finish).
+// body is the typed side of a task t, implemented by fnBody[T]. Its methods
+// are given t. The scheduler is not generic. It drives a task through its
+// layers and calls body only to run typed code. body never completes the
+// handle nor gives back permits. It returns how the code ended, and the
+// scheduler does the rest (see GroupExecutor.finish).
 type body interface {
 	// call calls the task's function on the calling goroutine and returns
-	// how it ended; a value it returned is kept in the handle, to be
-	// shown only if the result says SUCCESS. A panic becomes FAILED; on
+	// how it ended. A value it returned is kept in the handle, to be shown
+	// only if the result says SUCCESS. A panic becomes FAILED. On
 	// runtime.Goexit call does not return.
 	call(t *task, ctx context.Context) (TaskStatus, error)
-	// callHandler runs h for the rejected task, which it may run through
-	// Rejection.Run (l hears OnStarted then), and records in o how it
+	// callHandler runs h for the rejected task, which h may run through
+	// Rejection.Run, and then l hears OnStarted. It records in o how it
 	// ended, even when h panics or calls runtime.Goexit.
 	callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
-	// tellCompleted tells l the task's result: o, which its claimer is
-	// about to publish, or (the zero outcome) the result Cancel publishes.
-	// o is a value: a pointer given to an interface method escapes, and
-	// would move every task's outcome to the heap.
+	// tellCompleted tells l the task's result. That is o, which its claimer
+	// is about to publish, or the result Cancel publishes when o is the zero
+	// outcome. The o argument is a value, because a pointer given to an
+	// interface method escapes. That would move every task's outcome to the
+	// heap.
 	tellCompleted(t *task, o outcome, l TaskLifecycleListener)
 }
 
-// fnBody is the body of a task of a TaskHandle[T]: the task's function.
-// Kept in the task's body, the function costs no word of its own, and the
-// body's other word tells the handle's type; handleOf finds the handle.
+// fnBody is the body of a task of a TaskHandle[T], which is the task's
+// function. Kept in the task's body, the function costs no word of its own,
+// and the body's other word tells the handle's type. handleOf finds the
+// handle.
 type fnBody[T any] Task[T]
 
-// handleOf returns the TaskHandle[T] that t is part of: t has body
-// fnBody[T], so it was made as a handle's t (see Submit). This is the
-// package's one unsafe step: it saves the handle a word (its function,
-// rather than kept besides a body pointing at the handle), which is what
-// took TaskHandle[struct{}] from 200 to 192 bytes, a size class smaller
-// (BenchmarkW3QueuedMemory of the benchmarks module: bytes/queued-task).
+// handleOf returns the TaskHandle[T] that t is part of. Since t has body
+// fnBody[T], it was made as a handle's t (see Submit). This is the package's
+// one unsafe step. It saves the handle a word, because the function is kept
+// rather than a body pointing at the handle beside it. That took
+// TaskHandle[struct{}] a size class smaller, as BenchmarkW3QueuedMemory of
+// the benchmarks module shows in bytes per queued task.
 func handleOf[T any](t *task) *TaskHandle[T] {
 	var h *TaskHandle[T]
 	return (*TaskHandle[T])(unsafe.Add(unsafe.Pointer(t), -unsafe.Offsetof(h.t)))
@@ -53,8 +55,9 @@ func (f fnBody[T]) call(t *task, ctx context.Context) (status TaskStatus, err er
 	returned := false
 	defer func() {
 		if !returned {
-			// nil: runtime.Goexit, which goes on unwinding; the scheduler
-			// sees no status (a panic(nil) recovers as *runtime.PanicNilError).
+			// A nil r means runtime.Goexit, which goes on unwinding, and the
+			// scheduler sees no status. A panic(nil) recovers as
+			// *runtime.PanicNilError.
 			if r := recover(); r != nil {
 				status, err = StatusFailed, panicError(r)
 			}
@@ -148,9 +151,9 @@ func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
 	handleOf[T](t).tellCompletedTo(&o, l)
 }
 
-// tellCompletedTo is kept apart: building the GroupResult[any] takes a large
-// frame, which would grow every task goroutine's stack if it were reserved
-// when there is no listener.
+// tellCompletedTo is kept apart, because building the GroupResult[any] takes
+// a large frame. That would grow every task goroutine's stack if it were
+// reserved when there is no listener.
 //
 //go:noinline
 func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
@@ -158,8 +161,8 @@ func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
 	if o.status != 0 {
 		r = h.resultOf(o.status, o.start, o.end, o.err)
 	} else {
-		// Cancel claimed the handle and publishes right after; the result
-		// is readable once it has.
+		// Cancel claimed the handle and publishes right after. The result is
+		// readable once it has.
 		h.t.wait()
 		r = h.result()
 	}
@@ -175,7 +178,7 @@ func (h *TaskHandle[T]) tellCompletedTo(o *outcome, l TaskLifecycleListener) {
 	})
 }
 
-// panicError wraps what recover returned; nil means the function called
+// panicError wraps what recover returned. A nil r means the function called
 // runtime.Goexit (a panic(nil) recovers as *runtime.PanicNilError).
 func panicError(r any) *PanicError {
 	if r == nil {
@@ -184,7 +187,7 @@ func panicError(r any) *PanicError {
 	return &PanicError{Value: r, Stack: debug.Stack()}
 }
 
-// failedOrCancelled classifies a function's error: its context's own error,
+// failedOrCancelled classifies a function's error. Its context's own error,
 // returned while that context is done, means CANCELLED.
 func failedOrCancelled(ctx context.Context, err error) TaskStatus {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {

@@ -8,7 +8,7 @@ import (
 )
 
 // PolicyBuilder collects the settings of a GroupPolicy. Every setter returns
-// the builder so calls chain; Build validates and returns the policy.
+// the builder so calls chain. Build validates and returns the policy.
 //
 // Setters copy the maps they are given, so later changes to a map do not
 // reach the builder or any policy it built. A builder may be reused after
@@ -44,8 +44,8 @@ type PolicyBuilder struct {
 // NewPolicyBuilder returns a builder holding the DefaultPolicy settings.
 func NewPolicyBuilder() *PolicyBuilder { return &PolicyBuilder{} }
 
-// PerGroupMaxConcurrency sets the concurrency limit of the listed groups;
-// they win over the resolver and the default. Each value must be >= 1.
+// PerGroupMaxConcurrency sets the concurrency limit of the listed groups.
+// They win over the resolver and the default. Each value must be >= 1.
 func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder {
 	b.concurrency = maps.Clone(m)
 	return b
@@ -53,33 +53,36 @@ func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder 
 
 // ConcurrencyResolver sets a function that gives the concurrency limit of a
 // group not listed in PerGroupMaxConcurrency. It is called once per group,
-// when the group is first used (and again after EvictGroup), possibly from
-// several goroutines at once. A panic in it yields the default; a value
-// below 1 becomes 1. It runs inside the Submit call that first uses the
-// group, so a slow resolver makes that Submit slow: keep it quick.
+// when the group is first used and again after EvictGroup. It may be called
+// from several goroutines at once. A panic in it yields the default, and a
+// value below 1 becomes 1. It runs inside the Submit call that first uses
+// the group. So a slow resolver makes that Submit slow, and it should be
+// quick.
 func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *PolicyBuilder {
 	b.resolver = f
 	return b
 }
 
 // DefaultMaxConcurrencyPerGroup sets the concurrency limit of groups that
-// neither the map nor the resolver covers. It must be >= 1; the default is 1.
+// neither the map nor the resolver covers. It must be >= 1. The default is
+// 1.
 func (b *PolicyBuilder) DefaultMaxConcurrencyPerGroup(n int) *PolicyBuilder {
 	b.defaultConc = &n
 	return b
 }
 
 // GlobalMaxInFlight caps the tasks holding a global permit, all groups
-// together; see GroupPolicy.GlobalMaxInFlight for how waiting tasks count.
-// It must be >= 1; the default is Unlimited.
+// together. See GroupPolicy.GlobalMaxInFlight for how waiting tasks count.
+// It must be >= 1. The default is Unlimited.
 func (b *PolicyBuilder) GlobalMaxInFlight(n int) *PolicyBuilder {
 	b.globalInFlight = &n
 	return b
 }
 
 // DefaultMaxInFlightPerGroup sets the bulkhead of groups not listed in
-// PerGroupMaxInFlight: the tasks of one group waiting for a concurrency permit
-// or running. It must be >= 1; the default is Unlimited.
+// PerGroupMaxInFlight. The bulkhead bounds the tasks of one group waiting
+// for a concurrency permit or running. It must be >= 1. The default is
+// Unlimited.
 func (b *PolicyBuilder) DefaultMaxInFlightPerGroup(n int) *PolicyBuilder {
 	b.defaultInFlight = &n
 	return b
@@ -92,25 +95,25 @@ func (b *PolicyBuilder) PerGroupMaxInFlight(m map[string]int) *PolicyBuilder {
 	return b
 }
 
-// GlobalQueueThreshold bounds how many tasks may wait for a global permit. It
-// must be >= 0; 0 means a task that cannot take a global permit at once is
-// rejected. The default is Unlimited. Under IsolationOff a task waits here
-// before it reaches its group, so only this threshold counts it there;
-// under IsolationFairShare Build refuses any value but Unlimited.
+// GlobalQueueThreshold bounds how many tasks may wait for a global permit.
+// It must be >= 0. Zero means a task that cannot take a global permit at
+// once is rejected. The default is Unlimited. Under IsolationOff a task
+// waits here before it reaches its group, so only this threshold counts it
+// there. Under IsolationFairShare Build refuses any value but Unlimited.
 func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
 	b.globalQueue = &n
 	return b
 }
 
-// DefaultQueueThresholdPerGroup bounds, for groups not listed in
-// PerGroupQueueThreshold, how many tasks of one group may wait for the
-// bulkhead or concurrency permit. It must be >= 0; the default is Unlimited.
+// DefaultQueueThresholdPerGroup bounds how many tasks of one group may wait
+// for the bulkhead or concurrency permit. It applies to groups not listed in
+// PerGroupQueueThreshold. It must be >= 0. The default is Unlimited.
 //
 // Where it counts depends on the isolation mode. Under IsolationOff, the
-// default, a task waits for a global permit first, and a task waiting there
-// is not counted here: with a GlobalMaxInFlight, a group's backlog can grow
-// past this threshold in the global line (bound it with
-// GlobalQueueThreshold). Under IsolationFairShare it counts the group's
+// default, a task waits for a global permit first. A task waiting there is
+// not counted here. So with a GlobalMaxInFlight, a group's backlog can grow
+// past this threshold in the global line. Bound it with
+// GlobalQueueThreshold. Under IsolationFairShare it counts the group's
 // waiting tasks at every layer, so it bounds each group's backlog.
 func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
 	b.defaultQueue = &n
@@ -131,8 +134,8 @@ func (b *PolicyBuilder) RejectionPolicy(p RejectionPolicy) *PolicyBuilder {
 	return b
 }
 
-// RejectionHandler sets a function that decides the outcome of every rejected
-// task; when set it replaces the RejectionPolicy.
+// RejectionHandler sets a function that decides the outcome of every
+// rejected task. When set, it replaces the RejectionPolicy.
 func (b *PolicyBuilder) RejectionHandler(h RejectionHandler) *PolicyBuilder {
 	b.rejectionHandler = h
 	return b
@@ -144,66 +147,65 @@ func (b *PolicyBuilder) TaskLifecycleListener(l TaskLifecycleListener) *PolicyBu
 	return b
 }
 
-// Isolation sets how groups share the global in-flight cap; the default is
-// IsolationOff. An executor keeps its mode for life: UpdatePolicy refuses a
-// policy of another mode.
+// Isolation sets how groups share the global in-flight cap. The default is
+// IsolationOff. An executor keeps its mode for life, so UpdatePolicy refuses
+// a policy of another mode.
 func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
 	b.isolation = m
 	return b
 }
 
-// PerGroupWeight sets the fair-share weight of the listed groups; they win
+// PerGroupWeight sets the fair-share weight of the listed groups. They win
 // over the resolver and the default. Each value must be >= 1. Weights need
-// IsolationFairShare: under IsolationOff, Build refuses any map, even an
-// empty one (nil sets none).
+// IsolationFairShare. Under IsolationOff, Build refuses any map, even an
+// empty one. A nil map sets none.
 func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
 	b.weights = maps.Clone(m)
 	return b
 }
 
-// WeightResolver sets a function that gives the weight of a group not
-// listed in PerGroupWeight, called once per group as ConcurrencyResolver
-// is. A panic in it yields the default; a value below 1 becomes 1.
+// WeightResolver sets a function that gives the weight of a group not listed
+// in PerGroupWeight. It is called once per group as ConcurrencyResolver is.
+// A panic in it yields the default, and a value below 1 becomes 1.
 func (b *PolicyBuilder) WeightResolver(f func(groupKey string) int) *PolicyBuilder {
 	b.weightResolver = f
 	return b
 }
 
 // DefaultWeightPerGroup sets the weight of groups that neither the map nor
-// the resolver covers. It must be >= 1; the default is 1.
+// the resolver covers. It must be >= 1. The default is 1.
 func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 	b.defaultWeight = &n
 	return b
 }
 
 // IdleGroupTTL has a group with no task waiting or running for d forgotten,
-// as EvictGroup forgets it: gone from the stats, its limits resolved again
-// on next use. A group idle for 2×d is gone by the time any later Submit,
-// Stats, GroupStats or AllGroupStats call returns; the check runs inside
-// those calls, so no goroutine is kept for it. A caller blocked to submit
-// to a group (SubmitOptions.Block) keeps it too. 0, the default, remembers
-// groups until EvictGroup. It must be >= 0.
+// as EvictGroup forgets it. It is gone from the stats, and its limits are
+// resolved again on next use. A group idle for 2×d is gone by the time any
+// later Submit, Stats, GroupStats or AllGroupStats call returns. The check
+// runs inside those calls, so no goroutine is kept for it. A caller blocked
+// to submit to a group (SubmitOptions.Block) keeps it too. Zero, the
+// default, remembers groups until EvictGroup. It must be >= 0.
 func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 	b.idleTTL = d
 	return b
 }
 
-// ParentResolver gives each group a parent ("" for none), making groups
-// of groups: a tenant over its users. When ParentSeparator is set too,
+// ParentResolver gives each group a parent ("" for none), making groups of
+// groups, such as a tenant over its users. When ParentSeparator is set too,
 // the resolver alone decides.
 //
-// This release does not enforce a parent's limits over its subtree, so
-// Build refuses a policy with parents (ErrInvalidPolicy) rather than
-// ignore them.
+// This release does not enforce a parent's limits over its subtree. So Build
+// refuses a policy with parents (ErrInvalidPolicy) rather than ignore them.
 func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
 	b.parentResolver = f
 	return b
 }
 
-// ParentSeparator gives each group the parent its key names: the part
-// before its last sep, when that part is not empty ("a/b/c" has parent
-// "a/b", whose parent is "a"; "/a" has none). An empty sep is a Build
-// error. Like ParentResolver, Build refuses it in this release.
+// ParentSeparator gives each group the parent its key names. That is the
+// part before its last sep, when that part is not empty. So "a/b/c" has
+// parent "a/b", whose parent is "a", and "/a" has none. An empty sep is a
+// Build error. Like ParentResolver, Build refuses it in this release.
 func (b *PolicyBuilder) ParentSeparator(sep string) *PolicyBuilder {
 	b.parentSeparator = &sep
 	return b

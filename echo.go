@@ -28,7 +28,7 @@ func cut(s string) string {
 	return s[:cutAt(s)] + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-// cutAt returns where to cut s, longer than echoMax: not inside a rune.
+// cutAt returns where to cut s, longer than echoMax, but not inside a rune.
 func cutAt(s string) int {
 	n := echoMax
 	for i := 0; i < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); i++ {

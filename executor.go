@@ -29,34 +29,35 @@ var (
 )
 
 // GroupExecutor runs tasks with per-group limits. A task takes its permits
-// in the fixed order of the policy's IsolationMode, runs on a goroutine
-// owned by the executor, and gives them back in reverse order before its
-// handle completes.
+// in the fixed order of the policy's IsolationMode. It runs on a goroutine
+// owned by the executor, and gives its permits back in reverse order before
+// its handle completes.
 //
 // A task that must wait for a permit waits as a record in a line, not as a
-// parked goroutine: the line serves the highest priority first (see
-// SubmitWith), and tasks of one priority in the order Submit took their
-// places; a new task never passes a waiting one of its priority or higher. The task that gives a permit back carries the
-// waiting one on, and runs it on its own goroutine when it can.
+// parked goroutine. The line serves the highest priority first (see
+// SubmitWith). Tasks of one priority go in the order Submit took their
+// places. A new task never passes a waiting one of its priority or higher.
+// The task that gives a permit back carries the waiting one on. It runs that
+// task on its own goroutine when it can.
 //
-// Goroutines are reused: one that has run a task runs the next ready one
-// rather than ending, and a new one is started only when none is free, so
-// a ready task never waits for a running one, and none is kept idle. Each
-// task still runs alone, with its own context; a panic or runtime.Goexit in
-// one never affects the next. What a task sets on its goroutine itself
-// outlives it, as on any pooled goroutine: undo runtime.LockOSThread, and
-// set profiler labels with pprof.Do.
+// Goroutines are reused. One that has run a task runs the next ready one
+// rather than ending. A new one is started only when none is free. So a
+// ready task never waits for a running one, and none is kept idle. Each task
+// still runs alone, with its own context. A panic or runtime.Goexit in one
+// never affects the next. What a task sets on its goroutine itself outlives
+// it, as on any pooled goroutine. So undo runtime.LockOSThread, and set
+// profiler labels with pprof.Do.
 //
-// Groups are created on first use, with limits resolved from the policy,
-// and remembered until EvictGroup (or, with IdleGroupTTL, until idle).
+// Groups are created on first use, with limits resolved from the policy.
+// They are remembered until EvictGroup, or with IdleGroupTTL until idle.
 //
 // A GroupExecutor is safe for concurrent use. Create it with New. A nil
 // *GroupExecutor, or a zero GroupExecutor, acts as one closed from the
 // start. Every call that returns an error returns one matching ErrClosed.
-// The others do nothing and report nothing: Stats is zero, GroupStats
-// false, Policy nil. So the misuse shows as an error, not as a panic.
-// Call Shutdown or Close when done with an executor: until then its group
-// contexts stay registered with each other (no goroutine is kept).
+// The others do nothing and report nothing. Stats is zero, GroupStats false,
+// Policy nil. So the misuse shows as an error, not as a panic. Call Shutdown
+// or Close when done with an executor. Until then its group contexts stay
+// registered with each other, though no goroutine is kept.
 type GroupExecutor struct {
 	policy    atomic.Pointer[GroupPolicy] // replaced by UpdatePolicy
 	updating  sync.Mutex                  // serialises UpdatePolicy, SetGroupOverride and ExplainGroup
@@ -74,10 +75,10 @@ type GroupExecutor struct {
 
 	globalTuning atomic.Pointer[tuning] // the adaptive global cap, if any; replaced under updating
 
-	// The outcome counters (see count), kept by whoever completes a
-	// handle, usually the goroutine that ran the task, just before it
-	// leaves the gate: they share the cache line of gate.left, not that of
-	// gate.entered.
+	// The outcome counters (see count) are kept by whoever completes a
+	// handle. That is usually the goroutine that ran the task, just before
+	// it leaves the gate. So they share the cache line of gate.left, not
+	// that of gate.entered.
 	succeeded, failed, cancelled, rejected atomic.Uint64
 
 	crew    crew          // the executor's goroutines, which Shutdown waits for
@@ -85,7 +86,8 @@ type GroupExecutor struct {
 	doCalls atomic.Uint64 // Do's task IDs
 }
 
-// New returns an executor governed by policy; nil means DefaultPolicy().
+// New returns an executor governed by policy. A nil policy means
+// DefaultPolicy().
 func New(policy *GroupPolicy) *GroupExecutor {
 	policy = policy.orDefault()
 	fair := policy.isolation == IsolationFairShare
@@ -108,24 +110,25 @@ func New(policy *GroupPolicy) *GroupExecutor {
 }
 
 // UpdatePolicy makes p the executor's policy. From its return, new groups
-// resolve their limits from p, and every known group's limits
-// (concurrency, bulkhead, queue threshold, weight) are resolved again from
-// p and govern every permit handed out afterwards; so do p's global limit
-// and threshold, rejection policy and handler, listener, pressure warnings
-// and idle TTL. A group's override (SetGroupOverride) stays above p.
+// resolve their limits from p. Every known group's limits (concurrency,
+// bulkhead, queue threshold, weight) are resolved again from p. They govern
+// every permit handed out afterwards. So do p's global limit and threshold,
+// rejection policy and handler, listener, pressure warnings and idle TTL. A
+// group's override (SetGroupOverride) stays above p.
 //
 // A raised limit starts the waiting tasks that now fit at once, in their
-// order. A lowered limit interrupts nothing: no new task starts in that
+// order. A lowered limit interrupts nothing. No new task starts in that
 // group (for the global limit, anywhere) until the running count is below
-// the new limit, the one case where Running may exceed MaxConcurrency. A
-// lowered queue threshold rejects no task already waiting; new tasks are
-// rejected while the waiting count is at or above it. Waiting tasks keep
-// their place in line. UpdatePolicy does not wait for running tasks.
+// the new limit. This is the one case where Running may exceed
+// MaxConcurrency. A lowered queue threshold rejects no task already waiting.
+// New tasks are rejected while the waiting count is at or above it. Waiting
+// tasks keep their place in line. UpdatePolicy does not wait for running
+// tasks.
 //
-// It returns an error wrapping ErrInvalidPolicy for a nil p or one whose
-// Isolation differs from the executor's (the mode is fixed for its life),
-// and ErrClosed once Shutdown or Close has begun. Concurrent calls are
-// serialised.
+// It returns an error wrapping ErrInvalidPolicy for a nil p. It returns the
+// same for a p whose Isolation differs from the executor's, since the mode
+// is fixed for its life. It returns ErrClosed once Shutdown or Close has
+// begun. Concurrent calls are serialised.
 func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 	if !e.made() {
 		return errNilExecutor
@@ -154,15 +157,15 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 
 // applyChanges carries on the tasks a change of limits moved.
 func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
-	// A task put back in line was in none for a moment: a cancel then
-	// could not take it out, so it is checked here, as after any join.
+	// A task put back in line was in none for a moment. A cancel then could
+	// not take it out, so it is checked here, as after any join.
 	for _, t := range c.Requeued {
 		if e.stopRequested(t) && t.permits.Leave() {
 			e.goEndCancelled(t)
 		}
 	}
-	// The tasks the raised limits let through were handed a permit away
-	// from the executor's goroutines: each goes on on one of its own.
+	// The tasks the raised limits let through were handed a permit away from
+	// the executor's goroutines. So each goes on on one of its own.
 	for _, t := range c.Handed {
 		e.goResume(t)
 	}
@@ -178,21 +181,21 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	}
 }
 
-// Submit hands task to e under groupKey and returns its handle at once: it
-// never waits for a permit. It does run, on the caller's goroutine, the
-// listener's OnSubmitted, the resolvers of a new group and a backlog
-// warning's function; those must be quick, or Submit is slow.
+// Submit hands task to e under groupKey and returns its handle at once. It
+// never waits for a permit. It does run some code on the caller's goroutine.
+// That is the listener's OnSubmitted, the resolvers of a new group and a
+// backlog warning's function. Those must be quick, or Submit is slow.
 //
-// The task's context derives from ctx: values flow to it, and ending ctx
+// The task's context derives from ctx. Values flow to it, and ending ctx
 // cancels the task, running or waiting. A task whose ctx is already done
-// completes CANCELLED without running. So a ctx cancelled as soon as
-// Submit returns (a defer cancel() of a context.WithTimeout) cancels the
-// task: pass a context that lives as long as the task should.
+// completes CANCELLED without running. So a ctx cancelled as soon as Submit
+// returns cancels the task, as a defer cancel() of a context.WithTimeout
+// does. Pass a context that lives as long as the task should.
 //
 // Submit returns an error wrapping ErrInvalidTask for an empty groupKey or
-// taskID or a nil task, and ErrClosed once Shutdown or Close has begun. A
-// task turned away by a queue threshold is not an error here: its handle
-// reports the outcome the rejection policy gives it.
+// taskID or a nil task. It returns ErrClosed once Shutdown or Close has
+// begun. A task turned away by a queue threshold is not an error here. Its
+// handle reports the outcome the rejection policy gives it.
 func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID string, task Task[T]) (*TaskHandle[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err
@@ -208,16 +211,16 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 }
 
 // ExecuteAll submits every task, waits for all of them and returns their
-// results in input order. It does not stop at the first failure: every task
+// results in input order. It does not stop at the first failure. Every task
 // runs, and a task rejected under RejectAbort appears as a REJECTED result.
 //
-// Every task is validated first; if one is invalid nothing is submitted and
-// the error (wrapping ErrInvalidTask) names its index. If ctx ends before
-// every task has finished, the unfinished ones are cancelled and reported
-// CANCELLED, the finished ones keep their result, and ExecuteAll returns
-// all len(tasks) results with ctx.Err(). If the executor closes part way,
-// the tasks it did not accept are reported CANCELLED with Err ErrClosed and
-// ExecuteAll returns ErrClosed.
+// Every task is validated first. If one is invalid, nothing is submitted,
+// and the error (wrapping ErrInvalidTask) names its index. If ctx ends
+// before every task has finished, the unfinished ones are cancelled and
+// reported CANCELLED. The finished ones keep their result. ExecuteAll then
+// returns all len(tasks) results with ctx.Err(). If the executor closes part
+// way, the tasks it did not accept are reported CANCELLED with Err
+// ErrClosed. ExecuteAll then returns ErrClosed.
 func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T]) ([]GroupResult[T], error) {
 	return ExecuteAllWith(ctx, e, tasks, SubmitOptions{})
 }
@@ -233,8 +236,8 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 	return nil
 }
 
-// ShutdownGroup cancels every task of groupKey, with cause ErrGroupShutdown:
-// waiting tasks end CANCELLED at once, running ones see their context
+// ShutdownGroup cancels every task of groupKey, with cause ErrGroupShutdown.
+// Waiting tasks end CANCELLED at once, and running ones see their context
 // cancelled. Other groups are untouched. The group keeps its limits, and
 // tasks submitted to it afterwards are accepted as usual. It does nothing
 // for an unknown group and does not wait.
@@ -248,11 +251,11 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 }
 
 // EvictGroup cancels every task of groupKey, as ShutdownGroup does but with
-// cause ErrGroupEvicted, and forgets the group: its limits are resolved
-// again for the next task, and it is gone from Stats. Tasks still running
-// on the evicted group's permits give them back to the old group, never to
-// the new one; until they return, the old and new group together may run
-// more than the limit.
+// cause ErrGroupEvicted. It also forgets the group. Its limits are resolved
+// again for the next task, and it is gone from Stats. Tasks still running on
+// the evicted group's permits give them back to the old group, never to the
+// new one. Until they return, the old and new group together may run more
+// than the limit.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
 	if !e.made() {
 		return
@@ -260,25 +263,25 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 	e.endAllCancelled(e.groups.Evict(groupKey, ErrGroupEvicted, nil))
 }
 
-// Shutdown stops accepting tasks (Submit returns ErrClosed) and waits until
-// every accepted task, waiting or running, has finished, and then until a
-// call of the pressure warnings' function under way has returned; then it
-// returns nil. By then every goroutine of the executor has done its work,
-// and the function is not called again.
+// Shutdown stops accepting tasks, so Submit returns ErrClosed. It waits
+// until every accepted task, waiting or running, has finished. Then it waits
+// until a call of the pressure warnings' function under way has returned.
+// Then it returns nil. By then every goroutine of the executor has done its
+// work, and the function is not called again.
 //
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
-// ErrClosed, and returns ctx.Err() without waiting for them to return (nor
-// for the function). It may be called more than once, and concurrently
-// with Close. Called from the pressure warnings' function, it does not
-// wait for calls of that function.
+// ErrClosed. It returns ctx.Err() without waiting for them to return, nor
+// for the function. It may be called more than once, and concurrently with
+// Close. Called from the pressure warnings' function, it does not wait for
+// calls of that function.
 //
-// Do not let Shutdown wait in a task of e, or in e's listener or
-// rejection handler. It would wait for the task it is called for, which
-// ends only after Shutdown returns. So it returns only when ctx ends:
-// never, with context.Background(). Start it on a goroutine of its own
-// (go e.Shutdown(ctx)), or call Close. Shutdown cannot tell such a caller
-// by its ctx, as a listener has none. Telling goroutines apart would need
-// a walk of the stack on every call.
+// Do not let Shutdown wait in a task of e, or in e's listener or rejection
+// handler. It would wait for the task it is called for, which ends only
+// after Shutdown returns. So it returns only when ctx ends, which is never
+// with context.Background(). Start it on a goroutine of its own (go
+// e.Shutdown(ctx)), or call Close. Shutdown cannot tell such a caller by its
+// ctx, as a listener has none. Telling goroutines apart would need a walk of
+// the stack on every call.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	if !e.made() {
 		return errNilExecutor
@@ -306,20 +309,20 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 	e.closeRoot(ErrClosed)
-	// Every task has ended; the goroutines that ran them end next, without
-	// running user code, so this wait is short and ctx does not bound it.
+	// Every task has ended. The goroutines that ran them end next, without
+	// running user code. So this wait is short and ctx does not bound it.
 	e.crew.close()
 	<-e.crew.done
 	return nil
 }
 
-// Close stops accepting tasks and cancels every task, with cause ErrClosed:
-// waiting tasks end CANCELLED; running functions see their context
+// Close stops accepting tasks and cancels every task, with cause ErrClosed.
+// Waiting tasks end CANCELLED. Running functions see their context
 // cancelled, and their goroutines end when they return. Close waits only
-// until a call of the pressure warnings' function under way has returned
-// (unless Close is called from that function), and the function is not
-// called again. Close is idempotent and returns nil (on a nil or zero
-// executor, an error matching ErrClosed). Use Shutdown to wait for tasks.
+// until a call of the pressure warnings' function under way has returned,
+// unless Close is called from that function. The function is not called
+// again. Close is idempotent and returns nil. On a nil or zero executor it
+// returns an error matching ErrClosed. Use Shutdown to wait for tasks.
 func (e *GroupExecutor) Close() error {
 	if !e.made() {
 		return errNilExecutor
@@ -340,8 +343,8 @@ func (e *GroupExecutor) cancelAll() {
 	e.endAllCancelled(e.groups.SweepAll(nil))
 }
 
-// Policy returns the policy in force: New's, or the last UpdatePolicy's.
-// A nil or zero executor has none: nil.
+// Policy returns the policy in force, which is New's or the last
+// UpdatePolicy's. A nil or zero executor has none, so Policy returns nil.
 func (e *GroupExecutor) Policy() *GroupPolicy {
 	if !e.made() {
 		return nil

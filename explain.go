@@ -26,12 +26,12 @@ type LimitChoice struct {
 type LimitExplanation struct {
 	Value  int         // the limit that setting gives (the one in force)
 	Source LimitSource // the setting that decided it
-	// Stack is every setting that gives a value for this key, the deciding
-	// one first, then the ones it shadows, in the order override, group,
-	// resolver, default, builtin. It always ends with builtin, the value
-	// left if every other setting went away. A resolver is in it only for
-	// a key the policy asks it about (one its PerGroup map does not list)
-	// and only when it answered (a panic gives no value).
+	// Stack is every setting that gives a value for this key. The deciding
+	// one comes first, then the ones it shadows, in the order override,
+	// group, resolver, default, builtin. It always ends with builtin, the
+	// value left if every other setting went away. A resolver is in it only
+	// for a key the policy asks it about, one its PerGroup map does not
+	// list. It is there only when it answered, since a panic gives no value.
 	Stack []LimitChoice
 }
 
@@ -40,18 +40,18 @@ type LimitExplanation struct {
 type GroupExplanation struct {
 	GroupKey                                            string
 	MaxConcurrency, MaxInFlight, QueueThreshold, Weight LimitExplanation
-	// Ancestors are the group's parent, its parent, and so on (nearest
-	// first); nil at the top.
+	// Ancestors are the group's parent, its parent, and so on, nearest
+	// first. It is nil at the top.
 	Ancestors []string
 }
 
 // Explain returns, for groupKey, which setting of p decides each of its
-// limits and the value each setting gives; the values in force are those
-// the Resolve methods return. It asks the resolvers, as ResolveConcurrency
-// and ResolveWeight do. A policy's explanation has no override: see
-// GroupExecutor.ExplainGroup.
+// limits and the value each setting gives. The values in force are those the
+// Resolve methods return. It asks the resolvers, as ResolveConcurrency and
+// ResolveWeight do. A policy's explanation has no override (see
+// GroupExecutor.ExplainGroup).
 //
-// A MaxInFlight or QueueThreshold has no resolver; a Weight outside
+// A MaxInFlight or QueueThreshold has no resolver. A Weight outside
 // IsolationFairShare is always the builtin 1.
 func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 	p = p.orDefault()
@@ -59,12 +59,12 @@ func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 }
 
 // ExplainGroup returns Explain's answer for groupKey's group with the
-// executor's override (SetGroupOverride) on top, and false for a group the
-// executor does not know (as GroupStats). Its values are the limits in
-// force, those GroupStats reports. It does not ask the resolvers again: a
-// resolver's value is the answer it gave when the group's limits were last
-// resolved (first use, UpdatePolicy, SetGroupOverride). It waits for an
-// UpdatePolicy or SetGroupOverride in progress.
+// executor's override (SetGroupOverride) on top. It returns false for a
+// group the executor does not know, as GroupStats does. Its values are the
+// limits in force, those GroupStats reports. It does not ask the resolvers
+// again. A resolver's value is the answer it gave when the group's limits
+// were last resolved (first use, UpdatePolicy, SetGroupOverride). It waits
+// for an UpdatePolicy or SetGroupOverride in progress.
 func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
 	if !e.made() {
 		return GroupExplanation{}, false
@@ -75,9 +75,9 @@ func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
 	if !ok {
 		return GroupExplanation{}, false
 	}
-	// Under updating, g's limits were resolved from the policy and
-	// override read here: UpdatePolicy and SetGroupOverride resolve again
-	// before they unlock, and a group created since read them too.
+	// Under updating, g's limits were resolved from the policy and override
+	// read here. UpdatePolicy and SetGroupOverride resolve again before they
+	// unlock, and a group created since read them too.
 	o, _ := e.overrides.get(e.groups, groupKey)
 	return e.policy.Load().explain(groupKey, g.Limits().Answers, o), true
 }
@@ -94,8 +94,8 @@ func (p *GroupPolicy) explain(groupKey string, a groupstate.Answers, o GroupOver
 	}
 }
 
-// explainLimit stacks the settings of one limit, most specific first:
-// the override, the map's entry, the resolver's answer (0: none), the
+// explainLimit stacks the settings of one limit, most specific first. They
+// are the override, the map's entry, the resolver's answer (0 for none), the
 // default if set, and the builtin value.
 func explainLimit(override *int, m map[string]int, groupKey string, answer, def int, defSet bool, builtin int) LimitExplanation {
 	stack := make([]LimitChoice, 0, 5)

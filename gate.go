@@ -6,18 +6,19 @@ import (
 )
 
 // gate counts the accepted tasks, and those that ended, and refuses new ones
-// once closed: Shutdown waits on it, Stats reads Submitted from it.
+// once closed. Shutdown waits on it, and Stats reads Submitted from it.
 //
-// Careful interleaving: entering takes no lock. entered holds both the count
-// and the closed bit, so either enter sees the bit and fails, or close sees
-// the task counted and the drain waits for it. Of the last leave and close,
-// the later one sees the other's write: both write, then read what the other
-// wrote.
+// Careful interleaving, because entering takes no lock. The entered word
+// holds both the count and the closed bit. So either enter sees the bit and
+// fails, or close sees the task counted and the drain waits for it. Of the
+// last leave and close, the later one sees the other's write, because both
+// write and then read what the other wrote.
 //
-// The two counts only grow, and sit on cache lines of their own, so that the
-// goroutine submitting tasks and the goroutines running them, which usually
-// enter and leave, do not write to the same line (W1 and W2 of the
-// benchmarks module: one goroutine submits, the executor's run the tasks).
+// The two counts only grow, and sit on cache lines of their own. The
+// goroutine submitting tasks usually enters, and the goroutines running them
+// usually leave. So they do not write to the same line. W1 and W2 of the
+// benchmarks module measure this, with one goroutine submitting and the
+// executor's running the tasks.
 type gate struct {
 	drained chan struct{} // closed when the gate is closed and every task left
 	closing chan struct{} // closed when the gate is closed: blocked callers give up
@@ -50,7 +51,8 @@ func (g *gate) enter() bool {
 // submitted returns how many tasks were accepted.
 func (g *gate) submitted() uint64 { return g.entered.Load() &^ closedBit }
 
-// leave counts a task out; the last one out of a closed gate signals drained.
+// leave counts a task out. The last one out of a closed gate signals
+// drained.
 func (g *gate) leave() {
 	// entered no longer grows once closed is set.
 	left := g.left.Add(1)
@@ -115,16 +117,16 @@ func (c *callers) wait() {
 	<-none
 }
 
-// crew counts the executor's goroutines that are running, so that Shutdown
-// can wait for the goroutines themselves and not only for their tasks: a
+// crew counts the executor's goroutines that are running. So Shutdown can
+// wait for the goroutines themselves and not only for their tasks. A
 // goroutine that ended a task goes on to hand its permits on and look for
 // the next task before it ends.
 //
 // Interleaving: a goroutine is counted in (add) either for a task that has
 // not left the gate yet, or by a goroutine that is counted itself. So once
-// the gate is drained, the count only falls, and the drained Shutdown
-// closes the crew (close) knowing that the first time it reaches 0 is the
-// last. Of the last exit and close, the later one sees the other's write.
+// the gate is drained, the count only falls. The drained Shutdown closes the
+// crew (close) knowing that the first time it reaches 0 is the last. Of the
+// last exit and close, the later one sees the other's write.
 type crew struct {
 	running atomic.Int64
 	closed  atomic.Bool
@@ -144,8 +146,8 @@ func (c *crew) exit() {
 	}
 }
 
-// close is called once the gate is drained: done closes when no goroutine
-// of the crew runs any more.
+// close is called once the gate is drained. Its done channel closes when no
+// goroutine of the crew runs any more.
 func (c *crew) close() {
 	c.closed.Store(true)
 	if c.running.Load() == 0 {

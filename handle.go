@@ -5,18 +5,19 @@ import (
 	"time"
 )
 
-// TaskHandle is the caller's view of one submitted task: its result, a way to
-// wait for it, and a way to cancel it. Submit returns it; the zero value is
-// not usable. It is safe for concurrent use: any number of goroutines may
-// Await, Wait or Cancel the same handle and all see the same result.
+// TaskHandle is the caller's view of one submitted task. It gives its
+// result, a way to wait for it, and a way to cancel it. Submit returns it,
+// and the zero value is not usable. It is safe for concurrent use. Any
+// number of goroutines may Await, Wait or Cancel the same handle and all see
+// the same result.
 //
 // The handle completes exactly once. Completing it does not stop a running
-// function, whose goroutine belongs to the executor: after Cancel, the
-// function keeps running (with its context cancelled) and keeps its permits
+// function, whose goroutine belongs to the executor. After Cancel, the
+// function keeps running with its context cancelled. It keeps its permits
 // until it returns.
 type TaskHandle[T any] struct {
-	// value comes first: a zero-size value last (T = struct{}) would pad
-	// the handle by a word, so that &value points inside it.
+	// value comes first, because a zero-size value last (T = struct{}) would
+	// pad the handle by a word, so that &value points inside it.
 	value T // written by the task's body on success; read only if the result says SUCCESS
 	t     task
 }
@@ -33,24 +34,24 @@ func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
 // IsDone reports whether the handle has completed.
 func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 
-// Cancel cancels the task's context, with cause context.Canceled, and
-// completes the handle at once as CANCELLED with Err context.Canceled, End
-// now, and Start when the task came to hold its permits if its function
-// had begun (now if not). It reports whether it did so: false if the
-// handle had already completed.
-// A task still waiting for permits leaves its line before Cancel returns, and
-// gives back the permits of earlier layers and its queue slot a moment
-// later, on a goroutine of the executor; a running function sees its context
-// cancelled and keeps its permits until it returns.
+// Cancel cancels the task's context, with cause context.Canceled. It
+// completes the handle at once as CANCELLED with Err context.Canceled and
+// End now. Start is when the task came to hold its permits if its function
+// had begun, or now if not. Cancel reports whether it did so. It reports
+// false if the handle had already completed. A task still waiting for
+// permits leaves its line before Cancel returns. It gives back the permits
+// of earlier layers and its queue slot a moment later, on a goroutine of the
+// executor. A running function sees its context cancelled and keeps its
+// permits until it returns.
 func (h *TaskHandle[T]) Cancel() bool { return h.t.exec().cancel(&h.t, context.Canceled) }
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
-// When the handle completes, Await returns its result and, for a task
-// rejected under RejectAbort, the *RejectedError; in every other case the error is nil, and the task's own
-// failure is in the result. When ctx ends first, Await returns a CANCELLED
-// result with Err ctx.Err(), and ctx.Err(); the task goes on. A nil ctx
-// waits like Wait.
+// When the handle completes, Await returns its result. For a task rejected
+// under RejectAbort it also returns the *RejectedError. In every other case
+// the error is nil, and the task's own failure is in the result. When ctx
+// ends first, Await returns a CANCELLED result with Err ctx.Err(), and
+// ctx.Err(). The task goes on. A nil ctx waits like Wait.
 func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
 	if ctx == nil || h.t.isDone() {
 		return h.Wait(), h.t.awaitErr()
@@ -82,13 +83,14 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 	return h.result()
 }
 
-// result builds the result; call it only once the task has completed.
+// result builds the result. Call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	return h.resultOf(h.t.finalResult())
 }
 
-// resultOf builds the result of the task's outcome: its status, Err, and
-// Start and End as offsets from Submitted; the value if it succeeded.
+// resultOf builds the result of the task's outcome. That is its status, Err,
+// and Start and End as offsets from Submitted, and the value if it
+// succeeded.
 func (h *TaskHandle[T]) resultOf(status TaskStatus, start, end int64, err error) GroupResult[T] {
 	t := &h.t
 	submitted := t.at(0)

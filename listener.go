@@ -1,29 +1,32 @@
 package groupconc
 
 // TaskLifecycleListener is told of every task's events. Its methods are
-// called synchronously, on the goroutine of the Submit call or one of the
-// executor's goroutines handling the task (running it, or ending it after a
-// cancellation), with no lock of the executor held: they may call back into the executor,
-// but a slow method delays that task. A panic in a method is recovered and
-// ignored.
+// called synchronously, with no lock of the executor held. They run on the
+// goroutine of the Submit call, or on one of the executor's goroutines
+// handling the task (running it, or ending it after a cancellation). They
+// may call back into the executor, but a slow method delays that task. A
+// panic in a method is recovered and ignored.
 //
-// For each task the events come in this order: OnSubmitted when Submit
-// accepts it; OnRejected if a queue threshold turns it away; OnStarted just
-// before its function runs (after all permits, or without permits under
-// RejectCallerRuns or Rejection.Run); OnCompleted after every run, and for a
-// task cancelled while waiting for permits. So after quiescence the count of
-// OnSubmitted equals that of OnCompleted plus the rejected tasks that never
-// ran. Events may still arrive after Close returns, from tasks that were
-// cancelled but had not yet returned.
+// For each task the events come in this order.
+//   - OnSubmitted comes when Submit accepts it.
+//   - OnRejected comes if a queue threshold turns it away.
+//   - OnStarted comes just before its function runs. That is after all
+//     permits, or without permits under RejectCallerRuns or Rejection.Run.
+//   - OnCompleted comes after every run, and for a task cancelled while
+//     waiting for permits.
 //
-// OnCompleted returns before the task's handle completes (after its
-// permits are given back), so a caller that waited for a task finds its
-// OnCompleted over; it must therefore not wait for that handle itself.
-// For the same reason a method must not wait in Shutdown. Shutdown waits
-// for the task the method is told about. It may call Close, or start
-// Shutdown on a goroutine of its own.
-// The one exception is TaskHandle.Cancel, which completes the handle at
-// once: OnCompleted follows when the function returns.
+// So after quiescence the count of OnSubmitted equals that of OnCompleted
+// plus the rejected tasks that never ran. Events may still arrive after
+// Close returns, from tasks that were cancelled but had not yet returned.
+//
+// OnCompleted returns before the task's handle completes, after its permits
+// are given back. So a caller that waited for a task finds its OnCompleted
+// over. The method must therefore not wait for that handle itself. For the
+// same reason a method must not wait in Shutdown. Shutdown waits for the
+// task the method is told about. It may call Close, or start Shutdown on a
+// goroutine of its own. The one exception is TaskHandle.Cancel, which
+// completes the handle at once. OnCompleted follows when the function
+// returns.
 type TaskLifecycleListener interface {
 	OnSubmitted(groupKey, taskID string)
 	OnStarted(groupKey, taskID string)
@@ -31,7 +34,7 @@ type TaskLifecycleListener interface {
 	OnRejected(groupKey, taskID, reason string)
 }
 
-// ListenerFuncs is a TaskLifecycleListener made of optional functions; a nil
+// ListenerFuncs is a TaskLifecycleListener made of optional functions. A nil
 // field ignores its event. Its zero value is a listener that ignores
 // everything.
 type ListenerFuncs struct {

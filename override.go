@@ -13,13 +13,14 @@ import (
 	"github.com/kobe/groupconc/internal/groupstate"
 )
 
-// MaxGroupOverrides is the most group keys that may have an override at
-// once in one executor; SetGroupOverride refuses a new key beyond it with
+// MaxGroupOverrides is the most group keys that may have an override at once
+// in one executor. SetGroupOverride refuses a new key beyond it with
 // ErrTooManyOverrides. Overrides of groups that are gone do not count.
 const MaxGroupOverrides = 10_000
 
 // ErrUnknownGroup is wrapped by the error of SetGroupOverride for a group
-// the executor does not know: never used, or evicted, or forgotten as idle.
+// the executor does not know. The group was never used, or evicted, or
+// forgotten as idle.
 var ErrUnknownGroup = errors.New("groupconc: unknown group")
 
 // ErrTooManyOverrides is wrapped by the error of SetGroupOverride for a new
@@ -27,21 +28,21 @@ var ErrUnknownGroup = errors.New("groupconc: unknown group")
 var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
 
 // GroupOverride is a per-group change of limits that an operator makes at
-// run time, above the policy: a non-nil field replaces what the policy
-// resolves for the group, a nil one leaves it to the policy. The values
-// are checked as the policy's are: MaxConcurrency and MaxInFlight >= 1,
-// QueueThreshold >= 0, Weight >= 1 and only under IsolationFairShare;
-// Unlimited is allowed for the three limits.
+// run time, above the policy. A non-nil field replaces what the policy
+// resolves for the group. A nil one leaves it to the policy. The values are
+// checked as the policy's are. MaxConcurrency and MaxInFlight must be >= 1,
+// and QueueThreshold >= 0. Weight must be >= 1 and is allowed only under
+// IsolationFairShare. Unlimited is allowed for the three limits.
 //
 // Paused, if true, stops the group from starting tasks. New tasks are
-// accepted and wait (its queue threshold and Block apply as usual);
-// running ones finish. A paused group's waiting tasks hold no permit of
-// the global cap, so pausing one group never holds back another. A task
-// of a paused group turned away under RejectCallerRuns does not run: it
-// ends REJECTED, as under RejectAbort. Paused false, or dropping the
-// override, resumes it: what can start starts at once, in arrival order.
-// A paused group is never forgotten as idle. Shutdown does not resume it:
-// its waiting tasks are cancelled when Shutdown's ctx ends.
+// accepted and wait, and its queue threshold and Block apply as usual.
+// Running ones finish. A paused group's waiting tasks hold no permit of the
+// global cap, so pausing one group never holds back another. A task of a
+// paused group turned away under RejectCallerRuns does not run. It ends
+// REJECTED, as under RejectAbort. Paused false, or dropping the override,
+// resumes it. Then what can start starts at once, in arrival order. A paused
+// group is never forgotten as idle. Shutdown does not resume it, so its
+// waiting tasks are cancelled when Shutdown's ctx ends.
 //
 // The zero value overrides nothing. SetGroupOverride copies the values, so
 // the pointers may be reused.
@@ -118,9 +119,9 @@ type overrides struct {
 	guards []*guard // guarded by the executor's updating mutex
 }
 
-// override is one key's override, tied to the group it was set on: once
-// that group is gone (evicted or forgotten) the override is dead, and a
-// new group of the key never sees it.
+// override is one key's override, tied to the group it was set on. Once that
+// group is gone (evicted or forgotten) the override is dead. A new group of
+// the key never sees it.
 type override struct {
 	g *groupstate.Group[task]
 	o GroupOverride
@@ -130,23 +131,24 @@ type guard struct {
 	f func(groupKey string, o GroupOverride) error
 }
 
-// SetGroupOverride makes o groupKey's override, replacing any it had; an o
+// SetGroupOverride makes o groupKey's override, replacing any it had. An o
 // that overrides nothing removes it. The group's limits are resolved again
-// at once, policy then override, and applied as UpdatePolicy applies its
-// limits: a raised limit starts the waiting tasks that now fit, a lowered
-// one interrupts nothing and drains. An override stays in force across
-// UpdatePolicy until it is removed or its group is gone: EvictGroup, and
-// forgetting the group as idle (IdleGroupTTL), drop it with the group, so
-// the key's next group resolves its limits from the policy alone. To keep
-// a limit for a key across that, put it in the policy.
+// at once, policy then override. They are applied as UpdatePolicy applies
+// its limits. A raised limit starts the waiting tasks that now fit. A
+// lowered one interrupts nothing and drains. An override stays in force
+// across UpdatePolicy until it is removed or its group is gone. EvictGroup
+// drops it with the group, and so does forgetting the group as idle
+// (IdleGroupTTL). The key's next group then resolves its limits from the
+// policy alone. To keep a limit for a key across that, put it in the policy.
 //
-// Errors: a bad value wraps ErrInvalidPolicy naming the field (so does a
-// Weight without IsolationFairShare); a group the executor does not know
-// wraps ErrUnknownGroup, and no group is created; a new key beyond
-// MaxGroupOverrides wraps ErrTooManyOverrides; a refusal by a guard (see
-// GuardOverrides) is that guard's error; after Shutdown or Close,
-// ErrClosed. On error nothing changes. Calls are serialised with each
-// other and with UpdatePolicy.
+// A bad value returns an error wrapping ErrInvalidPolicy that names the
+// field. So does a Weight without IsolationFairShare. A group the executor
+// does not know returns an error wrapping ErrUnknownGroup, and no group is
+// created. A new key beyond MaxGroupOverrides returns an error wrapping
+// ErrTooManyOverrides. A refusal by a guard (see GuardOverrides) returns
+// that guard's error. After Shutdown or Close it returns ErrClosed. On error
+// nothing changes. Calls are serialised with each other and with
+// UpdatePolicy.
 func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error {
 	if !e.made() {
 		return errNilExecutor
@@ -202,20 +204,11 @@ func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 	}
 }
 
-// GuardOverrides installs f, which SetGroupOverride asks about every
-// change before making it (with the override asked for; an o that
-// overrides nothing is a removal): an error from f refuses the change and
-// is what SetGroupOverride returns. A component that owns some limits of
-// the executor installs one, so that an override it would undo is refused
-// instead; redisgc, for one, refuses overrides of the concurrency it
-// shares across a fleet. Guards are asked in the order they were
-// installed.
-//
-// GuardOverrides first asks f about every override in force; if f refuses
-// one, it installs nothing and returns that error. remove uninstalls f;
-// it may be called more than once. f runs while overrides and policies
-// are locked: it must not call SetGroupOverride, UpdatePolicy,
-// GuardOverrides or ExplainGroup.
+// GuardOverrides first asks f about every override in force. If f refuses
+// one, it installs nothing and returns that error. The returned remove
+// uninstalls f, and it may be called more than once. Overrides and policies
+// are locked while f runs. So f must not call SetGroupOverride,
+// UpdatePolicy, GuardOverrides or ExplainGroup.
 func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) error) (remove func(), err error) {
 	if !e.made() {
 		return nil, errNilExecutor
@@ -239,7 +232,7 @@ func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) 
 	}, nil
 }
 
-// limits resolves groupKey's limits: the policy's, then the override's.
+// limits resolves groupKey's limits, the policy's and then the override's.
 // The registry calls it when it creates a group, and when UpdatePolicy or
 // SetGroupOverride resolve groups again.
 func (e *GroupExecutor) limits(groupKey string) groupstate.Limits {

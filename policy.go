@@ -17,15 +17,15 @@ const Unlimited = math.MaxInt
 type IsolationMode int
 
 const (
-	// IsolationOff takes the global permit first, then the group's
-	// bulkhead and concurrency permits: the default. A task waiting for
-	// its group holds a global permit, so one group's backlog can hold
-	// them all (see GroupPolicy.GlobalMaxInFlight).
+	// IsolationOff takes the global permit first, then the group's bulkhead
+	// and concurrency permits. It is the default. A task waiting for its
+	// group holds a global permit, so one group's backlog can hold them all
+	// (see GroupPolicy.GlobalMaxInFlight).
 	IsolationOff IsolationMode = iota
-	// IsolationFairShare takes the group's permits first and the global
-	// one last, held only while the task runs; each freed global permit
-	// goes to the waiting group with the fewest running tasks per weight.
-	// So a light group never waits behind a heavy group's burst.
+	// IsolationFairShare takes the group's permits first and the global one
+	// last, held only while the task runs. Each freed global permit goes to
+	// the waiting group with the fewest running tasks per weight. So a light
+	// group never waits behind a heavy group's burst.
 	IsolationFairShare
 )
 
@@ -98,9 +98,9 @@ var defaultPolicy = &GroupPolicy{
 	defaultWeight:   1,
 }
 
-// DefaultPolicy returns the policy New uses for a nil policy: concurrency 1
-// per group, no in-flight caps, no queue thresholds, RejectAbort, no handler
-// and no listener.
+// DefaultPolicy returns the policy New uses for a nil policy. It has
+// concurrency 1 per group, no in-flight caps, no queue thresholds,
+// RejectAbort, no handler and no listener.
 func DefaultPolicy() *GroupPolicy { return defaultPolicy }
 
 func (p *GroupPolicy) orDefault() *GroupPolicy {
@@ -110,19 +110,21 @@ func (p *GroupPolicy) orDefault() *GroupPolicy {
 	return p
 }
 
-// ResolveConcurrency returns the concurrency limit of groupKey: the value in
-// PerGroupMaxConcurrency if the key is there, else the ConcurrencyResolver's
-// answer, else DefaultMaxConcurrencyPerGroup. A resolver that panics yields
-// the default; a resolver value below 1 becomes 1. The result is >= 1.
+// ResolveConcurrency returns the concurrency limit of groupKey. That is the
+// value in PerGroupMaxConcurrency if the key is there, else the
+// ConcurrencyResolver's answer, else DefaultMaxConcurrencyPerGroup. A
+// resolver that panics yields the default. A resolver value below 1 becomes
+// 1. The result is >= 1.
 func (p *GroupPolicy) ResolveConcurrency(groupKey string) int {
 	p = p.orDefault()
 	n, _ := resolve(p.concurrency, p.resolver, p.defaultConc, groupKey)
 	return n
 }
 
-// ResolveMaxInFlight returns the bulkhead limit of groupKey: the value in
-// PerGroupMaxInFlight if the key is there, else DefaultMaxInFlightPerGroup.
-// The result is >= 1; Unlimited means no bulkhead.
+// ResolveMaxInFlight returns the bulkhead limit of groupKey. That is the
+// value in PerGroupMaxInFlight if the key is there, else
+// DefaultMaxInFlightPerGroup. The result is >= 1, and Unlimited means no
+// bulkhead.
 func (p *GroupPolicy) ResolveMaxInFlight(groupKey string) int {
 	p = p.orDefault()
 	if n, ok := p.inFlight[groupKey]; ok {
@@ -132,10 +134,10 @@ func (p *GroupPolicy) ResolveMaxInFlight(groupKey string) int {
 }
 
 // ResolveQueueThreshold returns how many tasks of groupKey may wait for the
-// bulkhead or concurrency permit: the value in PerGroupQueueThreshold if the
-// key is there, else DefaultQueueThresholdPerGroup. The result is >= 0;
-// 0 means a task that cannot start at once is rejected, and Unlimited means
-// waiting is not bounded.
+// bulkhead or concurrency permit. That is the value in
+// PerGroupQueueThreshold if the key is there, else
+// DefaultQueueThresholdPerGroup. The result is >= 0. Zero means a task that
+// cannot start at once is rejected. Unlimited means waiting is not bounded.
 func (p *GroupPolicy) ResolveQueueThreshold(groupKey string) int {
 	p = p.orDefault()
 	if n, ok := p.queue[groupKey]; ok {
@@ -147,26 +149,26 @@ func (p *GroupPolicy) ResolveQueueThreshold(groupKey string) int {
 // GlobalMaxInFlight returns the cap on tasks holding a global permit, across
 // all groups. Unlimited means no cap.
 //
-// Under IsolationOff the global permit is taken first, so a task waiting
-// for its group's bulkhead or concurrency permit already holds one, and one
-// group with many queued tasks can hold every global permit while other
-// groups' tasks wait although their groups are idle. A group's queue
-// threshold bounds this (it holds at most min(concurrency, bulkhead) +
-// threshold global permits). IsolationFairShare removes it: there only
+// Under IsolationOff the global permit is taken first. So a task waiting for
+// its group's bulkhead or concurrency permit already holds one. One group
+// with many queued tasks can then hold every global permit. Other groups'
+// tasks wait although their groups are idle. A group's queue threshold
+// bounds this, since the group holds at most min(concurrency, bulkhead) +
+// threshold global permits. IsolationFairShare removes it. There only
 // running tasks hold global permits, shared fairly among the groups.
 func (p *GroupPolicy) GlobalMaxInFlight() int { return p.orDefault().globalInFlight }
 
-// GlobalQueueThreshold returns how many tasks may wait for a global permit;
+// GlobalQueueThreshold returns how many tasks may wait for a global permit.
 // Unlimited means waiting is not bounded.
 func (p *GroupPolicy) GlobalQueueThreshold() int { return p.orDefault().globalQueue }
 
 // Isolation returns the isolation mode.
 func (p *GroupPolicy) Isolation() IsolationMode { return p.orDefault().isolation }
 
-// ResolveWeight returns the fair-share weight of groupKey: the value in
-// PerGroupWeight if the key is there, else the WeightResolver's answer, else
-// DefaultWeightPerGroup (1 unless set). A resolver that panics yields the
-// default; a resolver value below 1 becomes 1. The result is >= 1.
+// ResolveWeight returns the fair-share weight of groupKey. That is the value
+// in PerGroupWeight if the key is there, else the WeightResolver's answer,
+// else DefaultWeightPerGroup (1 unless set). A resolver that panics yields
+// the default. A resolver value below 1 becomes 1. The result is >= 1.
 func (p *GroupPolicy) ResolveWeight(groupKey string) int {
 	p = p.orDefault()
 	n, _ := resolve(p.weights, p.weightResolver, p.defaultWeight, groupKey)
@@ -174,7 +176,7 @@ func (p *GroupPolicy) ResolveWeight(groupKey string) int {
 }
 
 // IdleGroupTTL returns how long a group with no task waiting or running is
-// remembered; 0 means forever.
+// remembered. Zero means forever.
 func (p *GroupPolicy) IdleGroupTTL() time.Duration { return p.orDefault().idleTTL }
 
 // limits resolves every limit of groupKey, keeping the resolvers' answers
@@ -191,9 +193,9 @@ func (p *GroupPolicy) limits(groupKey string) groupstate.Limits {
 	}
 }
 
-// resolve resolves a limit that a resolver may give: m's value for
-// groupKey, else f's answer (>= 1), else def. answer is f's answer, or 0
-// when f was not asked or panicked.
+// resolve resolves a limit that a resolver may give. That is m's value for
+// groupKey, else f's answer (>= 1), else def. The returned answer is f's
+// answer, or 0 when f was not asked or panicked.
 func resolve(m map[string]int, f func(string) int, def int, groupKey string) (n, answer int) {
 	if n, ok := m[groupKey]; ok {
 		return n, 0

@@ -7,7 +7,7 @@ import (
 )
 
 // check returns one line per bad setting of p, naming the field and its
-// value; weighted reports whether any weight was set.
+// value. The weighted result reports whether any weight was set.
 func (p *GroupPolicy) check(weighted bool) []string {
 	var bad []string
 	check := func(field string, n, least int) {

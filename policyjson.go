@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// The JSON form of a policy. Every field is optional; an absent one keeps
-// the library's default, as an unset builder setting does:
+// The JSON form of a policy. Every field is optional. An absent one keeps
+// the library's default, as an unset builder setting does.
 //
 //	{
 //	  "globalMaxInFlight": 64,                      // limit >= 1
@@ -43,23 +43,23 @@ var isolationNames = []struct {
 	m    IsolationMode
 }{{"off", IsolationOff}, {"fair-share", IsolationFairShare}}
 
-// ParsePolicy reads the JSON form of a policy strictly and returns a
-// builder holding it, to which code hooks (resolvers, listener, rejection
-// handler, PressureWarningFunc) may be added before Build. A field the JSON
+// ParsePolicy reads the JSON form of a policy strictly and returns a builder
+// holding it. Code hooks (resolvers, listener, rejection handler,
+// PressureWarningFunc) may be added to it before Build. A field the JSON
 // does not set stays at the library's default, as on NewPolicyBuilder.
 //
-// Strict means: an unknown field, a field given twice, a value of the
-// wrong type or range, a limit below its least value, weights without
-// "isolation": "fair-share", and anything after the policy object are
-// errors. The error wraps ErrInvalidPolicy and names the JSON path of
-// every bad value it found, e.g. `perGroupMaxConcurrency["a"]: -1 is
-// below 1`; a syntax error stops the reading at its byte offset. It
-// quotes a name or value it repeats, and cuts it to 64 bytes. So no
-// control character or megabyte of the input reaches a log. A field name
-// that is a plain word stays bare.
+// Strict means that these are errors. They are an unknown field, a field
+// given twice, a value of the wrong type or range, and a limit below its
+// least value. So are weights without "isolation": "fair-share", and
+// anything after the policy object. The error wraps ErrInvalidPolicy and
+// names the JSON path of every bad value it found, e.g.
+// `perGroupMaxConcurrency["a"]: -1 is below 1`. A syntax error stops the
+// reading at its byte offset. It quotes a name or value it repeats, and cuts
+// it to 64 bytes. So no control character or megabyte of the input reaches a
+// log. A field name that is a plain word stays bare.
 //
-// YAML works by converting it to JSON first (for example with
-// sigs.k8s.io/yaml's YAMLToJSON); this package depends on no YAML library.
+// YAML works by converting it to JSON first, for example with
+// sigs.k8s.io/yaml's YAMLToJSON. This package depends on no YAML library.
 func ParsePolicy(data []byte) (*PolicyBuilder, error) {
 	r := &policyReader{dec: json.NewDecoder(bytes.NewReader(data)), b: NewPolicyBuilder()}
 	r.dec.UseNumber()

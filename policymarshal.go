@@ -43,17 +43,18 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 	return strconv.AppendInt(nil, int64(n), 10), nil
 }
 
-// MarshalJSON writes the policy's data part in the form ParsePolicy reads:
-// every setting but the code hooks (resolvers, rejection handler,
+// MarshalJSON writes the policy's data part in the form ParsePolicy reads.
+// That is every setting but the code hooks (resolvers, rejection handler,
 // listener, pressure warning function), which it leaves out. The global
-// limits, rejection policy, isolation and idle TTL are always written;
-// a Default…PerGroup setting only if it was set (so that the library's
-// default stays "builtin" to Explain), a map only if it has entries, and
-// "pressure" only if a field of its config is set. Map keys come sorted,
-// so equal policies give equal bytes. A nil policy writes DefaultPolicy.
+// limits, rejection policy, isolation and idle TTL are always written. A
+// Default…PerGroup setting is written only if it was set, so that the
+// library's default stays "builtin" to Explain. A map is written only if it
+// has entries, and "pressure" only if a field of its config is set. Map keys
+// come sorted, so equal policies give equal bytes. A nil policy writes
+// DefaultPolicy.
 //
-// So ParsePolicy of the result builds a policy with the same limits, and
-// the same explanations for every key its resolvers do not decide. A
+// So ParsePolicy of the result builds a policy with the same limits. It
+// gives the same explanations for every key its resolvers do not decide. A
 // group key that is not valid UTF-8 has no JSON form. MarshalJSON then
 // writes nothing and returns an error naming the key.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// policyReader walks a policy's JSON token by token, so that every error
-// can name its path. Structural errors end the walk; bad values are
-// collected in bad and the walk goes on.
+// policyReader walks a policy's JSON token by token, so that every error can
+// name its path. Structural errors end the walk. Bad values are collected in
+// bad and the walk goes on.
 type policyReader struct {
 	dec *json.Decoder
 	b   *PolicyBuilder
@@ -23,7 +23,7 @@ func (r *policyReader) fail(path, format string, args ...any) {
 }
 
 // object reads an object at path, calling field for each member with the
-// decoder on its value; a member given twice is a bad value.
+// decoder on its value. A member given twice is a bad value.
 func (r *policyReader) object(path string, field func(name string) error) error {
 	tok, err := r.token(path)
 	if err != nil {
@@ -56,8 +56,8 @@ func (r *policyReader) object(path string, field func(name string) error) error 
 	return err
 }
 
-// member returns the path of an object's member: the top level's fields
-// bare, others after a dot. name is as word gives it.
+// member returns the path of an object's member. The top level's fields are
+// bare, and others come after a dot. The name is as word gives it.
 func member(path, name string) string {
 	if path == "policy" {
 		return name
@@ -177,7 +177,8 @@ func (r *policyReader) duration(path string, set func(time.Duration)) error {
 	return nil
 }
 
-// name reads a string that pick accepts; want lists the accepted ones.
+// name reads a string that pick accepts. The want list holds the accepted
+// ones.
 func (r *policyReader) name(path string, pick func(string) bool, want string) error {
 	tok, err := r.token(path)
 	if err != nil {
@@ -194,7 +195,7 @@ func (r *policyReader) name(path string, pick func(string) bool, want string) er
 	return nil
 }
 
-// token reads the next token; a syntax error names path and its offset.
+// token reads the next token. A syntax error names path and its offset.
 func (r *policyReader) token(path string) (json.Token, error) {
 	tok, err := r.dec.Token()
 	var syntax *json.SyntaxError

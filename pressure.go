@@ -60,23 +60,24 @@ type PressureWarning struct {
 	At         time.Time
 }
 
-// PressureWarnings has fn told when a group's backlog crosses a threshold
-// of cfg: when a task starts waiting and its group then has at least
-// BacklogCount tasks waiting (at any layer), and when the group's oldest
-// waiting task has waited BacklogAge. The age is checked by one timer,
-// armed only while tasks wait, every BacklogAge/2, so a group that receives
-// nothing new is warned about by the time its oldest task has waited
-// 1.5×BacklogAge; UpdatePolicy arms it for when the oldest task reaches
-// the new BacklogAge. Per group, at most one warning per Cooldown; the
-// triggers in between are counted into the next warning's Suppressed.
+// PressureWarnings has fn told when a group's backlog crosses a threshold of
+// cfg. That happens when a task starts waiting and its group then has at
+// least BacklogCount tasks waiting, at any layer. It also happens when the
+// group's oldest waiting task has waited BacklogAge. One timer checks the
+// age every BacklogAge/2, armed only while tasks wait. So a group that
+// receives nothing new is warned about by the time its oldest task has
+// waited 1.5×BacklogAge. UpdatePolicy arms it for when the oldest task
+// reaches the new BacklogAge. Per group, at most one warning is given per
+// Cooldown. The triggers in between are counted into the next warning's
+// Suppressed.
 //
-// fn runs on the goroutine of the Submit call or of the timer, with no lock
-// of the executor held; it must not block: Shutdown and Close wait for a
-// call under way, and it is not called once they have returned. Called
-// from fn, they do not wait for fn. A panic in it is recovered and
-// ignored. A nil fn disables warnings. cfg's fields must be >= 0.
+// The fn runs on the goroutine of the Submit call or of the timer, with no
+// lock of the executor held. It must not block, because Shutdown and Close
+// wait for a call under way. It is not called once they have returned.
+// Called from fn, they do not wait for fn. A panic in it is recovered and
+// ignored. A nil fn disables warnings. The fields of cfg must be >= 0.
 //
-// It sets both the config and fn; to add fn to a config that ParsePolicy
+// It sets both the config and fn. To add fn to a config that ParsePolicy
 // read, call PressureWarningFunc instead.
 func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWarning)) *PolicyBuilder {
 	b.pressure, b.pressureFn = cfg, fn
@@ -84,9 +85,9 @@ func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWar
 }
 
 // PressureWarningFunc sets the function told of backlog warnings (see
-// PressureWarnings), keeping the config the builder has: the one a
+// PressureWarnings). It keeps the config the builder has. That is the one a
 // policy's JSON "pressure" object gave ParsePolicy, or the defaults. The
-// JSON form holds the config only; the function comes from code.
+// JSON form holds the config only, and the function comes from code.
 func (b *PolicyBuilder) PressureWarningFunc(fn func(PressureWarning)) *PolicyBuilder {
 	b.pressureFn = fn
 	return b
@@ -160,8 +161,8 @@ var callPressureFnName = runtime.FuncForPC(reflect.ValueOf(callPressureFn).Point
 
 // inPressureFn reports whether the calling goroutine is inside a call of a
 // pressure warnings' function. Only a Shutdown or Close that finds such a
-// call under way asks: the stack is the one way to tell that call from
-// its own caller.
+// call under way asks. The stack is the one way to tell that call from its
+// own caller.
 func inPressureFn() bool {
 	pcs := make([]uintptr, 64)
 	for {

@@ -1,8 +1,8 @@
 package groupconc
 
-// The age timer of pressure warnings (see PressureWarnings), armed only
-// while tasks wait, and the count of its checks and of calls of the
-// warning function under way, which Shutdown and Close wait for.
+// The age timer of pressure warnings (see PressureWarnings) is armed only
+// while tasks wait. Beside it is the count of its checks and of calls of the
+// warning function under way. Shutdown and Close wait for those.
 
 import (
 	"sync"
@@ -24,8 +24,8 @@ type pressure struct {
 	states  sync.Map      // group key -> *pressureState, for groups that crossed a threshold
 }
 
-// pressureUpdated arms the age timer for p, which UpdatePolicy has just
-// made the policy, if tasks wait: for when the oldest of them reaches p's
+// pressureUpdated arms the age timer for p, which UpdatePolicy has just made
+// the policy, if tasks wait. It fires when the oldest of them reaches p's
 // BacklogAge. A task that begins to wait from now reads p itself.
 func (e *GroupExecutor) pressureUpdated(p *GroupPolicy) {
 	if _, waiting, _ := e.global.Counts(); waiting == 0 || p.pressureFn == nil {
@@ -39,10 +39,10 @@ func (e *GroupExecutor) pressureUpdated(p *GroupPolicy) {
 	e.armPressure(max(p.pressure.orDefaults().BacklogAge-time.Duration(oldest), 0))
 }
 
-// armPressure arms the age timer to fire after d, or brings it forward if
-// it is armed for later (by a policy UpdatePolicy replaced). The check it
-// will run counts as running from the arming: a timer that has fired but
-// whose goroutine has not begun is waited for too.
+// armPressure arms the age timer to fire after d. It brings the timer
+// forward if it is armed for later, by a policy UpdatePolicy replaced. The
+// check it will run counts as running from the arming. So a timer that has
+// fired but whose goroutine has not begun is waited for too.
 func (e *GroupExecutor) armPressure(d time.Duration) {
 	pr := &e.pressure
 	pr.mu.Lock()
@@ -67,10 +67,10 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 	}
 }
 
-// checkAges is the age timer's function: it warns about each group whose
-// oldest waiting task has waited BacklogAge, and arms the timer again for
-// BacklogAge/2 while tasks wait. It counts as running from the arming to
-// its end, so that Shutdown and Close wait for all of it.
+// checkAges is the age timer's function. It warns about each group whose
+// oldest waiting task has waited BacklogAge. It arms the timer again for
+// BacklogAge/2 while tasks wait. It counts as running from the arming to its
+// end, so that Shutdown and Close wait for all of it.
 func (e *GroupExecutor) checkAges() {
 	pr := &e.pressure
 	defer pr.leave()
@@ -103,8 +103,8 @@ func (e *GroupExecutor) checkAges() {
 	pr.mu.Lock()
 	pr.armed = false
 	pr.mu.Unlock()
-	// A task that began to wait while armed was still set left the timer
-	// to this call: it counted itself waiting before it looked. So did an
+	// A task that began to wait while armed was still set left the timer to
+	// this call, since it counted itself waiting before it looked. So did an
 	// UpdatePolicy that found it fired, having stored its policy first.
 	p = e.policy.Load()
 	if _, waiting, _ := e.global.Counts(); waiting > 0 && p.pressureFn != nil {
@@ -112,7 +112,7 @@ func (e *GroupExecutor) checkAges() {
 	}
 }
 
-// stopPressure stops the age timer for good; no call of fn starts after it.
+// stopPressure stops the age timer for good. No call of fn starts after it.
 func (e *GroupExecutor) stopPressure() {
 	pr := &e.pressure
 	pr.mu.Lock()
@@ -125,10 +125,10 @@ func (e *GroupExecutor) stopPressure() {
 	}
 }
 
-// pressureDone waits, after stopPressure, until no age check and no call
-// of fn is under way, and reports true; false if stop closes first. Called
-// from fn (of any executor), it does not wait: the call it is part of
-// could not return first.
+// pressureDone waits, after stopPressure, until no age check and no call of
+// fn is under way, and reports true. It reports false if stop closes first.
+// Called from fn (of any executor), it does not wait, because the call it is
+// part of could not return first.
 func (e *GroupExecutor) pressureDone(stop <-chan struct{}) bool {
 	pr := &e.pressure
 	pr.mu.Lock()

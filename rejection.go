@@ -11,24 +11,25 @@ import (
 type RejectionPolicy int
 
 const (
-	// RejectAbort completes the task REJECTED; its Await returns the
-	// *RejectedError. The default.
+	// RejectAbort completes the task REJECTED, and its Await returns the
+	// *RejectedError. It is the default.
 	RejectAbort RejectionPolicy = iota
-	// RejectDiscard completes the task REJECTED; its Await returns no error.
+	// RejectDiscard completes the task REJECTED, and its Await returns no
+	// error.
 	RejectDiscard
 	// RejectCallerRuns runs the task at once on its own goroutine, holding
-	// no permit: it counts in no limit and in no Running/InFlight stat.
-	// A task whose context is already done is CANCELLED instead.
+	// no permit. It counts in no limit and in no Running or InFlight stat. A
+	// task whose context is already done is CANCELLED instead.
 	RejectCallerRuns
-	// RejectDiscardOldest makes room: a task that finds its queue full
-	// takes the slot of the oldest waiting task of the lowest priority at
-	// or below its own, which ends REJECTED with ReasonDisplaced (its Await
-	// returns no error). If every waiting task has a higher priority, the
-	// new task is rejected as under RejectDiscard. So it is while a caller
-	// of SubmitWith with Block waits for a slot of that queue: the slot
-	// would go to the new task, past the caller waiting for the next one,
-	// so the new task is turned away instead, with the queue's reason,
-	// and no waiting task is displaced.
+	// RejectDiscardOldest makes room. A task that finds its queue full takes
+	// the slot of the oldest waiting task of the lowest priority at or below
+	// its own. That task ends REJECTED with ReasonDisplaced, and its Await
+	// returns no error. If every waiting task has a higher priority, the new
+	// task is rejected as under RejectDiscard. So it is while a caller of
+	// SubmitWith with Block waits for a slot of that queue. The slot would
+	// go to the new task, past the caller waiting for the next one. So the
+	// new task is turned away instead, with the queue's reason, and no
+	// waiting task is displaced.
 	RejectDiscardOldest RejectionPolicy = 3
 )
 
@@ -53,7 +54,7 @@ func (p RejectionPolicy) String() string {
 var ErrRejected = errors.New("groupconc: task rejected")
 
 // The RejectedError.Reason, and the OnRejected reason, of a task turned away
-// by a queue threshold: the global one or its group's.
+// by a queue threshold, the global one or its group's.
 const (
 	ReasonGlobalQueueFull = "global_queue_full"
 	ReasonGroupQueueFull  = "group_queue_full"
@@ -68,8 +69,9 @@ const ReasonWaitTimeout = "wait_timeout"
 const ReasonDisplaced = "displaced"
 
 // RejectedError is the Err of every REJECTED result. Reason says why the
-// task was turned away: ReasonGlobalQueueFull or ReasonGroupQueueFull for a
-// queue threshold, or what a RejectionHandler's own *RejectedError says.
+// task was turned away. It is ReasonGlobalQueueFull or ReasonGroupQueueFull
+// for a queue threshold, or what a RejectionHandler's own *RejectedError
+// says.
 type RejectedError struct {
 	GroupKey, TaskID, Reason string
 }
@@ -95,10 +97,10 @@ var errNoTask = errors.New("groupconc: Rejection.Run: no task to run")
 // Run runs the rejected task now, on the calling goroutine, holding no
 // permit, and returns what its function returned. The listener sees the task
 // start and, after the handler returns, complete. Only the first call runs
-// the task; later calls return an error. So does a call after the handler
+// the task. Later calls return an error. So does a call after the handler
 // returned. By then the task has completed, so a kept Rejection runs
-// nothing. A panic in the function propagates to the handler's caller,
-// which turns it into a FAILED result.
+// nothing. A panic in the function propagates to the handler's caller, which
+// turns it into a FAILED result.
 func (r *Rejection) Run(ctx context.Context) (any, error) {
 	if r == nil || r.run == nil {
 		return nil, errNoTask
@@ -106,17 +108,17 @@ func (r *Rejection) Run(ctx context.Context) (any, error) {
 	return r.run(ctx)
 }
 
-// RejectionHandler decides the outcome of a rejected task; when set it
+// RejectionHandler decides the outcome of a rejected task. When set, it
 // replaces the RejectionPolicy. It runs on the task's goroutine with no
-// permit held, and its return becomes the result:
-//   - (v, nil): SUCCESS with v; nil gives the zero value, and a v that is not
-//     of the task's type gives FAILED with an error saying so;
-//   - an error matching ErrRejected: REJECTED, its Err a *RejectedError
-//     (the handler's own, if it returned one); Await returns no error, since
-//     the handler, not RejectAbort, decided;
-//   - another error: FAILED with it (CANCELLED if it is the context's error
-//     and the context is done).
+// permit held, and its return becomes the result.
+//   - (v, nil) gives SUCCESS with v. A nil v gives the zero value, and a v
+//     that is not of the task's type gives FAILED with an error saying so.
+//   - An error matching ErrRejected gives REJECTED, its Err a *RejectedError
+//     (the handler's own, if it returned one). Await returns no error, since
+//     the handler, not RejectAbort, decided.
+//   - Another error gives FAILED with it, or CANCELLED if it is the
+//     context's error and the context is done.
 //
-// A handler that panics gives FAILED with a *PanicError. ctx is the task's
-// context.
+// A handler that panics gives FAILED with a *PanicError. The ctx is the
+// task's context.
 type RejectionHandler func(ctx context.Context, r *Rejection) (any, error)

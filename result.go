@@ -9,17 +9,17 @@ import (
 type TaskStatus int
 
 const (
-	// StatusSuccess: the function returned a nil error, or a rejection
+	// StatusSuccess means the function returned a nil error, or a rejection
 	// handler returned a fallback value.
 	StatusSuccess TaskStatus = iota + 1
-	// StatusFailed: the function returned an error, panicked or called
+	// StatusFailed means the function returned an error, panicked or called
 	// runtime.Goexit, or a rejection handler failed.
 	StatusFailed
-	// StatusCancelled: the task was cancelled before it ran, through its
-	// handle, or returned its context's error after being cancelled.
+	// StatusCancelled means the task was cancelled before it ran, through
+	// its handle, or returned its context's error after being cancelled.
 	StatusCancelled
-	// StatusRejected: a queue threshold turned the task away and it did not
-	// run.
+	// StatusRejected means a queue threshold turned the task away and it did
+	// not run.
 	StatusRejected
 )
 
@@ -40,11 +40,12 @@ func (s TaskStatus) String() string {
 
 // GroupResult is the outcome of one task.
 //
-// Submitted, Start and End carry monotonic clock readings, so comparing them
-// with each other or with time.Now (Sub, Before, After), as Duration and
-// QueueWait do, is exact. To keep Submit cheap their wall-clock part is read
-// once, when New makes the executor, and advanced by the monotonic clock: a
-// step of the system clock while the executor lives does not show in them.
+// Submitted, Start and End carry monotonic clock readings. So comparing them
+// with each other or with time.Now (Sub, Before, After) is exact, as
+// Duration and QueueWait do. To keep Submit cheap, their wall-clock part is
+// read once, when New makes the executor, and advanced by the monotonic
+// clock. So a step of the system clock while the executor lives does not
+// show in them.
 type GroupResult[T any] struct {
 	GroupKey  string
 	TaskID    string
@@ -52,20 +53,23 @@ type GroupResult[T any] struct {
 	Value     T         // set on StatusSuccess
 	Err       error     // set on Failed, Cancelled, Rejected
 	Submitted time.Time // when Submit accepted it
-	// Start is when it held all its permits: End if it never ran, and the
-	// End of the task that handed it its last permit, if that task ran.
+	// Start is when it held all its permits. It is End if it never ran. It
+	// is the End of the task that handed it its last permit, if that task
+	// ran.
 	Start time.Time
 	End   time.Time
 }
 
-// Duration returns End - Start: how long the task ran, without its wait.
+// Duration returns End - Start, which is how long the task ran, without its
+// wait.
 func (r GroupResult[T]) Duration() time.Duration { return r.End.Sub(r.Start) }
 
-// QueueWait returns Start - Submitted: how long the task waited for permits.
+// QueueWait returns Start - Submitted, which is how long the task waited for
+// permits.
 func (r GroupResult[T]) QueueWait() time.Duration { return r.Start.Sub(r.Submitted) }
 
-// PanicError is the Err of a task that panicked or called runtime.Goexit
-// (as t.FailNow does). Value is what was passed to panic; Stack is the
+// PanicError is the Err of a task that panicked or called runtime.Goexit (as
+// t.FailNow does). Value is what was passed to panic. Stack is the
 // goroutine's stack at the panic.
 type PanicError struct {
 	Value any

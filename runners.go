@@ -8,12 +8,12 @@ import (
 )
 
 // runners is the record of which task each of the executor's goroutines
-// runs, so that a snapshot can say how long a group's oldest running task
-// has run (GroupStats.OldestRunning). A goroutine takes a record when it
-// starts running tasks and gives it back when it stops; running a task
-// costs two stores to its own record, which no other goroutine writes.
-// Records are reused, never freed: there are as many as goroutines ever
-// ran tasks at once.
+// runs. So a snapshot can say how long a group's oldest running task has run
+// (GroupStats.OldestRunning). A goroutine takes a record when it starts
+// running tasks and gives it back when it stops. Running a task costs two
+// stores to its own record, which no other goroutine writes. Records are
+// reused, never freed. There are as many as goroutines ever ran tasks at
+// once.
 type runners struct {
 	mu   sync.Mutex
 	all  []*runner // guarded by mu; only grows
@@ -49,7 +49,8 @@ func (rs *runners) put(r *runner) {
 	rs.mu.Unlock()
 }
 
-// running notes that r's goroutine runs t from start; nil t: nothing.
+// running notes that r's goroutine runs t from start. A nil t means nothing
+// runs.
 func (r *runner) running(t *task, start int64) {
 	if t != nil {
 		r.start.Store(start)

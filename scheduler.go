@@ -1,8 +1,8 @@
 package groupconc
 
-// The scheduler: how a task goes from Submit to its end. Each state below
-// has one owner, the only code that may drive the task there (walk it
-// through its layers, give back its permits, end it):
+// The scheduler moves a task from Submit to its end. Each state below has
+// one owner. Only the owner may drive the task on from there. It may walk
+// the task through its layers, give back its permits, or end it.
 //
 //	state     where the task is             owner                        leaves to
 //	--------  ----------------------------  ---------------------------  ----------------------------------
@@ -22,28 +22,29 @@ package groupconc
 //	ended     nowhere: permits given back,  nobody; its handle keeps     —
 //	          context closed, gate left     the result
 //
-// A blocked caller handed a slot holds that queue's door while its task
-// is admitted: the queue hands its next slot only once the task has its
-// place (waiting, ready, or ended), so callers served together are
-// accepted in the order they were served (see blocking.go).
+// A blocked caller handed a slot holds that queue's door while its task is
+// admitted. The queue hands its next slot only once the task has its place
+// (waiting, ready, or ended). So callers served together are accepted in the
+// order they were served (see blocking.go).
 //
-// UpdatePolicy moves waiting tasks too: a raised limit hands them permits
-// (carried, each on a goroutine of its own); a lowered one takes the tasks
-// holding an over-limit layer's permit out of the later lines and puts them
-// back at the head of that layer's line (waiting again; owned by the
-// updating goroutine in between, which then checks them for a cancel that
-// came meanwhile). Under IsolationFairShare the global line is the fair
-// one (groupstate's fairQueue); ownership is the same.
+// UpdatePolicy moves waiting tasks too. A raised limit hands them permits,
+// and each goes on as carried, on a goroutine of its own. A lowered limit
+// takes the tasks holding an over-limit layer's permit out of the later
+// lines. It puts them back at the head of that layer's line, waiting again.
+// In between, the updating goroutine owns them, and then checks them for a
+// cancel that came meanwhile. Under IsolationFairShare the global line is
+// the fair one (groupstate's fairQueue). Ownership is the same.
 //
-// Every task ends through end, once, on its owner's goroutine. Its handle
-// is completed on the side, by whoever claims it first: complete (the
-// owner, with the task's outcome) or cancel (Cancel, from any goroutine;
-// it never drives the task, it only cancels its context and makes it leave
-// its line). A listener is told after the permits' hand-off is decided, on
-// the owner's goroutine: it never changes where permits go.
+// Every task ends through end, once, on its owner's goroutine. Its handle is
+// completed on the side, by whoever claims it first. That is complete (the
+// owner, with the task's outcome) or cancel (Cancel, from any goroutine).
+// Cancel never drives the task. It only cancels its context and makes it
+// leave its line. A listener is told after the permits' hand-off is decided,
+// on the owner's goroutine, so it never changes where permits go.
 //
 // Comments that begin "Interleaving:" mark code whose correctness rests on
-// an argument about concurrent goroutines; change it only with the argument.
+// an argument about concurrent goroutines. Change such code only with the
+// argument.
 
 import (
 	"context"
@@ -55,11 +56,12 @@ import (
 type handOff uint8
 
 const (
-	// handOffInline carries them on here; one that can run is returned to
+	// handOffInline carries them on here. One that can run is returned to
 	// run next on this goroutine, which is free to run it.
 	handOffInline handOff = iota + 1
-	// handOffSpawn gives each a goroutine of its own: this goroutine is not
-	// free (a Submit caller, a handler to run, a runtime.Goexit unwinding).
+	// handOffSpawn gives each a goroutine of its own, because this goroutine
+	// is not free. It may be a Submit caller, a handler to run, or a
+	// runtime.Goexit unwinding.
 	handOffSpawn
 	// handOffKeep leaves them in the task's permits, for the caller to adopt.
 	handOffKeep
@@ -77,12 +79,12 @@ const (
 // listener returns the listener of the policy in force.
 func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
 
-// admit accepts t into its group and sets it going. It does not block: the
-// layers are tried at once, on the caller's goroutine, so a task that can
+// admit accepts t into its group and sets it going. It does not block. The
+// layers are tried at once, on the caller's goroutine. So a task that can
 // start, and a task that must be rejected, is known before Submit returns.
 func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority) error {
-	// After this, Shutdown waits for t; enter fails once Shutdown or Close
-	// has begun, so no task is accepted after the drain started.
+	// After this, Shutdown waits for t. No task is accepted after the drain
+	// started, because enter fails once Shutdown or Close has begun.
 	if !e.gate.enter() {
 		return ErrClosed
 	}
@@ -95,9 +97,9 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	return e.accepted(t, g, "")
 }
 
-// accepted sets going t, accepted into group g (counted by the gate) and
-// holding what a paused walk may have taken (see admitBlocking). A task
-// given a reason is turned away for it.
+// accepted sets going t, which was accepted into group g and is counted by
+// the gate. It holds what a paused walk may have taken (see admitBlocking).
+// A task given a reason is turned away for it.
 func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason string) error {
 	owned := true // until t is handed to a line or the ready queue
 	defer func() {
@@ -113,10 +115,9 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	}
 	out := groupstate.Rejected
 	if reason == "" {
-		// A blocked caller's task handed a slot holds its queue's door
-		// until it has its place, in its line or in the ready queue: the
-		// next blocked caller is handed a slot only then (see
-		// admitBlocking).
+		// A blocked caller's task handed a slot holds its queue's door until
+		// it has its place, in its line or in the ready queue. Only then is
+		// the next blocked caller handed a slot (see admitBlocking).
 		door := t.permits.TakeDoor()
 		out, reason = t.permits.Try()
 		if out == groupstate.Admitted {
@@ -140,8 +141,8 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 }
 
 // waiting follows up on a task that Submit left in a line, which owns it
-// now: it watches the caller's context, whose end takes the task out of
-// line, and takes the task out itself if it was cancelled as it joined.
+// now. It watches the caller's context, whose end takes the task out of
+// line. It takes the task out itself if it was cancelled as it joined.
 func (e *GroupExecutor) waiting(t *task) {
 	if t.caller.Done() != nil {
 		t.context().watch(func() { e.callerEnded(t) })
@@ -154,9 +155,9 @@ func (e *GroupExecutor) waiting(t *task) {
 }
 
 // callerEnded takes t out of its line, and ends it, when its caller's
-// context ends while it waits; it runs on a goroutine of its own, which
-// context.AfterFunc starts and the crew counts while it ends t (t has not
-// left the gate yet).
+// context ends while it waits. It runs on a goroutine of its own, which
+// context.AfterFunc starts. The crew counts it while it ends t, since t has
+// not left the gate yet.
 func (e *GroupExecutor) callerEnded(t *task) {
 	if t.permits.Leave() {
 		e.crew.add()
@@ -164,24 +165,25 @@ func (e *GroupExecutor) callerEnded(t *task) {
 	}
 }
 
-// stopRequested reports whether a waiting task should leave its line: it
-// was cancelled by its handle, its caller's context or its group scope
-// (ShutdownGroup, EvictGroup, and Close through the executor's context).
+// stopRequested reports whether a waiting task should leave its line. That
+// is so if it was cancelled by its handle, by its caller's context or by its
+// group scope (ShutdownGroup, EvictGroup, and Close through the executor's
+// context).
 //
 // Interleaving: each of those first records why and then makes the task
-// leave (Close sweeps the lines once the cancel has reached every scope); a
-// task that was between two lines at that moment is in none, and finds out
+// leave. Close sweeps the lines once the cancel has reached every scope. A
+// task that was between two lines at that moment is in none. It finds out
 // here, after joining the next. So the task's context is done when it ends.
 func (e *GroupExecutor) stopRequested(t *task) bool {
 	return t.claimed() || t.caller.Err() != nil || t.permits.Scope().Err() != nil
 }
 
-// carryOn walks t, just handed a permit, through its remaining layers, and
-// returns where that leaves it, with the time it got its last permit (an
-// offset from its Submitted) if it is to run: now, the clock when the
-// permit was given back, if known (>= 0), so that a task handed its
-// permits by a task that ended starts at that task's End (W2 of the
-// benchmarks module reads the clock once less per task).
+// carryOn walks t, just handed a permit, through its remaining layers. It
+// returns where that leaves it. If t is to run, it also returns the time t
+// got its last permit, as an offset from its Submitted. Now is the clock
+// when the permit was given back, if known (>= 0). So a task handed its
+// permits by a task that ended starts at that task's End. W2 of the
+// benchmarks module reads the clock once less per task because of this.
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
 	out, reason := t.permits.Resume()
 	switch out {
@@ -207,11 +209,11 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
 }
 
 // handOn carries on with the tasks that p's releases handed a permit to, as
-// how says. Inline, it walks each through its remaining layers and returns
-// one that can run, with the time it got its last permit, for this
-// goroutine to run next, starting no goroutine (what W2 and W4 of the
-// benchmarks module measure: most of their tasks are handed a permit); the
-// others that can run get goroutines of their own.
+// how says. Inline, it walks each through its remaining layers. It returns
+// one that can run, with the time it got its last permit, for this goroutine
+// to run next. It starts no goroutine for that one. W2 and W4 of the
+// benchmarks module measure this, since most of their tasks are handed a
+// permit. The others that can run get goroutines of their own.
 func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int64) (next *task, start int64) {
 	if how == handOffKeep {
 		return nil, 0
@@ -235,8 +237,8 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 
 // turnAway records that a queue threshold turned t away, for the reason
 // given, and tells the listener. It reports whether t is still to run, on a
-// goroutine of the executor: its rejection handler or the caller-runs policy
-// decides its outcome there. Otherwise it finishes t REJECTED here.
+// goroutine of the executor. There its rejection handler or the caller-runs
+// policy decides its outcome. Otherwise it finishes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
 	notifyRejected(e.listener(), t.key(), t.id, reason)
@@ -248,10 +250,10 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	return false
 }
 
-// cancel is Cancel: it completes t's handle CANCELLED with cause, and
+// cancel is Cancel. It completes t's handle CANCELLED with cause, and
 // cancels its context with cause, unless the handle already completed. It
-// does not own t: a waiting t it takes out of its line goes to a goroutine
-// of its own to end.
+// does not own t. A waiting t that it takes out of its line goes to a
+// goroutine of its own to end.
 func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	claimed, ran := t.claimRan()
 	if !claimed {
@@ -261,7 +263,7 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	// Interleaving: after the claim, a task in no line at this moment sees
 	// it once it joins one (see stopRequested).
 	left := t.permits.Leave()
-	// The result's Err is cause, which cancelWith recorded: this is the
+	// The result's Err is cause, which cancelWith recorded. This is the
 	// context's first cancel, since close comes after a claim (see end).
 	e.count(t, StatusCancelled)
 	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
@@ -272,16 +274,16 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 }
 
 // cancelledBeforeRun reports whether t, holding every permit, has been
-// cancelled, and if so waits until its context is done.
+// cancelled. If so, it waits until its context is done.
 //
 // Interleaving: ShutdownGroup, EvictGroup and Close cancel a scope whose
-// error is set at once but whose child contexts are cancelled one by one,
-// and the caller's cancel reaches the task's context through
-// context.AfterFunc, on another goroutine: a task whose own context has not
-// been reached yet may meanwhile get a permit freed by a sibling that did
-// react. So the caller's context, the scope and the executor are asked too,
-// and the task's context is waited for (its cancel is on the way) so that
-// its error is set when the result is written.
+// error is set at once. But its child contexts are cancelled one by one. The
+// caller's cancel reaches the task's context through context.AfterFunc, on
+// another goroutine. Meanwhile a task whose own context has not been reached
+// yet may get a permit freed by a sibling that did react. So the caller's
+// context, the scope and the executor are asked too. The task's context is
+// waited for, since its cancel is on the way, so that its error is set when
+// the result is written.
 func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	c := t.context()
 	if c.Err() == nil && e.root.Err() == nil && (!c.built() || c.caller.Err() == nil && c.permits.Scope().Err() == nil) {

@@ -10,42 +10,43 @@ import (
 // GroupStats is a point-in-time snapshot of one group.
 type GroupStats struct {
 	GroupKey string
-	// Running counts tasks holding the group's concurrency permit; it
+	// Running counts tasks holding the group's concurrency permit. It
 	// exceeds MaxConcurrency only while a lowered limit drains
 	// (UpdatePolicy, an adaptive limit). A task run under RejectCallerRuns
 	// or by Rejection.Run holds no permit and is not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
-	// whichever layer they wait at and whatever their priority. No count
-	// is kept per priority: a snapshot stays small, and an exporter's
-	// series stay one per group. OldestWait shows a starved priority.
+	// whichever layer they wait at and whatever their priority. No count is
+	// kept per priority, so a snapshot stays small and an exporter's series
+	// stay one per group. OldestWait shows a starved priority.
 	Waiting int
-	// InFlight counts tasks past the bulkhead: waiting for the concurrency
+	// InFlight counts tasks past the bulkhead, waiting for the concurrency
 	// permit or running. It is counted even when the bulkhead is Unlimited.
 	InFlight int
-	// The limits in force for the group: those resolved for it, but
-	// under AdaptiveConcurrency MaxConcurrency is its adaptive limit and
+	// The limits in force for the group are those resolved for it. Under
+	// AdaptiveConcurrency, MaxConcurrency is its adaptive limit, and
 	// QueueThreshold the threshold that follows it.
 	MaxConcurrency, MaxInFlight, QueueThreshold int
 	// Weight is the group's fair-share weight (1 unless IsolationFairShare
 	// gives it another).
 	Weight int
 	// OldestWait is how long the group's oldest waiting task, of any
-	// priority, has waited since Submit; 0 if no task waits.
+	// priority, has waited since Submit. It is 0 if no task waits.
 	OldestWait time.Duration
-	// Blocked counts callers of SubmitWith with Block waiting for a slot
-	// of the group's queue; they are not tasks yet, and not in Waiting.
+	// Blocked counts callers of SubmitWith with Block waiting for a slot of
+	// the group's queue. They are not tasks yet, and not in Waiting.
 	Blocked int
-	// Parent is the group's parent; "" at the top.
+	// Parent is the group's parent, or "" at the top.
 	Parent string
 	// RunningCost counts the permits its running tasks hold at its
-	// concurrency limit: Running, while every task costs one permit.
+	// concurrency limit. It equals Running, while every task costs one
+	// permit.
 	RunningCost int
-	// WaitingGlobal counts, of Waiting, the tasks waiting for a global
-	// permit: the global cap, not the group's own limits, holds them back.
+	// WaitingGlobal counts the tasks of Waiting that wait for a global
+	// permit. The global cap holds them back, not the group's own limits.
 	WaitingGlobal int
-	// OldestRunning is how long the group's longest-running task has run;
-	// 0 if none runs. A task hung in its function shows here.
+	// OldestRunning is how long the group's longest-running task has run. It
+	// is 0 if none runs. A task hung in its function shows here.
 	OldestRunning time.Duration
 	// Paused reports whether the group is paused.
 	Paused bool
@@ -60,14 +61,14 @@ type ExecutorStats struct {
 	// Running, Waiting and GlobalInFlight count tasks of every group,
 	// including tasks of evicted groups that have not finished yet.
 	Running, Waiting, GlobalInFlight int
-	// GlobalMaxInFlight is the global limit in force: the policy's, or
-	// under AdaptiveGlobal the adaptive one.
+	// GlobalMaxInFlight is the global limit in force. That is the policy's,
+	// or under AdaptiveGlobal the adaptive one.
 	GlobalMaxInFlight int
 	// Blocked counts callers of SubmitWith with Block waiting for a queue
 	// slot, of any group or the global queue.
 	Blocked int
 	// Outcome counters count each task once, by the status its handle
-	// reports; once every task has finished,
+	// reports. Once every task has finished,
 	// Succeeded+Failed+Cancelled+Rejected == Submitted.
 	Submitted, Succeeded, Failed, Cancelled, Rejected uint64
 }
@@ -97,8 +98,8 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 	}
 }
 
-// GroupStats returns a snapshot of groupKey's group, and false if no such
-// group exists: never used, or evicted.
+// GroupStats returns a snapshot of groupKey's group. It returns false if no
+// such group exists, because it was never used or was evicted.
 func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !e.made() {
 		return GroupStats{}, false
@@ -114,7 +115,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 
 // AllGroupStats returns an iterator over a snapshot of every known group,
 // one GroupStats each, in no particular order. It holds no lock while it
-// yields, so the loop body may call into the executor; a group created or
+// yields, so the loop body may call into the executor. A group created or
 // forgotten during the loop may or may not be seen.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
@@ -142,8 +143,8 @@ func (e *GroupExecutor) oldestRunning(g *groupstate.Group[task]) map[*groupstate
 	return m
 }
 
-// groupStats returns g's snapshot; if a task of g runs, the oldest
-// started at oldest.
+// groupStats returns g's snapshot. If a task of g runs, the oldest started
+// at oldest.
 func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs bool) GroupStats {
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()

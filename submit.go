@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Priority orders a task among the tasks waiting in the same line: a task
-// never waits behind a task of lower priority, and tasks of one priority
-// are served in arrival order. The zero Priority means PriorityNormal.
+// Priority orders a task among the tasks waiting in the same line. A task
+// never waits behind a task of lower priority, and tasks of one priority are
+// served in arrival order. The zero Priority means PriorityNormal.
 type Priority int
 
 const (
@@ -43,12 +43,12 @@ type SubmitOptions struct {
 	// Block waits for a queue slot instead of being turned away for lack
 	// of one.
 	Block bool
-	// MaxWait bounds a Block wait; 0 waits until ctx ends.
+	// MaxWait bounds a Block wait. Zero waits until ctx ends.
 	MaxWait time.Duration
 	// Priority orders the task among the tasks waiting where it waits.
 	Priority Priority
-	// Cost is the permits the task takes at each limit it passes; 0 means
-	// 1. Every task costs one permit in this release: a Cost above 1 is
+	// Cost is the permits the task takes at each limit it passes. Zero means
+	// one. Every task costs one permit in this release. A Cost above 1 is
 	// refused with ErrInvalidTask, never taken as 1.
 	Cost int
 }
@@ -68,40 +68,43 @@ func (o SubmitOptions) check() error {
 	return nil
 }
 
-// SubmitWith is Submit refined by opts. With opts.Block, a task that finds
-// its queue full (its group's, or under IsolationOff the global one) does
-// not take the rejection: the caller waits, no task accepted yet, until a
-// slot is handed to it, in order of priority and then of arrival among the
-// callers blocked on that queue. Slots freed together are handed one after
-// another, each once the task before has its place, so those callers'
+// SubmitWith is Submit refined by opts. With opts.Block, a task may find its
+// queue full (its group's, or under IsolationOff the global one). Then it
+// does not take the rejection. The caller waits, with no task accepted yet,
+// until a slot is handed to it. Callers blocked on that queue are served in
+// order of priority and then of arrival. Slots freed together are handed one
+// after another, each once the task before has its place. So those callers'
 // tasks are accepted, announced to the listener and started in that order
-// too. The wait ends:
-//   - when a slot is handed to it: the task is accepted, as if submitted
-//     then, and SubmitWith returns its handle;
-//   - when ctx ends: nil and ctx.Err(); nothing was submitted;
-//   - when opts.MaxWait passes: the task is accepted and turned away with
+// too. The wait ends in one of these ways.
+//   - A slot is handed to it. The task is accepted, as if submitted then,
+//     and SubmitWith returns its handle.
+//   - The ctx ends. SubmitWith returns nil and ctx.Err(), and nothing was
+//     submitted.
+//   - The opts.MaxWait passes. The task is accepted and turned away with
 //     ReasonWaitTimeout through the rejection policy or handler, and
-//     SubmitWith returns its handle;
-//   - when Shutdown or Close begins: nil and ErrClosed;
-//   - when ShutdownGroup or EvictGroup is called for its group: nil and an
-//     error matching ErrGroupShutdown or ErrGroupEvicted.
+//     SubmitWith returns its handle.
+//   - Shutdown or Close begins. SubmitWith returns nil and ErrClosed.
+//   - ShutdownGroup or EvictGroup is called for its group. SubmitWith
+//     returns nil and an error matching ErrGroupShutdown or ErrGroupEvicted.
 //
 // A queue whose threshold is Unlimited never blocks anyone. One whose
-// threshold is 0 never has a free slot: there a blocked caller walks
-// again each time a task of its group (or, for the global queue, any task)
-// gives back a permit, and is accepted once its task can start at once.
-// Under IsolationFairShare such a caller that waits for the global cap is
-// so woken by its own group's tasks only, so bound its wait with MaxWait
-// or its context.
+// threshold is 0 never has a free slot. There a blocked caller walks again
+// each time a task of its group gives back a permit. For the global queue,
+// any task giving back a permit counts. The caller is accepted once its task
+// can start at once. Under IsolationFairShare such a caller that waits for
+// the global cap is woken so by its own group's tasks only. So bound its
+// wait with MaxWait or its context.
 //
 // A caller whose ctx is, or derives from, the context of a task of e never
-// blocks (it may hold the permits it would wait for): opts.Block is ignored
-// for it. Without opts.Block, SubmitWith never waits for a slot, as Submit;
-// like Submit it runs the listener, resolvers and backlog warnings inline.
+// blocks, because it may hold the permits it would wait for. So opts.Block
+// is ignored for it. Without opts.Block, SubmitWith never waits for a slot,
+// as Submit. Like Submit it runs the listener, resolvers and backlog
+// warnings inline.
 //
-// ctx does two jobs: it bounds the Block wait, and it is the task's parent,
-// as for Submit. To bound only the wait, set opts.MaxWait; a ctx with a
-// timeout that is cancelled once SubmitWith returns cancels the task too.
+// The ctx does two jobs. It bounds the Block wait, and it is the task's
+// parent, as for Submit. To bound only the wait, set opts.MaxWait. A ctx
+// with a timeout that is cancelled once SubmitWith returns cancels the task
+// too.
 func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID string, task Task[T], opts SubmitOptions) (*TaskHandle[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err
@@ -120,11 +123,11 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 }
 
 // ExecuteAllWith is ExecuteAll with every task submitted as SubmitWith
-// submits it with opts: with opts.Block it may wait before each task for a
+// submits it with opts. With opts.Block it may wait before each task for a
 // queue slot. If ctx ends during such a wait, the tasks not yet submitted
 // are reported CANCELLED with ctx.Err(), and it returns ctx.Err(). A task
-// whose group is shut down or evicted during its wait is reported
-// CANCELLED with ErrGroupShutdown or ErrGroupEvicted, and the others go on.
+// whose group is shut down or evicted during its wait is reported CANCELLED
+// with ErrGroupShutdown or ErrGroupEvicted, and the others go on.
 func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T], opts SubmitOptions) ([]GroupResult[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err
@@ -147,7 +150,8 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 		case serr == nil:
 			continue
 		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted):
-			// Its group stopped while it waited for room: the others go on.
+			// Its group stopped while it waited for room, and the others go
+			// on.
 			results[i] = notSubmitted(gt, serr)
 			continue
 		}
@@ -179,8 +183,8 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	return results, err
 }
 
-// notSubmitted is the result of a task of a batch that was never accepted:
-// CANCELLED with the reason.
+// notSubmitted is the result of a task of a batch that was never accepted.
+// It is CANCELLED with the reason.
 func notSubmitted[T any](gt GroupTask[T], err error) GroupResult[T] {
 	now := time.Now()
 	return GroupResult[T]{
@@ -189,7 +193,7 @@ func notSubmitted[T any](gt GroupTask[T], err error) GroupResult[T] {
 	}
 }
 
-// rank is p as the lines order it: 0 is the highest.
+// rank is p as the lines order it, where 0 is the highest.
 func (p Priority) rank() uint8 {
 	if p == 0 {
 		p = PriorityNormal

@@ -15,15 +15,15 @@ import (
 var ErrInvalidTask = errors.New("groupconc: invalid task")
 
 // Task is the work a task does. Its context derives from the context given
-// to Submit, and is cancelled when the task is cancelled by any route;
+// to Submit. It is cancelled when the task is cancelled by any route, and
 // context.Cause tells which (ErrClosed after Close, for example). A task
 // that returns an error matching context.Canceled or
 // context.DeadlineExceeded while its context is done ends CANCELLED.
 //
 // The context ends when the task returns. Work the task starts and leaves
 // running (a goroutine, another Submit) is cancelled then if it uses that
-// context; give such work context.WithoutCancel(ctx), which keeps the
-// values and drops the cancellation.
+// context. Give such work context.WithoutCancel(ctx), which keeps the values
+// and drops the cancellation.
 type Task[T any] func(ctx context.Context) (T, error)
 
 // GroupTask is one entry of an ExecuteAll batch.
@@ -33,8 +33,8 @@ type GroupTask[T any] struct {
 	Task     Task[T]
 }
 
-// checkTask returns an error wrapping ErrInvalidTask that names the first bad
-// field; where prefixes the field (for example "tasks[3].").
+// checkTask returns an error wrapping ErrInvalidTask that names the first
+// bad field. The where argument prefixes it (for example "tasks[3].").
 func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 	switch {
 	case groupKey == "":
@@ -47,17 +47,17 @@ func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 	return nil
 }
 
-// task is the untyped state of one submitted task: its data and its atomic
-// state, and nothing that drives it (the scheduler does; see scheduler.go).
-// It lives inside its TaskHandle, and is its context too (see taskContext),
-// so a submission allocates one struct for handle, context and bookkeeping.
-// What few tasks need (a built context, a done channel, a rejection reason,
-// a watch on the caller's context) is allocated on the side, in a taskAside
-// (TestTaskHandleStaysWithinItsSizeClass guards the size). Every waiting
-// task is one, so it keeps nothing found elsewhere (its executor: see
-// exec), and the result, which it does not need while it waits, takes
-// little room: Err shares out with the ready queue's link, status and End
-// are packed in state.
+// task is the untyped state of one submitted task. It holds its data and its
+// atomic state, and nothing that drives it. The scheduler does that (see
+// scheduler.go). It lives inside its TaskHandle, and is its context too (see
+// taskContext). So a submission allocates one struct for handle, context and
+// bookkeeping. What few tasks need is allocated on the side, in a taskAside.
+// That is a built context, a done channel, a rejection reason, or a watch on
+// the caller's context. TestTaskHandleStaysWithinItsSizeClass guards the
+// size. Every waiting task is one, so it keeps nothing found elsewhere, such
+// as its executor (see exec). The result, which it does not need while it
+// waits, takes little room. Err shares out with the ready queue's link, and
+// status and End are packed in state.
 type task struct {
 	permits groupstate.Permits[task] // also the task's group key, Submitted time and executor
 	body    body
@@ -67,7 +67,7 @@ type task struct {
 	start int64 // the result's Start, written by the claimer before completedBit: an offset from submitted (see since)
 
 	// The state bits below, and once completedBit is set, the rest of the
-	// result: its status, and End (an offset from submitted).
+	// result. That is its status, and End (an offset from submitted).
 	state atomic.Uint64
 
 	aside atomic.Pointer[taskAside] // made on first need, then never changed
@@ -88,8 +88,8 @@ const (
 )
 
 // Where the result's status and End are in task.state, set with
-// completedBit: the status in 3 bits, End in the bits above (when it is in
-// [0, maxStateEnd], 26 days; otherwise aside.end keeps it).
+// completedBit. The status is in 3 bits, and End in the bits above when it
+// is in [0, maxStateEnd], 26 days. Otherwise aside.end keeps it.
 const (
 	statusShift        = 10
 	endShift           = 13
@@ -103,13 +103,13 @@ type taskAside struct {
 	reason string
 
 	// woken is closed when a slot is handed to the task's blocked caller
-	// (see waitSlot); set by the caller before it joins the line.
+	// (see waitSlot). The caller sets it before it joins the line.
 	woken chan struct{}
 
 	cause atomic.Pointer[error] // the own cancel's cause, when not context.Canceled
 	end   int64                 // the result's End, when endAside says so; written as err is
-	// err is the result's Err, when not nil, written once by the claimer
-	// before completedBit is set (unless the claimer is Cancel: see
+	// err is the result's Err, when not nil. The claimer writes it once,
+	// before completedBit is set, unless the claimer is Cancel (see
 	// cancelResult). A task that succeeds never makes its aside for it.
 	err error
 
@@ -143,8 +143,8 @@ func (t *task) ReadyNext() *task { return t.permits.Next() }
 // SetReadyNext links next after t in the ready queue; nil unlinks t.
 func (t *task) SetReadyNext(next *task) { t.permits.SetNext(next) }
 
-// exec returns t's executor, the owner of its group's registry: a task
-// keeps no pointer of its own.
+// exec returns t's executor, the owner of its group's registry. A task keeps
+// no pointer of its own.
 func (t *task) exec() *GroupExecutor { return t.permits.Owner().(*GroupExecutor) }
 
 // key returns t's group key.
@@ -166,7 +166,7 @@ func (t *task) getAside() *taskAside {
 // it, and reason.
 func (t *task) setReason(reason string) { t.getAside().reason = reason }
 
-// reason returns why t was rejected; "" if it was not.
+// reason returns why t was rejected, or "" if it was not.
 func (t *task) reason() string {
 	if a := t.aside.Load(); a != nil {
 		return a.reason
@@ -187,9 +187,9 @@ func (t *task) claimRan() (claimed, ran bool) {
 	return old&claimedBit == 0, old&startedBit != 0
 }
 
-// began records that t's function is about to run, holding its permits
-// since start, so that Cancel, which completes the handle at once, keeps
-// that Start. start is written before the bit that Cancel reads.
+// began records that t's function is about to run, holding its permits since
+// start. So Cancel, which completes the handle at once, keeps that Start.
+// The start field is written before the bit that Cancel reads.
 func (t *task) began(start int64) {
 	t.start = start
 	t.state.Or(startedBit)
@@ -202,7 +202,7 @@ func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
 func (t *task) isDone() bool { return t.state.Load()&completedBit != 0 }
 
 // publish writes the result and completes the handle. Only the claimer may
-// call it, once: Cancel calls publishCancelled instead.
+// call it, once. Cancel calls publishCancelled instead.
 func (t *task) publish(o *outcome) {
 	bits := completedBit | uint64(o.status)<<statusShift
 	if o.abort {
@@ -215,11 +215,11 @@ func (t *task) publish(o *outcome) {
 	t.complete(bits, o.end)
 }
 
-// publishCancelled completes the handle CANCELLED at now, for Cancel, which
-// claimed it after cancelling the context with the cause the result's Err
-// is (see taskContext.cause); ran says the function had begun (began), so
-// Start is its start, not now. It writes nothing but state: t may be in
-// the ready queue.
+// publishCancelled completes the handle CANCELLED at now, for Cancel. Cancel
+// claimed it after cancelling the context with the cause that the result's
+// Err is (see taskContext.cause). The ran argument says the function had begun,
+// so Start is its start, not now. It writes nothing but state, because t may
+// be in the ready queue.
 func (t *task) publishCancelled(now int64, ran bool) {
 	bits := completedBit | cancelResult | uint64(StatusCancelled)<<statusShift
 	if ran {
@@ -248,8 +248,8 @@ func (t *task) complete(bits uint64, end int64) {
 	}
 }
 
-// finalResult is the result as the claimer wrote it, but for the value;
-// call it only once t completed.
+// finalResult is the result as the claimer wrote it, but for the value. Call
+// it only once t completed.
 func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
 	s := t.state.Load()
 	end = int64(s >> endShift)
@@ -274,7 +274,7 @@ func (t *task) resultErr() error {
 	return nil
 }
 
-// awaitErr is what Await returns besides the result; call it only once t
+// awaitErr is what Await returns besides the result. Call it only once t
 // completed.
 func (t *task) awaitErr() error {
 	if t.state.Load()&abortBit != 0 {
@@ -314,8 +314,9 @@ func (t *task) wait() {
 	}
 }
 
-// cancelErr is the Err of a task cancelled before it ran: the context's error,
-// also matching the cause when there is a more specific one (ErrClosed, say).
+// cancelErr is the Err of a task cancelled before it ran. It is the
+// context's error, which also matches the cause when there is a more
+// specific one (ErrClosed, say).
 func cancelErr(ctx context.Context) error {
 	err := ctx.Err()
 	if cause := context.Cause(ctx); cause != nil && cause != err {

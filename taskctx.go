@@ -5,21 +5,21 @@ import (
 	"time"
 )
 
-// taskContext is the context a task's function sees: the task itself, seen
-// as a context. Values and deadline come from the caller's context;
-// cancellation from the caller's context, the task's group scope
-// (ShutdownGroup, EvictGroup, and through it Close) and the task's own
+// taskContext is the context a task's function sees, which is the task
+// itself, seen as a context. Values and deadline come from the caller's
+// context. Cancellation comes from the caller's context, the task's group
+// scope (ShutdownGroup, EvictGroup, and through it Close) and the task's own
 // cancel (Cancel).
 //
-// Most functions never look at their context's Done channel, so the real
+// Most functions never look at their context's Done channel. So the real
 // cancel context behind it, the inner context, is built lazily (in the
 // task's aside), by the first Done or Value call. Until then Err is computed
-// from the three sources, and a cancel only records its cause, in the
-// task's state. The inner context derives from the group scope, so Close
-// and ShutdownGroup reach it through the standard context tree, and
-// context.Cause sees their cause. BenchmarkSubmitWait's one allocation per
-// task (the handle) is what this keeps: a context built per task would add
-// its own, and register it with the group scope.
+// from the three sources, and a cancel only records its cause, in the task's
+// state. The inner context derives from the group scope. So Close and
+// ShutdownGroup reach it through the standard context tree, and
+// context.Cause sees their cause. This keeps BenchmarkSubmitWait at one
+// allocation per task, the handle. A context built per task would add its
+// own, and register it with the group scope.
 type taskContext task
 
 // context returns t as the context its function sees.
@@ -54,9 +54,9 @@ func (c *taskContext) Err() error {
 	return c.permits.Scope().Err()
 }
 
-// Value looks in the inner context first, so context.Cause (which asks for
-// the nearest cancel context by a private key) finds the task's own cause;
-// no other key is stored there, so values come from the caller.
+// Value looks in the inner context first, so context.Cause finds the task's
+// own cause. context.Cause asks for the nearest cancel context by a private key. No
+// other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
 	if key == (execKey{}) { // see insideTask
 		return c.task().exec()
@@ -99,7 +99,7 @@ func (c *taskContext) built() bool {
 	return a != nil && a.built.Load()
 }
 
-// cause returns the own cancel's cause; call it only once cancelledBit is
+// cause returns the own cancel's cause. Call it only once cancelledBit is
 // set.
 func (c *taskContext) cause() error {
 	if c.state.Load()&asideCause != 0 {
@@ -108,9 +108,9 @@ func (c *taskContext) cause() error {
 	return context.Canceled
 }
 
-// cancelWith cancels the context with cause; the first cause sticks. A
-// context never built only records the cause: context.Canceled costs one
-// bit of the state; another cause is kept aside.
+// cancelWith cancels the context with cause, and the first cause sticks. A
+// context never built only records the cause. A cause of context.Canceled costs one bit
+// of the state, and another cause is kept aside.
 func (c *taskContext) cancelWith(cause error) {
 	bits := cancelledBit
 	if cause != context.Canceled {
@@ -129,8 +129,8 @@ func (c *taskContext) cancelWith(cause error) {
 }
 
 // cancelBuilt cancels the inner context with the recorded cause, if it is
-// built. Called after the cause is recorded: a build that comes later sees
-// the cause, and one under way holds mu until its context is set.
+// built. It is called after the cause is recorded. So a build that comes
+// later sees the cause, and one under way holds mu until its context is set.
 func (c *taskContext) cancelBuilt() {
 	a := c.aside.Load()
 	if a == nil {
@@ -153,7 +153,7 @@ func (c *taskContext) watch(f func()) {
 	}
 	a := c.task().getAside()
 	a.mu.Lock()
-	// close sets overBit before it looks for the aside: either it finds
+	// close sets overBit before it looks for the aside. So either it finds
 	// the aside, and takes mu after this, or overBit is seen here.
 	if c.state.Load()&overBit == 0 {
 		a.unwatch = context.AfterFunc(c.caller, f)

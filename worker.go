@@ -2,10 +2,10 @@ package groupconc
 
 // The executor's goroutines, and how a task ends on them. Every goroutine
 // the executor starts runs one of serve, carry, resume, endCancelled or
-// endDisplaced,
-// belongs to the task it was started for (see scheduler.go's table), and
-// is counted in the crew from before it starts until it ends, so that
-// Shutdown can wait for it. The go* methods start them.
+// endDisplaced. It belongs to the task it was started for (see
+// scheduler.go's table). It is counted in the crew from before it starts
+// until it ends, so that Shutdown can wait for it. The go* methods start
+// them.
 
 // goServe starts a goroutine for the ready queue's role.
 func (e *GroupExecutor) goServe() {
@@ -33,11 +33,12 @@ func (e *GroupExecutor) goEndCancelled(t *task) {
 	go e.endCancelled(t)
 }
 
-// launch has t, admitted inside Submit (or rejected there, to be run by its
-// handler or the caller-runs policy), run on a goroutine of the executor: it
-// puts t in the ready queue, which says whether a goroutine must be started
-// to take it out. Starting a goroutine is most of what running a trivial
-// task costs (W1 of the benchmarks module), so goroutines are reused.
+// launch has t run on a goroutine of the executor. The task was admitted
+// inside Submit, or rejected there, to be run by its handler or the
+// caller-runs policy. It goes in the ready queue, which says whether a
+// goroutine must be started to take it out. Starting a goroutine is most of
+// what running a trivial task costs (W1 of the benchmarks module), so
+// goroutines are reused.
 func (e *GroupExecutor) launch(t *task) {
 	if e.ready.Push(t) {
 		e.goServe()
@@ -52,8 +53,8 @@ func (e *GroupExecutor) serve() {
 	}
 }
 
-// take takes the next task out of the ready queue, holding its role; nil
-// once the queue is empty and the role given up.
+// take takes the next task out of the ready queue, holding its role. It
+// returns nil once the queue is empty and the role given up.
 func (e *GroupExecutor) take() *task {
 	t, start := e.ready.Take()
 	if start {
@@ -63,10 +64,11 @@ func (e *GroupExecutor) take() *task {
 }
 
 // work runs t, which got its last permit at start (an offset from its
-// Submitted), and then, rather than ending, each task that the released
-// permits let run next on this goroutine, and then tasks from the ready
+// Submitted). Then, rather than ending, it runs each task that the released
+// permits let run next on this goroutine. Then it runs tasks from the ready
 // queue while it can take the queue's role. A task taken from the ready
-// queue was admitted inside Submit: its start is its Submitted (offset 0).
+// queue was admitted inside Submit, so its start is its Submitted (offset
+// 0).
 func (e *GroupExecutor) work(t *task, start int64) {
 	var r *runner // taken for the first task it runs
 	defer func() {
@@ -90,15 +92,16 @@ func (e *GroupExecutor) work(t *task, start int64) {
 	}
 }
 
-// carry is the body of a goroutine started for a task that can run, handed
-// its permits where the goroutine handing them on runs another task.
+// carry is the body of a goroutine started for a task that can run. The task
+// was handed its permits where the goroutine handing them on runs another
+// task.
 func (e *GroupExecutor) carry(t *task, start int64) {
 	defer e.crew.exit()
 	e.work(t, start)
 }
 
-// resume is the body of a goroutine started for a task handed a permit
-// where no goroutine was free to carry it on (handOffSpawn).
+// resume is the body of a goroutine started for a task handed a permit where
+// no goroutine was free to carry it on (handOffSpawn).
 func (e *GroupExecutor) resume(t *task) {
 	defer e.crew.exit()
 	switch s, start := e.carryOn(t, noTime); s {
@@ -110,7 +113,7 @@ func (e *GroupExecutor) resume(t *task) {
 }
 
 // endCancelled is the body of a goroutine that owns a task a cancellation
-// took out of its line: the task ends CANCELLED, as its wait would have.
+// took out of its line. The task ends CANCELLED, as its wait would have.
 // Whoever calls it has counted its goroutine in the crew.
 func (e *GroupExecutor) endCancelled(t *task) {
 	e.endOutOfLine(t, func() {
@@ -119,17 +122,17 @@ func (e *GroupExecutor) endCancelled(t *task) {
 	})
 }
 
-// goEndDisplaced starts a goroutine that ends t, a waiting task whose queue
-// slot another task's walk took under RejectDiscardOldest.
+// goEndDisplaced starts a goroutine that ends t, a waiting task. Another
+// task's walk took its queue slot under RejectDiscardOldest.
 func (e *GroupExecutor) goEndDisplaced(t *task) {
 	e.crew.add()
 	go e.endDisplaced(t)
 }
 
-// endDisplaced is the body of a goroutine that owns a displaced task: it
-// ends REJECTED with ReasonDisplaced, and Await returns no error for it,
-// as under RejectDiscard. It may hold permits of earlier layers, which it
-// gives back as it ends.
+// endDisplaced is the body of a goroutine that owns a displaced task. The
+// task ends REJECTED with ReasonDisplaced, and Await returns no error for
+// it, as under RejectDiscard. It may hold permits of earlier layers, which
+// it gives back as it ends.
 func (e *GroupExecutor) endDisplaced(t *task) {
 	e.endOutOfLine(t, func() {
 		t.setReason(ReasonDisplaced)
@@ -144,9 +147,9 @@ func (e *GroupExecutor) endDisplaced(t *task) {
 }
 
 // endOutOfLine ends t, which this goroutine owns out of every line, once
-// decide has given it its outcome, and then carries on with what t's
-// permits went to. A listener told in decide may call runtime.Goexit: t
-// still ends, and its hand-offs go to goroutines of their own.
+// decide has given it its outcome. Then it carries on with what t's permits
+// went to. A listener told in decide may call runtime.Goexit. Then t still
+// ends, and its hand-offs go to goroutines of their own.
 func (e *GroupExecutor) endOutOfLine(t *task, decide func()) {
 	defer e.crew.exit()
 	how := handOffSpawn
@@ -183,8 +186,8 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64) (next *task, nex
 		e.handOn(&t.permits, handOffSpawn, noTime)
 		e.runRejected(t)
 	case e.cancelledBeforeRun(t):
-		// A context that ended while the last permit was granted still
-		// wins: the function never starts on a cancelled context.
+		// A context that ended while the last permit was granted still wins.
+		// The function never starts on a cancelled context.
 		o := cancelledOutcome(t)
 		e.finish(t, &o)
 	case e.policy.Load().tuned():
@@ -199,8 +202,8 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64) (next *task, nex
 }
 
 // run calls t's function, which holds its permits since start (or none,
-// under caller-runs), and finishes t with what it returned, at the clock
-// reading it returns. A panic is FAILED; so is runtime.Goexit, which
+// under caller-runs). It finishes t with what the function returned, at the
+// clock reading it returns. A panic is FAILED. So is runtime.Goexit, which
 // finishes t as it unwinds. (runSampled is run for adaptive limits.)
 func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	notifyStarted(e.listener(), t.key(), t.id)
@@ -213,8 +216,8 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	return ended
 }
 
-// runRejected decides what becomes of a task a queue threshold turned away:
-// its handler, the caller-runs policy or REJECTED.
+// runRejected decides what becomes of a task a queue threshold turned away.
+// Its handler decides, or the caller-runs policy, or else it ends REJECTED.
 func (e *GroupExecutor) runRejected(t *task) {
 	ctx := t.context()
 	switch p := e.policy.Load(); {
@@ -236,7 +239,7 @@ func (e *GroupExecutor) runRejected(t *task) {
 	}
 }
 
-// reject finishes t REJECTED; under RejectAbort, or if abort, Await also
+// reject finishes t REJECTED. Under RejectAbort, or if abort, Await also
 // returns the error.
 func (e *GroupExecutor) reject(t *task, abort bool) {
 	now := t.since()
@@ -248,19 +251,19 @@ func (e *GroupExecutor) reject(t *task, abort bool) {
 	})
 }
 
-// cancelledOutcome is the outcome of a task cancelled before it ran; the
+// cancelledOutcome is the outcome of a task cancelled before it ran. The
 // listener hears OnCompleted, as for any task cancelled while waiting.
 func cancelledOutcome(t *task) outcome {
 	now := t.since()
 	return outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true}
 }
 
-// finish gives t its outcome: it gives back t's permits, which decides who
-// they go to, tells the listener, and completes the handle. A task's
-// permits are free before its handle completes, so a caller that waits for
-// one task and then submits the next never finds them held; and its
-// OnCompleted has returned by then, so that caller finds the listener told.
-// The tasks the permits went to are carried on by end, after both.
+// finish gives t its outcome. It gives back t's permits, which decides who
+// they go to. It tells the listener, and completes the handle. A task's
+// permits are free before its handle completes. So a caller that waits for
+// one task and then submits the next never finds them held. Its OnCompleted
+// has returned by then too, so that caller finds the listener told. The
+// tasks the permits went to are carried on by end, after both.
 func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if o.status == 0 { // the body did not return: runtime.Goexit
 		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()
@@ -271,7 +274,8 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 		l = nil
 	}
 	if !t.claim() {
-		// Cancel completed the handle at once; the listener hears its result.
+		// Cancel completed the handle at once, and the listener hears its
+		// result.
 		if l != nil {
 			t.body.tellCompleted(t, outcome{}, l)
 		}
@@ -286,14 +290,14 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	}
 }
 
-// end takes t out of the executor, once, on its owner's goroutine: its
-// permits given back (if finish did not) and the task counted out of its
-// group (which may then be forgotten as idle), its handle completed FAILED if
-// nothing completed it (runtime.Goexit unwound the goroutine first), its
-// context closed and Shutdown's count left. It then carries on with the
-// tasks its permits went to, as how says (given back at the clock reading
-// ended, or noTime), and returns the one to run next on this goroutine, if
-// any.
+// end takes t out of the executor, once, on its owner's goroutine. It gives
+// back its permits, if finish did not. It counts the task out of its group,
+// which may then be forgotten as idle. It completes its handle FAILED if
+// nothing completed it, because runtime.Goexit unwound the goroutine first.
+// It closes its context and leaves Shutdown's count. It then carries on with
+// the tasks its permits went to, as how says. They were given back at the
+// clock reading ended, or noTime. It returns the one to run next on this
+// goroutine, if any.
 func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, start int64) {
 	t.permits.Release()
 	t.permits.Exit()
@@ -306,7 +310,7 @@ func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, star
 	return e.handOn(&t.permits, how, ended)
 }
 
-// completeClaimed counts t's outcome and completes its handle; the caller
+// completeClaimed counts t's outcome and completes its handle. The caller
 // has claimed it.
 func (e *GroupExecutor) completeClaimed(t *task, o *outcome) {
 	e.count(t, o.status)

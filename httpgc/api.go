@@ -15,10 +15,10 @@ type groupsJSON struct {
 	Groups []row `json:"groups"`
 }
 
-// explainJSON is the body of GET api/groups/{group}/explain: per limit,
-// the value in force, what decided it, and every setting that would
-// decide it, deciding one first; and the group's overrides, in the shape
-// a PATCH takes.
+// explainJSON is the body of GET api/groups/{group}/explain. Per limit, it
+// gives the value in force, what decided it, and every setting that would
+// decide it, deciding one first. It also gives the group's overrides, in the
+// shape a PATCH takes.
 type explainJSON struct {
 	Group          string       `json:"group"`
 	MaxConcurrency explanation  `json:"maxConcurrency"`
@@ -39,7 +39,7 @@ type choice struct {
 	Value  limit                 `json:"value"`
 }
 
-// overrideJSON is a group's overrides: null where there is none.
+// overrideJSON is a group's overrides, with null where there is none.
 type overrideJSON struct {
 	MaxConcurrency *limit `json:"maxConcurrency"`
 	MaxInFlight    *limit `json:"maxInFlight"`
@@ -128,7 +128,7 @@ func isJSON(contentType string) bool {
 	return err == nil && t == "application/json"
 }
 
-// readBody reads r's body, at most maxBody bytes; more is an
+// readBody reads r's body, at most maxBody bytes. More is an
 // *http.MaxBytesError.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBody {

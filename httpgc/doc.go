@@ -3,14 +3,14 @@
 // longest, what decided each of their limits and recent pressure
 // warnings. Only when allowed, it changes a group's limits.
 //
-// Nothing is registered anywhere: New returns an http.Handler that the
+// Nothing is registered anywhere. New returns an http.Handler that the
 // application mounts where it wants. Every URL the page uses is relative,
-// so http.StripPrefix is all a sub-path takes:
+// so http.StripPrefix is all a sub-path takes.
 //
 //	h, err := httpgc.New(e, httpgc.Options{})
 //	mux.Handle("/debug/groupconc/", http.StripPrefix("/debug/groupconc", h))
 //
-// Routes, relative to the mount point:
+// These are the routes, relative to the mount point.
 //
 //	GET   /                                the dashboard (HTML, no external asset)
 //	GET   /api/stats                       the executor's totals
@@ -37,22 +37,23 @@
 // "source","parent","runningCost","waitingGlobal","oldestRunningMs",
 // "paused","succeeded","failed","cancelled","rejected"}, as GroupStats
 // has them. A limit is a number or "unlimited". Source names per limit
-// what set it: "builtin", "default", "resolver", "group" or "override". A
+// what set it, which is "builtin", "default", "resolver", "group" or
+// "override". A
 // PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
 // one limit and drops the override of another. Its fields are
 // maxConcurrency, maxInFlight, queueThreshold and weight. Each is a
 // number, "unlimited" (not weight) or null. "paused" is true, false or
-// null: a paused group starts nothing until resumed. An unknown field or
+// null. A paused group starts nothing until resumed. An unknown field or
 // a bad value gets 422 naming it, and nothing changes.
 //
 // Security defaults. A request's Host must name a loopback host
 // (localhost, 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it
-// gets 403, whatever Authorize says. That stops DNS rebinding: a page
+// gets 403, whatever Authorize says. That stops DNS rebinding, because a page
 // whose name now points at 127.0.0.1 still sends its own name as Host.
 // Without Options.Authorize only loopback clients are served (403
 // otherwise). Writes get 405 unless Options.AllowWrites, which needs
 // Authorize (New refuses it alone). A write must be same-origin
-// (http.CrossOriginProtection, 403). It must carry Content-Type:
+// (http.CrossOriginProtection, 403). It must carry the Content-Type
 // application/json (415) and a body of at most 64 KiB (413). No response
 // carries CORS headers. The page is served with a Content-Security-Policy
 // that allows its own inline script and style only, by nonce. The
@@ -61,8 +62,8 @@
 // Options.DisplayKey (see HashKey). An error that repeats a request's
 // input quotes it, cut to 200 bytes.
 //
-// What the handler takes from a request, and why a forged value gains
-// nothing:
+// The table below says what the handler takes from a request, and why a
+// forged value gains nothing.
 //
 //	header           trusted for                  why it is safe
 //	Host             the Host check; the origin   a browser sets it from the URL it fetches, and a script
@@ -89,8 +90,8 @@
 //	group, sort,                                  an error repeats it quoted and cut to 200 bytes
 //	limit, prefix
 //
-// Cost. Mounting the handler adds nothing to a task's path: it only reads
-// the executor's stats. While at least one stream is open, one goroutine
+// Cost. Mounting the handler adds nothing to a task's path, since it only
+// reads the executor's stats. While at least one stream is open, one goroutine
 // builds one snapshot per Interval for every client. It reads the totals,
 // then passes once over the groups. It keeps the top Rows in a heap
 // (O(G log Rows) for G groups).

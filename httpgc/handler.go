@@ -12,9 +12,9 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// Handler serves an executor's dashboard and admin API; see the package
-// documentation for its routes. Create it with New; the zero value is not
-// usable. It is safe for concurrent use.
+// Handler serves an executor's dashboard and admin API. See the package
+// documentation for its routes. Create it with New, since the zero value is
+// not usable. It is safe for concurrent use.
 //
 // The handler starts one goroutine, the stream's producer, when the first
 // stream client connects. It stops it when the last one leaves, so with no
@@ -29,8 +29,8 @@ type Handler struct {
 	warnings ring
 	stream   stream
 	// shown maps the displayed names of the stream's latest rows to their
-	// keys, so that with a DisplayKey the page's reads of those groups
-	// need no pass over every group; nil without a DisplayKey.
+	// keys. So with a DisplayKey the page's reads of those groups need no
+	// pass over every group. It is nil without a DisplayKey.
 	shown atomic.Pointer[map[string]string]
 }
 
@@ -87,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// read guards a read: 403 unless authorized for ActionRead.
+// read guards a read. It writes 403 unless r is authorized for ActionRead.
 func (h *Handler) read(fn http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.allowed(w, r, ActionRead) {
@@ -96,7 +96,7 @@ func (h *Handler) read(fn http.HandlerFunc) http.Handler {
 	})
 }
 
-// allowed reports whether Authorize, if set, lets r perform a; if not, it
+// allowed reports whether Authorize, if set, lets r perform a. If not, it
 // writes 403.
 func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Action) bool {
 	if h.o.Authorize != nil && !h.o.Authorize(r, a) {
@@ -106,9 +106,9 @@ func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Action) bool
 	return true
 }
 
-// write guards a write: 405 unless AllowWrites, 403 cross-origin, 403
-// unless authorized for a. Then 415 without a JSON content type. The body,
-// at most 64 KiB (413 beyond), goes to fn.
+// write guards a write. It writes 405 unless AllowWrites, 403 cross-origin,
+// and 403 unless authorized for a. Then it writes 415 without a JSON content
+// type. The body, at most 64 KiB (413 beyond), goes to fn.
 func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []byte)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.o.AllowWrites {
@@ -188,9 +188,9 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (gr
 	return found, name, false
 }
 
-// groupName returns the name r's URL gives a group: the path's {group}, or
-// the query's group parameter on the api/group routes. The query form
-// reaches any key. A browser resolves a path segment "." or "..", even
+// groupName returns the name r's URL gives a group. That is the path's
+// {group}, or the query's group parameter on the api/group routes. The query
+// form reaches any key. A browser resolves a path segment "." or "..", even
 // escaped, so the page uses the query form.
 func groupName(r *http.Request) (string, bool) {
 	if name := r.PathValue("group"); name != "" {

@@ -99,10 +99,9 @@ func hostName(hostport string) (string, bool) {
 }
 
 // dnsName returns name in lower case without its trailing dot. It returns
-// false unless name is a plain DNS name: labels of letters, digits, '-'
-// and '_'.
-// An internationalised name must be in its ASCII (punycode) form, as a
-// browser sends it.
+// false unless name is a plain DNS name, whose labels hold letters, digits,
+// '-' and '_'. An internationalised name must be in its ASCII (punycode)
+// form, as a browser sends it.
 func dnsName(name string) (string, bool) {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
 	if name == "" || len(name) > 253 {

@@ -19,13 +19,13 @@ import (
 // serves loopback clients only.
 type Options struct {
 	// Authorize decides whether r may perform a. When nil, only requests
-	// whose RemoteAddr is a loopback address are served (403 otherwise),
-	// and every one of them may read. Behind a reverse proxy RemoteAddr is
-	// the proxy's, so set Authorize there; X-Forwarded-For is never
-	// trusted. When set, it is asked ActionRead for every read and the
-	// write's Action for every write. When the page is served, it is asked
-	// each write Action to decide which controls to show. The Host check
-	// (see AllowedHosts) comes first, whatever Authorize would say.
+	// whose RemoteAddr is a loopback address are served (403 otherwise), and
+	// every one of them may read. Behind a reverse proxy RemoteAddr is the
+	// proxy's, so set Authorize there. X-Forwarded-For is never trusted.
+	// When set, it is asked ActionRead for every read and the write's Action
+	// for every write. When the page is served, it is asked each write
+	// Action to decide which controls to show. The Host check (see
+	// AllowedHosts) comes first, whatever Authorize would say.
 	Authorize func(r *http.Request, a Action) bool
 
 	// AllowedHosts are the names a request's Host header may carry besides
@@ -37,19 +37,20 @@ type Options struct {
 	// without a trailing dot.
 	AllowedHosts []string
 
-	// AllowWrites lets the handler change the executor: PATCH of a group's
-	// limits, evict and shutdown. Without it every write gets 405. New
-	// returns an error for AllowWrites without Authorize.
+	// AllowWrites lets the handler change the executor with a PATCH of a
+	// group's limits, evict and shutdown. Without it every write gets 405.
+	// New returns an error for AllowWrites without Authorize.
 	AllowWrites bool
 
 	// DisplayKey, if set, is applied to every group key the handler shows
-	// (rows, warnings, the page), e.g. HashKey for per-user or per-IP keys.
-	// URLs then name groups by their displayed key. It must be fast and
-	// safe for concurrent use. It should map distinct keys apart: a
-	// displayed key that two groups share is refused for writes (409).
+	// (rows, warnings, the page). HashKey is one, for per-user or per-IP
+	// keys. URLs then name groups by their displayed key. It must be fast
+	// and safe for concurrent use. It should map distinct keys apart,
+	// because a displayed key that two groups share is refused for writes
+	// (409).
 	DisplayKey func(key string) string
 
-	// Identify names who made a write, for Audit; nil uses the request's
+	// Identify names who made a write, for Audit. A nil Identify uses the request's
 	// RemoteAddr.
 	Identify func(r *http.Request) string
 
@@ -57,27 +58,27 @@ type Options struct {
 	// applied or refused, on the request's goroutine after the write.
 	Audit func(AuditEvent)
 
-	// Interval is how often the stream sends a snapshot: default 1s, at
-	// least 100ms. A snapshot reads every group's stats; when that takes
-	// more than a tenth of Interval (several hundred thousand groups), the
-	// stream waits nine times as long as it took, so that it never takes
-	// more than a tenth of a CPU.
+	// Interval is how often the stream sends a snapshot. The default is 1s,
+	// and it is at least 100ms. A snapshot reads every group's stats. That
+	// may take more than a tenth of Interval, with several hundred thousand
+	// groups. Then the stream waits nine times as long as it took, so that
+	// it never takes more than a tenth of a CPU.
 	Interval time.Duration
 
-	// Heartbeat is how often the stream sends a comment line to keep
-	// proxies from closing an idle connection: default 15s.
+	// Heartbeat is how often the stream sends a comment line to keep proxies
+	// from closing an idle connection. The default is 15s.
 	Heartbeat time.Duration
 
 	// Rows is how many groups a stream snapshot carries, those that have
-	// waited longest first: default 100, at most 1000.
+	// waited longest first. The default is 100, and it is at most 1000.
 	Rows int
 
-	// MaxClients bounds the streams open at once; beyond it a stream
-	// request gets 503 (the page then polls). Default 32.
+	// MaxClients bounds the streams open at once. Beyond it a stream request
+	// gets 503, and the page then polls. The default is 32.
 	MaxClients int
 
-	// Warnings is how many pressure warnings the handler keeps for the
-	// page: default 100.
+	// Warnings is how many pressure warnings the handler keeps for the page.
+	// The default is 100.
 	Warnings int
 }
 
@@ -132,7 +133,7 @@ func (o Options) withDefaults() (Options, hosts, error) {
 type Action int
 
 const (
-	// ActionRead is every GET: the page, stats, groups, the stream.
+	// ActionRead is every GET, for the page, stats, groups and the stream.
 	ActionRead Action = iota + 1
 	// ActionPatch changes or drops a group's limit overrides.
 	ActionPatch
@@ -164,24 +165,24 @@ type AuditEvent struct {
 	Action Action
 	// Group is the group's key as the executor knows it, not as shown.
 	Group string
-	// Before and After are the group's stats around the write; After is
-	// the zero value when the group was evicted.
+	// Before and After are the group's stats around the write. After is the
+	// zero value when the group was evicted.
 	Before, After groupconc.GroupStats
 	// OverrideBefore and OverrideAfter are the group's overrides around
 	// the write.
 	OverrideBefore, OverrideAfter groupconc.GroupOverride
-	// Err is the executor's refusal; nil when the write was applied.
+	// Err is the executor's refusal, or nil when the write was applied.
 	Err error
 }
 
-// HashKey returns a DisplayKey function that shows each key as a keyed
-// hash (HMAC-SHA-256 under secret, 16 hex digits after "h-"), so that
-// per-user or per-IP group keys never reach the page while one key keeps
-// one name. Keep secret private and stable: with it, a key can be checked
-// against its name.
+// HashKey returns a DisplayKey function that shows each key as a keyed hash.
+// The hash is HMAC-SHA-256 under secret, 16 hex digits after "h-". So
+// per-user or per-IP group keys never reach the page, while one key keeps
+// one name. Keep secret private and stable, because with it a key can be
+// checked against its name.
 func HashKey(secret []byte) func(key string) string {
 	secret = append([]byte(nil), secret...)
-	// A snapshot may hash every group's key: keyed states are reused.
+	// A snapshot may hash every group's key, so keyed states are reused.
 	pool := sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
 	return func(key string) string {
 		m := pool.Get().(hash.Hash)

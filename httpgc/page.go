@@ -32,8 +32,8 @@ type pageData struct {
 	Patch, Evict, Shutdown bool
 }
 
-// page serves the dashboard. The write controls it shows are those
-// Authorize grants this request; the server refuses the others anyway.
+// page serves the dashboard. The write controls it shows are those Authorize
+// grants this request. The server refuses the others anyway.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	nonce := make([]byte, 18)
 	rand.Read(nonce)

@@ -9,8 +9,8 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// limit is a limit as JSON: a number, or "unlimited" for
-// groupconc.Unlimited (2^63-1 is not exact in JavaScript).
+// limit is a limit as JSON. It is a number, or "unlimited" for
+// groupconc.Unlimited, since 2^63-1 is not exact in JavaScript.
 type limit int
 
 func (l limit) MarshalJSON() ([]byte, error) {
@@ -88,8 +88,8 @@ func (h *Handler) stats() statsJSON {
 	}
 }
 
-// explain returns what decided each of key's limits; for a group gone
-// since its stats were read, what the policy alone would decide.
+// explain returns what decided each of key's limits. For a group gone since
+// its stats were read, it returns what the policy alone would decide.
 func (h *Handler) explain(key string) groupconc.GroupExplanation {
 	if x, ok := h.e.ExplainGroup(key); ok {
 		return x
@@ -128,10 +128,9 @@ func (h *Handler) row(st groupconc.GroupStats, name string) row {
 	}
 }
 
-// display returns the name key is shown by. A DisplayKey that panics
-// yields a placeholder, never the key itself.
-// parentName is how a row names its group's parent: as display shows keys,
-// "" at the top.
+// display returns the name key is shown by. A DisplayKey that panics yields
+// a placeholder, never the key itself. The parentName result is how a row
+// names its group's parent, as display shows keys, or "" at the top.
 func (h *Handler) parentName(key string) string {
 	if key == "" {
 		return ""
@@ -151,7 +150,7 @@ func (h *Handler) display(key string) (name string) {
 	return h.o.DisplayKey(key)
 }
 
-// order is how a list of groups is sorted; ties go by displayed name.
+// order is how a list of groups is sorted. Ties go by displayed name.
 type order int
 
 const (
@@ -175,8 +174,8 @@ func parseOrder(s string) (order, error) {
 	return 0, fmt.Errorf("sort is %s, want oldestWait, waiting, running or key", quoted(s))
 }
 
-// item is a group competing for a place in a list; its name is filled
-// when first needed, so DisplayKey runs only for groups it matters for.
+// item is a group competing for a place in a list. Its name is filled when
+// first needed, so DisplayKey runs only for groups it matters for.
 type item struct {
 	st    groupconc.GroupStats
 	name  string

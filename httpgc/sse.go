@@ -15,10 +15,10 @@ import (
 // request's start, never cuts a healthy stream.
 const writeTimeout = 10 * time.Second
 
-// stream is the handler's server-sent events: one producer goroutine,
+// stream is the handler's server-sent events. One producer goroutine,
 // running while at least one client listens, builds a frame per interval
 // that every client writes. A client that falls behind writes the latest
-// frame only: frames are coalesced, never queued.
+// frame only. Frames are coalesced, never queued.
 type stream struct {
 	mu      sync.Mutex
 	clients map[*client]struct{} // guarded by mu
@@ -54,8 +54,8 @@ type snapshotJSON struct {
 	Groups []row     `json:"groups"`
 }
 
-// join adds a client, starting the producer if none runs; nil if Close
-// was called or MaxClients are open.
+// join adds a client, starting the producer if none runs. It returns nil if
+// Close was called or MaxClients are open.
 func (h *Handler) join() *client {
 	s := &h.stream
 	s.mu.Lock()
@@ -67,7 +67,7 @@ func (h *Handler) join() *client {
 	s.clients[c] = struct{}{}
 	switch {
 	case s.stop == nil:
-		// A frame left by an earlier producer is stale; the new one
+		// A frame left by an earlier producer is stale. The new one
 		// publishes at once and pokes every client.
 		s.frame.Store(nil)
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
@@ -78,8 +78,8 @@ func (h *Handler) join() *client {
 	return c
 }
 
-// leave removes c; the last client out stops the producer and waits for
-// it, so no goroutine of the handler outlives its last stream.
+// leave removes c. The last client out stops the producer and waits for it,
+// so no goroutine of the handler outlives its last stream.
 func (h *Handler) leave(c *client) {
 	s := &h.stream
 	s.mu.Lock()
@@ -151,10 +151,10 @@ func (h *Handler) publish() {
 	}
 }
 
-// events serves GET api/events: a snapshot at once, then one per
-// Interval, the recent warnings whenever they change, and a heartbeat
-// comment every Heartbeat. A reconnecting client (Last-Event-ID) gets the
-// current snapshot; old ones are not replayed.
+// events serves GET api/events. It sends a snapshot at once, then one per
+// Interval. It sends the recent warnings whenever they change, and a
+// heartbeat comment every Heartbeat. A reconnecting client (Last-Event-ID)
+// gets the current snapshot, and old ones are not replayed.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	if r.Method == http.MethodHead {
@@ -216,10 +216,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Close ends every stream and refuses new ones (503); the page then falls
-// back to polling. Call it before http.Server.Shutdown, which waits for
-// open requests and would wait for streams. It returns at once, and
-// always nil.
+// Close ends every stream and refuses new ones (503). The page then falls
+// back to polling. Call it before http.Server.Shutdown, which waits for open
+// requests and would wait for streams. It returns at once, and always nil.
 func (h *Handler) Close() error {
 	s := &h.stream
 	s.mu.Lock()

@@ -19,7 +19,7 @@ type warningJSON struct {
 	At           time.Time `json:"at"`
 }
 
-// ring keeps the last warnings. Its zero value holds none; it is safe for
+// ring keeps the last warnings. Its zero value holds none. It is safe for
 // concurrent use, and its lock is held only to copy a few words.
 type ring struct {
 	mu      sync.Mutex
@@ -55,13 +55,13 @@ func (r *ring) current() uint64 {
 	return r.version
 }
 
-// PressureWarning records w for the page's list of recent warnings, with
-// the group's concurrency limit and in-flight count read as it arrives.
-// Pass it to PolicyBuilder.PressureWarnings, or call it from the function
-// passed there. It never blocks: it reads the group's stats and copies a
-// few words under a lock of the handler's own, and takes no lock of the
-// executor. The page learns of it at the stream's next snapshot. A nil
-// *Handler ignores w, so a policy may name it before New has returned.
+// PressureWarning records w for the page's list of recent warnings. It reads
+// the group's concurrency limit and in-flight count as w arrives. Pass it to
+// PolicyBuilder.PressureWarnings, or call it from the function passed there.
+// It never blocks. It reads the group's stats and copies a few words under a
+// lock of the handler's own, and takes no lock of the executor. The page
+// learns of it at the stream's next snapshot. A nil *Handler ignores w, so a
+// policy may name it before New has returned.
 func (h *Handler) PressureWarning(w groupconc.PressureWarning) {
 	if h == nil {
 		return

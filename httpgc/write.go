@@ -92,14 +92,14 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	reply(w, http.StatusOK, h.row(ev.After, name))
 }
 
-// evict evicts the group: 204, as the group is gone.
+// evict evicts the group and writes 204, as the group is gone.
 func (h *Handler) evict(w http.ResponseWriter, r *http.Request, body []byte) {
 	if h.emptyBody(w, body) {
 		h.act(w, r, ActionEvict, h.e.EvictGroup)
 	}
 }
 
-// shutdown cancels the group's tasks: the group's row after it.
+// shutdown cancels the group's tasks and writes the group's row after it.
 func (h *Handler) shutdown(w http.ResponseWriter, r *http.Request, body []byte) {
 	if h.emptyBody(w, body) {
 		h.act(w, r, ActionShutdown, h.e.ShutdownGroup)
@@ -124,7 +124,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 	reply(w, http.StatusOK, h.row(ev.After, name))
 }
 
-// emptyBody reports whether body is empty or {}; if not, it writes 422.
+// emptyBody reports whether body is empty or {}. If not, it writes 422.
 func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return true
@@ -141,8 +141,8 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 	return true
 }
 
-// begin starts the audit record of a write to st's group; end completes
-// it once the write is done.
+// begin starts the audit record of a write to st's group. The returned end
+// completes it once the write is done.
 func (h *Handler) begin(r *http.Request, a Action, st groupconc.GroupStats) AuditEvent {
 	who := r.RemoteAddr
 	if h.o.Identify != nil {
@@ -181,8 +181,8 @@ func failWrite(w http.ResponseWriter, err error, name string) {
 	}
 }
 
-// decodeObject decodes body, one JSON object and nothing after it, into
-// v: 400 for malformed JSON, 422 for JSON that is not an object.
+// decodeObject decodes body, one JSON object and nothing after it, into v.
+// It writes 400 for malformed JSON and 422 for JSON that is not an object.
 func decodeObject(body []byte, v *map[string]json.RawMessage) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
@@ -201,8 +201,8 @@ func decodeObject(body []byte, v *map[string]json.RawMessage) (int, error) {
 	return 0, nil
 }
 
-// parseValue reads a patch value: nil for null, Unlimited for
-// "unlimited" (if allowed), else an integer >= least.
+// parseValue reads a patch value. It gives nil for null, Unlimited for
+// "unlimited" (if allowed), and otherwise an integer >= least.
 func parseValue(raw json.RawMessage, least int, unlimited bool) (*int, error) {
 	want := fmt.Sprintf("want an integer >= %d", least)
 	if unlimited {
@@ -230,7 +230,7 @@ func parseValue(raw json.RawMessage, least int, unlimited bool) (*int, error) {
 	return &v, nil
 }
 
-// parsePaused reads "paused": true, false, or null (no override).
+// parsePaused reads "paused", which is true, false, or null (no override).
 func parsePaused(raw json.RawMessage) (*bool, error) {
 	switch string(raw) {
 	case "null":

@@ -62,7 +62,7 @@ type pool struct {
 	want    int    // the want last sent
 	used    int    // the fleet's capacity in use, as last seen
 	members int    // live replicas, as last seen
-	// lastBusy is when the executor last had a task of the pool: an idle
+	// lastBusy is when the executor last had a task of the pool. An idle
 	// pool keeps its share a RenewInterval, for a burst that comes back,
 	// unless another replica is short.
 	lastBusy time.Time
@@ -93,7 +93,7 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 		c.global = &pool{key: o.globalKey(), limit: o.GlobalLimit, held: 1, local: 1}
 	}
 	// Until it joins, the replica runs what every replica may run without
-	// asking: 1 of each coordinated limit.
+	// asking, which is 1 of each coordinated limit.
 	if err := c.apply(); err != nil {
 		return nil, err
 	}
@@ -163,8 +163,8 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	return err
 }
 
-// stopGuarding lets the executor take overrides again: the coordinator no
-// longer sets its limits.
+// stopGuarding lets the executor take overrides again, since the coordinator
+// no longer sets its limits.
 func (c *Coordinator) stopGuarding() {
 	c.releaseOnce.Do(func() {
 		if c.release != nil {
@@ -177,8 +177,8 @@ func (c *Coordinator) stopGuarding() {
 // in flight, then leaves the fleet with one more call. Both get a
 // RenewInterval in all, and no more than the lease has left. Then Run waits
 // for the goroutine of any call it gave up (see Run). From then on the
-// executor takes overrides of coordinated groups' concurrency again. It is idempotent; a Run called
-// after it returns ErrClosed at once.
+// executor takes overrides of coordinated groups' concurrency again. It is
+// idempotent. A Run called after it returns ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -227,7 +227,7 @@ func (p *pool) share() Share {
 	return Share{Group: p.group, FleetLimit: p.limit, Share: p.held, Limit: p.local, FleetUsed: p.used, Members: p.members}
 }
 
-// newMemberID returns a member ID that no other lease has had: a replica
+// newMemberID returns a member ID that no other lease has had. A replica
 // that lost its lease joins again as a new member, so nothing the old one
 // left in Redis counts for it.
 func newMemberID(name string) string {

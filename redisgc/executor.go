@@ -9,21 +9,21 @@ import (
 )
 
 // New returns a Coordinator that keeps exec within its part of the fleet
-// limits of opts, coordinating through client with the other replicas
-// that use the same Prefix. It takes over exec's policy: from its return,
-// every policy exec has is built from opts.Base with the replica's shares,
-// starting with 1 of each coordinated limit until Run has joined the
-// fleet. Do not call exec.UpdatePolicy yourself while it coordinates, nor
-// EvictGroup on a coordinated group (tasks of the evicted group would run
-// beside the new one's). It returns an error naming what is wrong with
-// opts, or a base policy that does not build.
+// limits of opts. It coordinates through client with the other replicas that
+// use the same Prefix. It takes over exec's policy. From its return, every
+// policy exec has is built from opts.Base with the replica's shares. It
+// starts with 1 of each coordinated limit until Run has joined the fleet. Do
+// not call exec.UpdatePolicy yourself while it coordinates. Do not call
+// EvictGroup on a coordinated group either, because tasks of the evicted
+// group would run beside the new one's. New returns an error naming what is
+// wrong with opts, or a base policy that does not build.
 //
 // Until Close, or until Run returns, exec refuses an override
-// (SetGroupOverride) of a coordinated group's MaxConcurrency with an error
-// wrapping ErrCoordinated: that limit is the replica's share, which the
-// next sync would set again. Overrides of its other limits, and of
-// uncoordinated groups, stay in force across syncs. New returns such an
-// error too if exec already has an override it would refuse.
+// (SetGroupOverride) of a coordinated group's MaxConcurrency. The error
+// wraps ErrCoordinated. That limit is the replica's share, which the next
+// sync would set again. Overrides of its other limits, and of uncoordinated
+// groups, stay in force across syncs. New returns such an error too if exec
+// already has an override it would refuse.
 func New(client redis.Scripter, exec *groupconc.GroupExecutor, opts Options) (*Coordinator, error) {
 	if exec == nil {
 		return nil, errors.New("redisgc: nil executor")

@@ -66,27 +66,27 @@ func (c *Coordinator) settle(r reply) (bool, error) {
 		return false, nil
 	}
 	if r.res.lost {
-		// Redis let the lease go (or lost its data): nothing held counts.
+		// Redis let the lease go, or lost its data, so nothing held counts.
 		// Fall back, and join again as a new member at once.
 		return true, c.fallBack()
 	}
 	c.member, c.mode, c.lastSync = cl.member, ModeConnected, cl.sent
-	// The lease runs LeaseTTL from when Redis ran the script, which is
-	// after sent; a tenth of the TTL absorbs a clock running slow here.
+	// The lease runs LeaseTTL from when Redis ran the script, which is after
+	// sent. A tenth of the TTL absorbs a clock running slow here.
 	c.deadline = cl.sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
 
 	changed := false
 	for i, p := range cl.pools {
 		res, req := r.res.pools[i], cl.reqs[i]
 		p.held, p.used, p.members, p.want = res.share, res.used, res.members, req.want
-		// Raise only to what Redis counts; lower at once to the target, and
+		// Raise only to what Redis counts. Lower at once to the target, and
 		// give the difference back on a later sync, once it is not running.
 		local := max(1, min(res.share, res.target))
 		if req.want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
 			local = 1 // idle a while: give it all back
 		}
 		if cl.mode == syncJoin {
-			// A declaration counts what runs; it raises nothing.
+			// A declaration counts what runs, and it raises nothing.
 			local = min(local, p.local)
 		}
 		if local != p.local {
@@ -101,8 +101,8 @@ func (c *Coordinator) settle(r reply) (bool, error) {
 	if !changed {
 		return false, nil
 	}
-	// The status never shows a mode whose limits are below the executor's:
-	// this one's are at least those in force.
+	// The status never shows a mode whose limits are below the executor's,
+	// and this one's are at least those in force.
 	c.publish()
 	return false, c.apply()
 }
@@ -184,7 +184,7 @@ func (c *Coordinator) fallBack() error {
 	return err
 }
 
-// leave stops coordinating: the executor keeps the fallback limits, and
+// leave stops coordinating. The executor keeps the fallback limits, and
 // Redis gets back what it is not running. What still runs stays counted
 // until the lease, no longer renewed, expires. The call in flight and the
 // leave get a RenewInterval in all, and no more than the lease has left.

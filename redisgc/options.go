@@ -12,42 +12,43 @@ import (
 
 // Options configures a Coordinator. Every replica of a fleet must use the
 // same Limits, DefaultLimit, GlobalLimit, Prefix and LeaseTTL. The zero
-// value is valid and coordinates no group; New copies what it keeps.
+// value is valid and coordinates no group. New copies what it keeps.
 type Options struct {
-	// Limits are the fleet-wide concurrency limits of the groups they name:
-	// across all replicas, at most Limits[g] tasks of g run at once.
+	// Limits are the fleet-wide concurrency limits of the groups they name.
+	// Across all replicas, at most Limits[g] tasks of g run at once.
 	Limits map[string]int
-	// DefaultLimit is the fleet-wide limit of every group not in Limits;
-	// 0 leaves those groups to the base policy, uncoordinated.
+	// DefaultLimit is the fleet-wide limit of every group not in Limits.
+	// Zero leaves those groups to the base policy, uncoordinated.
 	DefaultLimit int
 	// GlobalLimit, if above 0, caps the tasks in flight across every group
 	// and replica (each replica applies its share as GlobalMaxInFlight).
 	GlobalLimit int
-	// ExpectedReplicas sets the fallback: a replica that has lost Redis
-	// runs at most min(its share, limit/ExpectedReplicas) of each limit (at
-	// least 1). 0 means the fallback is the share held.
+	// ExpectedReplicas sets the fallback. A replica that has lost Redis runs
+	// at most min(its share, limit/ExpectedReplicas) of each limit, and at
+	// least 1. Zero means the fallback is the share held.
 	ExpectedReplicas int
 	// Base returns a builder with the rest of the executor's policy. The
-	// Coordinator builds every policy it applies from a fresh one, setting
-	// PerGroupMaxConcurrency and ConcurrencyResolver (and, with a
-	// GlobalLimit, GlobalMaxInFlight); a base map or resolver still decides
-	// the groups that are not coordinated. nil means NewPolicyBuilder.
+	// Coordinator builds every policy it applies from a fresh one. It sets
+	// PerGroupMaxConcurrency and ConcurrencyResolver, and with a GlobalLimit
+	// also GlobalMaxInFlight. A base map or resolver still decides the
+	// groups that are not coordinated. A nil Base means NewPolicyBuilder.
 	Base func() *groupconc.PolicyBuilder
-	// Prefix starts every Redis key of the fleet; "groupconc" if empty. The
-	// keys share one hash slot, {Prefix}, so a cluster takes them too.
+	// Prefix starts every Redis key of the fleet. It is "groupconc" if
+	// empty. The keys share one hash slot, {Prefix}, so a cluster takes them
+	// too.
 	Prefix string
-	// Name names the replica in its member ID; the host name and process ID
-	// if empty.
+	// Name names the replica in its member ID. If empty, it is the host name
+	// and process ID.
 	Name string
-	// LeaseTTL is how long a replica's share outlives its last renewal;
-	// 10s if 0.
+	// LeaseTTL is how long a replica's share outlives its last renewal. It
+	// is 10s if 0.
 	LeaseTTL time.Duration
-	// RenewInterval is how often an idle replica renews its lease; a third
-	// of LeaseTTL if 0.
+	// RenewInterval is how often an idle replica renews its lease. It is a
+	// third of LeaseTTL if 0.
 	RenewInterval time.Duration
-	// SyncInterval is how often a busy replica (one with tasks, or holding
-	// more than 1 of a limit) syncs its shares and demand with Redis;
-	// 100ms if 0, at most RenewInterval.
+	// SyncInterval is how often a busy replica syncs its shares and demand
+	// with Redis. A busy replica has tasks, or holds more than 1 of a limit.
+	// It is 100ms if 0, and at most RenewInterval.
 	SyncInterval time.Duration
 }
 

@@ -12,8 +12,9 @@ import (
 //go:embed sync.lua
 var syncSource string
 
-// syncScript is the one script a replica runs, once per sync: EVALSHA, and
-// EVAL when the server does not have it cached (a restarted Redis).
+// syncScript is the one script a replica runs, once per sync. It is run with
+// EVALSHA, and with EVAL when the server does not have it cached (a
+// restarted Redis).
 var syncScript = redis.NewScript(syncSource)
 
 // Modes of a sync.
@@ -23,7 +24,7 @@ const (
 	syncLeave = "leave" // a member stops renewing and gives back what is idle
 )
 
-// poolRequest is one pool of a sync: a group's limit, or the global one.
+// poolRequest is one pool of a sync, a group's limit or the global one.
 type poolRequest struct {
 	key         string
 	limit, want int // want 0: nothing to run here

@@ -6,18 +6,19 @@ import "time"
 type Mode int
 
 const (
-	// ModeJoining: the replica has not joined the fleet yet, and runs 1 of
-	// each coordinated limit.
+	// ModeJoining means the replica has not joined the fleet yet, and runs 1
+	// of each coordinated limit.
 	ModeJoining Mode = iota
-	// ModeConnected: the lease is renewed; the replica runs its shares.
+	// ModeConnected means the lease is renewed, and the replica runs its
+	// shares.
 	ModeConnected
-	// ModeHolding: Redis did not answer, and the lease may still be live;
-	// the replica keeps what it holds, never more, and keeps trying.
+	// ModeHolding means Redis did not answer, and the lease may still be
+	// live. The replica keeps what it holds, never more, and keeps trying.
 	ModeHolding
-	// ModeFallback: the lease may have expired; the replica runs its
+	// ModeFallback means the lease may have expired. The replica runs its
 	// fallback limits until it joins again.
 	ModeFallback
-	// ModeStopped: Run has returned; the executor keeps the fallback.
+	// ModeStopped means Run has returned. The executor keeps the fallback.
 	ModeStopped
 )
 
@@ -54,10 +55,10 @@ type Status struct {
 	Mode     Mode      // the lease's state
 	LastSync time.Time // the last successful sync with Redis
 	Err      error     // the last sync's error, nil if it succeeded
-	// Groups lists the coordinated groups holding or wanting more than 1
-	// of their limit, in no particular order; every other coordinated
-	// group runs at 1.
+	// Groups lists the coordinated groups holding or wanting more than 1 of
+	// their limit, in no particular order. Every other coordinated group
+	// runs at 1.
 	Groups []Share
-	// Global is the global limit's share; zero without a GlobalLimit.
+	// Global is the global limit's share, or zero without a GlobalLimit.
 	Global Share
 }

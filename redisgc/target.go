@@ -15,12 +15,12 @@ type load struct {
 // demand is the number of slots a load could use now.
 func (l load) demand() int { return l.running + l.waiting }
 
-// target is the executor side of a Coordinator: what it reads demand from
+// target is the executor side of a Coordinator, which it reads demand from
 // and applies limits to. Its methods are called from one goroutine.
 type target interface {
 	// groups calls yield with the load of each group the executor knows.
 	groups(yield func(group string, l load) bool)
-	// total returns the load of every group together; its running count is
+	// total returns the load of every group together. Its running count is
 	// what the global limit bounds.
 	total() load
 	// apply sets each group of limits to its value, every other
@@ -44,9 +44,9 @@ func newPolicyMaker(o *Options) (*policyMaker, error) {
 	return &policyMaker{opts: o, base: base}, nil
 }
 
-// policy returns the base policy with limits applied: a group in limits runs
-// at its value, any other coordinated group at 1 (the share every replica
-// holds without asking), and every other group as the base decides.
+// policy returns the base policy with limits applied. A group in limits runs
+// at its value. Any other coordinated group runs at 1, the share every
+// replica holds without asking. Every other group runs as the base decides.
 func (m *policyMaker) policy(limits map[string]int, global int) (*groupconc.GroupPolicy, error) {
 	b := m.opts.Base().
 		PerGroupMaxConcurrency(limits).

@@ -25,6 +25,13 @@ import (
 // errWaitTimeout ends a wait that ran past MaxWait.
 var errWaitTimeout = errors.New("groupconc: wait timed out")
 
+// expired stands for a MaxWait timer that has fired.
+var expired = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
+
 // execKey is the context key under which a task's context answers with
 // its executor (see taskContext.Value).
 type execKey struct{}
@@ -86,7 +93,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		if why == ReasonGlobalQueueFull {
 			seen = global
 		}
-		err := e.waitSlot(ctx, t, why, seen, timeout)
+		err := e.waitSlot(ctx, t, why, seen, &timeout)
 		if err == errWaitTimeout {
 			reason = ReasonWaitTimeout
 			break
@@ -122,7 +129,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 // error), timeout fires (errWaitTimeout), the executor closes (ErrClosed),
 // or t's group is shut down or evicted (the scope's cause). Then t holds
 // nothing. The seen argument is the queue's nudge count before the walk (see Block).
-func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout <-chan time.Time) error {
+func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout *<-chan time.Time) error {
 	p := &t.permits
 	a := t.getAside()
 	woken := make(chan struct{})
@@ -137,7 +144,10 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 		return nil
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-timeout:
+	case <-*timeout:
+		// The timer fires once. A wait after this one, if the caller
+		// got its slot in time but must wait again, ends at once.
+		*timeout = expired
 		err = errWaitTimeout
 	case <-e.gate.closing:
 		err = ErrClosed

@@ -32,7 +32,7 @@ type LimitSample struct {
 	// limit are held back by something else: the global cap, fair share,
 	// a parent group.
 	Waiting int
-	End            time.Time // when the function returned
+	End     time.Time // when the function returned
 }
 
 // An AdaptiveLimit moves one concurrency limit, a group's or the global

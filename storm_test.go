@@ -179,8 +179,10 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 				case op == 16:
 					e.EvictGroup(stormKeys[2+r.IntN(2)])
 				case op == 17:
-					st := e.Stats()
-					assert.LessOrEqual(t, st.Groups, len(stormKeys), "Stats().Groups")
+					// Read while groups come and go, Groups may be one ahead
+					// for a moment (an eviction counts out after it deletes).
+					// Once idle it must be exact: see the end.
+					e.Stats()
 				case op == 18:
 					for range e.AllGroupStats() {
 					}

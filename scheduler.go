@@ -292,3 +292,29 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	<-c.Done()
 	return true
 }
+
+// applyChanges carries on the tasks a change of limits moved.
+func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
+	// A task put back in line was in none for a moment. A cancel then could
+	// not take it out, so it is checked here, as after any join.
+	for _, t := range c.Requeued {
+		if e.stopRequested(t) && t.permits.Leave() {
+			e.goEndCancelled(t)
+		}
+	}
+	// The tasks the raised limits let through were handed a permit away from
+	// the executor's goroutines. So each goes on on one of its own.
+	for _, t := range c.Handed {
+		e.goResume(t)
+	}
+	// A resumed group's tasks walk on here, one after another, so that
+	// they join their next lines in their order.
+	for _, t := range c.Resumed {
+		switch s, start := e.carryOn(t, noTime); s {
+		case stepRun:
+			e.goCarry(t, start)
+		case stepEnded:
+			e.handOn(&t.permits, handOffSpawn, noTime)
+		}
+	}
+}

@@ -2,117 +2,134 @@ package groupconc
 
 import (
 	"context"
-	"fmt"
+	"strconv"
+	"sync/atomic"
+	"unsafe"
 )
 
-// Do runs fn on the calling goroutine once it holds the permits that a task
-// of groupKey submitted with opts would hold. It returns what fn returns. It
-// waits where such a task waits. It uses the same lines, priorities, fair
-// share and queue thresholds. With opts.Block it waits for a queue slot as
-// SubmitWith does. The permits are given back when fn returns or panics. A
-// panic goes on up to the caller, as if fn had been called directly. Do is
-// counted and reported as a task (stats, listeners, outcome counters). Its
-// task ID is of its own making, "do-" and a number.
-//
-// The context of fn derives from ctx, as a task's does. So ShutdownGroup,
-// EvictGroup, Close and an expired Shutdown cancel it too. If ctx ends
-// before the permits are held, Do returns ctx.Err() and fn never runs.
-//
-// Turned away, Do returns the zero T and a *RejectedError under every
-// rejection policy but RejectCallerRuns. That policy runs fn at once without
-// permits. A RejectionHandler decides as for a task. Its value is returned
-// if it is a T, and Rejection.Run runs fn. Do returns the errors SubmitWith
-// returns for bad input, a closed executor or a group stopped while it
-// waited.
-//
-// A Do whose ctx is, or derives from, the context of a running task of e
-// runs fn at once under that task's permits. It takes none of its own,
-// because waiting for permits its caller may hold could deadlock. It is not
-// counted as a task of its own then.
-//
-// While it waits, a Do holds a goroutine of the executor as its task's
-// stand-in. The goroutine runs nothing and ends with fn.
-func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
-	var zero T
-	if err := e.check(ctx); err != nil {
-		return zero, err
-	}
-	if groupKey == "" || fn == nil {
-		return zero, checkTask("", groupKey, "do", fn == nil)
-	}
-	if err := opts.check(); err != nil {
-		return zero, err
-	}
-	if e.insideTask(ctx) {
-		return fn(ctx)
-	}
-	c := &doCall[T]{held: make(chan context.Context), done: make(chan struct{})}
-	id := fmt.Sprintf("do-%d", e.doCalls.Add(1))
-	h, err := SubmitWith(ctx, e, groupKey, id, c.stand, opts)
-	if err != nil {
-		return zero, err
-	}
-	select {
-	case tctx := <-c.held:
-		return c.run(h, fn, tctx)
-	case <-h.Done():
-	}
-	// It ended without running fn. It was rejected or cancelled, or a
-	// handler's value stands for it.
-	r := h.Wait()
-	if r.Status == StatusCancelled && ctx.Err() != nil {
-		return zero, ctx.Err()
-	}
-	return r.Value, r.Err
-}
-
-// doCall is one Do. Its task's function stands in for fn on the executor's
-// goroutine, holding the permits while fn runs on the caller's.
+// doCall is one Do: a task whose function runs on the caller's goroutine.
+// It waits in its lines as any task does, as a record. The executor hands it
+// to its caller where it would run a task (launch, work). The caller then
+// owns it and runs it through runOne, as a goroutine of the executor would.
+// A Do that ends without running, in a line or turned away, wakes its caller
+// from end.
 type doCall[T any] struct {
-	held chan context.Context // the stand-in sends the task's context once it holds the permits
-	done chan struct{}        // closed once fn returned or panicked
-	v    T
-	err  error
-	fail bool // fn did not return: panic or runtime.Goexit
-	pv   any  // what fn panicked with
+	h  TaskHandle[T] // the task, and the value a handler or fn returned
+	fn Task[T]
+
+	// state is doIdle until the caller parks or is woken. The waker writes
+	// handed and start first. A caller that parks makes ch first.
+	state  atomic.Uint32
+	ch     chan struct{}
+	handed bool  // the permits are held: the caller runs the task
+	start  int64 // when the last permit was held, as runOne takes it
+
+	ran      bool  // fn was called by call
+	err      error // what fn returned, with h.value
+	panicked bool
+	pv       any // what fn panicked with
+
+	id [24]byte // the task ID's bytes
 }
 
-// stand is the task's function. It hands the caller the task's context and
-// returns what fn returned once it has.
-func (c *doCall[T]) stand(ctx context.Context) (T, error) {
-	c.held <- ctx
-	<-c.done
-	if c.fail {
-		panic(doPanic{c.pv})
+// The states of doCall.state.
+const (
+	doIdle   uint32 = iota // neither parked nor woken yet
+	doParked               // the caller waits on ch
+	doWoken                // woken before the caller parked
+)
+
+// do runs fn on the caller's goroutine as a task of key submitted with o.
+// See Do.
+func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o SubmitOptions) (T, error) {
+	c := &doCall[T]{fn: fn}
+	c.h.t.state.Store(inlineBit)
+	// The ID's bytes are c's own and never change, so the string shares
+	// them. The record is the one allocation of a Do that need not wait.
+	// It cannot be reused, because it is fn's context, which fn may keep.
+	n := len(strconv.AppendUint(append(c.id[:0], "do-"...), e.doCalls.Add(1), 10))
+	if err := e.submit(ctx, &c.h.t, c, key, unsafe.String(&c.id[0], n), o); err != nil {
+		var zero T
+		return zero, err
 	}
-	return c.v, c.err
+	if c.wait() {
+		r := e.runners.get()
+		defer e.runners.put(r)
+		// The tasks its permits go to are carried on here. One that can
+		// run gets a goroutine, for this one runs nothing but fn.
+		if next, at := e.runOne(r, &c.h.t, c.start, handOffInline); next != nil {
+			e.goCarry(next, at)
+		}
+		if c.panicked {
+			panic(c.pv)
+		}
+		if c.ran {
+			return c.h.value, c.err
+		}
+	}
+	res := c.h.result()
+	if res.Status == StatusCancelled && ctx.Err() != nil {
+		return res.Value, ctx.Err()
+	}
+	return res.Value, res.Err
 }
 
-// run calls fn with the task's context, lets the stand-in return, and
-// waits for the task to end, so that its permits are back when Do returns.
-func (c *doCall[T]) run(h *TaskHandle[T], fn Task[T], ctx context.Context) (T, error) {
+// wait blocks until the executor hands the task to the caller, or ends it
+// without running it. It reports whether the task was handed. Only a caller
+// that must wait makes a channel.
+func (c *doCall[T]) wait() bool {
+	if c.state.Load() != doWoken {
+		c.ch = make(chan struct{})
+		if c.state.CompareAndSwap(doIdle, doParked) {
+			<-c.ch
+		}
+	}
+	return c.handed
+}
+
+// wake hands the task to its caller, which got its last permit at start, or
+// tells the caller it ended without running. Whoever owns the task calls it
+// once, and owns it no more after.
+func (c *doCall[T]) wake(handed bool, start int64) {
+	c.handed, c.start = handed, start
+	if !c.state.CompareAndSwap(doIdle, doWoken) {
+		close(c.ch) // parked
+	}
+}
+
+// ended wakes the caller of a task that ends without being handed to it.
+func (c *doCall[T]) ended() {
+	if !c.handed {
+		c.wake(false, 0)
+	}
+}
+
+// call calls fn, as fnBody's call does. It keeps what fn returned, even with
+// an error, and what it panicked with, for Do to return or panic with.
+func (c *doCall[T]) call(t *task, ctx context.Context) (status TaskStatus, err error) {
 	returned := false
 	defer func() {
-		if returned {
-			return
+		if !returned {
+			// A nil r means runtime.Goexit, which goes on unwinding.
+			if r := recover(); r != nil {
+				c.panicked, c.pv = true, r
+				status, err = StatusFailed, panicError(r)
+			}
 		}
-		c.fail, c.pv = true, recover()
-		close(c.done)
-		h.Wait()
-		if c.pv != nil {
-			panic(c.pv)
-		} // else runtime.Goexit goes on unwinding
 	}()
-	v, err := fn(ctx)
+	c.ran = true
+	c.h.value, c.err = c.fn(ctx)
 	returned = true
-	c.v, c.err = v, err
-	close(c.done)
-	h.Wait()
-	return v, err
+	if c.err != nil {
+		return failedOrCancelled(ctx, c.err), c.err
+	}
+	return StatusSuccess, nil
 }
 
-// doPanic is what a Do's task reports as its panic value when fn panicked on
-// the caller's goroutine. The panic itself went on up there.
-type doPanic struct{ v any }
+func (c *doCall[T]) callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome) {
+	fnBody[T](c.fn).callHandler(t, ctx, h, l, o)
+}
 
-func (p doPanic) String() string { return fmt.Sprintf("panic in Do's fn: %v", p.v) }
+func (c *doCall[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
+	fnBody[T](c.fn).tellCompleted(t, o, l)
+}

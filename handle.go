@@ -108,3 +108,25 @@ func (h *TaskHandle[T]) resultOf(status TaskStatus, start, end int64, err error)
 	}
 	return r
 }
+
+// WaitPosition is where a waiting task stands (see TaskHandle.Position).
+type WaitPosition struct {
+	// Limit names the limit the task waits for: "paused" (its group is
+	// paused), "bulkhead" or "concurrency" (its group's own limits), or
+	// "global" (the global cap).
+	Limit string
+	// Ahead is how many tasks of that limit's line are served before it.
+	// Under IsolationFairShare the global line serves groups in turn. So
+	// there it counts the task's own group's tasks only.
+	Ahead int
+}
+
+// Position reports where the task waits while it waits for a permit. It
+// reports false once the task holds its permits or has ended. It reports
+// false too for the moment the task moves from one line to the next. It
+// walks the task's line under the line's lock. So it costs the length of
+// the line, and is meant for explaining a wait, not for polling.
+func (h *TaskHandle[T]) Position() (WaitPosition, bool) {
+	limit, ahead, ok := h.t.permits.Where()
+	return WaitPosition{Limit: limit, Ahead: ahead}, ok
+}

@@ -69,7 +69,7 @@ func TestCancelCauseIsTheResultsErr(t *testing.T) {
 	})
 }
 
-// TestLongRunTimesReadBackExactly: a task that ends more than 26 days
+// TestLongRunTimesReadBackExactly: a task that ends more than 13 days
 // after it was submitted (past what the handle packs) still reports its
 // Start and End to the nanosecond.
 func TestLongRunTimesReadBackExactly(t *testing.T) {

@@ -226,6 +226,8 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 		switch s, at := e.carryOn(t, now); {
 		case s == stepEnded:
 			p.Adopt(&t.permits) // t's releases handed permits on too
+		case s == stepRun && t.inline():
+			t.body.(inlineCaller).wake(true, at) // its caller runs it
 		case s == stepRun && next == nil:
 			next, start = t, at
 		case s == stepRun:

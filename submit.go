@@ -122,6 +122,48 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 	return h, nil
 }
 
+// Do runs fn on the calling goroutine once it holds the permits that a task
+// of groupKey submitted with opts would hold, and returns what fn returns. It
+// waits where such a task waits: the same lines, priorities, fair share and
+// queue thresholds. With opts.Block it waits for a queue slot as SubmitWith
+// does. While it waits it is a record in its line, and no goroutine of the
+// executor waits for it. The permits are given back when fn returns or
+// panics. A panic goes on up to the caller, as if fn had been called
+// directly. Do is counted and reported as a task (stats, listeners, outcome
+// counters). Its task ID is "do-" and a number.
+//
+// The context of fn derives from ctx, as a task's does. So ShutdownGroup,
+// EvictGroup, Close and an expired Shutdown cancel it too. If ctx ends
+// before the permits are held, Do returns ctx.Err() and fn never runs.
+//
+// Turned away, Do returns the zero T and a *RejectedError under every
+// rejection policy but RejectCallerRuns. That policy runs fn at once without
+// permits, unless the group is paused. A RejectionHandler decides as for a
+// task. Its value is returned if it is a T, and Rejection.Run runs fn. Do
+// returns the errors SubmitWith returns for bad input, a closed executor or
+// a group stopped while it waited.
+//
+// A Do whose ctx is, or derives from, the context of a running task of e
+// runs fn at once under that task's permits. It takes none of its own,
+// because waiting for permits its caller may hold could deadlock. It is not
+// counted as a task of its own then.
+func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
+	var zero T
+	if err := e.check(ctx); err != nil {
+		return zero, err
+	}
+	if groupKey == "" || fn == nil {
+		return zero, checkTask("", groupKey, "do", fn == nil)
+	}
+	if err := opts.check(); err != nil {
+		return zero, err
+	}
+	if e.insideTask(ctx) {
+		return fn(ctx)
+	}
+	return do(ctx, e, groupKey, fn, opts)
+}
+
 // ExecuteAllWith is ExecuteAll with every task submitted as SubmitWith
 // submits it with opts. With opts.Block it may wait before each task for a
 // queue slot. If ctx ends during such a wait, the tasks not yet submitted

@@ -85,14 +85,15 @@ const (
 	endAside                        // with completedBit: End did not fit in state, it is aside.end
 	startedBit                      // the function is about to run: start is its Start (see began)
 	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
+	inlineBit                       // a Do's task: its caller runs it (see doCall); set before it is submitted
 )
 
 // Where the result's status and End are in task.state, set with
 // completedBit. The status is in 3 bits, and End in the bits above when it
-// is in [0, maxStateEnd], 26 days. Otherwise aside.end keeps it.
+// is in [0, maxStateEnd], 13 days. Otherwise aside.end keeps it.
 const (
-	statusShift        = 10
-	endShift           = 13
+	statusShift        = 11
+	endShift           = 14
 	maxStateEnd uint64 = 1<<(64-endShift) - 1
 )
 
@@ -142,6 +143,15 @@ func (t *task) ReadyNext() *task { return t.permits.Next() }
 
 // SetReadyNext links next after t in the ready queue; nil unlinks t.
 func (t *task) SetReadyNext(next *task) { t.permits.SetNext(next) }
+
+// inline reports whether t is a Do's, which its caller runs.
+func (t *task) inline() bool { return t.state.Load()&inlineBit != 0 }
+
+// inlineCaller is the body of a Do's task (doCall).
+type inlineCaller interface {
+	wake(handed bool, start int64)
+	ended()
+}
 
 // exec returns t's executor, the owner of its group's registry. A task keeps
 // no pointer of its own.

@@ -40,6 +40,10 @@ func (e *GroupExecutor) goEndCancelled(t *task) {
 // what running a trivial task costs (W1 of the benchmarks module), so
 // goroutines are reused.
 func (e *GroupExecutor) launch(t *task) {
+	if t.inline() {
+		t.body.(inlineCaller).wake(true, 0)
+		return
+	}
 	if e.ready.Push(t) {
 		e.goServe()
 	}
@@ -78,10 +82,14 @@ func (e *GroupExecutor) work(t *task, start int64) {
 	}()
 	for {
 		for t != nil {
+			if t.inline() { // a Do's caller runs it
+				t.body.(inlineCaller).wake(true, start)
+				break
+			}
 			if r == nil {
 				r = e.runners.get()
 			}
-			t, start = e.runOne(r, t, start)
+			t, start = e.runOne(r, t, start, handOffInline)
 		}
 		if !e.ready.Claim() {
 			return
@@ -171,8 +179,9 @@ func (e *GroupExecutor) endAllCancelled(swept []*task) {
 }
 
 // runOne runs t (or has its rejection handled), ends it, and returns the
-// task to run next on this goroutine, if any.
-func (e *GroupExecutor) runOne(r *runner, t *task, start int64) (next *task, nextStart int64) {
+// task to run next on this goroutine, if any. The tasks t's permits go to
+// are carried on as done says, once t ended normally.
+func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (next *task, nextStart int64) {
 	how := handOffSpawn // until t ended normally: runtime.Goexit may be unwinding
 	ended := noTime
 	defer func() {
@@ -197,7 +206,7 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64) (next *task, nex
 		r.running(t, t.permits.Submitted()+start)
 		ended = e.run(t, start)
 	}
-	how = handOffInline
+	how = done
 	return nil, 0
 }
 
@@ -307,6 +316,9 @@ func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, star
 	}
 	t.context().close()
 	e.gate.leave()
+	if t.inline() {
+		t.body.(inlineCaller).ended()
+	}
 	return e.handOn(&t.permits, how, ended)
 }
 

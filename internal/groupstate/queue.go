@@ -40,6 +40,9 @@ type queue[T any] interface {
 	// queue for their slot (bit). These are the first of each priority
 	// that holds one. Under fair share they are each of g's.
 	heads(g *Group[T], bit uint8, f func(w *Permits[T]))
+	// ahead counts the waiters served before w, which waits here (see
+	// where.go).
+	ahead(w *Permits[T]) int
 }
 
 const noWaiter = math.MaxInt64

@@ -1,0 +1,67 @@
+package groupstate
+
+// Which limits a waiting task may wait for, as Where names them.
+const (
+	WaitPaused      = "paused"      // its group's pause
+	WaitBulkhead    = "bulkhead"    // its group's bulkhead
+	WaitConcurrency = "concurrency" // its group's concurrency limit
+	WaitGlobal      = "global"      // the global cap
+)
+
+// Where reports the limit p's task waits for, and how many waiters of that
+// line are served before it, as the line stands now. It reports false if
+// the task waits in no line. It walks the line under its lock, so it is for
+// explaining, not for the hot path. It is safe from any goroutine.
+func (p *Permits[T]) Where() (limit string, ahead int, ok bool) {
+	l := p.line.Load()
+	if l == nil {
+		return "", 0, false
+	}
+	r := l.lock()
+	defer r.unlock()
+	if p.line.Load() != l { // served or gone meanwhile
+		return "", 0, false
+	}
+	// p.bit was set before p joined l, under this lock.
+	switch p.bit {
+	case pauseBit:
+		limit = WaitPaused
+	case heldBulkhead:
+		limit = WaitBulkhead
+	case heldConc:
+		limit = WaitConcurrency
+	default:
+		limit = WaitGlobal
+	}
+	return limit, r.q().ahead(p), true
+}
+
+// ahead counts the waiters served before w, which waits in q: those of a
+// higher priority, and those of its own that joined first.
+func (q *fifo[T]) ahead(w *Permits[T]) int {
+	n := 0
+	for p := range q.lists {
+		for x := q.lists[p].head; x != nil && x != w; x = x.links.next {
+			n++
+		}
+		if uint8(p) == w.prio {
+			return n
+		}
+	}
+	return n
+}
+
+// ahead counts the waiters of w's group served before w. The fair queue
+// serves groups in turn, so those of other groups are not said to be ahead.
+func (q *fairQueue[T]) ahead(w *Permits[T]) int {
+	n, past := 0, false
+	for x := w.group.chain.head; x != nil; x = x.chained.next {
+		switch {
+		case x == w:
+			past = true
+		case x.prio < w.prio, x.prio == w.prio && !past:
+			n++
+		}
+	}
+	return n
+}

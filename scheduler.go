@@ -252,29 +252,6 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	return false
 }
 
-// cancel is Cancel. It completes t's handle CANCELLED with cause, and
-// cancels its context with cause, unless the handle already completed. It
-// does not own t. A waiting t that it takes out of its line goes to a
-// goroutine of its own to end.
-func (e *GroupExecutor) cancel(t *task, cause error) bool {
-	claimed, ran := t.claimRan()
-	if !claimed {
-		return false
-	}
-	t.context().cancelWith(cause)
-	// Interleaving: after the claim, a task in no line at this moment sees
-	// it once it joins one (see stopRequested).
-	left := t.permits.Leave()
-	// The result's Err is cause, which cancelWith recorded. This is the
-	// context's first cancel, since close comes after a claim (see end).
-	e.count(t, StatusCancelled)
-	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
-	if left {
-		e.goEndCancelled(t)
-	}
-	return true
-}
-
 // cancelledBeforeRun reports whether t, holding every permit, has been
 // cancelled. If so, it waits until its context is done.
 //

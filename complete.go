@@ -1,0 +1,326 @@
+package groupconc
+
+import (
+	"context"
+	"fmt"
+)
+
+// A task's ending. Every task ends once, through end, on its owner's
+// goroutine (see scheduler.go). Its handle completes once, by whoever claims
+// it first: finish (the owner, with the outcome) or cancel (Cancel, from any
+// goroutine). The handle's state is one word, task.state. Its bits are set
+// once and never cleared.
+//
+//	bit           set by                     written before         read by
+//	------------  -------------------------  ---------------------  ------------------------------
+//	claimedBit    claim: finish, end, cancel the outcome's fields   claim (who completes), stopRequested
+//	startedBit    began (run)                task.start             cancel (Start of a cancelled run)
+//	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan, finalResult
+//	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
+//	cancelRan     publishCancelled           —                      finalResult (Start is start)
+//	abortBit      publish (RejectAbort)      aside.err              awaitErr
+//	endAside      complete                   aside.end              finalResult
+//	cancelledBit  the task's context         aside.cause            taskContext (see taskctx.go)
+//	asideCause    the task's context         aside.cause            taskContext
+//	overBit       end (context closed)       —                      taskContext
+//	inlineBit     do, before it is submitted —                      launch, work, handOn, end
+//
+// The status and End sit above the bits (statusShift, endShift) and are
+// written with completedBit, in the same atomic Or.
+
+// Bits of task.state. Each is set once and never cleared.
+const (
+	claimedBit   uint64 = 1 << iota // set by whoever completes the handle
+	completedBit                    // set by the claimer once the result is written
+	cancelledBit                    // the context's own cancel has a cause
+	asideCause                      // with cancelledBit: the cause is aside.cause, not context.Canceled
+	overBit                         // the task is over: its context was closed
+	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End unless cancelRan
+	abortBit                        // with completedBit: Await returns Err too (RejectAbort)
+	endAside                        // with completedBit: End did not fit in state, it is aside.end
+	startedBit                      // the function is about to run: start is its Start (see began)
+	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
+	inlineBit                       // a Do's task: its caller runs it (see doCall); set before it is submitted
+)
+
+// Where the result's status and End are in task.state, set with
+// completedBit. The status is in 3 bits, and End in the bits above when it
+// is in [0, maxStateEnd], 13 days. Otherwise aside.end keeps it.
+const (
+	statusShift        = 11
+	endShift           = 14
+	maxStateEnd uint64 = 1<<(64-endShift) - 1
+)
+
+// outcome is a result as the claimer writes it into a task.
+type outcome struct {
+	status     TaskStatus // 0: the body did not return (runtime.Goexit)
+	err        error
+	start, end int64 // offsets from Submitted (see task.since)
+	abort      bool  // Await returns err too (RejectAbort)
+	told       bool  // the listener hears OnCompleted: the task ran, or was cancelled waiting
+}
+
+// claim reports whether the caller is the one to complete the handle.
+func (t *task) claim() bool {
+	claimed, _ := t.claimRan()
+	return claimed
+}
+
+// claimRan claims as claim does, and reports too whether t's function had
+// begun (began) by then, in the same atomic step.
+func (t *task) claimRan() (claimed, ran bool) {
+	old := t.state.Or(claimedBit)
+	return old&claimedBit == 0, old&startedBit != 0
+}
+
+// began records that t's function is about to run, holding its permits since
+// start. So Cancel, which completes the handle at once, keeps that Start.
+// The start field is written before the bit that Cancel reads.
+func (t *task) began(start int64) {
+	t.start = start
+	t.state.Or(startedBit)
+}
+
+// claimed reports whether the handle was claimed by anyone.
+func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
+
+// isDone reports whether the result is written.
+func (t *task) isDone() bool { return t.state.Load()&completedBit != 0 }
+
+// publish writes the result and completes the handle. Only the claimer may
+// call it, once. Cancel calls publishCancelled instead.
+func (t *task) publish(o *outcome) {
+	bits := completedBit | uint64(o.status)<<statusShift
+	if o.abort {
+		bits |= abortBit
+	}
+	if o.err != nil {
+		t.getAside().err = o.err
+	}
+	t.start = o.start
+	t.complete(bits, o.end)
+}
+
+// publishCancelled completes the handle CANCELLED at now, for Cancel. Cancel
+// claimed it after cancelling the context with the cause that the result's
+// Err is (see taskContext.cause). The ran argument says the function had begun,
+// so Start is its start, not now. It writes nothing but state, because t may
+// be in the ready queue.
+func (t *task) publishCancelled(now int64, ran bool) {
+	bits := completedBit | cancelResult | uint64(StatusCancelled)<<statusShift
+	if ran {
+		bits |= cancelRan
+	}
+	t.complete(bits, now)
+}
+
+// complete sets bits and End in state, and closes the done channel.
+func (t *task) complete(bits uint64, end int64) {
+	if uint64(end) <= maxStateEnd {
+		bits |= uint64(end) << endShift
+	} else {
+		t.getAside().end = end
+		bits |= endAside
+	}
+	t.state.Or(bits)
+	// A waiter that makes its channel after this load sees completedBit
+	// (see doneChan).
+	if a := t.aside.Load(); a != nil {
+		a.mu.Lock()
+		if a.done != nil {
+			close(a.done)
+		}
+		a.mu.Unlock()
+	}
+}
+
+// finalResult is the result as the claimer wrote it, but for the value. Call
+// it only once t completed.
+func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
+	s := t.state.Load()
+	end = int64(s >> endShift)
+	if s&endAside != 0 {
+		end = t.aside.Load().end
+	}
+	if s&cancelResult != 0 {
+		start = end
+		if s&cancelRan != 0 {
+			start = t.start // written before startedBit, which Cancel saw
+		}
+		return StatusCancelled, start, end, t.context().cause()
+	}
+	return TaskStatus(s >> statusShift & 7), t.start, end, t.resultErr()
+}
+
+// resultErr is the result's Err as the claimer wrote it.
+func (t *task) resultErr() error {
+	if a := t.aside.Load(); a != nil {
+		return a.err
+	}
+	return nil
+}
+
+// awaitErr is what Await returns besides the result. Call it only once t
+// completed.
+func (t *task) awaitErr() error {
+	if t.state.Load()&abortBit != 0 {
+		return t.resultErr()
+	}
+	return nil
+}
+
+// closedChan is the done channel of a task completed before anyone asked.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// doneChan returns the channel closed when t completes.
+func (t *task) doneChan() <-chan struct{} {
+	if t.isDone() {
+		return closedChan
+	}
+	a := t.getAside()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done == nil {
+		if t.isDone() { // published before a was there, or before the lock
+			return closedChan
+		}
+		a.done = make(chan struct{})
+	}
+	return a.done
+}
+
+// wait blocks until t completes.
+func (t *task) wait() {
+	if !t.isDone() {
+		<-t.doneChan()
+	}
+}
+
+// cancelErr is the Err of a task cancelled before it ran. It is the
+// context's error, which also matches the cause when there is a more
+// specific one (ErrClosed, say).
+func cancelErr(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
+}
+
+// cancelledOutcome is the outcome of a task cancelled before it ran. The
+// listener hears OnCompleted, as for any task cancelled while waiting.
+func cancelledOutcome(t *task) outcome {
+	now := t.since()
+	return outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true}
+}
+
+// finish gives t its outcome. It gives back t's permits, which decides who
+// they go to. It tells the listener, and completes the handle. A task's
+// permits are free before its handle completes. So a caller that waits for
+// one task and then submits the next never finds them held. Its OnCompleted
+// has returned by then too, so that caller finds the listener told. The
+// tasks the permits went to are carried on by end, after both.
+func (e *GroupExecutor) finish(t *task, o *outcome) {
+	if o.status == 0 { // the body did not return: runtime.Goexit
+		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()
+	}
+	t.permits.Release()
+	l := e.listener()
+	if !o.told {
+		l = nil
+	}
+	if !t.claim() {
+		// Cancel completed the handle at once, and the listener hears its
+		// result.
+		if l != nil {
+			t.body.tellCompleted(t, outcome{}, l)
+		}
+		return
+	}
+	e.count(t, o.status)
+	// Deferred, so that the handle completes even if the listener calls
+	// runtime.Goexit.
+	defer t.publish(o)
+	if l != nil {
+		t.body.tellCompleted(t, *o, l)
+	}
+}
+
+// end takes t out of the executor, once, on its owner's goroutine. It gives
+// back its permits, if finish did not. It counts the task out of its group,
+// which may then be forgotten as idle. It completes its handle FAILED if
+// nothing completed it, because runtime.Goexit unwound the goroutine first.
+// It closes its context and leaves Shutdown's count. It then carries on with
+// the tasks its permits went to, as how says. They were given back at the
+// clock reading ended, or noTime. It returns the one to run next on this
+// goroutine, if any.
+func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, start int64) {
+	t.permits.Release()
+	t.permits.Exit()
+	if t.claim() {
+		now := t.since()
+		e.completeClaimed(t, &outcome{status: StatusFailed, err: panicError(nil), start: now, end: now})
+	}
+	t.context().close()
+	e.gate.leave()
+	if t.inline() {
+		t.body.(inlineCaller).ended()
+	}
+	return e.handOn(&t.permits, how, ended)
+}
+
+// completeClaimed counts t's outcome and completes its handle. The caller
+// has claimed it.
+func (e *GroupExecutor) completeClaimed(t *task, o *outcome) {
+	e.count(t, o.status)
+	t.publish(o)
+}
+
+// count records t's final status in the outcome counters, the
+// executor's and its group's.
+func (e *GroupExecutor) count(t *task, s TaskStatus) {
+	switch s {
+	case StatusSuccess:
+		e.succeeded.Add(1)
+	case StatusFailed:
+		e.failed.Add(1)
+	case StatusCancelled:
+		e.cancelled.Add(1)
+	case StatusRejected:
+		e.rejected.Add(1)
+	default:
+		return
+	}
+	t.permits.Group().CountOutcome(outcomeIndex(s))
+}
+
+// outcomeIndex is the index of status s among a group's outcome counters.
+func outcomeIndex(s TaskStatus) int { return int(s - StatusSuccess) }
+
+// cancel is Cancel. It completes t's handle CANCELLED with cause, and
+// cancels its context with cause, unless the handle already completed. It
+// does not own t. A waiting t that it takes out of its line goes to a
+// goroutine of its own to end.
+func (e *GroupExecutor) cancel(t *task, cause error) bool {
+	claimed, ran := t.claimRan()
+	if !claimed {
+		return false
+	}
+	t.context().cancelWith(cause)
+	// Interleaving: after the claim, a task in no line at this moment sees
+	// it once it joins one (see stopRequested).
+	left := t.permits.Leave()
+	// The result's Err is cause, which cancelWith recorded. This is the
+	// context's first cancel, since close comes after a claim (see end).
+	e.count(t, StatusCancelled)
+	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
+	if left {
+		e.goEndCancelled(t)
+	}
+	return true
+}

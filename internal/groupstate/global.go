@@ -10,8 +10,8 @@ import (
 // bounding its waiters, and the executor-wide counts. It is safe for
 // concurrent use.
 //
-// The isolation mode is decided here, in Global's methods, and in the
-// order of the permit walk (Permits.advance, Release). Under IsolationOff
+// The isolation mode is decided here, in Global's methods and in the
+// layers of the walk (layers). Under IsolationOff
 // the global layer is taken first and its line is a globalFIFO. Under fair
 // share it is taken last and its line is a fairQueue. A group's running
 // tasks are then counted apart (fairGroup.running), as the fair order
@@ -125,19 +125,79 @@ func (gl *Global[T]) setWeight(g *Group[T], w int) {
 	r.disc.(*fairQueue[T]).fix(g)
 }
 
-// layer is a line a task walks through, and its bit of Permits.held.
+// layer is one limit of the walk: its line, and its bit of Permits.held. A
+// task that must wait there holds a slot of queue q (bit slot), and a full q
+// turns it away for reason. Release gives back that slot just before the
+// layer's permit if drop says so.
 type layer[T any] struct {
-	l   *line[T]
-	bit uint8
+	l      *line[T]
+	bit    uint8
+	q      *slots[T]
+	slot   uint8
+	reason string
+	drop   bool
 }
 
-// layers returns the layers a task of g walks through, in order.
+// layers returns the layers a task of g walks through, in order. This is
+// the one description of the walk in each isolation mode. Permits.advance
+// takes them in this order, and Permits.release gives them back in reverse.
+// Lowering a limit, pausing and finding a victim read it too.
+//
+//	mode   layer        queue slot  turned away with  slot given back
+//	off    global       global      global queue      before the global permit
+//	       bulkhead     group       group queue       before the bulkhead permit
+//	       concurrency  group       group queue
+//	fair   bulkhead     group       group queue
+//	       concurrency  group       group queue       before the concurrency permit
+//	       global       group       group queue
+//
+// Under fair share the global layer comes last, so a group's share counts
+// only tasks its own limits let through. Its line is the fair queue.
 func (gl *Global[T]) layers(g *Group[T]) [3]layer[T] {
-	glob, bulk, conc := layer[T]{gl.line, heldGlobal}, layer[T]{&g.bulkhead, heldBulkhead}, layer[T]{&g.conc, heldConc}
 	if gl.fair {
-		return [3]layer[T]{bulk, conc, glob}
+		return [3]layer[T]{
+			{l: &g.bulkhead, bit: heldBulkhead, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
+			{l: &g.conc, bit: heldConc, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull, drop: true},
+			{l: gl.line, bit: heldGlobal, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
+		}
 	}
-	return [3]layer[T]{glob, bulk, conc}
+	return [3]layer[T]{
+		{l: gl.line, bit: heldGlobal, q: gl.queue, slot: heldGlobalSlot, reason: ReasonGlobalQueueFull, drop: true},
+		{l: &g.bulkhead, bit: heldBulkhead, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull, drop: true},
+		{l: &g.conc, bit: heldConc, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
+	}
+}
+
+// tookGlobal follows up on p, which just took its global permit. Under
+// IsolationOff it gives back its global queue slot, since nothing waits
+// after the global layer for it. Under fair share the group counts one
+// more running, unless the fair queue counted it as it handed the permit.
+func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
+	switch {
+	case !gl.fair:
+		p.dropSlot(gl.queue, heldGlobalSlot)
+	case !handed:
+		gl.started(p.group)
+	}
+}
+
+// giveGlobal gives back p's global permit. Under fair share the group
+// counts one less running first (see releaseFair). Under IsolationOff a
+// global queue of no slots nudges its first blocked caller (see
+// slots.nudge), whose task may start now.
+func (gl *Global[T]) giveGlobal(p *Permits[T]) {
+	had := p.held&heldGlobal != 0
+	if gl.fair {
+		if had {
+			p.group.fair.running.Add(-1)
+			p.releaseFair()
+		}
+		return
+	}
+	p.releaseLine(gl.line, heldGlobal)
+	if had && gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
+		gl.handSlots(gl.queue.nudge(), 0)
+	}
 }
 
 // after returns the layers a task of g walks through after the one of bit.

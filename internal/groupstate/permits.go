@@ -151,12 +151,9 @@ func (p *Permits[T]) Exit() {
 	}
 }
 
-// advance takes the layers without blocking, in the order of the isolation
-// mode. Under IsolationOff the order is global, bulkhead, concurrency. Under
-// fair share it is bulkhead, concurrency, global. A layer is first tried as
-// is. Only a task that has to wait takes a queue slot and joins the layer's
-// line, and the walk stops there. Under fair share the wait for a global
-// permit counts against the group's queue threshold.
+// advance takes the layers without blocking, in the order of Global.layers.
+// A layer is first tried as is. Only a task that has to wait takes a queue
+// slot and joins the layer's line, and the walk stops there.
 func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
@@ -166,31 +163,18 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if out := p.gate(); out != Admitted {
 		return p.stop(out, ReasonGroupQueueFull)
 	}
-	if !gl.fair && p.held&heldGlobal == 0 {
-		if out := p.step(gl.line, &gl.queue.line, heldGlobal, heldGlobalSlot); out != Admitted {
-			return p.stop(out, ReasonGlobalQueueFull)
+	for _, y := range gl.layers(g) {
+		if p.held&y.bit != 0 {
+			continue
 		}
-		p.dropSlot(gl.queue, heldGlobalSlot)
-	}
-	if p.held&heldBulkhead == 0 {
-		// A slot taken here is kept until every permit is held, so the
-		// task is not turned away between the layers.
-		if out := p.step(&g.bulkhead, &g.queue.line, heldBulkhead, heldGroupSlot); out != Admitted {
-			return p.stop(out, ReasonGroupQueueFull)
+		handed := p.flags&granted != 0 && p.bit == y.bit
+		// A group slot taken here is kept until every permit is held, so
+		// the task is not turned away between the layers.
+		if out := p.step(y.l, &y.q.line, y.bit, y.slot); out != Admitted {
+			return p.stop(out, y.reason)
 		}
-	}
-	if p.held&heldConc == 0 {
-		if out := p.step(&g.conc, &g.queue.line, heldConc, heldGroupSlot); out != Admitted {
-			return p.stop(out, ReasonGroupQueueFull)
-		}
-	}
-	if gl.fair && p.held&heldGlobal == 0 {
-		handed := p.flags&granted != 0 && p.bit == heldGlobal // and counted running (fairQueue.pop)
-		if out := p.step(gl.line, &g.queue.line, heldGlobal, heldGroupSlot); out != Admitted {
-			return p.stop(out, ReasonGroupQueueFull)
-		}
-		if !handed {
-			gl.started(g)
+		if y.bit == heldGlobal {
+			gl.tookGlobal(p, handed)
 		}
 	}
 	p.held |= countedRunning
@@ -288,22 +272,16 @@ func (p *Permits[T]) release() {
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
 	}
-	if gl.fair {
-		if p.held&heldGlobal != 0 {
-			g.fair.running.Add(-1)
-			p.releaseFair()
+	ys := gl.layers(g)
+	for i := len(ys) - 1; i >= 0; i-- {
+		y := &ys[i]
+		if y.drop {
+			p.dropSlot(y.q, y.slot)
 		}
-		p.dropSlot(&g.queue, heldGroupSlot)
-		p.releaseLine(&g.conc, heldConc)
-		p.releaseLine(&g.bulkhead, heldBulkhead)
-	} else {
-		p.releaseLine(&g.conc, heldConc)
-		p.dropSlot(&g.queue, heldGroupSlot)
-		p.releaseLine(&g.bulkhead, heldBulkhead)
-		p.dropSlot(gl.queue, heldGlobalSlot)
-		p.releaseLine(gl.line, heldGlobal)
-		if had&heldGlobal != 0 && gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
-			gl.handSlots(gl.queue.nudge(), 0) // see slots.nudge
+		if y.bit == heldGlobal {
+			gl.giveGlobal(p)
+		} else {
+			p.releaseLine(y.l, y.bit)
 		}
 	}
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {

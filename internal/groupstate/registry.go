@@ -198,14 +198,16 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	for _, g := range groups {
 		g.setLimits(r.resolve(g.key))
 	}
-	if l := r.global.line; !r.global.fair && l.held.load() > l.limit.Load() {
+	// A lowered global limit sends back the tasks that hold a global permit
+	// and wait at a later layer. Under fair share no layer comes later.
+	if l := r.global.line; l.held.load() > l.limit.Load() {
 		var ws []*Permits[T]
 		for _, g := range groups {
 			for _, m := range r.global.after(g, heldGlobal) {
 				ws = m.l.takeOut(g, nil, ws)
 			}
 		}
-		requeue(layer[T]{l, heldGlobal}, ws, c)
+		requeue(layer[T]{l: l, bit: heldGlobal}, ws, c)
 	}
 	for _, g := range groups {
 		g.enforce(c)

@@ -224,10 +224,9 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8) bool {
 // below prio that holds a slot of the queue named by bit. The queue is g's
 // or the global one. It also returns the line the task waits in. It
 // returns nil if there is no such task. It looks in the lines whose
-// waiters may hold such a slot. For the global queue that is the global
-// line. For g's queue it is g's lines, and under fair share g's tasks in
-// the global line. A task a lowered limit sent back to an earlier line may
-// hold no slot of that line's queue.
+// waiters hold such a slot (Global.layers), and for g's queue in its pause
+// line. A task a lowered limit sent back to an earlier line may hold no
+// slot of that line's queue.
 func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	consider := func(w *Permits[T]) {
@@ -238,18 +237,22 @@ func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T])
 			best, in = w, l
 		}
 	}
-	gl := g.global
-	for _, l = range g.waitLines() {
-		global := l == gl.line
-		if l == nil || global != (bit == heldGlobalSlot) && !(gl.fair && global) {
-			continue
+	look := func(at *line[T]) {
+		if at == nil || at.waiting.Load() == 0 {
+			return
 		}
-		if l.waiting.Load() == 0 {
-			continue
-		}
+		l = at
 		r := l.lock()
 		r.q().heads(g, bit, consider)
 		r.unlock()
+	}
+	if bit == heldGroupSlot {
+		look(g.pauseLine.Load())
+	}
+	for _, y := range g.global.layers(g) {
+		if y.slot == bit {
+			look(y.l)
+		}
 	}
 	return best, in
 }

@@ -128,3 +128,32 @@ func ExampleGroupExecutor_GroupStats() {
 	// t3 SUCCESS
 	// never-used known: false
 }
+
+func ExampleGroupExecutor_ActiveGroupStats() {
+	e := groupconc.New(nil)
+	defer e.Close()
+	ctx := context.Background()
+	// A thousand groups that ran a task each, and are idle now.
+	for i := range 1000 {
+		h, _ := groupconc.Submit(ctx, e, fmt.Sprint("idle-", i), "t", exBlockUntil(closed(), ""))
+		h.Wait()
+	}
+	gate := make(chan struct{})
+	defer close(gate)
+	for _, g := range []string{"a", "b", "b"} {
+		_, _ = groupconc.Submit(ctx, e, g, "t", exBlockUntil(gate, ""))
+	}
+	var lines []string
+	for gs := range e.ActiveGroupStats() { // in no particular order
+		lines = append(lines, fmt.Sprintf("%s running %d waiting %d", gs.GroupKey, gs.Running, gs.Waiting))
+	}
+	slices.Sort(lines)
+	fmt.Println(e.Stats().Groups, "groups remembered, of which active:")
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	// Output:
+	// 1002 groups remembered, of which active:
+	// a running 1 waiting 0
+	// b running 1 waiting 1
+}

@@ -116,7 +116,9 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 // AllGroupStats returns an iterator over a snapshot of every known group,
 // one GroupStats each, in no particular order. It holds no lock while it
 // yields, so the loop body may call into the executor. A group created or
-// forgotten during the loop may or may not be seen.
+// forgotten during the loop may or may not be seen. It visits every group
+// remembered, idle ones included. ActiveGroupStats visits only the groups
+// with something going on.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
 		if !e.made() {
@@ -127,6 +129,36 @@ func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 		e.groups.Range(func(g *groupstate.Group[task]) bool {
 			start, runs := oldest[g]
 			return yield(e.groupStats(g, start, runs))
+		})
+	}
+}
+
+// ActiveGroupStats returns an iterator over a snapshot of every group with
+// something going on, one GroupStats each, in no particular order. That is
+// a group with a task running, waiting or in flight, or a caller blocked
+// in SubmitWith, or a paused group. The executor keeps these groups in a
+// list of their own, so the snapshot costs what is active. AllGroupStats
+// costs every group remembered, idle ones included. With unbounded keys
+// (one group per user or address) that may be millions, so a dashboard or
+// exporter polling every second should use this instead.
+//
+// It holds no lock while it yields, so the loop body may call into the
+// executor. A group that turns active or idle during the loop may or may
+// not be seen. A group with nothing to show is left out.
+func (e *GroupExecutor) ActiveGroupStats() iter.Seq[GroupStats] {
+	return func(yield func(GroupStats) bool) {
+		if !e.made() {
+			return
+		}
+		e.groups.ForgetIdle()
+		oldest := e.oldestRunning(nil)
+		e.groups.RangeActive(func(g *groupstate.Group[task]) bool {
+			start, runs := oldest[g]
+			st := e.groupStats(g, start, runs)
+			if st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !st.Paused {
+				return true // its last task is on its way out, or not yet in
+			}
+			return yield(st)
 		})
 	}
 }

@@ -93,6 +93,7 @@
 // Cost. Mounting the handler adds nothing to a task's path, since it only
 // reads the executor's stats. While at least one stream is open, one goroutine
 // builds one snapshot per Interval for every client. It reads the totals,
-// then passes once over the groups. It keeps the top Rows in a heap
-// (O(G log Rows) for G groups).
+// then passes once over the active groups (ActiveGroupStats). It keeps the
+// top Rows in a heap (O(A log Rows) for A active groups). GET api/groups
+// passes over every group remembered, idle ones included.
 package httpgc

@@ -59,9 +59,9 @@ type Options struct {
 	Audit func(AuditEvent)
 
 	// Interval is how often the stream sends a snapshot. The default is 1s,
-	// and it is at least 100ms. A snapshot reads every group's stats. That
-	// may take more than a tenth of Interval, with several hundred thousand
-	// groups. Then the stream waits nine times as long as it took, so that
+	// and it is at least 100ms. A snapshot reads the stats of every active
+	// group. That may take more than a tenth of Interval, with several
+	// hundred thousand active groups. Then the stream waits nine times as long as it took, so that
 	// it never takes more than a tenth of a CPU.
 	Interval time.Duration
 
@@ -70,7 +70,7 @@ type Options struct {
 	Heartbeat time.Duration
 
 	// Rows is how many groups a stream snapshot carries, those that have
-	// waited longest first. The default is 100, and it is at most 1000.
+	// waited longest first. Only groups with something going on are shown. The default is 100, and it is at most 1000.
 	Rows int
 
 	// MaxClients bounds the streams open at once. Beyond it a stream request

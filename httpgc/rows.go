@@ -2,6 +2,7 @@ package httpgc
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,11 +252,12 @@ func (t *top) offer(it item) {
 	}
 }
 
-// groups returns how many groups have a displayed name starting with
-// prefix, and the first n of them in order by, as rows, with their keys.
-func (h *Handler) groups(by order, n int, prefix string) (total int, rows []row, keys []string) {
+// groups returns how many groups of from have a displayed name starting
+// with prefix, and the first n of them in order by, as rows, with their
+// keys.
+func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row, keys []string) {
 	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
-	for st := range h.e.AllGroupStats() {
+	for st := range from {
 		it := item{st: st}
 		if prefix != "" && !strings.HasPrefix(h.nameOf(&it), prefix) {
 			continue

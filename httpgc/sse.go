@@ -116,10 +116,13 @@ func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// publish builds a frame, makes it the latest and wakes every client.
+// publish builds a frame, makes it the latest and wakes every client. Its
+// rows are of the groups with something going on (ActiveGroupStats). So a
+// frame costs what is active, not every key the executor remembers. The
+// count of groups it shows is Stats().Groups.
 func (h *Handler) publish() {
 	s := &h.stream
-	_, rows, keys := h.groups(byOldestWait, h.o.Rows, "")
+	_, rows, keys := h.groups(h.e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
 	if h.o.DisplayKey != nil {
 		shown := make(map[string]string, len(rows))
 		for i, r := range rows {

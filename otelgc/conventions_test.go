@@ -30,6 +30,10 @@ var instruments = map[string]instrument{
 	"groupconc.task.run.duration":       {"s", "histogram"},
 	"groupconc.task.rejected":           {"{task}", "counter"},
 	"groupconc.submit.blocked":          {"{caller}", "updowncounter"},
+	"groupconc.group.paused":            {"{group}", "updowncounter"},
+	"groupconc.task.oldest_running":     {"s", "gauge"},
+	"groupconc.task.waiting_global":     {"{task}", "updowncounter"},
+	"groupconc.group.task.ended":        {"{task}", "updowncounter"},
 }
 
 func kind(d metricdata.Aggregation) string {
@@ -48,7 +52,9 @@ func kind(d metricdata.Aggregation) string {
 }
 
 func TestInstrumentsFollowTheNamingConventions(t *testing.T) {
-	e, r := newMetrics(t, otelgc.Options{ExecutorName: "api"}, groupconc.NewPolicyBuilder().
+	// A group class, so that groupconc.group.task.ended has points too.
+	o := otelgc.Options{ExecutorName: "api", GroupClass: func(string) string { return "all" }}
+	e, r := newMetrics(t, o, groupconc.NewPolicyBuilder().
 		GlobalMaxInFlight(1).GlobalQueueThreshold(0))
 	g := newGate(t)
 	h := submit(t, e, "a", g.Task)

@@ -55,6 +55,14 @@ type Options struct {
 	// counted: the first values seen keep their series, and every later one
 	// is Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
+	// ActiveGroupsOnly has each collection read only the groups with
+	// something going on (ActiveGroupStats), not every group remembered
+	// (AllGroupStats). A collection then costs what is active, however
+	// many keys the executor remembers. Use it with unbounded keys. The
+	// task, wait and blocked instruments are the same either way. The
+	// concurrency limits, the ended tasks and, with a group attribute, the
+	// groups count the active groups only.
+	ActiveGroupsOnly bool
 	// Buckets are the explicit bucket boundaries of the duration
 	// histograms, in seconds, finite and strictly increasing; nil means
 	// DefaultBuckets. A View registered with the MeterProvider overrides
@@ -76,7 +84,10 @@ type Metrics struct {
 	submitted, completed                              metric.Int64ObservableCounter
 	oldestWait                                        metric.Float64ObservableGauge
 	blocked                                           metric.Int64ObservableUpDownCounter
+	paused, waitingGlobal, groupEnded                 metric.Int64ObservableUpDownCounter
+	oldestRunning                                     metric.Float64ObservableGauge
 	observed                                          atomic.Bool
+	activeOnly                                        bool // Options.ActiveGroupsOnly
 
 	// Synchronous instruments, fed by the listener.
 	wait, run metric.Float64Histogram
@@ -113,7 +124,7 @@ func New(o Options) (*Metrics, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	m := &Metrics{meter: mp.Meter(ScopeName)}
+	m := &Metrics{meter: mp.Meter(ScopeName), activeOnly: o.ActiveGroupsOnly}
 	if o.ExecutorName != "" {
 		m.base = []attribute.KeyValue{AttrExecutorName.String(o.ExecutorName)}
 	}
@@ -143,6 +154,18 @@ func New(o Options) (*Metrics, error) {
 	check(err)
 	m.blocked, err = mt.Int64ObservableUpDownCounter("groupconc.submit.blocked", metric.WithUnit("{caller}"),
 		metric.WithDescription("Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet."))
+	check(err)
+	m.paused, err = mt.Int64ObservableUpDownCounter("groupconc.group.paused", metric.WithUnit("{group}"),
+		metric.WithDescription("Groups paused: none of their tasks starts. For a group attribute value of one key, 0 or 1."))
+	check(err)
+	m.oldestRunning, err = mt.Float64ObservableGauge("groupconc.task.oldest_running", metric.WithUnit("s"),
+		metric.WithDescription("How long the longest-running task has run; 0 if none runs. A task hung in its function shows here."))
+	check(err)
+	m.waitingGlobal, err = mt.Int64ObservableUpDownCounter("groupconc.task.waiting_global", metric.WithUnit("{task}"),
+		metric.WithDescription("Of the waiting tasks, those waiting for a global in-flight permit: held back by the global cap, not by their group's limits."))
+	check(err)
+	m.groupEnded, err = mt.Int64ObservableUpDownCounter("groupconc.group.task.ended", metric.WithUnit("{task}"),
+		metric.WithDescription("Tasks of the groups read that ended, by status, each since its group was made. Not monotonic: a group's counts leave it when the group is forgotten or evicted, or idle under ActiveGroupsOnly."))
 	check(err)
 	m.inFlight, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.usage", metric.WithUnit("{task}"),
 		metric.WithDescription("Tasks holding a global in-flight permit."))

@@ -3,6 +3,7 @@ package otelgc
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
@@ -20,9 +21,9 @@ var statuses = [...]string{
 	strings.ToLower(groupconc.StatusRejected.String()),
 }
 
-// Observe registers a callback that reads e's Stats, and walks its
-// AllGroupStats once, at each collection; nothing is spent between
-// collections. Unregister the returned Registration when e is no longer to
+// Observe registers a callback that reads e's Stats, and walks its groups
+// once (AllGroupStats, or ActiveGroupStats with Options.ActiveGroupsOnly),
+// at each collection; nothing is spent between collections. Unregister the returned Registration when e is no longer to
 // be reported. A Metrics observes one executor: a second call returns an
 // error. Observe panics if e is nil.
 func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, error) {
@@ -36,7 +37,8 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 		m.observe(e, o)
 		return nil
 	}
-	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.concLimit, m.oldestWait, m.blocked, m.inFlight, m.inFlightLimit, m.submitted, m.completed)
+	reg, err := m.meter.RegisterCallback(cb, m.tasks, m.groups, m.concLimit, m.oldestWait, m.blocked, m.inFlight, m.inFlightLimit, m.submitted, m.completed,
+		m.paused, m.oldestRunning, m.waitingGlobal, m.groupEnded)
 	if err != nil {
 		m.observed.Store(false)
 		return nil, errors.Join(errors.New("otelgc: registering the callback"), err)
@@ -48,7 +50,9 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 type groupAgg struct {
 	running, waiting, groups, blocked int
 	limit                             int // the concurrency limits, Unlimited ones left out
-	oldestWait                        time.Duration
+	oldestWait, oldestRunning         time.Duration
+	paused, waitingGlobal             int
+	ended                             [len(statuses)]uint64 // in the order of statuses
 }
 
 // add counts g in a.
@@ -61,6 +65,22 @@ func (a *groupAgg) add(g groupconc.GroupStats) {
 		a.limit += g.MaxConcurrency
 	}
 	a.oldestWait = max(a.oldestWait, g.OldestWait)
+	a.oldestRunning = max(a.oldestRunning, g.OldestRunning)
+	if g.Paused {
+		a.paused++
+	}
+	a.waitingGlobal += g.WaitingGlobal
+	for i, n := range [...]uint64{g.Succeeded, g.Failed, g.Cancelled, g.Rejected} {
+		a.ended[i] += n
+	}
+}
+
+// walk returns the groups a collection reads.
+func (m *Metrics) walk(e *groupconc.GroupExecutor) iter.Seq[groupconc.GroupStats] {
+	if m.activeOnly {
+		return e.ActiveGroupStats()
+	}
+	return e.AllGroupStats()
 }
 
 // observe reports e's state to o.
@@ -81,7 +101,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		// groups still finishing; only the oldest wait and the limits
 		// need the groups.
 		var a groupAgg
-		for g := range e.AllGroupStats() {
+		for g := range m.walk(e) {
 			a.add(g)
 		}
 		a.running, a.waiting, a.groups, a.blocked = s.Running, s.Waiting, s.Groups, s.Blocked
@@ -91,7 +111,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 	// Every value admitted so far is reported, at 0 if none of its groups
 	// is left, so that a value's series do not come and go with its groups.
 	aggs := make(map[string]*groupAgg)
-	for g := range e.AllGroupStats() {
+	for g := range m.walk(e) {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
@@ -118,4 +138,13 @@ func (m *Metrics) observeGroups(v string, a groupAgg, o metric.Observer) {
 	o.ObserveInt64(m.concLimit, int64(a.limit), metric.WithAttributeSet(m.attrs(v)))
 	o.ObserveFloat64(m.oldestWait, a.oldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
 	o.ObserveInt64(m.blocked, int64(a.blocked), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.paused, int64(a.paused), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveFloat64(m.oldestRunning, a.oldestRunning.Seconds(), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.waitingGlobal, int64(a.waitingGlobal), metric.WithAttributeSet(m.attrs(v)))
+	if v == "" {
+		return // without the group attribute, groupconc.task.completed tells the same
+	}
+	for i, n := range a.ended {
+		o.ObserveInt64(m.groupEnded, int64(n), metric.WithAttributeSet(m.attrs(v, AttrTaskStatus.String(statuses[i]))))
+	}
 }

@@ -1,6 +1,7 @@
 package promgc
 
 import (
+	"iter"
 	"strings"
 	"time"
 
@@ -9,8 +10,9 @@ import (
 )
 
 // Collector is a prometheus.Collector of one executor's metrics, made by
-// Metrics.Collector. It reads the executor's Stats and walks AllGroupStats
-// once per scrape, and does nothing between scrapes. Register it once. It
+// Metrics.Collector. It reads the executor's Stats and walks its groups
+// once per scrape (AllGroupStats, or ActiveGroupStats with
+// Options.ActiveGroupsOnly), and does nothing between scrapes. Register it once. It
 // is safe for concurrent use; its zero value is not usable.
 type Collector struct {
 	m *Metrics
@@ -28,8 +30,11 @@ var statuses = [...]string{
 // Describe sends the descriptions of every metric c may export.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.concLimit, m.submitted, m.completed, m.oldestWait, m.blocked} {
+	for _, d := range []*prometheus.Desc{m.tasks, m.globalInFlight, m.globalLimit, m.groups, m.concLimit, m.submitted, m.completed, m.oldestWait, m.blocked, m.paused, m.oldestRunning, m.waitingGlobal} {
 		ch <- d
+	}
+	if m.groupLabel != nil {
+		ch <- m.groupEnded
 	}
 	ch <- m.wait
 	ch <- m.run
@@ -40,7 +45,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 type groupAgg struct {
 	running, waiting, groups, blocked int
 	limit                             int // the concurrency limits, Unlimited ones left out
-	oldestWait                        time.Duration
+	oldestWait, oldestRunning         time.Duration
+	paused, waitingGlobal             int
+	ended                             [len(statuses)]uint64 // in the order of statuses
 }
 
 // add counts g in a.
@@ -53,6 +60,22 @@ func (a *groupAgg) add(g groupconc.GroupStats) {
 		a.limit += g.MaxConcurrency
 	}
 	a.oldestWait = max(a.oldestWait, g.OldestWait)
+	a.oldestRunning = max(a.oldestRunning, g.OldestRunning)
+	if g.Paused {
+		a.paused++
+	}
+	a.waitingGlobal += g.WaitingGlobal
+	for i, n := range [...]uint64{g.Succeeded, g.Failed, g.Cancelled, g.Rejected} {
+		a.ended[i] += n
+	}
+}
+
+// walk returns the groups a scrape reads.
+func (c *Collector) walk() iter.Seq[groupconc.GroupStats] {
+	if c.m.activeOnly {
+		return c.e.ActiveGroupStats()
+	}
+	return c.e.AllGroupStats()
 }
 
 // Collect reads the executor and sends its metrics, and the listener's if
@@ -81,7 +104,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		// groups still finishing; only the oldest wait and the limits
 		// need the groups.
 		var a groupAgg
-		for g := range c.e.AllGroupStats() {
+		for g := range c.walk() {
 			a.add(g)
 		}
 		gauge(m.tasks, float64(s.Running), "running")
@@ -90,6 +113,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(m.concLimit, float64(a.limit))
 		gauge(m.oldestWait, a.oldestWait.Seconds())
 		gauge(m.blocked, float64(s.Blocked))
+		gauge(m.paused, float64(a.paused))
+		gauge(m.oldestRunning, a.oldestRunning.Seconds())
+		gauge(m.waitingGlobal, float64(a.waitingGlobal))
 	} else {
 		c.collectGrouped(gauge)
 	}
@@ -108,7 +134,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv ...string)) {
 	m := c.m
 	aggs := make(map[string]*groupAgg)
-	for g := range c.e.AllGroupStats() {
+	for g := range c.walk() {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
@@ -128,5 +154,11 @@ func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv 
 		gauge(m.concLimit, float64(a.limit), v)
 		gauge(m.oldestWait, a.oldestWait.Seconds(), v)
 		gauge(m.blocked, float64(a.blocked), v)
+		gauge(m.paused, float64(a.paused), v)
+		gauge(m.oldestRunning, a.oldestRunning.Seconds(), v)
+		gauge(m.waitingGlobal, float64(a.waitingGlobal), v)
+		for i, n := range a.ended {
+			gauge(m.groupEnded, float64(n), statuses[i], v)
+		}
 	})
 }

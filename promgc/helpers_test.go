@@ -25,18 +25,22 @@ func newMetrics(t testing.TB, o promgc.Options, b *groupconc.PolicyBuilder) (*gr
 
 // families are the type and help of every metric promgc exports.
 var families = map[string][2]string{
-	"groupconc_tasks":                 {"gauge", "Tasks accepted and not finished, by state: running (holding their group's concurrency permit) or waiting."},
-	"groupconc_groups":                {"gauge", "Groups the executor knows: used and not evicted."},
-	"groupconc_concurrency_limit":     {"gauge", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."},
-	"groupconc_oldest_wait_seconds":   {"gauge", "How long the oldest waiting task has waited since Submit; 0 if none waits."},
-	"groupconc_global_inflight":       {"gauge", "Tasks holding a global in-flight permit."},
-	"groupconc_global_inflight_limit": {"gauge", "The global in-flight limit; absent when unlimited."},
-	"groupconc_tasks_submitted_total": {"counter", "Tasks Submit accepted."},
-	"groupconc_tasks_completed_total": {"counter", "Tasks that ended, by the status their handle reports."},
-	"groupconc_task_wait_seconds":     {"histogram", "How long tasks that ran waited for their permits, from Submit to start."},
-	"groupconc_task_run_seconds":      {"histogram", "How long task functions ran."},
-	"groupconc_tasks_rejected_total":  {"counter", "Tasks a queue threshold turned away, by reason, whatever the rejection policy then did with them."},
-	"groupconc_blocked_callers":       {"gauge", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet."},
+	"groupconc_tasks":                  {"gauge", "Tasks accepted and not finished, by state: running (holding their group's concurrency permit) or waiting."},
+	"groupconc_groups":                 {"gauge", "Groups the executor knows: used and not evicted."},
+	"groupconc_concurrency_limit":      {"gauge", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."},
+	"groupconc_oldest_wait_seconds":    {"gauge", "How long the oldest waiting task has waited since Submit; 0 if none waits."},
+	"groupconc_global_inflight":        {"gauge", "Tasks holding a global in-flight permit."},
+	"groupconc_global_inflight_limit":  {"gauge", "The global in-flight limit; absent when unlimited."},
+	"groupconc_tasks_submitted_total":  {"counter", "Tasks Submit accepted."},
+	"groupconc_tasks_completed_total":  {"counter", "Tasks that ended, by the status their handle reports."},
+	"groupconc_task_wait_seconds":      {"histogram", "How long tasks that ran waited for their permits, from Submit to start."},
+	"groupconc_task_run_seconds":       {"histogram", "How long task functions ran."},
+	"groupconc_tasks_rejected_total":   {"counter", "Tasks a queue threshold turned away, by reason, whatever the rejection policy then did with them."},
+	"groupconc_blocked_callers":        {"gauge", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet."},
+	"groupconc_paused_groups":          {"gauge", "Groups paused: none of their tasks starts. For a group label value of one key, 0 or 1."},
+	"groupconc_oldest_running_seconds": {"gauge", "How long the longest-running task has run; 0 if none runs. A task hung in its function shows here."},
+	"groupconc_tasks_waiting_global":   {"gauge", "Of the waiting tasks, those waiting for a global in-flight permit: held back by the global cap, not by their group's limits."},
+	"groupconc_group_tasks_ended":      {"gauge", "Tasks of the groups read that ended, by status, each since its group was made. A gauge: a group's counts leave it when the group is forgotten or evicted, or idle under ActiveGroupsOnly."},
 }
 
 // requireMetrics compares what c exports of the families named in samples

@@ -39,6 +39,14 @@ type Options struct {
 	// counted: the first values seen keep their series, and every later one
 	// is labelled Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
+	// ActiveGroupsOnly has each scrape read only the groups with something
+	// going on (ActiveGroupStats), not every group remembered
+	// (AllGroupStats). A scrape then costs what is active, however many
+	// keys the executor remembers. Use it with unbounded keys. The gauges
+	// of tasks, waits and blocked callers are the same either way. The
+	// concurrency limits, the ended tasks and, with a group label, the
+	// groups count the active groups only.
+	ActiveGroupsOnly bool
 	// Buckets are the upper bounds of the wait and run histograms, in
 	// seconds, strictly increasing and finite (a last +Inf is allowed, and
 	// implied); nil means DefaultBuckets. Durations are compared with them
@@ -55,9 +63,11 @@ type Metrics struct {
 	labels      *grouplabel.Set[*series]
 	constLabels prometheus.Labels
 	groupLabel  []string // {"group"} when the group label is on, else nil
+	activeOnly  bool     // Options.ActiveGroupsOnly
 
 	// Descriptions of what the collector reads from the executor.
 	tasks, globalInFlight, globalLimit, groups, concLimit, submitted, completed, oldestWait, blocked *prometheus.Desc
+	paused, oldestRunning, waitingGlobal, groupEnded                                                 *prometheus.Desc
 
 	// What the listener feeds; exported only once Listener was called.
 	wait, run *prometheus.Desc
@@ -90,7 +100,7 @@ func New(o Options) (*Metrics, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	m := &Metrics{}
+	m := &Metrics{activeOnly: o.ActiveGroupsOnly}
 	if o.ExecutorName != "" {
 		m.constLabels = prometheus.Labels{"executor": o.ExecutorName}
 	}
@@ -105,6 +115,10 @@ func New(o Options) (*Metrics, error) {
 	m.concLimit = desc("groupconc_concurrency_limit", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out.")
 	m.oldestWait = desc("groupconc_oldest_wait_seconds", "How long the oldest waiting task has waited since Submit; 0 if none waits.")
 	m.blocked = desc("groupconc_blocked_callers", "Callers of SubmitWith with Block waiting for a queue slot: producers held back, not tasks yet.")
+	m.paused = desc("groupconc_paused_groups", "Groups paused: none of their tasks starts. For a group label value of one key, 0 or 1.")
+	m.oldestRunning = desc("groupconc_oldest_running_seconds", "How long the longest-running task has run; 0 if none runs. A task hung in its function shows here.")
+	m.waitingGlobal = desc("groupconc_tasks_waiting_global", "Of the waiting tasks, those waiting for a global in-flight permit: held back by the global cap, not by their group's limits.")
+	m.groupEnded = desc("groupconc_group_tasks_ended", "Tasks of the groups read that ended, by status, each since its group was made. A gauge: a group's counts leave it when the group is forgotten or evicted, or idle under ActiveGroupsOnly.", "status")
 	m.globalInFlight = prometheus.NewDesc("groupconc_global_inflight", "Tasks holding a global in-flight permit.", nil, m.constLabels)
 	m.globalLimit = prometheus.NewDesc("groupconc_global_inflight_limit", "The global in-flight limit; absent when unlimited.", nil, m.constLabels)
 	m.submitted = prometheus.NewDesc("groupconc_tasks_submitted_total", "Tasks Submit accepted.", nil, m.constLabels)

@@ -65,6 +65,7 @@ type Group[T any] struct {
 	limits atomic.Pointer[Limits]
 	global *Global[T]
 	paused atomic.Bool // see pause.go
+	listed atomic.Bool // in the registry's active list (see active.go)
 
 	reg *Registry[T]
 	// fair is the group's part of the fair queue, under fair share only. An
@@ -292,6 +293,9 @@ func (g *Group[T]) enter() bool {
 			return false
 		}
 		if g.refs.CompareAndSwap(n, n+1) {
+			if n == 0 && !g.listed.Load() {
+				g.reg.active.join(g) // after the add: see active.sweepLocked
+			}
 			return true
 		}
 	}

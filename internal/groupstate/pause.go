@@ -47,6 +47,9 @@ func (g *Group[T]) setPaused(on bool) {
 		g.pauseLine.Store(l)
 	}
 	g.paused.Store(on)
+	if on {
+		g.reg.active.join(g) // after the store: see active.sweepLocked
+	}
 }
 
 // concLimit is the concurrency limit to enforce for limits l. It is 0

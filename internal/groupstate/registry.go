@@ -19,7 +19,8 @@ type Registry[T any] struct {
 	groups   sync.Map // string -> *Group[T]
 	creating singleflight.Group
 	count    atomic.Int64
-	root     root // of every group's scope
+	active   active[T] // the groups with a task, or paused
+	root     root      // of every group's scope
 	global   *Global[T]
 	limits   atomic.Pointer[Limits] // the last shared (see share)
 	clock    func() int64           // the clock tasks are stamped with

@@ -204,6 +204,12 @@ func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 	}
 }
 
+// GuardOverrides has f asked about every override before it is set, so
+// that f may refuse it. It is for code that owns some limits, as redisgc's
+// fleet-wide ones. Every writer of overrides (httpgc's PATCH, an operator's
+// tool) calls SetGroupOverride on the executor itself. So only a guard
+// inside the executor can refuse them all, and no wrapper can.
+//
 // GuardOverrides first asks f about every override in force. If f refuses
 // one, it installs nothing and returns that error. The returned remove
 // uninstalls f, and it may be called more than once. Overrides and policies

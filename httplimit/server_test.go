@@ -100,8 +100,7 @@ func TestTheKeyPriorityAndCostComeFromTheRequest(t *testing.T) {
 		replies = append(replies, goGet(t.Context(), c, srv.URL+"/?id="+p, "X-Tenant", "acme", "X-Priority", p))
 		rec.waitSubmitted(t, 1)
 	}
-	st, _ := e.GroupStats("acme")
-	require.Equal(t, 3, st.Waiting, "the three wait in the group acme")
+	eventually(t, "three waiting in the group acme", func() bool { st, _ := e.GroupStats("acme"); return st.Waiting == 3 })
 
 	var order []string
 	for range 3 {

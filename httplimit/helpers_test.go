@@ -16,10 +16,9 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-
 // recorder hears an executor's tasks through its listener.
 type recorder struct {
-	submitted chan string                    // task IDs, as accepted
+	submitted chan string                     // task IDs, as accepted
 	completed chan groupconc.GroupResult[any] // results, as they end
 }
 

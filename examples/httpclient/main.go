@@ -4,11 +4,12 @@
 // response body is closed.
 //
 // It starts two downstream servers on 127.0.0.1, a fast one and a slow
-// one, and makes 40 calls to each at once. Each server counts the calls
-// inside it. Then one more call to the saturated slow host gives up
-// after 20 ms of waiting, unsent. It prints what each host saw, and exits
-// non-zero if a host saw more calls at once than its limit, if the fast
-// host waited for the slow one, or if the call that gave up was sent.
+// one. It makes 40 calls to each at once, and each server counts the
+// calls inside it. Then one more call to the busy slow host gives up
+// after 20 ms of waiting. It is never sent. The program prints what each
+// host saw. It exits non-zero if a host saw more calls at once than its
+// limit, or if the fast host waited for the slow one. So it does if the
+// call that gave up was sent.
 //
 //	go run ./examples/httpclient
 package main
@@ -123,11 +124,9 @@ func run() bool {
 		})
 	}
 
-	// Once 10 calls wait for the slow host, one more gives up after 20 ms:
-	// 10 calls of 50 ms, 2 at once, are ahead of it.
-	for st, _ := e.GroupStats(slow.host()); st.Waiting < 10; st, _ = e.GroupStats(slow.host()) {
-		runtime.Gosched()
-	}
+	// Once 10 calls wait for the slow host, one more gives up after 20 ms.
+	// Ten calls of 50 ms each, 2 at once, are ahead of it.
+	waiting := waitFor(func() bool { st, _ := e.GroupStats(slow.host()); return st.Waiting >= 10 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	err = call(ctx, slow)
 	cancel()
@@ -137,6 +136,9 @@ func run() bool {
 	fail := func(format string, args ...any) {
 		fmt.Printf("FAIL: "+format+"\n", args...)
 		ok = false
+	}
+	if !waiting {
+		fail("the slow host's calls never waited")
 	}
 	for _, h := range []struct {
 		name  string
@@ -164,4 +166,16 @@ func run() bool {
 		fmt.Println("each host saw at most its limit at once; the fast host never waited for the slow one")
 	}
 	return ok
+}
+
+// waitFor spins until cond holds, and reports whether it did within 10 s.
+func waitFor(cond func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
 }

@@ -123,15 +123,29 @@ func run() bool {
 	}
 	// Once the burst fills the queue and waits for slots, an urgent request
 	// of the same tenant arrives. It waits in front of the burst.
-	for e.Stats().Blocked < burst-4 {
-		runtime.Gosched()
-	}
+	blocked := waitFor(func() bool { return e.Stats().Blocked > 0 })
 	wg.Go(func() { send("heavy", "high") })
 	for range 3 {
 		wg.Go(func() { send("light", "") })
 	}
 	wg.Wait()
+	if !blocked {
+		fmt.Println("FAIL: the burst never waited for a slot")
+		return false
+	}
 	return report(e, replies)
+}
+
+// waitFor spins until cond holds, and reports whether it did within 10 s.
+func waitFor(cond func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
 }
 
 // report prints what each tenant got and checks the claims.

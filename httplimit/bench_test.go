@@ -19,7 +19,7 @@ var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.W
 // benchHandlers returns the bare handler, the same under Handler, and the
 // same in a plain groupconc.Do, with a group limit that is never reached.
 // So limited minus do is what the middleware adds to Do.
-func benchHandlers(b *testing.B) map[string]http.Handler {
+func benchHandlers(b *testing.B) (map[string]http.Handler, *groupconc.GroupExecutor) {
 	p, err := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(64).Build()
 	if err != nil {
 		b.Fatal(err)
@@ -35,7 +35,7 @@ func benchHandlers(b *testing.B) map[string]http.Handler {
 				return struct{}{}, nil
 			}, groupconc.SubmitOptions{})
 		}),
-	}
+	}, e
 }
 
 // BenchmarkServerLoopback sends requests one after another over one
@@ -43,7 +43,7 @@ func benchHandlers(b *testing.B) map[string]http.Handler {
 // the middleware. It reports the latency's median and 99th percentile.
 // Compare bare and limited measured in the same run, with -count.
 func BenchmarkServerLoopback(b *testing.B) {
-	hs := benchHandlers(b)
+	hs, _ := benchHandlers(b)
 	for _, name := range []string{"bare", "limited"} {
 		b.Run(name, func(b *testing.B) {
 			srv := httptest.NewServer(hs[name])
@@ -73,7 +73,7 @@ func BenchmarkServerLoopback(b *testing.B) {
 // BenchmarkServerInProcess calls the handlers directly, with no network,
 // so what the middleware adds to a request stands out of the noise.
 func BenchmarkServerInProcess(b *testing.B) {
-	hs := benchHandlers(b)
+	hs, _ := benchHandlers(b)
 	for _, name := range []string{"bare", "do", "limited"} {
 		b.Run(name, func(b *testing.B) {
 			h := hs[name]
@@ -88,10 +88,33 @@ func BenchmarkServerInProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkServerInProcessInsideTask is BenchmarkServerInProcess with a
+// request whose context is a running task's. There Do runs its function at
+// once and takes no permits. So limited minus do is the middleware's own
+// work: the key, the options, the request that carries the context.
+func BenchmarkServerInProcessInsideTask(b *testing.B) {
+	hs, e := benchHandlers(b)
+	for _, name := range []string{"bare", "do", "limited"} {
+		b.Run(name, func(b *testing.B) {
+			h := hs[name]
+			w := &discardWriter{header: http.Header{}}
+			groupconc.Do(b.Context(), e, "bench", func(ctx context.Context) (struct{}, error) {
+				req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/hello", nil)
+				req.Header.Set("X-Tenant", "acme")
+				b.ReportAllocs()
+				for b.Loop() {
+					h.ServeHTTP(w, req)
+				}
+				return struct{}{}, nil
+			}, groupconc.SubmitOptions{})
+		})
+	}
+}
+
 // BenchmarkServerInProcessParallel is BenchmarkServerInProcess with a
 // request on every P at once, all in one group.
 func BenchmarkServerInProcessParallel(b *testing.B) {
-	hs := benchHandlers(b)
+	hs, _ := benchHandlers(b)
 	for _, name := range []string{"bare", "do", "limited"} {
 		b.Run(name, func(b *testing.B) {
 			h := hs[name]

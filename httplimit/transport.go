@@ -31,10 +31,11 @@ import (
 // and takes none of its own, as groupconc.Do does. So use an executor of
 // its own for the Transport when a server's handlers call out.
 //
-// A Transport must not be copied after first use, and is safe for
-// concurrent use. Base and Executor must be set before. While a request
-// holds its permits, one goroutine of the Transport waits for its body to
-// be closed. It ends when the body is closed or read to io.EOF, or when
+// Its zero value is not usable: set Executor. Once its fields are set, it
+// is safe for concurrent use. Each request has one goroutine of the
+// Transport, from RoundTrip until its permits are back. It runs Do, and
+// holds the permits while the body is read. It ends when RoundTrip
+// returns an error, when the body is closed or read to io.EOF, or when
 // the request's task context ends.
 type Transport struct {
 	// Base sends the requests. Nil means http.DefaultTransport.

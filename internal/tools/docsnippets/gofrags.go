@@ -19,10 +19,11 @@ import (
 var imports = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log",
 	"http": "net/http", "time": "time", "os": "os", "atomic": "sync/atomic",
-	"sync": "sync", "json": "encoding/json", "slog": "log/slog",
+	"sync": "sync", "json": "encoding/json", "slog": "log/slog", "io": "io",
 	"groupconc":  "github.com/kobe/groupconc",
 	"adapt":      "github.com/kobe/groupconc/adapt",
 	"httpgc":     "github.com/kobe/groupconc/httpgc",
+	"httplimit":  "github.com/kobe/groupconc/httplimit",
 	"promgc":     "github.com/kobe/groupconc/promgc",
 	"otelgc":     "github.com/kobe/groupconc/otelgc",
 	"redisgc":    "github.com/kobe/groupconc/redisgc",

@@ -25,6 +25,7 @@ func (c *checker) gitTags() map[string]bool {
 var stops = map[string]bool{
 	"quickstart": true, "tenants": true, "backpressure": true, "shutdown": true,
 	"fairshare": true, "hotswap": true, "tenantlimit": true, "batch": true, "priorities": true,
+	"httpserver": true, "httpclient": true,
 }
 
 // shellBlocks checks every shell command.

@@ -1,0 +1,202 @@
+package httplimit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// ServerOptions configures Handler and Middleware. The zero value limits
+// each path as a group of its own, with the executor's policy, and answers
+// a turned-away request with the default statuses.
+type ServerOptions struct {
+	// Key returns the group key of a request. Nil means the request's path,
+	// so each path is a group. A request whose key is "" gets 400.
+	Key func(*http.Request) string
+	// Priority returns the priority of a request. Nil means Submit.Priority.
+	Priority func(*http.Request) groupconc.Priority
+	// Cost returns the permits a request takes. Nil means Submit.Cost.
+	Cost func(*http.Request) int
+	// Submit holds the options every request is submitted with. Set Block
+	// and MaxWait for a bounded wait for a queue slot.
+	Submit groupconc.SubmitOptions
+	// RetryAfter is what the Retry-After header of a 429 or 503 says,
+	// rounded up to whole seconds. Zero means one second. A negative
+	// value leaves the header out.
+	RetryAfter time.Duration
+	// ErrorHandler writes the response of a request that did not run. The
+	// err says why (see StatusCode). Nil means WriteError with RetryAfter.
+	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// ErrNoKey is the error of a request whose key func returned "".
+var ErrNoKey = errors.New("httplimit: the request has no group key")
+
+// errNotRun is the error of a request that a RejectionHandler turned away
+// without a handler to serve it in its place.
+var errNotRun = errors.New("httplimit: turned away, with no response to send")
+
+// Handler returns a handler that runs next under the limits of e. Each
+// request is run through groupconc.Do on its own goroutine, with its
+// group key, priority and cost from opts. It waits where a task of its
+// group would wait. While it waits, its context bounds the wait: a client
+// that goes away ends it, and next never runs. Then next runs with a
+// request whose context is the task's. That context is cancelled, as a
+// task's is, by ShutdownGroup, EvictGroup and Close. A Do of e inside
+// next runs under the request's permits.
+//
+// A request that does not run gets the response of opts.ErrorHandler, or
+// of WriteError: 429 or 503 with Retry-After, as StatusCode says. A
+// RejectionHandler of e may return an http.Handler. It then serves the
+// turned-away request in next's place.
+//
+// A panic in next goes on up to net/http, unchanged. The permits are given
+// back first. So net/http recovers it and aborts the response as usual,
+// and http.ErrAbortHandler stays silent.
+func Handler(e *groupconc.GroupExecutor, next http.Handler, opts ServerOptions) http.Handler {
+	l := &limited{e: e, next: next, opts: opts}
+	if l.opts.Key == nil {
+		l.opts.Key = pathKey
+	}
+	l.retryAfter = retryAfterHeader(opts.RetryAfter)
+	return l
+}
+
+// Middleware returns a function that wraps a handler as Handler does. It
+// suits routers that take middleware as func(http.Handler) http.Handler.
+func Middleware(e *groupconc.GroupExecutor, opts ServerOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return Handler(e, next, opts) }
+}
+
+// HeaderKey returns a key func that takes the group key from the request
+// header name. A request without it goes to the group fallback. With a
+// fallback of "", such a request gets 400.
+func HeaderKey(name, fallback string) func(*http.Request) string {
+	name = http.CanonicalHeaderKey(name)
+	return func(r *http.Request) string {
+		if v := r.Header.Get(name); v != "" {
+			return v
+		}
+		return fallback
+	}
+}
+
+func pathKey(r *http.Request) string {
+	if r.URL.Path == "" {
+		return "/"
+	}
+	return r.URL.Path
+}
+
+// limited is the handler that Handler returns.
+type limited struct {
+	e          *groupconc.GroupExecutor
+	next       http.Handler
+	opts       ServerOptions
+	retryAfter string // the Retry-After header's value, "" for none
+}
+
+func (l *limited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := l.opts.Key(r)
+	if key == "" {
+		l.fail(w, r, ErrNoKey)
+		return
+	}
+	o := l.opts.Submit
+	if l.opts.Priority != nil {
+		o.Priority = l.opts.Priority(r)
+	}
+	if l.opts.Cost != nil {
+		o.Cost = l.opts.Cost(r)
+	}
+	ran := false
+	stand, err := groupconc.Do(r.Context(), l.e, key, func(ctx context.Context) (http.Handler, error) {
+		ran = true
+		rr := r
+		if ctx != r.Context() {
+			rr = r.WithContext(ctx)
+		}
+		l.next.ServeHTTP(w, rr)
+		return nil, nil
+	}, o)
+	switch {
+	case ran:
+	case err != nil:
+		l.fail(w, r, err)
+	case stand != nil:
+		stand.ServeHTTP(w, r)
+	default:
+		l.fail(w, r, errNotRun)
+	}
+}
+
+func (l *limited) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if l.opts.ErrorHandler != nil {
+		l.opts.ErrorHandler(w, r, err)
+		return
+	}
+	writeError(w, err, l.retryAfter)
+}
+
+// StatusCode returns the status that WriteError answers for err, the
+// reason a request did not run.
+//   - 503 Service Unavailable for a *groupconc.RejectedError of
+//     ReasonGlobalQueueFull: the whole server is busy.
+//   - 429 Too Many Requests for any other *groupconc.RejectedError: the
+//     request's group is busy. That includes ReasonWaitTimeout, a wait
+//     that ran past MaxWait.
+//   - 503 for the request's context ending while it waited. The client
+//     went away, or a deadline passed.
+//   - 503 for groupconc.ErrClosed, ErrGroupShutdown and ErrGroupEvicted.
+//   - 400 Bad Request for ErrNoKey.
+//   - 500 Internal Server Error for anything else, such as an out of range
+//     priority or cost (groupconc.ErrInvalidTask).
+func StatusCode(err error) int {
+	var re *groupconc.RejectedError
+	switch {
+	case errors.As(err, &re):
+		if re.Reason == groupconc.ReasonGlobalQueueFull {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusTooManyRequests
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, groupconc.ErrClosed), errors.Is(err, groupconc.ErrGroupShutdown),
+		errors.Is(err, groupconc.ErrGroupEvicted), errors.Is(err, errNotRun):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrNoKey):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteError answers a request that err kept from running. It writes the
+// status StatusCode gives and that status's text. A 429 or 503 carries a
+// Retry-After header of retryAfter, rounded up to whole seconds. Zero
+// means one second, and a negative value leaves the header out.
+func WriteError(w http.ResponseWriter, err error, retryAfter time.Duration) {
+	writeError(w, err, retryAfterHeader(retryAfter))
+}
+
+func writeError(w http.ResponseWriter, err error, retryAfter string) {
+	code := StatusCode(err)
+	if retryAfter != "" && (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	http.Error(w, http.StatusText(code), code)
+}
+
+// retryAfterHeader returns the Retry-After value for d: whole seconds,
+// rounded up, at least one. It returns "" for a negative d.
+func retryAfterHeader(d time.Duration) string {
+	switch {
+	case d < 0:
+		return ""
+	case d == 0:
+		d = time.Second
+	}
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}

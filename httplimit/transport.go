@@ -1,0 +1,174 @@
+package httplimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/kobe/groupconc"
+)
+
+// Transport is an http.RoundTripper that limits outgoing requests by group,
+// through groupconc.Do on an executor. By default a request's group is its
+// host, so the executor's per-group limits read "at most N calls at once
+// to a host".
+//
+// A request holds its permits from when it is sent until its response body
+// is closed or read to io.EOF, like a connection. So the limit counts the
+// calls whose answers are still being read. A response whose body is never
+// closed keeps its permits, as it keeps its connection. A failed round trip,
+// and a response with http.NoBody, give them back at once.
+//
+// A request that waits for its permits is not sent yet. Its context bounds
+// the wait. Then it is sent with a context that derives from its own and
+// is the task's. So ShutdownGroup, EvictGroup and Close of the executor
+// cancel it, as they cancel a task. A request that is not sent gets a
+// *NotSentError, and its body is closed.
+//
+// A request whose context derives from a task of the same executor, such
+// as one made by a handler under Handler, runs under that task's permits
+// and takes none of its own, as groupconc.Do does. So use an executor of
+// its own for the Transport when a server's handlers call out.
+//
+// Its zero value is not usable: set Executor. Once its fields are set, it
+// is safe for concurrent use. Each request has one goroutine of the
+// Transport, from RoundTrip until its permits are back. It runs Do, and
+// holds the permits while the body is read. It ends when RoundTrip
+// returns an error, when the body is closed or read to io.EOF, or when
+// the request's task context ends.
+type Transport struct {
+	// Base sends the requests. Nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Executor holds the limits. It must not be nil.
+	Executor *groupconc.GroupExecutor
+	// Key returns the group key of a request. Nil means req.URL.Host. A
+	// request whose key is "" is not sent, with ErrNoKey.
+	Key func(*http.Request) string
+	// Priority returns the priority of a request. Nil means Submit.Priority.
+	Priority func(*http.Request) groupconc.Priority
+	// Cost returns the permits a request takes. Nil means Submit.Cost.
+	Cost func(*http.Request) int
+	// Submit holds the options every request is submitted with.
+	Submit groupconc.SubmitOptions
+}
+
+// NotSentError is the error of a request that Transport did not send. The
+// request never left the process, so it is safe to retry even when it is
+// not idempotent. An http.Client wraps it in a *url.Error, and errors.As
+// and errors.Is see through both.
+type NotSentError struct {
+	Key string // the request's group key
+	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches
+	// groupconc.ErrRejected), the request context's error,
+	// groupconc.ErrClosed, ErrGroupShutdown, ErrGroupEvicted, ErrNoKey or
+	// an error wrapping groupconc.ErrInvalidTask.
+	Err error
+}
+
+// Error names the request's group and why the request was not sent.
+func (e *NotSentError) Error() string {
+	return fmt.Sprintf("httplimit: request of group %q not sent: %v", e.Key, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// errNoResponse stands for a request a RejectionHandler turned away
+// without a response to return in its place.
+var errNoResponse = errors.New("httplimit: turned away, with no response to return")
+
+// RoundTrip waits for the permits of req's group, then sends req through
+// Base. It returns Base's response, whose body gives the permits back once
+// closed or read to io.EOF. The wait ends when the permits are held, when
+// the group turns req away, or when req's context ends. In the last two
+// cases it returns a *NotSentError. A RejectionHandler of the executor may
+// return a *http.Response. It is then returned in place of Base's.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.URL.Host
+	if t.Key != nil {
+		key = t.Key(req)
+	}
+	if key == "" {
+		return nil, notSent(req, key, ErrNoKey)
+	}
+	o := t.Submit
+	if t.Priority != nil {
+		o.Priority = t.Priority(req)
+	}
+	if t.Cost != nil {
+		o.Cost = t.Cost(req)
+	}
+	c := newCall()
+	go c.hold(req.Context(), t.Executor, key, o)
+	var ctx context.Context
+	select {
+	case ctx = <-c.held:
+	case r := <-c.refused:
+		<-c.finished
+		switch {
+		case r.err != nil:
+			return nil, notSent(req, key, r.err)
+		case r.resp == nil:
+			return nil, notSent(req, key, errNoResponse)
+		}
+		closeBody(req)
+		return r.resp, nil
+	}
+	// The permits are held. Every way out of here gives them back once: a
+	// failed round trip and a panic at once, a response through its body.
+	handed := false
+	defer func() {
+		if !handed {
+			c.release(errPanicked)
+		}
+	}()
+	out := req
+	if ctx != req.Context() {
+		out = req.WithContext(ctx)
+	}
+	resp, err := t.base().RoundTrip(out)
+	if err == nil && resp == nil {
+		err = errors.New("httplimit: the base RoundTripper returned no response and no error")
+	}
+	handed = true
+	if err != nil {
+		c.release(err)
+		return nil, err
+	}
+	if resp.Body == nil || resp.Body == http.NoBody {
+		c.release(nil)
+		return resp, nil
+	}
+	resp.Body = c.body(resp.Body)
+	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of Base, if it has a
+// CloseIdleConnections method. So http.Client.CloseIdleConnections reaches
+// them.
+func (t *Transport) CloseIdleConnections() {
+	if b, ok := t.base().(interface{ CloseIdleConnections() }); ok {
+		b.CloseIdleConnections()
+	}
+}
+
+func (t *Transport) base() http.RoundTripper {
+	if t.Base != nil {
+		return t.Base
+	}
+	return http.DefaultTransport
+}
+
+func notSent(req *http.Request, key string, err error) error {
+	closeBody(req)
+	return &NotSentError{Key: key, Err: err}
+}
+
+// closeBody closes the body of a request that is not sent, as a
+// RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

@@ -75,6 +75,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		if err != nil {
 			return nil, toStatus(ctx, err)
 		}
+		s.done = h.Done()
 		var tctx context.Context
 		select {
 		case tctx = <-s.held:
@@ -100,6 +101,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 type heldStream struct {
 	held  chan context.Context // gets the task's context once it holds its permits
 	ended chan struct{}        // closed when the stream ends
+	done  <-chan struct{}      // the task's handle's Done, set before the stream opens
 	once  sync.Once
 	err   error // the stream's end, set before ended closes
 }
@@ -111,16 +113,21 @@ func (s *heldStream) hold(ctx context.Context) (struct{}, error) {
 	s.held <- ctx
 	select {
 	case <-s.ended:
-		return struct{}{}, s.err
 	case <-ctx.Done():
-		return struct{}{}, ctx.Err()
 	}
+	if err := ctx.Err(); err != nil {
+		return struct{}{}, err // CANCELLED, whatever the stream said
+	}
+	return struct{}{}, s.err
 }
 
-// finish ends the task with the stream's status.
+// finish ends the task with the stream's status. It waits for the task's
+// end, so its permits are back once the caller sees the stream's end. The
+// task only has to return, so the wait is short.
 func (s *heldStream) finish(err error) {
 	s.once.Do(func() {
 		s.err = err
 		close(s.ended)
+		<-s.done
 	})
 }

@@ -62,7 +62,7 @@ func (s *service) Watch(req *healthpb.HealthCheckRequest, ss healthpb.Health_Wat
 }
 
 func run(out io.Writer) error {
-	// The server: each tenant runs 2 calls at once, and none waits.
+	// On the server each tenant runs 2 calls at once, and none waits.
 	policy, err := groupconc.NewPolicyBuilder().
 		DefaultMaxConcurrencyPerGroup(2).
 		DefaultQueueThresholdPerGroup(0).
@@ -87,7 +87,7 @@ func run(out io.Writer) error {
 	go func() { served <- s.Serve(lis) }()
 	defer func() { s.Stop(); <-served }()
 
-	// The client: one stream at a time to this server, and no queue.
+	// The client opens one stream at a time to this server, with no queue.
 	clientPolicy, err := groupconc.NewPolicyBuilder().DefaultQueueThresholdPerGroup(0).Build()
 	if err != nil {
 		return err

@@ -21,7 +21,9 @@ import (
 // error has a gRPC status, ResourceExhausted or Unavailable as on the
 // server, and matches groupconc.ErrRejected through errors.Is. The status
 // carries no pushback, since no server sent one. A call whose context ends
-// while it waits fails with codes.Canceled or codes.DeadlineExceeded.
+// while it waits fails with codes.Canceled or codes.DeadlineExceeded. A
+// RejectionHandler's value cannot stand for the reply. So a call it
+// completes is refused, with the reason "rejection_handler".
 //
 // Give the client interceptors an executor of their own. A call made from
 // a handler run by the server interceptors on the same executor takes no
@@ -39,8 +41,11 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 			ran = true
 			return struct{}{}, invoker(ctx, method, req, reply, cc, callOpts...)
 		}, so)
-		if ran || err == nil {
+		if ran {
 			return err
+		}
+		if err == nil { // a RejectionHandler's value cannot stand for a reply
+			err = handlerRejected(key)
 		}
 		return toStatus(ctx, err)
 	}
@@ -59,7 +64,9 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // interceptor waits until the task holds its permits, is turned away, or
 // ctx ends, and only then opens the stream. The stream's context is the
 // task's, so ShutdownGroup, EvictGroup and Close of e cancel it too. A
-// stream turned away fails as a unary call does.
+// stream turned away fails as a unary call does. So does one whose task a
+// RejectionHandler completed with a value, with the reason
+// "rejection_handler".
 func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamClientInterceptor {
 	c := newConfig(opts)
 	var n atomic.Uint64
@@ -84,7 +91,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 			// handler's value cannot stand for a stream.
 			r := h.Wait()
 			if r.Err == nil {
-				r.Err = &groupconc.RejectedError{GroupKey: key, TaskID: id, Reason: "rejection_handler"}
+				r.Err = handlerRejected(key)
 			}
 			return nil, toStatus(ctx, r.Err)
 		}

@@ -79,7 +79,8 @@ func WithPriorityFromMetadata(name string) Option {
 }
 
 // WithCostFunc gives each call the cost f returns, the permits it takes at
-// each limit. It replaces WithCostFromMetadata.
+// each limit. A cost the executor refuses fails the call with
+// codes.InvalidArgument. It replaces WithCostFromMetadata.
 func WithCostFunc(f func(ctx context.Context, fullMethod string) int) Option {
 	return func(c *config) { c.cost, c.costMD = f, "" }
 }

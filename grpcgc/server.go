@@ -21,7 +21,9 @@ import (
 // reason, and the trailer carries the retry pushback. A call whose client
 // cancelled, or whose deadline passed, ends with codes.Canceled or
 // codes.DeadlineExceeded. The handler's own response and error are
-// returned as they are.
+// returned as they are. A RejectionHandler's value other than nil is the
+// response. A nil value refuses the call, with the reason
+// "rejection_handler".
 //
 // A panic in the handler goes on up, with the permits given back. grpc-go
 // does not recover it, so chain a recovery interceptor before this one.
@@ -38,8 +40,11 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 			ran = true
 			return handler(ctx, req)
 		}, so)
-		if ran || err == nil {
+		if ran || err == nil && resp != nil {
 			return resp, err
+		}
+		if err == nil { // a nil value of a RejectionHandler is no response
+			err = handlerRejected(key)
 		}
 		if tr := c.pushbackTrailer(err); tr != nil {
 			_ = grpc.SetTrailer(ctx, tr) // fails only if the call is gone
@@ -52,7 +57,9 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // call through groupconc.Do on e, as UnaryServerInterceptor does for a
 // unary one. The permits are held while the handler runs, that is for the
 // whole stream. The handler's stream has the context of Do's fn, so that
-// ShutdownGroup, EvictGroup and Close of e cancel it too.
+// ShutdownGroup, EvictGroup and Close of e cancel it too. A value of a
+// RejectionHandler cannot stand for a stream. So the call is refused as a
+// rejection, with the reason "rejection_handler".
 func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamServerInterceptor {
 	c := newConfig(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -67,8 +74,11 @@ func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 			ran = true
 			return struct{}{}, handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
 		}, so)
-		if ran || err == nil {
+		if ran {
 			return err
+		}
+		if err == nil { // a RejectionHandler's value cannot stand for a stream
+			err = handlerRejected(key)
 		}
 		if tr := c.pushbackTrailer(err); tr != nil {
 			ss.SetTrailer(tr)

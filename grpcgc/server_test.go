@@ -253,3 +253,47 @@ func TestPriorityAndCostFromMetadata(t *testing.T) {
 	}
 	assert.Equal(t, int32(2), ran.Load(), "handlers run")
 }
+
+func TestARejectionHandlersValueNeverStandsForAStreamOrANilResponse(t *testing.T) {
+	quiet := func(context.Context, *groupconc.Rejection) (any, error) { return nil, nil }
+	e := build(t, groupconc.NewPolicyBuilder().DefaultQueueThresholdPerGroup(0).RejectionHandler(quiet))
+	client := build(t, groupconc.NewPolicyBuilder().DefaultQueueThresholdPerGroup(0).RejectionHandler(quiet))
+	g := newGate()
+	c := serve(t, &health{check: g.hold, watch: func(ctx context.Context, _ string, send func() error) error {
+		if err := send(); err != nil {
+			return err
+		}
+		<-g.open
+		return nil
+	}}, []grpc.ServerOption{
+		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e)),
+		grpc.StreamInterceptor(grpcgc.StreamServerInterceptor(e)),
+	}, grpc.WithStreamInterceptor(grpcgc.StreamClientInterceptor(client, grpcgc.WithKeyFromMetadata("x-stream"))))
+	held := make(chan error, 1)
+	go func() { held <- check(t.Context(), c, "held") }()
+	<-g.entered
+	err := check(t.Context(), c, "second")
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "rejection_handler")
+
+	a := metadata.AppendToOutgoingContext(t.Context(), "x-stream", "a")
+	w, err := c.Watch(a, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = w.Recv()
+	require.NoError(t, err)
+	// The client refuses a second stream of its group a.
+	_, err = c.Watch(a, &healthpb.HealthCheckRequest{})
+	re := assertRejected(t, err, codes.ResourceExhausted)
+	assert.Equal(t, "rejection_handler", re.Reason)
+	// The server refuses one of group b, since the first holds Watch's permit.
+	b := metadata.AppendToOutgoingContext(t.Context(), "x-stream", "b")
+	other, err := c.Watch(b, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = other.Recv()
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "rejection_handler")
+	close(g.open)
+	assert.NoError(t, <-held)
+	_, err = w.Recv()
+	assert.ErrorIs(t, err, io.EOF)
+}

@@ -58,7 +58,7 @@ func toStatus(ctx context.Context, err error) error {
 	return &callError{status.New(codes.Internal, "grpcgc: "+err.Error()), err}
 }
 
-// pushback returns the trailer of a rejected call, or nil when it carries
+// pushbackTrailer returns the trailer of a rejected call, or nil when it carries
 // no pushback.
 func (c *config) pushbackTrailer(err error) metadata.MD {
 	if c.pushback == 0 || !errors.Is(err, groupconc.ErrRejected) {
@@ -69,4 +69,11 @@ func (c *config) pushbackTrailer(err error) metadata.MD {
 		ms = max(1, c.pushback.Milliseconds())
 	}
 	return metadata.Pairs(PushbackHeader, strconv.FormatInt(ms, 10))
+}
+
+// handlerRejected is the rejection of a stream whose task a
+// RejectionHandler completed with a value, which cannot stand for a
+// stream.
+func handlerRejected(key string) error {
+	return &groupconc.RejectedError{GroupKey: key, Reason: "rejection_handler"}
 }

@@ -56,8 +56,10 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // permits from its start until it ends. It ends when RecvMsg returns an
 // error (io.EOF included), when SendMsg or Header fails, when its context
 // ends, or when the connection closes, as gRPC tells through
-// grpc.OnFinish. A stream that is never read to its end and whose context
-// never ends keeps its permits, as it keeps gRPC's own resources.
+// grpc.OnFinish. When RecvMsg returns the stream's end, the permits are
+// already back. After a cancelled context they come back a moment later,
+// once the task sees it. A stream that is never read to its end and whose
+// context never ends keeps its permits, as it keeps gRPC's own resources.
 //
 // The stream is a task of e, submitted with groupconc.SubmitWith. The
 // task's goroutine holds the permits and waits for the stream's end. The
@@ -95,7 +97,10 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 			}
 			return nil, toStatus(ctx, r.Err)
 		}
-		cs, err := streamer(tctx, desc, cc, method, append(callOpts, grpc.OnFinish(s.finish))...)
+		// A full slice expression, so that append never writes into the
+		// caller's array, which other calls may share.
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(s.finish))
+		cs, err := streamer(tctx, desc, cc, method, callOpts...)
 		if err != nil {
 			s.finish(err) // gRPC calls OnFinish too; finish runs once
 			return nil, err

@@ -58,7 +58,10 @@ func WithKeyFunc(f func(ctx context.Context, fullMethod string) string) Option {
 
 // WithKeyFromMetadata keys each call by the first value of the metadata
 // key name, such as a tenant header. A call without it, or with an empty
-// value, takes the default key. It replaces WithKeyFunc.
+// value, takes the default key. It replaces WithKeyFunc. Each value the
+// clients send makes a group. So for untrusted clients, let the policy's
+// IdleGroupTTL forget idle groups, or map the values to known groups with
+// WithKeyFunc.
 func WithKeyFromMetadata(name string) Option {
 	return func(c *config) { c.key, c.keyMD = nil, strings.ToLower(name) }
 }

@@ -3,7 +3,8 @@
 // against every module at the release version, served by a module proxy,
 // with no replace directive. imports.go lists every package a release
 // offers; this file runs an executor watched by promgc and otelgc and
-// coordinated by redisgc (which never dials Redis here: Run is not called).
+// coordinated by redisgc (which never dials Redis here: Run is not called),
+// and builds a gRPC server limited by grpcgc (which never serves).
 package main
 
 import (
@@ -12,11 +13,13 @@ import (
 	"log"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/grpcgc"
 	"github.com/kobe/groupconc/otelgc"
 	"github.com/kobe/groupconc/promgc"
 	"github.com/kobe/groupconc/redisgc"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
 )
 
 func main() {
@@ -50,6 +53,11 @@ func main() {
 		log.Fatal(err)
 	}
 	defer observed.Unregister()
+	server := grpc.NewServer(
+		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant"))),
+		grpc.StreamInterceptor(grpcgc.StreamServerInterceptor(e)),
+	)
+	defer server.Stop()
 
 	double := func(n int) groupconc.Task[int] {
 		return func(context.Context) (int, error) { return 2 * n, nil }

@@ -27,8 +27,14 @@ var imports = map[string]string{
 	"promgc":     "github.com/kobe/groupconc/promgc",
 	"otelgc":     "github.com/kobe/groupconc/otelgc",
 	"redisgc":    "github.com/kobe/groupconc/redisgc",
+	"grpcgc":     "github.com/kobe/groupconc/grpcgc",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
 	"redis":      "github.com/redis/go-redis/v9",
+	"grpc":       "google.golang.org/grpc",
+	"codes":      "google.golang.org/grpc/codes",
+	"status":     "google.golang.org/grpc/status",
+	"metadata":   "google.golang.org/grpc/metadata",
+	"insecure":   "google.golang.org/grpc/credentials/insecure",
 }
 
 var commentRE = regexp.MustCompile(`//.*`)
@@ -179,6 +185,7 @@ func (c *checker) module(dir string) {
 		"github.com/kobe/groupconc/promgc":  "promgc",
 		"github.com/kobe/groupconc/otelgc":  "otelgc",
 		"github.com/kobe/groupconc/redisgc": "redisgc",
+		"github.com/kobe/groupconc/grpcgc":  "grpcgc",
 	}
 	var gomod, gosum bytes.Buffer
 	gomod.WriteString("module docsnippets\n\ngo 1.25.0\n\n")

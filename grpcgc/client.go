@@ -1,0 +1,145 @@
+package grpcgc
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kobe/groupconc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// UnaryClientInterceptor returns an interceptor that runs each outbound
+// unary call through groupconc.Do on e. The call is keyed by the
+// connection's target (cc.Target()) unless the options say otherwise. So
+// by default one backend is one group, a bulkhead for it. Use WithKeyFunc
+// to key by method instead.
+//
+// The interceptor waits as Do waits. A call turned away is never sent. Its
+// error has a gRPC status, ResourceExhausted or Unavailable as on the
+// server, and matches groupconc.ErrRejected through errors.Is. The status
+// carries no pushback, since no server sent one. A call whose context ends
+// while it waits fails with codes.Canceled or codes.DeadlineExceeded. A
+// RejectionHandler's value cannot stand for the reply. So a call it
+// completes is refused, with the reason "rejection_handler".
+//
+// Give the client interceptors an executor of their own. A call made from
+// a handler run by the server interceptors on the same executor takes no
+// permits of its own, since its context derives from a task of e.
+func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.UnaryClientInterceptor {
+	c := newConfig(opts)
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		md, _ := metadata.FromOutgoingContext(ctx)
+		key, so, err := c.resolve(ctx, method, md, cc.Target())
+		if err != nil {
+			return err
+		}
+		ran := false
+		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (struct{}, error) {
+			ran = true
+			return struct{}{}, invoker(ctx, method, req, reply, cc, callOpts...)
+		}, so)
+		if ran {
+			return err
+		}
+		if err == nil { // a RejectionHandler's value cannot stand for a reply
+			err = handlerRejected(key)
+		}
+		return toStatus(ctx, err)
+	}
+}
+
+// StreamClientInterceptor returns an interceptor that limits outbound
+// streams, keyed as UnaryClientInterceptor keys calls. A stream holds its
+// permits from its start until it ends. It ends when RecvMsg returns an
+// error (io.EOF included), when SendMsg or Header fails, when its context
+// ends, or when the connection closes, as gRPC tells through
+// grpc.OnFinish. When RecvMsg returns the stream's end, the permits are
+// already back. After a cancelled context they come back a moment later,
+// once the task sees it. A stream that is never read to its end and whose
+// context never ends keeps its permits, as it keeps gRPC's own resources.
+//
+// The stream is a task of e, submitted with groupconc.SubmitWith. The
+// task's goroutine holds the permits and waits for the stream's end. The
+// interceptor waits until the task holds its permits, is turned away, or
+// ctx ends, and only then opens the stream. The stream's context is the
+// task's, so ShutdownGroup, EvictGroup and Close of e cancel it too. A
+// stream turned away fails as a unary call does. So does one whose task a
+// RejectionHandler completed with a value, with the reason
+// "rejection_handler".
+func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamClientInterceptor {
+	c := newConfig(opts)
+	var n atomic.Uint64
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
+		md, _ := metadata.FromOutgoingContext(ctx)
+		key, so, err := c.resolve(ctx, method, md, cc.Target())
+		if err != nil {
+			return nil, err
+		}
+		s := &heldStream{held: make(chan context.Context, 1), ended: make(chan struct{})}
+		id := "stream-" + strconv.FormatUint(n.Add(1), 10)
+		h, err := groupconc.SubmitWith(ctx, e, key, id, s.hold, so)
+		if err != nil {
+			return nil, toStatus(ctx, err)
+		}
+		s.done = h.Done()
+		var tctx context.Context
+		select {
+		case tctx = <-s.held:
+		case <-h.Done():
+			// Turned away or cancelled before it held its permits. A
+			// handler's value cannot stand for a stream.
+			r := h.Wait()
+			if r.Err == nil {
+				r.Err = handlerRejected(key)
+			}
+			return nil, toStatus(ctx, r.Err)
+		}
+		// A full slice expression, so that append never writes into the
+		// caller's array, which other calls may share.
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(s.finish))
+		cs, err := streamer(tctx, desc, cc, method, callOpts...)
+		if err != nil {
+			s.finish(err) // gRPC calls OnFinish too; finish runs once
+			return nil, err
+		}
+		return cs, nil
+	}
+}
+
+// heldStream is the task that holds a client stream's permits.
+type heldStream struct {
+	held  chan context.Context // gets the task's context once it holds its permits
+	ended chan struct{}        // closed when the stream ends
+	done  <-chan struct{}      // the task's handle's Done, set before the stream opens
+	once  sync.Once
+	err   error // the stream's end, set before ended closes
+}
+
+// hold is the task's function. It hands over its context and waits for
+// the stream's end. Its context ends with the stream's, since the stream
+// runs in it.
+func (s *heldStream) hold(ctx context.Context) (struct{}, error) {
+	s.held <- ctx
+	select {
+	case <-s.ended:
+	case <-ctx.Done():
+	}
+	if err := ctx.Err(); err != nil {
+		return struct{}{}, err // CANCELLED, whatever the stream said
+	}
+	return struct{}{}, s.err
+}
+
+// finish ends the task with the stream's status. It waits for the task's
+// end, so its permits are back once the caller sees the stream's end. The
+// task only has to return, so the wait is short.
+func (s *heldStream) finish(err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.ended)
+		<-s.done
+	})
+}

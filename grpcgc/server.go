@@ -1,0 +1,96 @@
+package grpcgc
+
+import (
+	"context"
+
+	"github.com/kobe/groupconc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// UnaryServerInterceptor returns an interceptor that runs each unary call
+// through groupconc.Do on e. The call is keyed by its full method unless
+// the options say otherwise. The handler runs on the call's goroutine once
+// the call holds its permits. Its context derives from the call's, and
+// ShutdownGroup, EvictGroup and Close of e cancel it too.
+//
+// The interceptor waits as Do waits: until the permits are held, the call
+// is turned away, or its context ends. A call turned away never reaches
+// the handler. It ends with codes.ResourceExhausted, or codes.Unavailable
+// when the global queue was full. The message names the group and the
+// reason, and the trailer carries the retry pushback. A call whose client
+// cancelled, or whose deadline passed, ends with codes.Canceled or
+// codes.DeadlineExceeded. The handler's own response and error are
+// returned as they are. A RejectionHandler's value other than nil is the
+// response. A nil value refuses the call, with the reason
+// "rejection_handler".
+//
+// A panic in the handler goes on up, with the permits given back. grpc-go
+// does not recover it, so chain a recovery interceptor before this one.
+func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.UnaryServerInterceptor {
+	c := newConfig(opts)
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		key, so, err := c.resolve(ctx, info.FullMethod, md, info.FullMethod)
+		if err != nil {
+			return nil, err
+		}
+		ran := false
+		resp, err := groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
+			ran = true
+			return handler(ctx, req)
+		}, so)
+		if ran || err == nil && resp != nil {
+			return resp, err
+		}
+		if err == nil { // a nil value of a RejectionHandler is no response
+			err = handlerRejected(key)
+		}
+		if tr := c.pushbackTrailer(err); tr != nil {
+			_ = grpc.SetTrailer(ctx, tr) // fails only if the call is gone
+		}
+		return nil, toStatus(ctx, err)
+	}
+}
+
+// StreamServerInterceptor returns an interceptor that runs each streaming
+// call through groupconc.Do on e, as UnaryServerInterceptor does for a
+// unary one. The permits are held while the handler runs, that is for the
+// whole stream. The handler's stream has the context of Do's fn, so that
+// ShutdownGroup, EvictGroup and Close of e cancel it too. A value of a
+// RejectionHandler cannot stand for a stream. So the call is refused as a
+// rejection, with the reason "rejection_handler".
+func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamServerInterceptor {
+	c := newConfig(opts)
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx := ss.Context()
+		md, _ := metadata.FromIncomingContext(ctx)
+		key, so, err := c.resolve(ctx, info.FullMethod, md, info.FullMethod)
+		if err != nil {
+			return err
+		}
+		ran := false
+		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (struct{}, error) {
+			ran = true
+			return struct{}{}, handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+		}, so)
+		if ran {
+			return err
+		}
+		if err == nil { // a RejectionHandler's value cannot stand for a stream
+			err = handlerRejected(key)
+		}
+		if tr := c.pushbackTrailer(err); tr != nil {
+			ss.SetTrailer(tr)
+		}
+		return toStatus(ctx, err)
+	}
+}
+
+// serverStream is a ServerStream whose context is that of Do's fn.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *serverStream) Context() context.Context { return s.ctx }

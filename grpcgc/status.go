@@ -1,0 +1,79 @@
+package grpcgc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/kobe/groupconc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// callError is an error of the executor, not of the call's handler or of
+// the wire. It carries a gRPC status for the peer, and unwraps to the
+// executor's error. So errors.Is(err, groupconc.ErrRejected) holds for a
+// rejection, and status.Code(err) gives its code.
+type callError struct {
+	st  *status.Status
+	err error
+}
+
+func (e *callError) Error() string { return e.st.Message() }
+
+// GRPCStatus returns the status the call ends with.
+func (e *callError) GRPCStatus() *status.Status { return e.st }
+
+// Unwrap returns the executor's error.
+func (e *callError) Unwrap() error { return e.err }
+
+// toStatus turns an error that groupconc.Do or SubmitWith returned, before
+// the call ran, into an error with a gRPC status.
+//   - A rejection is ResourceExhausted, or Unavailable when the global
+//     queue was full, since then no group of this server has room.
+//   - The end of the call's context is Canceled or DeadlineExceeded.
+//   - A closed executor, or a group shut down or evicted, is Unavailable.
+//   - A bad task (a cost or priority out of range) is InvalidArgument.
+//   - Anything else is Internal.
+func toStatus(ctx context.Context, err error) error {
+	var re *groupconc.RejectedError
+	switch {
+	case errors.As(err, &re):
+		code := codes.ResourceExhausted
+		if re.Reason == groupconc.ReasonGlobalQueueFull {
+			code = codes.Unavailable
+		}
+		msg := "grpcgc: call rejected by group " + quote(re.GroupKey) + ": " + re.Reason
+		return &callError{status.New(code, msg), err}
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return &callError{status.FromContextError(err), err}
+	case errors.Is(err, groupconc.ErrClosed),
+		errors.Is(err, groupconc.ErrGroupShutdown),
+		errors.Is(err, groupconc.ErrGroupEvicted):
+		return &callError{status.New(codes.Unavailable, "grpcgc: "+err.Error()), err}
+	case errors.Is(err, groupconc.ErrInvalidTask):
+		return &callError{status.New(codes.InvalidArgument, "grpcgc: "+err.Error()), err}
+	}
+	return &callError{status.New(codes.Internal, "grpcgc: "+err.Error()), err}
+}
+
+// pushbackTrailer returns the trailer of a rejected call, or nil when it carries
+// no pushback.
+func (c *config) pushbackTrailer(err error) metadata.MD {
+	if c.pushback == 0 || !errors.Is(err, groupconc.ErrRejected) {
+		return nil
+	}
+	ms := int64(-1)
+	if c.pushback > 0 {
+		ms = max(1, c.pushback.Milliseconds())
+	}
+	return metadata.Pairs(PushbackHeader, strconv.FormatInt(ms, 10))
+}
+
+// handlerRejected is the rejection of a stream whose task a
+// RejectionHandler completed with a value, which cannot stand for a
+// stream.
+func handlerRejected(key string) error {
+	return &groupconc.RejectedError{GroupKey: key, Reason: "rejection_handler"}
+}

@@ -28,6 +28,8 @@ func TestNewRefusesUnsafeOrBadOptions(t *testing.T) {
 		"too many rows":            {httpgc.Options{Rows: 1001}, "Rows"},
 		"negative clients":         {httpgc.Options{MaxClients: -1}, "MaxClients"},
 		"negative warnings":        {httpgc.Options{Warnings: -1}, "Warnings"},
+		"too long a history":       {httpgc.Options{History: 601}, "History"},
+		"a negative long run":      {httpgc.Options{LongRun: -time.Second}, "LongRun"},
 	} {
 		h, err := httpgc.New(e, tc.opts)
 		assert.Nil(t, h, name)

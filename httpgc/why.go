@@ -15,7 +15,6 @@ import (
 //	"running long: 12 m"      its oldest running task has run LongRun or more
 //	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
-//	"parent limit: P"         tasks wait, and ancestor P is at one of its limits
 //	"own limit"               tasks wait for its limits, which are just being handed on
 //	""                        nothing waits and nothing runs long
 //
@@ -39,7 +38,7 @@ type recentJSON struct {
 
 // why fills r's why, hung, recent and history from st and the history.
 func (h *Handler) why(r *row, st groupconc.GroupStats) {
-	r.Why = reason(st, h.o.LongRun, h.heldBy)
+	r.Why = reason(st, h.o.LongRun)
 	r.History = []int{}
 	hs := &h.history
 	now := h.now()
@@ -77,9 +76,8 @@ func delta(now, then uint64) uint64 {
 
 func done(st groupconc.GroupStats) uint64 { return st.Succeeded + st.Failed + st.Cancelled }
 
-// reason applies the rules above. heldBy names the ancestor at one of its
-// limits, or "".
-func reason(st groupconc.GroupStats, longRun time.Duration, heldBy func(groupconc.GroupStats) string) string {
+// reason applies the rules above.
+func reason(st groupconc.GroupStats, longRun time.Duration) string {
 	switch {
 	case st.Paused:
 		return "paused"
@@ -94,26 +92,7 @@ func reason(st groupconc.GroupStats, longRun time.Duration, heldBy func(groupcon
 	case st.RunningCost >= st.MaxConcurrency:
 		return "own limit: concurrency"
 	}
-	if p := heldBy(st); p != "" {
-		return "parent limit: " + p
-	}
 	return "own limit"
-}
-
-// heldBy returns the displayed name of st's nearest ancestor at one of its
-// limits, or "" if none is.
-func (h *Handler) heldBy(st groupconc.GroupStats) string {
-	for key, depth := st.Parent, 0; key != "" && depth < 16; depth++ {
-		p, ok := h.e.GroupStats(key)
-		if !ok {
-			return ""
-		}
-		if p.RunningCost >= p.MaxConcurrency || (p.MaxInFlight != groupconc.Unlimited && p.InFlight >= p.MaxInFlight) {
-			return h.display(key)
-		}
-		key = p.Parent
-	}
-	return ""
 }
 
 // coarse writes d in its largest whole unit: "12 s", "12 m", "3 h".

@@ -12,16 +12,17 @@ import (
 //
 //	"paused"                  the group, or an ancestor, is paused
 //	"global cap"              some of its tasks wait for a global permit
-//	"running long: 12 m"      its oldest running task has run LongRun or more
 //	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
 //	"own limit"               tasks wait for its limits, which are just being handed on
+//	"running long: 12 m"      nothing waits, and its oldest task has run LongRun or more
 //	""                        nothing waits and nothing runs long
 //
 // A row is "hung" when the group runs at its concurrency limit, its
 // oldest task has run LongRun or more, and none of its tasks finished in
 // the last LongRun (or in the whole history, when that is shorter). A busy
-// group is at its limit too, but its tasks finish.
+// group is at its limit too, but its tasks finish. So a hung group that
+// has tasks waiting says "own limit: concurrency" and is hung.
 
 // window is how far back a row's "recent" counts reach.
 const window = time.Minute
@@ -83,7 +84,7 @@ func reason(st groupconc.GroupStats, longRun time.Duration) string {
 		return "paused"
 	case st.WaitingGlobal > 0:
 		return "global cap"
-	case st.OldestRunning >= longRun:
+	case st.Waiting == 0 && st.OldestRunning >= longRun:
 		return "running long: " + coarse(st.OldestRunning)
 	case st.Waiting == 0:
 		return ""

@@ -50,24 +50,21 @@ func TestEachRowSaysWhyItsTasksWait(t *testing.T) {
 
 		for key, want := range map[string]string{
 			"hog":    "running long: 12 m",
-			"own":    "running long: 12 m",
-			"bulk":   "running long: 12 m",
+			"own":    "own limit: concurrency",
+			"bulk":   "own limit: bulkhead",
 			"long":   "running long: 12 m",
 			"paused": "paused",
 			"capped": "global cap",
 		} {
 			assert.Equal(t, want, rowOf(t, h, key)["why"], key)
 		}
-		// Told before they run long, the others wait for their own limits.
+		assert.Equal(t, true, rowOf(t, h, "long")["hung"], "at its limit, running long, nothing finished")
+		assert.Equal(t, false, rowOf(t, h, "paused")["hung"])
+		// With a longer LongRun, nothing runs long.
 		h2, err := httpgc.New(e, httpgc.Options{LongRun: time.Hour})
 		require.NoError(t, err)
 		t.Cleanup(func() { h2.Close() })
-		for key, want := range map[string]string{
-			"hog":  "",
-			"own":  "own limit: concurrency",
-			"bulk": "own limit: bulkhead",
-			"long": "",
-		} {
+		for key, want := range map[string]string{"hog": "", "own": "own limit: concurrency", "long": ""} {
 			assert.Equal(t, want, rowOf(t, h2, key)["why"], key)
 		}
 	})
@@ -105,7 +102,7 @@ func TestAHungGroupIsToldApartFromABusyOne(t *testing.T) {
 		hung, busy := rowOf(t, h, "hung"), rowOf(t, h, "busy")
 		close(stop)
 		<-fed
-		assert.Equal(t, "running long: 1 m", hung["why"])
+		assert.Equal(t, "own limit: concurrency", hung["why"], "its third task waits")
 		assert.Equal(t, true, hung["hung"])
 		assert.Equal(t, 90_500.0, hung["oldestRunningMs"])
 		assert.Equal(t, map[string]any{"seconds": 60.0, "succeeded": 0.0, "failed": 0.0, "cancelled": 0.0, "rejected": 0.0}, hung["recent"],

@@ -39,8 +39,9 @@ func TestNewRefusesUnsafeOrBadOptions(t *testing.T) {
 	}
 	_, err := httpgc.New(nil, httpgc.Options{})
 	assert.Error(t, err, "a nil executor")
-	_, err = httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
-	assert.NoError(t, err)
+	h, err := httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
+	require.NoError(t, err)
+	h.Close()
 }
 
 // from sets a request's RemoteAddr.

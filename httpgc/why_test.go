@@ -184,3 +184,15 @@ func TestTheHistoryIsBoundedInSamplesAndGroups(t *testing.T) {
 		assert.Len(t, snap.History.Running, 5)
 	})
 }
+
+func TestANegativeHistoryKeepsNone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, httpgc.Options{History: -1, LongRun: time.Second})
+		time.Sleep(5 * time.Second)
+		row := rowOf(t, f.h, "a")
+		assert.Equal(t, []any{}, row["history"])
+		assert.Nil(t, row["recent"])
+		assert.Equal(t, "own limit: concurrency", row["why"])
+		assert.Equal(t, false, row["hung"], "without a history nothing is told hung")
+	})
+}

@@ -89,8 +89,9 @@ type Options struct {
 	// History is how many samples of history the handler keeps, one per
 	// Interval. It keeps them for the totals and for up to twice Rows
 	// groups, those a snapshot shows. The default is 60, a minute at the
-	// default Interval, and it is at most 600. A negative History keeps
-	// none, and then no row is told hung.
+	// default Interval, and it is at most 600. A sample takes 48 bytes, so
+	// the defaults keep about 600 KB. A negative History keeps none, and
+	// then no row is told hung.
 	History int
 
 	// LongRun is how long a group's oldest running task may run before

@@ -45,12 +45,15 @@ func TestAHungGroupIsToldApartFromABusyOneAndAGroupPausesFromItsRow(t *testing.T
 	s := newService(t, httpgc.Options{AllowWrites: true, Authorize: allowAll, LongRun: 2 * time.Second})
 	// The server keeps the history from the start, so the page draws it
 	// whole on load: wait for 15 samples (3 s) before opening the page.
-	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond) // polls the server over HTTP, as the page would
+	defer tick.Stop()
+	deadline := time.After(20 * time.Second)
 	for history(t, s.url, "acme") < 15 {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline:
 			t.Fatal("the server holds fewer than 15 samples of acme after 20 s")
 		}
-		time.Sleep(100 * time.Millisecond) // polling the server, not synchronising the test's own goroutines
 	}
 	tab := browser(t)
 	if err := chromedp.Do(tab, chromedp.Navigate(s.url)); err != nil {

@@ -35,6 +35,7 @@ func TestAnUnlimitedLimitIsTheStringUnlimited(t *testing.T) {
 	t.Cleanup(func() { e.Close() })
 	h, err := httpgc.New(e, httpgc.Options{})
 	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
 	assert.Equal(t, "unlimited", object(t, get(h, "/api/stats"))["globalMaxInFlight"])
 }
 

@@ -1,7 +1,8 @@
 // Package httpgc serves a live dashboard and a JSON admin API for a
 // groupconc.GroupExecutor. It shows totals, the groups that have waited
-// longest, what decided each of their limits and recent pressure
-// warnings. Only when allowed, it changes a group's limits.
+// longest, why each one waits, what decided each of their limits and
+// recent pressure warnings. Only when allowed, it changes a group's
+// limits and pauses or resumes a group.
 //
 // Nothing is registered anywhere. New returns an http.Handler that the
 // application mounts where it wants. Every URL the page uses is relative,
@@ -19,8 +20,9 @@
 //	GET   /api/groups/{group}              one row; 404 for an unknown group
 //	GET   /api/groups/{group}/explain      per limit, the setting that decided it and those it shadows
 //	GET   /api/warnings                    the recent pressure warnings, newest first
-//	GET   /api/events                      text/event-stream: "snapshot" events ({"stats":…,"groups":[…]})
-//	                                       at once and every Interval, "warnings" events, heartbeats
+//	GET   /api/events                      text/event-stream: "snapshot" events ({"stats":…,"groups":[…],
+//	                                       "history":…}) at once and every Interval, "warnings" events,
+//	                                       heartbeats
 //	PATCH /api/groups/{group}              a JSON merge patch of the group's overrides; the new row
 //	POST  /api/groups/{group}/evict        EvictGroup; 204
 //	POST  /api/groups/{group}/shutdown     ShutdownGroup; the row
@@ -35,8 +37,9 @@
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",
 // "source","parent","runningCost","waitingGlobal","oldestRunningMs",
-// "paused","succeeded","failed","cancelled","rejected"}, as GroupStats
-// has them. A limit is a number or "unlimited". Source names per limit
+// "paused","succeeded","failed","cancelled","rejected","why","hung",
+// "recent","history"}. The fields up to "rejected" are as GroupStats has
+// them. A limit is a number or "unlimited". Source names per limit
 // what set it, which is "builtin", "default", "resolver", "group" or
 // "override". A
 // PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
@@ -45,6 +48,29 @@
 // number, "unlimited" (not weight) or null. "paused" is true, false or
 // null. A paused group starts nothing until resumed. An unknown field or
 // a bad value gets 422 naming it, and nothing changes.
+//
+// Why a group waits. A row's "why" says where its waiting tasks wait, by
+// the first rule that holds. "paused" means the group or an ancestor is
+// paused. "global cap" means some wait for a global permit. "own limit:
+// bulkhead" means its in-flight count is at its bulkhead. "own limit:
+// concurrency" means its running tasks hold its concurrency limit. "own
+// limit" means its permits are being handed on. With nothing waiting,
+// "running long: 12 m" means its oldest task has run Options.LongRun or
+// more (10s by default). Otherwise "why" is "". "hung" is true when the
+// group runs at its concurrency limit and its oldest task has run LongRun
+// or more. None of its tasks must have finished in the last LongRun, as
+// far as the history reaches. A busy group is at its limit too, but its
+// tasks finish, so it is not hung.
+//
+// History. From New until Close, a timer samples the totals and the
+// groups a snapshot shows, once per Interval. No goroutine runs between
+// samples. The handler keeps Options.History samples (60 by default) for
+// the totals and for at most twice Rows groups, forgetting those shown
+// longest ago. A row's "history" is its waiting count per sample, oldest
+// first. Its "recent" counts its tasks' outcomes over the last minute,
+// from the counters' deltas, with the seconds it covers. It is null until
+// a sample exists. A snapshot's "history" holds the totals' waiting and
+// running counts, so a page that opens draws full sparklines at once.
 //
 // Security defaults. A request's Host must name a loopback host
 // (localhost, 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it
@@ -90,10 +116,17 @@
 //	group, sort,                                  an error repeats it quoted and cut to 200 bytes
 //	limit, prefix
 //
+// Audit. Options.Audit hears of every write. That is one applied, one the
+// executor refused (Err set), and one the handler turned away before the
+// executor saw it. The last has Refused, Status and Err matching
+// ErrRefused. Reads are not audited.
+//
 // Cost. Mounting the handler adds nothing to a task's path, since it only
-// reads the executor's stats. While at least one stream is open, one goroutine
-// builds one snapshot per Interval for every client. It reads the totals,
-// then passes once over the active groups (ActiveGroupStats). It keeps the
-// top Rows in a heap (O(A log Rows) for A active groups). GET api/groups
-// passes over every group remembered, idle ones included.
+// reads the executor's stats. The history's sampler reads the totals and
+// passes once over the active groups (ActiveGroupStats) per Interval. It
+// keeps the top Rows in a heap (O(A log Rows) for A active groups). While at
+// least one stream is open, one goroutine builds one snapshot per Interval
+// for every client, with the same pass. Each waits nine times as long as it
+// took before the next. GET api/groups passes over every group remembered,
+// idle ones included.
 package httpgc

@@ -3,8 +3,8 @@ package httpgc_test
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -47,10 +47,18 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	fmt.Print(string(body))
+	var row struct {
+		Group                   string
+		MaxConcurrency, Running int
+		Succeeded               uint64
+		Why                     string // "" since nothing waits
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&row); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%+v\n", row)
 	// Output:
-	// {"group":"tenant-1","running":0,"waiting":0,"blocked":0,"inFlight":0,"maxConcurrency":4,"maxInFlight":"unlimited","queueThreshold":"unlimited","weight":1,"oldestWaitMs":0,"source":{"maxConcurrency":"default","maxInFlight":"builtin","queueThreshold":"builtin","weight":"builtin"},"parent":"","runningCost":0,"waitingGlobal":0,"oldestRunningMs":0,"paused":false,"succeeded":1,"failed":0,"cancelled":0,"rejected":0}
+	// {Group:tenant-1 MaxConcurrency:4 Running:0 Succeeded:1 Why:}
 }
 
 // Writes need AllowWrites and an Authorize, asked per action: here any
@@ -67,6 +75,10 @@ func ExampleOptions_writes() {
 			return ok && a != httpgc.ActionShutdown
 		},
 		Audit: func(ev httpgc.AuditEvent) {
+			if ev.Refused != "" {
+				fmt.Printf("audit: %s of %s refused (%d): %s\n", ev.Action, ev.Name, ev.Status, ev.Refused)
+				return
+			}
 			fmt.Printf("audit: %s of %s: max concurrency %d -> %d\n", ev.Action, ev.Group, ev.Before.MaxConcurrency, ev.After.MaxConcurrency)
 		},
 	})
@@ -96,6 +108,7 @@ func ExampleOptions_writes() {
 	// Output:
 	// audit: patch of tenant-1: max concurrency 1 -> 8
 	// PATCH /api/groups/tenant-1 200 OK
+	// audit: shutdown of tenant-1 refused (403): forbidden: not authorized to shutdown
 	// POST /api/groups/tenant-1/shutdown 403 Forbidden
 	// max concurrency: 8
 }

@@ -28,6 +28,9 @@ type Handler struct {
 	writes   sync.Mutex // serialises writes, so two patches never lose each other's fields
 	warnings ring
 	stream   stream
+	history  history
+	// writeRoutes maps each write route's pattern to its Action, for Audit.
+	writeRoutes map[string]Action
 	// shown maps the displayed names of the stream's latest rows to their
 	// keys. So with a DisplayKey the page's reads of those groups need no
 	// pass over every group. It is nil without a DisplayKey.
@@ -48,6 +51,7 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	h := &Handler{e: e, o: o, hosts: allowed, mux: http.NewServeMux(), csrf: http.NewCrossOriginProtection()}
 	h.warnings.buf = make([]warningJSON, o.Warnings)
 	h.stream.init()
+	h.startHistory()
 
 	h.mux.Handle("GET /{$}", h.read(h.page))
 	h.mux.Handle("GET /api/stats", h.read(h.getStats))
@@ -56,15 +60,25 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	h.mux.Handle("GET /api/groups/{group}/explain", h.read(h.getExplain))
 	h.mux.Handle("GET /api/warnings", h.read(h.getWarnings))
 	h.mux.Handle("GET /api/events", h.read(h.events))
-	h.mux.Handle("PATCH /api/groups/{group}", h.write(ActionPatch, h.patch))
-	h.mux.Handle("POST /api/groups/{group}/evict", h.write(ActionEvict, h.evict))
-	h.mux.Handle("POST /api/groups/{group}/shutdown", h.write(ActionShutdown, h.shutdown))
-	// The same routes with the name in the query reach any key, "." too.
+	h.writeRoutes = map[string]Action{}
+	for _, wr := range []struct {
+		pattern string
+		a       Action
+		fn      func(http.ResponseWriter, *http.Request, []byte)
+	}{
+		{"PATCH /api/groups/{group}", ActionPatch, h.patch},
+		{"POST /api/groups/{group}/evict", ActionEvict, h.evict},
+		{"POST /api/groups/{group}/shutdown", ActionShutdown, h.shutdown},
+		// The same routes with the name in the query reach any key, "." too.
+		{"PATCH /api/group", ActionPatch, h.patch},
+		{"POST /api/group/evict", ActionEvict, h.evict},
+		{"POST /api/group/shutdown", ActionShutdown, h.shutdown},
+	} {
+		h.mux.Handle(wr.pattern, h.write(wr.a, wr.fn))
+		h.writeRoutes[wr.pattern] = wr.a
+	}
 	h.mux.Handle("GET /api/group", h.read(h.getGroup))
 	h.mux.Handle("GET /api/group/explain", h.read(h.getExplain))
-	h.mux.Handle("PATCH /api/group", h.write(ActionPatch, h.patch))
-	h.mux.Handle("POST /api/group/evict", h.write(ActionEvict, h.evict))
-	h.mux.Handle("POST /api/group/shutdown", h.write(ActionShutdown, h.shutdown))
 	return h, nil
 }
 
@@ -72,6 +86,10 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 // Options.AllowedHosts gets 403 before anything else is looked at. So does
 // one from an address that is not loopback, without Options.Authorize.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if aw, a := h.watchWrite(w, r); aw != nil {
+		defer h.audited(aw, r, a)
+		w = aw
+	}
 	hd := w.Header()
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-store")
@@ -221,6 +239,9 @@ func reply(w http.ResponseWriter, status int, v any) {
 }
 
 func fail(w http.ResponseWriter, status int, msg string) {
+	if aw, ok := w.(*auditWriter); ok {
+		aw.msg = msg
+	}
 	reply(w, status, struct {
 		Error string `json:"error"`
 	}{msg})

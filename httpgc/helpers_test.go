@@ -123,7 +123,9 @@ func object(t *testing.T, w *httptest.ResponseRecorder) map[string]any {
 func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // rowKeys are the fields of a row, sorted.
-var rowKeys = []string{"blocked", "cancelled", "failed", "group", "inFlight", "maxConcurrency", "maxInFlight", "oldestRunningMs", "oldestWaitMs", "parent", "paused", "queueThreshold", "rejected", "running", "runningCost", "source", "succeeded", "waiting", "waitingGlobal", "weight"}
+var rowKeys = []string{"blocked", "cancelled", "failed", "group", "history", "hung", "inFlight", "maxConcurrency", "maxInFlight", "oldestRunningMs",
+	"oldestWaitMs", "parent", "paused", "queueThreshold", "recent", "rejected", "running", "runningCost", "source", "succeeded", "waiting",
+	"waitingGlobal", "weight", "why"}
 
 // groupNames returns the "group" of each row of a groups body.
 func groupNames(t *testing.T, body map[string]any) []string {

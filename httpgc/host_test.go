@@ -144,7 +144,9 @@ func TestNewRefusesAnAllowedHostItCannotMatch(t *testing.T) {
 		}
 	}
 	for _, good := range []string{"dash.example.com", "Dash.Example.com.", "10.0.0.7", "2001:db8::1", "[2001:db8::1]", "my_host"} {
-		_, err := httpgc.New(e, httpgc.Options{AllowedHosts: []string{good}})
-		assert.NoError(t, err, "%q", good)
+		h, err := httpgc.New(e, httpgc.Options{AllowedHosts: []string{good}})
+		if assert.NoError(t, err, "%q", good) {
+			h.Close()
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -54,8 +55,12 @@ type Options struct {
 	// RemoteAddr.
 	Identify func(r *http.Request) string
 
-	// Audit, if set, is told of every write that reached the executor,
-	// applied or refused, on the request's goroutine after the write.
+	// Audit, if set, is told of every write, on the request's goroutine
+	// after its answer. That is a write applied, one the executor refused,
+	// and one the handler turned away before the executor saw it (read-only,
+	// host, origin, Authorize, media type, size, body, unknown group). The
+	// last kind has Refused set. A hostile page can send many such writes,
+	// so Audit should be quick and may want to count rather than log them.
 	Audit func(AuditEvent)
 
 	// Interval is how often the stream sends a snapshot. The default is 1s,
@@ -80,6 +85,18 @@ type Options struct {
 	// Warnings is how many pressure warnings the handler keeps for the page.
 	// The default is 100.
 	Warnings int
+
+	// History is how many samples of history the handler keeps, one per
+	// Interval. It keeps them for the totals and for up to twice Rows
+	// groups, those a snapshot shows. The default is 60, a minute at the
+	// default Interval, and it is at most 600. A sample takes 48 bytes, so
+	// the defaults keep about 600 KB. A negative History keeps none, and
+	// then no row is told hung.
+	History int
+
+	// LongRun is how long a group's oldest running task may run before
+	// its row says "running long". The default is 10s.
+	LongRun time.Duration
 }
 
 const (
@@ -90,6 +107,9 @@ const (
 	maxRows           = 1000
 	defaultMaxClients = 32
 	defaultWarnings   = 100
+	defaultHistory    = 60
+	maxHistory        = 600
+	defaultLongRun    = 10 * time.Second
 	maxBody           = 64 << 10
 )
 
@@ -111,6 +131,15 @@ func (o Options) withDefaults() (Options, hosts, error) {
 	positive("Rows", &o.Rows, defaultRows, maxRows)
 	positive("MaxClients", &o.MaxClients, defaultMaxClients, 1<<16)
 	positive("Warnings", &o.Warnings, defaultWarnings, 1<<16)
+	if o.History >= 0 {
+		positive("History", &o.History, defaultHistory, maxHistory)
+	}
+	switch {
+	case o.LongRun == 0:
+		o.LongRun = defaultLongRun
+	case o.LongRun < 0:
+		bad = append(bad, fmt.Sprintf("LongRun is %v, want 0 (default %v) or more", o.LongRun, defaultLongRun))
+	}
 	switch {
 	case o.Interval == 0:
 		o.Interval = defaultInterval
@@ -158,7 +187,8 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", int(a))
 }
 
-// AuditEvent tells of one write.
+// AuditEvent tells of one write. A write the handler turned away before
+// the executor saw it has Refused set, a non-nil Err and no stats.
 type AuditEvent struct {
 	At     time.Time
 	Who    string // Options.Identify's answer, or the request's RemoteAddr
@@ -171,9 +201,23 @@ type AuditEvent struct {
 	// OverrideBefore and OverrideAfter are the group's overrides around
 	// the write.
 	OverrideBefore, OverrideAfter groupconc.GroupOverride
-	// Err is the executor's refusal, or nil when the write was applied.
+	// Err is nil when the write was applied. It is the executor's refusal,
+	// or for a write the handler turned away an error matching ErrRefused.
 	Err error
+	// Status is the HTTP status the write was answered with.
+	Status int
+	// Refused says why the handler turned the write away, as its answer's
+	// error does. It is "" for a write that reached the executor.
+	Refused string
+	// Name is the group as the request named it, cut to 200 bytes. It is
+	// the request's input, so quote it when logging it. Group is "" when
+	// no group of that name was found.
+	Name string
 }
+
+// ErrRefused is matched by an AuditEvent's Err when the handler turned the
+// write away before it reached the executor.
+var ErrRefused = errors.New("httpgc: write refused")
 
 // HashKey returns a DisplayKey function that shows each key as a keyed hash.
 // The hash is HMAC-SHA-256 under secret, 16 hex digits after "h-". So

@@ -11,14 +11,18 @@ import (
 
 // The page is one HTML document with its style and script inline, so it
 // needs no asset and no build step. A fresh nonce per response lets the
-// CSP allow exactly those two and nothing else.
+// CSP allow exactly those two and nothing else. The script is two files,
+// view.js then page.js, run as one function so they share one scope.
 var (
 	//go:embed page.html
 	pageHTML string
 	//go:embed page.css
 	pageCSS string
+	//go:embed view.js
+	viewJS string
 	//go:embed page.js
 	pageJS string
+	script = "'use strict';\n(() => {\n" + viewJS + "\n" + pageJS + "})();\n"
 
 	pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 )
@@ -40,7 +44,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	d := pageData{
 		Nonce:      base64.RawURLEncoding.EncodeToString(nonce),
 		CSS:        template.CSS(pageCSS),
-		JS:         template.JS(pageJS),
+		JS:         template.JS(script),
 		IntervalMs: h.o.Interval.Milliseconds(),
 		Writable:   h.o.AllowWrites,
 	}

@@ -61,6 +61,12 @@ type row struct {
 	Failed          uint64 `json:"failed"`
 	Cancelled       uint64 `json:"cancelled"`
 	Rejected        uint64 `json:"rejected"`
+
+	// Why it waits, in words (see why.go), and its history.
+	Why     string      `json:"why"`
+	Hung    bool        `json:"hung"`
+	Recent  *recentJSON `json:"recent"`  // null until the history has a sample
+	History []int       `json:"history"` // waiting, one sample per Interval, oldest first
 }
 
 // sources names, per limit, the setting that decided it.
@@ -100,7 +106,7 @@ func (h *Handler) explain(key string) groupconc.GroupExplanation {
 
 func (h *Handler) row(st groupconc.GroupStats, name string) row {
 	x := h.explain(st.GroupKey)
-	return row{
+	r := row{
 		Group:           name,
 		Running:         st.Running,
 		Waiting:         st.Waiting,
@@ -127,6 +133,8 @@ func (h *Handler) row(st groupconc.GroupStats, name string) row {
 			Weight:         x.Weight.Source,
 		},
 	}
+	h.why(&r, st)
+	return r
 }
 
 // display returns the name key is shown by. A DisplayKey that panics yields
@@ -252,10 +260,9 @@ func (t *top) offer(it item) {
 	}
 }
 
-// groups returns how many groups of from have a displayed name starting
-// with prefix, and the first n of them in order by, as rows, with their
-// keys.
-func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row, keys []string) {
+// top returns how many groups of from have a displayed name starting with
+// prefix, and the first n of them in order by.
+func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, items []item) {
 	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
 	for st := range from {
 		it := item{st: st}
@@ -274,9 +281,15 @@ func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, p
 		}
 		return 0
 	})
-	rows, keys = make([]row, len(t.items)), make([]string, len(t.items))
-	for i := range t.items {
-		rows[i], keys[i] = h.row(t.items[i].st, h.nameOf(&t.items[i])), t.items[i].st.GroupKey
+	return total, t.items
+}
+
+// groups is top as rows, with their keys.
+func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row, keys []string) {
+	total, items := h.top(from, by, n, prefix)
+	rows, keys = make([]row, len(items)), make([]string, len(items))
+	for i := range items {
+		rows[i], keys[i] = h.row(items[i].st, h.nameOf(&items[i])), items[i].st.GroupKey
 	}
 	return total, rows, keys
 }

@@ -28,6 +28,8 @@ func TestNewRefusesUnsafeOrBadOptions(t *testing.T) {
 		"too many rows":            {httpgc.Options{Rows: 1001}, "Rows"},
 		"negative clients":         {httpgc.Options{MaxClients: -1}, "MaxClients"},
 		"negative warnings":        {httpgc.Options{Warnings: -1}, "Warnings"},
+		"too long a history":       {httpgc.Options{History: 601}, "History"},
+		"a negative long run":      {httpgc.Options{LongRun: -time.Second}, "LongRun"},
 	} {
 		h, err := httpgc.New(e, tc.opts)
 		assert.Nil(t, h, name)
@@ -37,8 +39,9 @@ func TestNewRefusesUnsafeOrBadOptions(t *testing.T) {
 	}
 	_, err := httpgc.New(nil, httpgc.Options{})
 	assert.Error(t, err, "a nil executor")
-	_, err = httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
-	assert.NoError(t, err)
+	h, err := httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
+	require.NoError(t, err)
+	h.Close()
 }
 
 // from sets a request's RemoteAddr.

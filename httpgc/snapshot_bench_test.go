@@ -58,6 +58,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { h.Close() })
 			b.Run(fmt.Sprintf("groups=%d/%s", n, tc.name), func(b *testing.B) {
 				req := request(http.MethodGet, tc.query, "")
 				b.ReportAllocs()
@@ -77,6 +78,7 @@ func BenchmarkStats(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { h.Close() })
 	req := request(http.MethodGet, "/api/stats", "")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -98,6 +100,7 @@ func BenchmarkW2Watched(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { h.Close() })
 		rec := newRecorder()
 		rec.discard = true
 		ctx, cancel := context.WithCancel(context.Background())

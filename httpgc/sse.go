@@ -50,8 +50,9 @@ func (s *stream) init() {
 
 // snapshotJSON is the data of a snapshot event.
 type snapshotJSON struct {
-	Stats  statsJSON `json:"stats"`
-	Groups []row     `json:"groups"`
+	Stats   statsJSON `json:"stats"`
+	Groups  []row     `json:"groups"`
+	History totalJSON `json:"history"`
 }
 
 // join adds a client, starting the producer if none runs. It returns nil if
@@ -130,7 +131,7 @@ func (h *Handler) publish() {
 		}
 		h.shown.Store(&shown)
 	}
-	data, err := json.Marshal(snapshotJSON{Stats: h.stats(), Groups: rows})
+	data, err := json.Marshal(snapshotJSON{Stats: h.stats(), Groups: rows, History: h.totalHistory()})
 	if err != nil {
 		return
 	}
@@ -220,9 +221,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close ends every stream and refuses new ones (503). The page then falls
-// back to polling. Call it before http.Server.Shutdown, which waits for open
-// requests and would wait for streams. It returns at once, and always nil.
+// back to polling. It also stops the history's sampler. Call it before
+// http.Server.Shutdown, which waits for open requests and would wait for
+// streams. It returns at once, and always nil.
 func (h *Handler) Close() error {
+	h.stopHistory()
 	s := &h.stream
 	s.mu.Lock()
 	defer s.mu.Unlock()

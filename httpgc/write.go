@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kobe/groupconc"
 )
@@ -84,7 +83,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	ev.Err = h.e.SetGroupOverride(st.GroupKey, next)
 	h.end(&ev)
 	h.writes.Unlock()
-	h.audit(ev)
+	leave(w, ev)
 	if ev.Err != nil {
 		failWrite(w, ev.Err, name)
 		return
@@ -116,7 +115,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 	fn(st.GroupKey)
 	h.end(&ev)
 	h.writes.Unlock()
-	h.audit(ev)
+	leave(w, ev)
 	if a == ActionEvict {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -139,30 +138,6 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 		return false
 	}
 	return true
-}
-
-// begin starts the audit record of a write to st's group. The returned end
-// completes it once the write is done.
-func (h *Handler) begin(r *http.Request, a Action, st groupconc.GroupStats) AuditEvent {
-	who := r.RemoteAddr
-	if h.o.Identify != nil {
-		who = h.o.Identify(r)
-	}
-	ev := AuditEvent{Who: who, Action: a, Group: st.GroupKey, Before: st}
-	ev.OverrideBefore, _ = h.e.GroupOverride(st.GroupKey)
-	return ev
-}
-
-func (h *Handler) end(ev *AuditEvent) {
-	ev.At = time.Now()
-	ev.After, _ = h.e.GroupStats(ev.Group)
-	ev.OverrideAfter, _ = h.e.GroupOverride(ev.Group)
-}
-
-func (h *Handler) audit(ev AuditEvent) {
-	if h.o.Audit != nil {
-		h.o.Audit(ev)
-	}
 }
 
 // failWrite answers a write to the group shown as name that the executor

@@ -101,7 +101,14 @@ func TestABadPatchGets422NamingItAndChangesNothing(t *testing.T) {
 	assert.Equal(t, 10, st.QueueThreshold, "nothing changed")
 	o, _ := f.e.GroupOverride("a")
 	assert.Equal(t, groupconc.GroupOverride{MaxInFlight: intp(20)}, o, "nothing changed")
-	assert.Empty(t, *events, "a refused patch never reaches the executor")
+	require.Len(t, *events, 15, "every refused patch is audited")
+	for _, ev := range *events {
+		assert.Equal(t, http.StatusUnprocessableEntity, ev.Status)
+		assert.ErrorIs(t, ev.Err, httpgc.ErrRefused)
+		assert.NotEmpty(t, ev.Refused)
+		assert.Equal(t, "a", ev.Name)
+		assert.Empty(t, ev.Group, "a refused patch never reaches the executor")
+	}
 }
 
 func TestAValueTheExecutorRefusesGets422AndIsAudited(t *testing.T) {
@@ -150,10 +157,13 @@ func TestEvictForgetsTheGroup(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, http.StatusNotFound, get(f.h, "/api/groups/c").Code)
 	assert.Equal(t, http.StatusNotFound, post(f.h, "/api/groups/c/evict", "{}").Code)
-	require.Len(t, *events, 1)
+	require.Len(t, *events, 2)
 	assert.Equal(t, httpgc.ActionEvict, (*events)[0].Action)
 	assert.Equal(t, 2, (*events)[0].Before.InFlight)
 	assert.Equal(t, groupconc.GroupStats{}, (*events)[0].After)
+	assert.Equal(t, http.StatusNoContent, (*events)[0].Status)
+	assert.Equal(t, `no group "c"`, (*events)[1].Refused, "the second evict finds no group")
+	assert.Equal(t, http.StatusNotFound, (*events)[1].Status)
 }
 
 func TestShutdownCancelsTheGroupsTasksAndKeepsIt(t *testing.T) {

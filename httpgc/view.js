@@ -1,0 +1,173 @@
+// view.js draws what the server sends: the totals, the groups' rows with
+// why they wait, and the warnings. page.js, which follows it in the same
+// scope, fetches and acts. Group keys are shown through textContent only.
+const body = document.body;
+const interval = Number(body.dataset.intervalMs) || 1000;
+const can = { patch: body.dataset.patch === 'true', evict: body.dataset.evict === 'true', shutdown: body.dataset.shutdown === 'true' };
+const $ = (id) => document.getElementById(id);
+const nf = new Intl.NumberFormat('en-US');
+
+function el(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+const num = (n) => (n === 'unlimited' ? '∞' : nf.format(n));
+function dur(ms) {
+  if (ms < 1000) return ms + ' ms';
+  if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + ' s';
+  return Math.floor(ms / 60000) + ' m ' + Math.round((ms % 60000) / 1000) + ' s';
+}
+// A group's URL names it in the query: a browser would resolve a path
+// segment such as "." or "..", escaped or not.
+const groupAPI = (key, action) => 'api/group' + (action || '') + '?group=' + encodeURIComponent(key);
+const badge = (src) => el('span', { class: 'src src-' + src, text: src, title: 'set by: ' + src });
+
+// meter shows v against max: a bar, the figures and what set max. A full
+// bar is amber where being full is normal work (running), red where it
+// turns tasks away or holds them (in flight, waiting).
+function meter(v, max, src, fullIsBusy) {
+  const bar = el('div', { class: 'bar' });
+  if (max === 'unlimited') {
+    bar.classList.add('none');
+    bar.title = 'no limit';
+  } else {
+    const r = max > 0 ? Math.min(v / max, 1) : (v > 0 ? 1 : 0);
+    const fill = el('span');
+    fill.style.width = (r * 100).toFixed(1) + '%';
+    bar.append(fill);
+    if (r >= 1) bar.classList.add(fullIsBusy ? 'hot' : 'full');
+    else if (r >= 0.75 && !fullIsBusy) bar.classList.add('hot');
+  }
+  const m = el('div', { class: 'meter' }, bar, el('span', { class: 'figure', text: num(v) + ' / ' + num(max) }));
+  if (src) m.append(badge(src));
+  return m;
+}
+
+// spark draws values (oldest first, one per interval) against top, in
+// slots places: every row shares one top, so their heights compare.
+function spark(values, top, slots, what) {
+  const NS = 'http://www.w3.org/2000/svg', w = 90, h = 24;
+  const svg = document.createElementNS(NS, 'svg');
+  for (const [k, v] of Object.entries({ width: w, height: h, viewBox: `0 0 ${w} ${h}`, class: 'spark' })) svg.setAttribute(k, v);
+  if (!values || values.length === 0) return svg;
+  const step = w / Math.max(1, slots - 1);
+  const pts = values.map((v, i) => [w - (values.length - 1 - i) * step, h - 1 - (v / top) * (h - 3)]);
+  const line = pts.map((p) => p[0].toFixed(1) + ',' + p[1].toFixed(1)).join(' ');
+  const area = document.createElementNS(NS, 'polygon');
+  area.setAttribute('points', `${line} ${w},${h} ${pts[0][0].toFixed(1)},${h}`);
+  const pl = document.createElementNS(NS, 'polyline');
+  pl.setAttribute('points', line);
+  const title = document.createElementNS(NS, 'title');
+  title.textContent = `${what}: now ${values[values.length - 1]}, peak ${Math.max(...values)} (scale 0–${top})`;
+  svg.append(title, area, pl);
+  return svg;
+}
+
+// whyCell shows the server's reason, and "hung" before it when the group
+// runs at its limit, runs long and finishes nothing. The pause button, if
+// writes are allowed, sits at its right.
+const WHY_TITLES = {
+  'paused': 'the group, or a parent, is paused: its tasks wait until it is resumed',
+  'global cap': 'some of its tasks wait for a permit of the global cap (GlobalMaxInFlight)',
+  'running long': 'its oldest running task has run longer than Options.LongRun',
+  'own limit': 'tasks wait for the group\'s own bulkhead or concurrency limit',
+};
+function whyCell(r, button) {
+  const box = el('div', { class: 'whybox' });
+  const td = el('td', { class: 'why' }, box);
+  if (r.hung) box.append(el('span', { class: 'why-tag why-hung', text: 'hung', title: 'at its limit, running long, and none of its tasks finished lately' }));
+  if (r.why) {
+    const kind = Object.keys(WHY_TITLES).find((k) => r.why.startsWith(k)) || 'own limit';
+    box.append(el('span', { class: 'why-tag why-' + kind.replace(' ', '-'), text: r.why, title: WHY_TITLES[kind] }));
+  }
+  if (button) box.append(button);
+  return td;
+}
+
+// recentCell shows what became of the group's tasks over the last minute.
+function recentCell(r) {
+  const td = el('td', { class: 'recent nowrap' });
+  const x = r.recent;
+  if (!x || x.seconds < 1) {
+    td.textContent = '–';
+    return td;
+  }
+  td.title = `over the last ${Math.round(x.seconds)} s: ${x.succeeded} succeeded, ${x.failed} failed, ${x.cancelled} cancelled, ${x.rejected} rejected`;
+  td.append(el('span', { class: 'done', text: nf.format(x.succeeded + x.failed + x.cancelled) + ' done' }));
+  if (x.failed) td.append(' · ', el('span', { class: 'bad', text: nf.format(x.failed) + ' failed' }));
+  if (x.rejected) td.append(' · ', el('span', { class: 'bad', text: nf.format(x.rejected) + ' rej.', title: 'rejected' }));
+  return td;
+}
+
+// pauseButton pauses or resumes the row's group through a PATCH.
+function pauseButton(r) {
+  const b = el('button', { type: 'button', class: 'rowpause' + (r.paused ? ' on' : ''), text: r.paused ? 'Resume' : 'Pause',
+    title: r.paused ? 'let the group start tasks again' : 'start none of the group\'s tasks until resumed' });
+  b.addEventListener('click', (ev) => {
+    ev.stopPropagation();
+    setPaused(r.group, !r.paused);
+  });
+  return b;
+}
+
+function renderGroups(rows, total) {
+  const top = Math.max(1, ...rows.flatMap((r) => r.history || []));
+  const slots = Math.max(60, ...rows.map((r) => (r.history || []).length));
+  $('scale').textContent = `0–${nf.format(top)}, all rows`;
+  const trs = rows.map((r) => {
+    const wait = r.oldestWaitMs, run = r.oldestRunningMs;
+    const key = el('td', { class: 'key', title: r.group + (r.parent ? ' (in ' + r.parent + ')' : '') }, el('span', { text: r.group }));
+    if (r.paused) key.append(' ', el('span', { class: 'badge paused', text: 'paused' }));
+    const tr = el('tr', { tabindex: '0', 'data-group': r.group },
+      key, whyCell(r, can.patch ? pauseButton(r) : null),
+      el('td', {}, meter(r.running, r.maxConcurrency, r.source.maxConcurrency, true)),
+      el('td', {}, meter(r.inFlight, r.maxInFlight, r.source.maxInFlight)),
+      el('td', {}, meter(r.waiting, r.queueThreshold, r.source.queueThreshold)),
+      el('td', { class: 'num' + (wait >= 5000 ? ' wait-long' : wait >= 1000 ? ' wait-some' : ''), text: wait ? dur(wait) : '–' }),
+      el('td', { class: 'num oldest-run' + (r.why.startsWith('running long') ? ' wait-long' : ''), text: run ? dur(run) : '–' }),
+      recentCell(r),
+      el('td', { class: 'history' }, spark(r.history, top, slots, 'waiting')));
+    if (r.hung) tr.classList.add('hung');
+    if (r.group === selected) tr.classList.add('selected');
+    tr.addEventListener('click', () => select(r.group));
+    tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') select(r.group); });
+    return tr;
+  });
+  $('groups').tBodies[0].replaceChildren(...trs);
+  $('nogroups').hidden = rows.length > 0;
+  $('shown').textContent = `${nf.format(total)} group${total === 1 ? '' : 's'}, ${rows.length} shown`;
+}
+
+// renderWarnings shows the kept warnings summed up by group at the top,
+// with the full list in a details element below the summary.
+function renderWarnings(list) {
+  const byGroup = new Map();
+  for (const w of list) { // newest first
+    const g = byGroup.get(w.group) || { group: w.group, count: 0, last: w };
+    g.count++;
+    byGroup.set(w.group, g);
+  }
+  const pick = (key) => { const td = el('td', { class: 'key', text: key, title: key }); td.addEventListener('click', () => select(key)); return td; };
+  $('warnsummary').tBodies[0].replaceChildren(...[...byGroup.values()].map((g) => el('tr', { 'data-group': g.group },
+    pick(g.group), el('td', { class: 'num', text: nf.format(g.count) }),
+    el('td', { class: 'nowrap', text: new Date(g.last.at).toLocaleTimeString() }),
+    el('td', {}, el('span', { class: 'badge', text: g.last.trigger })),
+    el('td', { class: 'num', text: num(g.last.waiting) }), el('td', { class: 'num', text: dur(g.last.oldestWaitMs) }))));
+  $('warnings').tBodies[0].replaceChildren(...list.map((w) => el('tr', {},
+    el('td', { class: 'nowrap', text: new Date(w.at).toLocaleTimeString() }), pick(w.group),
+    el('td', {}, el('span', { class: 'badge', text: w.trigger })),
+    el('td', { class: 'num', text: num(w.waiting) }), el('td', { class: 'num', text: dur(w.oldestWaitMs) }),
+    el('td', { class: 'num', text: num(w.limit) }), el('td', { class: 'num', text: num(w.inFlight) }),
+    el('td', { class: 'num', text: num(w.suppressed) }))));
+  $('warnsummary').hidden = list.length === 0;
+  $('warnall').hidden = list.length === 0;
+  $('nowarnings').hidden = list.length > 0;
+  $('warncount').textContent = list.length ? `${list.length} kept, from ${byGroup.size} group${byGroup.size === 1 ? '' : 's'}` : '';
+  $('warnall-count').textContent = `all ${list.length}, newest first`;
+}

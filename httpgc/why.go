@@ -1,0 +1,108 @@
+package httpgc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// Why a group's tasks wait, as a row's "why" says it. The first rule that
+// holds decides.
+//
+//	"paused"                  the group, or an ancestor, is paused
+//	"global cap"              some of its tasks wait for a global permit
+//	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
+//	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
+//	"own limit"               tasks wait for its limits, which are just being handed on
+//	"running long: 12 m"      nothing waits, and its oldest task has run LongRun or more
+//	""                        nothing waits and nothing runs long
+//
+// A row is "hung" when the group runs at its concurrency limit, its
+// oldest task has run LongRun or more, and none of its tasks finished in
+// the last LongRun (or in the whole history, when that is shorter). A busy
+// group is at its limit too, but its tasks finish. So a hung group that
+// has tasks waiting says "own limit: concurrency" and is hung.
+
+// window is how far back a row's "recent" counts reach.
+const window = time.Minute
+
+// recentJSON counts what became of a group's tasks lately. Seconds is how
+// far back it reaches, a minute once the history is that long.
+type recentJSON struct {
+	Seconds   float64 `json:"seconds"`
+	Succeeded uint64  `json:"succeeded"`
+	Failed    uint64  `json:"failed"`
+	Cancelled uint64  `json:"cancelled"`
+	Rejected  uint64  `json:"rejected"`
+}
+
+// why fills r's why, hung, recent and history from st and the history.
+func (h *Handler) why(r *row, st groupconc.GroupStats) {
+	r.Why = reason(st, h.o.LongRun)
+	r.History = []int{}
+	hs := &h.history
+	now := h.now()
+	hs.mu.Lock()
+	ser := hs.groups[st.GroupKey]
+	var base, quiet sample
+	var haveBase, haveQuiet bool
+	if ser != nil {
+		r.History = ser.waiting()
+		base, haveBase = ser.before(now - window)
+		quiet, haveQuiet = ser.before(now - h.o.LongRun)
+	}
+	hs.mu.Unlock()
+	if haveBase {
+		r.Recent = &recentJSON{
+			Seconds:   (now - base.at).Round(time.Second).Seconds(),
+			Succeeded: delta(st.Succeeded, base.succeeded),
+			Failed:    delta(st.Failed, base.failed),
+			Cancelled: delta(st.Cancelled, base.cancelled),
+			Rejected:  delta(st.Rejected, base.rejected),
+		}
+	}
+	r.Hung = haveQuiet && st.Running > 0 && st.RunningCost >= st.MaxConcurrency &&
+		st.OldestRunning >= h.o.LongRun && done(st) == quiet.done()
+}
+
+// delta is now - then. A group forgotten and made again starts its
+// counters at 0, so then may be the larger. Then it is now.
+func delta(now, then uint64) uint64 {
+	if now < then {
+		return now
+	}
+	return now - then
+}
+
+func done(st groupconc.GroupStats) uint64 { return st.Succeeded + st.Failed + st.Cancelled }
+
+// reason applies the rules above.
+func reason(st groupconc.GroupStats, longRun time.Duration) string {
+	switch {
+	case st.Paused:
+		return "paused"
+	case st.WaitingGlobal > 0:
+		return "global cap"
+	case st.Waiting == 0 && st.OldestRunning >= longRun:
+		return "running long: " + coarse(st.OldestRunning)
+	case st.Waiting == 0:
+		return ""
+	case st.MaxInFlight != groupconc.Unlimited && st.InFlight >= st.MaxInFlight:
+		return "own limit: bulkhead"
+	case st.RunningCost >= st.MaxConcurrency:
+		return "own limit: concurrency"
+	}
+	return "own limit"
+}
+
+// coarse writes d in its largest whole unit: "12 s", "12 m", "3 h".
+func coarse(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%d m", int(d/time.Minute))
+	}
+	return fmt.Sprintf("%d h", int(d/time.Hour))
+}

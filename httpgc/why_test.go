@@ -145,7 +145,7 @@ func TestTheHistoryIsBoundedInSamplesAndGroups(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { h.Close() })
 		// Each group in turn has a task waiting for a second and a half,
-		// so the snapshot's two rows are that group and "a".
+		// so the snapshot shows that group alone: the others are idle.
 		keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 		for _, key := range keys {
 			gate := adaptertest.NewGate(t)
@@ -165,7 +165,7 @@ func TestTheHistoryIsBoundedInSamplesAndGroups(t *testing.T) {
 				kept = append(kept, key)
 			}
 		}
-		assert.Equal(t, []string{"a", "b", "g", "h"}, kept, "twice Rows groups, those shown last")
+		assert.Equal(t, []string{"e", "f", "g", "h"}, kept, "twice Rows groups, those shown last")
 
 		c := watch(h, nil)
 		synctest.Wait()

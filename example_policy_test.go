@@ -234,6 +234,23 @@ func ExamplePolicyBuilder_PressureWarningFunc() {
 	// Output: warning: g 1
 }
 
+func ExampleGroupExecutor_WatchPressure() {
+	p := exMustBuild(groupconc.NewPolicyBuilder().
+		PressureWarnings(groupconc.PressureConfig{BacklogCount: 1}, nil)) // thresholds only, no function
+	e := groupconc.New(p)
+	defer e.Close()
+	stop := e.WatchPressure(func(w groupconc.PressureWarning) {
+		fmt.Println("alert:", w.GroupKey, w.Trigger, w.Waiting) // runs inside Submit: keep it quick
+	})
+	defer stop()
+	gate := make(chan struct{})
+	defer close(gate)
+	for i := range 2 { // one runs, one waits: the count is reached
+		_, _ = groupconc.Submit(context.Background(), e, "reports", fmt.Sprint(i), exBlockUntil(gate, ""))
+	}
+	// Output: alert: reports backlog-count 1
+}
+
 // halve is an AdaptiveLimit that halves the limit on every sample.
 type halve struct{ min int }
 

@@ -145,7 +145,7 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 	}
 	g.limits.Store(l)
 	if r.global.fair {
-		g.fair = &fairGroup[T]{index: -1, tier: -1}
+		g.fair = &fairGroup[T]{index: -1}
 		g.fair.weight.Store(int64(max(l.Weight, 1)))
 	}
 	g.scope0.init(&r.root)

@@ -77,8 +77,7 @@ type GroupExecutor struct {
 
 	// The outcome counters (see count) are kept by whoever completes a
 	// handle. That is usually the goroutine that ran the task, just before
-	// it leaves the gate. They follow ready, which pads its tail, so they
-	// are off the lines of gate.entered and of the queue's head.
+	// it leaves the gate.
 	succeeded, failed, cancelled, rejected atomic.Uint64
 
 	crew    crew          // the executor's goroutines, which Shutdown waits for

@@ -6,8 +6,8 @@ import (
 )
 
 // tally is a number of permits (or queue slots) held, checked against a
-// limit as it is taken. It is one word (narrow) or, once wide, two sums on
-// cache lines of their own (see permits). The executor-wide counts, which
+// limit as it is taken. It is one word (narrow) or, once wide, two sums
+// (see permits). The executor-wide counts, which
 // every task of every group writes, are wide from the start. A group's
 // counts start narrow, which keeps an idle group small
 // (BenchmarkGroupFootprint). They widen for good once a task of the group
@@ -99,16 +99,15 @@ func (c *tally) give() {
 }
 
 // permits counts permits held as two sums that only grow, taken and given
-// back, on cache lines of their own. A task usually takes its permits on
-// the goroutine that submits it and gives them back on the one that runs
-// it. So the two sides do not write to one line
-// (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
+// back. A task usually takes its permits on the goroutine that submits it
+// and gives them back on the one that runs it. So each side writes a word
+// of its own, and giving back is an add, not a compare-and-swap. Padding
+// the sums onto cache lines of their own measured no faster (W1 and
+// W3HotGroup of the benchmarks module, benchmarks/RESULTS.md). An
+// Unlimited layer only adds.
 type permits struct {
-	_     [64]byte // off the line of the fields both sides read
 	taken atomic.Int64
-	_     [56]byte
 	given atomic.Int64
-	_     [56]byte
 }
 
 // load returns the permits held. It reads taken first, so it never counts

@@ -29,21 +29,18 @@ type Global[T any] struct {
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
 
 	// Counts across all groups, so that Stats reads them without visiting
-	// any group. Each is the difference of two sums that only grow. Each
-	// sum is on a cache line of its own. This is because a task that waits
-	// is counted in as waiting on the goroutine that submits it. It is
-	// counted running, out of waiting and out of running on the one that
-	// runs it.
-	_   [64]byte
+	// any group. Each is the difference of two sums that only grow. A task
+	// that waits is counted in as waiting on the goroutine that submits it.
+	// It is counted running, out of waiting and out of running on the one
+	// that runs it. Padding each sum onto a cache line of its own measured
+	// no faster (BenchmarkFairLine, benchmarks/RESULTS.md).
 	in  globalCounts
 	out globalCounts
 }
 
 type globalCounts struct {
 	running atomic.Int64 // tasks holding every permit, all groups
-	_       [56]byte
 	waiting atomic.Int64 // tasks that joined a line and do not hold every permit yet
-	_       [56]byte
 }
 
 // NewGlobal returns the global layer with the given limit and queue

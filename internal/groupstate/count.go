@@ -7,15 +7,13 @@ import (
 
 // tally is a number of permits (or queue slots) held, checked against a
 // limit as it is taken. It is one word (narrow) or, once wide, two sums
-// (see permits). The executor-wide counts, which
-// every task of every group writes, are wide from the start. A group's
-// counts start narrow, which keeps an idle group small
-// (BenchmarkGroupFootprint). They widen for good once a task of the group
-// waits at one of its layers on more than one processor (Group.heat). Such
-// a group is a hot one. Its counts are written by the goroutine that
-// submits and by the one that runs. One word they both write made
-// W3HotGroup under fair share at -cpu 2 use more CPU per task
-// (benchmarks/RESULTS.md).
+// (see permits). The executor-wide counts, which every task of every group
+// writes, are wide from the start, so that an Unlimited global layer only
+// adds. A group's counts stay narrow, which keeps a group small
+// (BenchmarkGroupFootprint). A hot group's counts once widened when its
+// tasks began to wait. W3HotGroup of the benchmarks module, at -cpu 2,
+// measured that no different from one word (benchmarks/RESULTS.md), so
+// they no longer do.
 type tally struct {
 	n    atomic.Int64 // the permits held while narrow; once wide, moved + them
 	wide atomic.Pointer[permits]

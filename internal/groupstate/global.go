@@ -1,9 +1,6 @@
 package groupstate
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Global is the executor-wide layer. It holds the global in-flight permits
 // and the line of tasks waiting for one. It also holds the queue threshold
@@ -19,7 +16,6 @@ import (
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
-	spread    atomic.Bool // more than one processor (see Group.heat and noteProcs)
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
@@ -53,15 +49,8 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
 	}
-	gl.noteProcs()
 	return gl
 }
-
-// noteProcs reads GOMAXPROCS again, since Go changes it at run time to
-// follow a container's CPU limit. Each group made from then on widens its
-// counts by it. It takes the scheduler's lock. So it is called as groups
-// are made and limits updated, never per task.
-func (gl *Global[T]) noteProcs() { gl.spread.Store(runtime.GOMAXPROCS(0) > 1) }
 
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.

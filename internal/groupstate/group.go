@@ -172,22 +172,6 @@ func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
 }
 
-// heat widens the group's counts (see tally) once one of its tasks is
-// about to wait at one of its layers. From then on its tasks are taken in
-// on one goroutine and run on another, and each count is written by both.
-// On one processor wide counts cannot pay, since nothing is shared between
-// cores. They would only add memory and cache lines. W2DeepBacklog at
-// -cpu 1, whose 1 000 groups all wait, used a little more CPU with them,
-// within noise. So they widen only if GOMAXPROCS was above one when the
-// group was made or limits were last updated (see Global.noteProcs).
-func (g *Group[T]) heat() {
-	if g.global.spread.Load() && g.conc.held.wide.Load() == nil {
-		g.queue.held.widen()
-		g.bulkhead.held.widen()
-		g.conc.held.widen()
-	}
-}
-
 // Held reports the permits held at the group's layers and the queue slots
 // taken. All are 0 once the group's tasks have ended.
 func (g *Group[T]) Held() (bulkhead, conc, slots int) {

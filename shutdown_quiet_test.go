@@ -205,6 +205,7 @@ func TestShutdownCalledInThePressureFunctionWaitsForItUntilItsContextEnds(t *tes
 		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
 		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
 		time.Sleep(time.Second)
+		synctest.Wait() // the function is in Shutdown, which waits for the tasks
 		close(gate)
 		start := time.Now()
 		err := <-shut

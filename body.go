@@ -42,10 +42,10 @@ type fnBody[T any] Task[T]
 
 // handleOf returns the TaskHandle[T] that t is part of. Since t has body
 // fnBody[T], it was made as a handle's t (see Submit). This is one of the
-// package's two unsafe steps (do's task ID is the other). It saves the handle a word, because the function is kept
-// rather than a body pointing at the handle beside it. That took
-// TaskHandle[struct{}] a size class smaller, as BenchmarkW3QueuedMemory of
-// the benchmarks module shows in bytes per queued task.
+// package's two unsafe steps (do's task ID is the other). It saves the
+// handle a word, because the function is kept rather than a body pointing
+// at the handle beside it. That keeps TaskHandle[struct{}] a size class
+// smaller (TestHandleLayout).
 func handleOf[T any](t *task) *TaskHandle[T] {
 	var h *TaskHandle[T]
 	return (*TaskHandle[T])(unsafe.Add(unsafe.Pointer(t), -unsafe.Offsetof(h.t)))

@@ -202,38 +202,6 @@ func ExamplePolicyBuilder_IdleGroupTTL() {
 	// Output: 10m0s true
 }
 
-func ExamplePolicyBuilder_PressureWarnings() {
-	p := exMustBuild(groupconc.NewPolicyBuilder().
-		PressureWarnings(groupconc.PressureConfig{BacklogCount: 2}, func(w groupconc.PressureWarning) {
-			fmt.Println(w.GroupKey, w.Trigger, w.Waiting) // runs inside Submit: keep it quick
-		}))
-	e := groupconc.New(p)
-	defer e.Close()
-	gate := make(chan struct{})
-	defer close(gate)
-	for i := range 3 { // one runs, two wait: the second waiting one fires
-		_, _ = groupconc.Submit(context.Background(), e, "reports", fmt.Sprint(i), exBlockUntil(gate, ""))
-	}
-	// Output: reports backlog-count 2
-}
-
-func ExamplePolicyBuilder_PressureWarningFunc() {
-	b, err := groupconc.ParsePolicy([]byte(`{"pressure": {"backlogCount": 1}}`))
-	if err != nil {
-		panic(err)
-	}
-	e := groupconc.New(exMustBuild(b.PressureWarningFunc(func(w groupconc.PressureWarning) {
-		fmt.Println("warning:", w.GroupKey, w.Waiting)
-	})))
-	defer e.Close()
-	gate := make(chan struct{})
-	defer close(gate)
-	for i := range 2 {
-		_, _ = groupconc.Submit(context.Background(), e, "g", fmt.Sprint(i), exBlockUntil(gate, ""))
-	}
-	// Output: warning: g 1
-}
-
 // halve is an AdaptiveLimit that halves the limit on every sample.
 type halve struct{ min int }
 

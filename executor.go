@@ -77,8 +77,7 @@ type GroupExecutor struct {
 
 	// The outcome counters (see count) are kept by whoever completes a
 	// handle. That is usually the goroutine that ran the task, just before
-	// it leaves the gate. So they share the cache line of gate.left, not
-	// that of gate.entered.
+	// it leaves the gate.
 	succeeded, failed, cancelled, rejected atomic.Uint64
 
 	crew    crew          // the executor's goroutines, which Shutdown waits for
@@ -239,23 +238,22 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 
 // Shutdown stops accepting tasks, so Submit returns ErrClosed. It waits
 // until every accepted task, waiting or running, has finished. Then it waits
-// until a call of the pressure warnings' function under way has returned.
+// until every call of a pressure warning function under way has returned.
 // Then it returns nil. By then every goroutine of the executor has done its
-// work, and the function is not called again.
+// work, and no such function is called again.
 //
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
 // ErrClosed. It returns ctx.Err() without waiting for them to return, nor
-// for the function. It may be called more than once, and concurrently with
-// Close. Called from the pressure warnings' function, it does not wait for
-// calls of that function.
+// for the functions. It may be called more than once, and concurrently with
+// Close.
 //
-// Do not let Shutdown wait in a task of e, or in e's listener or rejection
-// handler. It would wait for the task it is called for, which ends only
-// after Shutdown returns. So it returns only when ctx ends, which is never
-// with context.Background(). Start it on a goroutine of its own (go
-// e.Shutdown(ctx)), or call Close. Shutdown cannot tell such a caller by its
-// ctx, as a listener has none. Telling goroutines apart would need a walk of
-// the stack on every call.
+// Do not let Shutdown wait in a task of e, in e's listener or rejection
+// handler, or in a pressure warning function. It would wait for the call
+// it is made from, which ends only after Shutdown returns. So it returns
+// only when ctx ends, which is never with context.Background(). Start it on
+// a goroutine of its own (go e.Shutdown(ctx)), or call Close. Shutdown
+// cannot tell such a caller by its ctx, as a listener has none. Telling
+// goroutines apart would need a walk of the stack on every call.
 func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 	if !e.made() {
 		return errNilExecutor
@@ -292,11 +290,11 @@ func (e *GroupExecutor) Shutdown(ctx context.Context) error {
 
 // Close stops accepting tasks and cancels every task, with cause ErrClosed.
 // Waiting tasks end CANCELLED. Running functions see their context
-// cancelled, and their goroutines end when they return. Close waits only
-// until a call of the pressure warnings' function under way has returned,
-// unless Close is called from that function. The function is not called
-// again. Close is idempotent and returns nil. On a nil or zero executor it
-// returns an error matching ErrClosed. Use Shutdown to wait for tasks.
+// cancelled, and their goroutines end when they return. No pressure warning
+// function is called once Close has returned. Close does not wait for a call
+// under way, so such a function may call it. Close is idempotent and returns
+// nil. On a nil or zero executor it returns an error matching ErrClosed. Use
+// Shutdown to wait for tasks and for the functions.
 func (e *GroupExecutor) Close() error {
 	if !e.made() {
 		return errNilExecutor
@@ -305,7 +303,6 @@ func (e *GroupExecutor) Close() error {
 	e.blocking.wait()
 	e.stopPressure()
 	e.cancelAll()
-	e.pressureDone(nil)
 	return nil
 }
 

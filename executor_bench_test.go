@@ -180,6 +180,10 @@ func BenchmarkSubmitWaitParallel(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
+	start := cpuTime()
+	defer func() {
+		b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/task")
+	}()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {

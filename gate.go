@@ -14,19 +14,17 @@ import (
 // last leave and close, the later one sees the other's write, because both
 // write and then read what the other wrote.
 //
-// The two counts only grow, and sit on cache lines of their own. The
-// goroutine submitting tasks usually enters, and the goroutines running them
-// usually leave. So they do not write to the same line. W1 and W2 of the
-// benchmarks module measure this, with one goroutine submitting and the
-// executor's running the tasks.
+// The two counts only grow. The goroutine submitting tasks usually enters,
+// and the goroutines running them usually leave. Padding them onto cache
+// lines of their own measured no faster, with one goroutine submitting (W1,
+// W2 and W3 of the benchmarks module, BenchmarkSubmitWithBatch). So they
+// are not padded (benchmarks/RESULTS.md).
 type gate struct {
 	drained chan struct{} // closed when the gate is closed and every task left
 	closing chan struct{} // closed when the gate is closed: blocked callers give up
 	closed  atomic.Bool   // set once entered carries closedBit
 	signals atomic.Bool   // set by whoever closes drained
-	_       [64]byte
 	entered atomic.Uint64 // accepted tasks (Stats' Submitted); closedBit once closed
-	_       [64]byte
 	left    atomic.Uint64 // accepted tasks that have ended
 }
 

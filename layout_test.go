@@ -11,9 +11,9 @@ import (
 
 // TestHandleLayout lists, field by field and padding included, the handle
 // every Submit allocates and every waiting task is (the layouts of the
-// group's own structs are internal/groupstate's TestLayoutTable;
-// benchmarks/MEMORY.md quotes both). It fails if the table does not
-// account for every byte.
+// group's own structs are internal/groupstate's TestLayoutTable). It fails
+// if the table does not account for every byte, or if benchmarks/MEMORY.md
+// does not quote it as it is.
 //
 //	go test -run TestHandleLayout -v .
 func TestHandleLayout(t *testing.T) {
@@ -25,5 +25,9 @@ func TestHandleLayout(t *testing.T) {
 	if err := layout.Check(typ, rows); err != nil {
 		t.Error(err)
 	}
-	t.Logf("\n%s", layout.Table(typ, rows))
+	table := layout.Table(typ, rows)
+	t.Logf("\n%s", table)
+	if err := layout.Quoted("benchmarks/MEMORY.md", table); err != nil {
+		t.Error(err)
+	}
 }

@@ -2,8 +2,6 @@ package groupconc
 
 import (
 	"fmt"
-	"reflect"
-	"runtime"
 	"sync"
 	"time"
 
@@ -72,10 +70,13 @@ type PressureWarning struct {
 // Suppressed.
 //
 // The fn runs on the goroutine of the Submit call or of the timer, with no
-// lock of the executor held. It must not block, because Shutdown and Close
-// wait for a call under way. It is not called once they have returned.
-// Called from fn, they do not wait for fn. A panic in it is recovered and
-// ignored. A nil fn disables warnings. The fields of cfg must be >= 0.
+// lock of the executor held. It must not block, because Shutdown waits for
+// a call under way. No call starts once Shutdown or Close has returned.
+// Close does not wait for a call under way, so fn may call it. Shutdown
+// called from fn would wait for fn itself. Start it on a goroutine of its
+// own there. A panic in fn is recovered and ignored. A nil fn disables the
+// policy's own warnings. GroupExecutor.WatchPressure adds functions to an
+// executor. The fields of cfg must be >= 0.
 //
 // It sets both the config and fn. To add fn to a config that ParsePolicy
 // read, call PressureWarningFunc instead.
@@ -105,7 +106,7 @@ type pressureState struct {
 // Submit.
 func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	p := e.policy.Load()
-	if p.pressureFn == nil {
+	if !e.pressureWatched(p) {
 		return
 	}
 	cfg := p.pressure.orDefaults()
@@ -115,7 +116,8 @@ func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 	e.armPressure(cfg.BacklogAge)
 }
 
-// warn tells p's function about g, unless g's cooldown holds it back.
+// warn tells p's function and e's watchers about g, unless g's cooldown
+// holds it back.
 func (e *GroupExecutor) warn(p *GroupPolicy, g *groupstate.Group[task], trigger PressureTrigger) {
 	v, ok := e.pressure.states.Load(g.Key())
 	if !ok {
@@ -144,43 +146,14 @@ func (e *GroupExecutor) warn(p *GroupPolicy, g *groupstate.Group[task], trigger 
 		return // the executor closed: fn is not called any more
 	}
 	defer e.pressure.leave()
-	callPressureFn(p.pressureFn, w)
+	if p.pressureFn != nil {
+		callPressureFn(p.pressureFn, w)
+	}
+	e.pressure.tell(w)
 }
 
-// callPressureFn calls fn with w, recovering a panic. It is the frame that
-// inPressureFn looks for.
-//
-//go:noinline
+// callPressureFn calls fn with w, recovering a panic.
 func callPressureFn(fn func(PressureWarning), w PressureWarning) {
 	defer ignorePanic()
 	fn(w)
-}
-
-// callPressureFnName is callPressureFn's name in a stack trace.
-var callPressureFnName = runtime.FuncForPC(reflect.ValueOf(callPressureFn).Pointer()).Name()
-
-// inPressureFn reports whether the calling goroutine is inside a call of a
-// pressure warnings' function. Only a Shutdown or Close that finds such a
-// call under way asks. The stack is the one way to tell that call from its
-// own caller.
-func inPressureFn() bool {
-	pcs := make([]uintptr, 64)
-	for {
-		n := runtime.Callers(1, pcs)
-		if n < len(pcs) {
-			pcs = pcs[:n]
-			break
-		}
-		pcs = make([]uintptr, 2*len(pcs))
-	}
-	frames := runtime.CallersFrames(pcs)
-	for {
-		f, more := frames.Next()
-		if f.Function == callPressureFnName {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
 }

@@ -2,10 +2,11 @@ package groupconc
 
 // The age timer of pressure warnings (see PressureWarnings) is armed only
 // while tasks wait. Beside it is the count of its checks and of calls of the
-// warning function under way. Shutdown and Close wait for those.
+// warning functions under way. Shutdown waits for those.
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobe/groupconc/internal/groupstate"
@@ -22,13 +23,17 @@ type pressure struct {
 	running int           // guarded by mu: the armed timer's check, and calls of fn under way
 	idle    chan struct{} // guarded by mu: made by a waiter, closed when running drops to 0
 	states  sync.Map      // group key -> *pressureState, for groups that crossed a threshold
+
+	// watchers are the functions WatchPressure added, nil for none.
+	// Written under mu, a new slice each time, so warn reads it without mu.
+	watchers atomic.Pointer[[]*watcher]
 }
 
 // pressureUpdated arms the age timer for p, which UpdatePolicy has just made
 // the policy, if tasks wait. It fires when the oldest of them reaches p's
 // BacklogAge. A task that begins to wait from now reads p itself.
 func (e *GroupExecutor) pressureUpdated(p *GroupPolicy) {
-	if _, waiting, _ := e.global.Counts(); waiting == 0 || p.pressureFn == nil {
+	if _, waiting, _ := e.global.Counts(); waiting == 0 || !e.pressureWatched(p) {
 		return
 	}
 	now, oldest := e.clock(), int64(0)
@@ -70,7 +75,7 @@ func (e *GroupExecutor) armPressure(d time.Duration) {
 // checkAges is the age timer's function. It warns about each group whose
 // oldest waiting task has waited BacklogAge. It arms the timer again for
 // BacklogAge/2 while tasks wait. It counts as running from the arming to its
-// end, so that Shutdown and Close wait for all of it.
+// end, so that Shutdown waits for all of it.
 func (e *GroupExecutor) checkAges() {
 	pr := &e.pressure
 	defer pr.leave()
@@ -85,7 +90,7 @@ func (e *GroupExecutor) checkAges() {
 	}
 	p := e.policy.Load()
 	cfg := p.pressure.orDefaults()
-	if p.pressureFn != nil {
+	if e.pressureWatched(p) {
 		now := e.clock()
 		e.groups.Range(func(g *groupstate.Group[task]) bool {
 			if time.Duration(g.OldestWait(now)) >= cfg.BacklogAge {
@@ -107,7 +112,7 @@ func (e *GroupExecutor) checkAges() {
 	// this call, since it counted itself waiting before it looked. So did an
 	// UpdatePolicy that found it fired, having stored its policy first.
 	p = e.policy.Load()
-	if _, waiting, _ := e.global.Counts(); waiting > 0 && p.pressureFn != nil {
+	if _, waiting, _ := e.global.Counts(); waiting > 0 && e.pressureWatched(p) {
 		e.armPressure(max(p.pressure.orDefaults().BacklogAge/2, time.Millisecond))
 	}
 }
@@ -126,9 +131,9 @@ func (e *GroupExecutor) stopPressure() {
 }
 
 // pressureDone waits, after stopPressure, until no age check and no call of
-// fn is under way, and reports true. It reports false if stop closes first.
-// Called from fn (of any executor), it does not wait, because the call it is
-// part of could not return first.
+// a warning function is under way, and reports true. It reports false if
+// stop closes first. Shutdown calls it, and Close does not, so that a
+// function may call Close (see PressureWarnings).
 func (e *GroupExecutor) pressureDone(stop <-chan struct{}) bool {
 	pr := &e.pressure
 	pr.mu.Lock()
@@ -141,9 +146,6 @@ func (e *GroupExecutor) pressureDone(stop <-chan struct{}) bool {
 	}
 	idle := pr.idle
 	pr.mu.Unlock()
-	if inPressureFn() {
-		return true
-	}
 	select {
 	case <-idle:
 		return true

@@ -20,12 +20,11 @@ type runners struct {
 	free []*runner // guarded by mu
 }
 
-// runner is one goroutine's record. It fills a cache line of its own, so
-// that goroutines on other cores do not write the line it is on.
+// runner is one goroutine's record. Records are not padded to cache lines
+// of their own: BenchmarkSubmitWaitParallel measured no faster with it.
 type runner struct {
 	t     atomic.Pointer[task] // the task running, or nil
 	start atomic.Int64         // when t got its last permit, on e's clock
-	_     [48]byte
 }
 
 // get returns a record for a goroutine about to run tasks.

@@ -160,13 +160,13 @@ func TestCloseCalledFromThePressureFunctionReturnsAndTheFunctionIsNotCalledAgain
 	})
 }
 
-func TestShutdownCalledFromThePressureFunctionWaitsForTheTasksOnly(t *testing.T) {
+func TestShutdownStartedFromThePressureFunctionWaitsForTheTasks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var e *groupconc.GroupExecutor
 		shut := make(chan error, 1)
 		e = groupconc.New(mustBuild(t, builder().
 			PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Second}, func(groupconc.PressureWarning) {
-				shut <- e.Shutdown(context.Background())
+				go func() { shut <- e.Shutdown(context.Background()) }() // as Shutdown's doc says
 			})))
 		gate := make(chan struct{})
 		running := submit(t, context.Background(), e, "a", "running", gated(gate, 0))
@@ -175,7 +175,7 @@ func TestShutdownCalledFromThePressureFunctionWaitsForTheTasksOnly(t *testing.T)
 		synctest.Wait()
 		select {
 		case <-shut:
-			t.Fatal("Shutdown, called from the pressure function, returned before the tasks ended")
+			t.Fatal("Shutdown, started from the pressure function, returned before the tasks ended")
 		default:
 		}
 		close(gate)
@@ -184,10 +184,33 @@ func TestShutdownCalledFromThePressureFunctionWaitsForTheTasksOnly(t *testing.T)
 		case err := <-shut:
 			require.NoError(t, err)
 		default:
-			t.Fatal("Shutdown, called from the pressure function, waits for that function")
+			t.Fatal("Shutdown, started from the pressure function, did not return once the tasks ended")
 		}
 		assert.Equal(t, groupconc.StatusSuccess, running.Wait().Status)
 		assert.Equal(t, groupconc.StatusSuccess, waiting.Wait().Status)
+	})
+}
+
+func TestShutdownCalledInThePressureFunctionWaitsForItUntilItsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var e *groupconc.GroupExecutor
+		shut := make(chan error, 1)
+		e = groupconc.New(mustBuild(t, builder().
+			PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Second}, func(groupconc.PressureWarning) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				shut <- e.Shutdown(ctx) // waits for this very call: misuse, bounded by ctx
+			})))
+		gate := make(chan struct{})
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
+		time.Sleep(time.Second)
+		synctest.Wait() // the function is in Shutdown, which waits for the tasks
+		close(gate)
+		start := time.Now()
+		err := <-shut
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Minute, time.Since(start), "Shutdown waited until its context ended")
 	})
 }
 

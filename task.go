@@ -56,8 +56,8 @@ func checkTask(where, groupKey, taskID string, fnMissing bool) error {
 // the caller's context. TestTaskHandleStaysWithinItsSizeClass guards the
 // size. Every waiting task is one, so it keeps nothing found elsewhere, such
 // as its executor (see exec). The result, which it does not need while it
-// waits, takes little room. Err shares out with the ready queue's link, and
-// status and End are packed in state.
+// waits, takes little room. Err is kept aside, and status and End are
+// packed in state. The ready queue links a task through its Permits.
 type task struct {
 	permits groupstate.Permits[task] // also the task's group key, Submitted time and executor
 	body    body

@@ -6,17 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // floorLine is the least an executor can do for W3HotGroupPriorities
 // (BenchmarkW3HotPrioritiesFloor): one group of limit 1 whose waiting tasks
 // stand in five lists, one per priority, under one mutex; the goroutine
 // that ends a task runs the next, and a task is one allocation of the size
-// of groupconc's. While several priorities wait, it fetches the two tasks
-// served next ahead of their turn, as groupconc's lines do. What a shape of
-// priorities costs it is what serving tasks in that order costs the
-// machine, whatever the executor.
+// of groupconc's. What a shape of priorities costs it is what serving
+// tasks in that order costs the machine, whatever the executor.
 type floorLine struct {
 	mu      sync.Mutex
 	running bool                         // guarded by mu
@@ -86,14 +83,9 @@ func (l *floorLine) next() *floorTask {
 	q := &l.lists[p]
 	t := q.h
 	q.h, t.next = t.next, nil
-	if h := q.h; h == nil {
+	if q.h == nil {
 		q.t = nil
 		l.full &^= 1 << p
-	} else if l.full&(l.full-1) != 0 {
-		prefetch(unsafe.Pointer(h), unsafe.Sizeof(*h))
-		if h.next != nil {
-			prefetch(unsafe.Pointer(h.next), unsafe.Sizeof(*h))
-		}
 	}
 	return t
 }

@@ -11,6 +11,10 @@
 //	h, err := httpgc.New(e, httpgc.Options{})
 //	mux.Handle("/debug/groupconc/", http.StripPrefix("/debug/groupconc", h))
 //
+// The handler watches the executor's pressure warnings itself
+// (GroupExecutor.WatchPressure), from New until Close. Their thresholds are
+// the policy's PressureConfig, or its defaults.
+//
 // These are the routes, relative to the mount point.
 //
 //	GET   /                                the dashboard (HTML, no external asset)

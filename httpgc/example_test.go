@@ -14,23 +14,21 @@ import (
 	"github.com/kobe/groupconc/httpgc"
 )
 
-// Mount the dashboard under a path of the application's mux, and forward
-// the executor's pressure warnings to it for the page's list. Read-only,
-// for loopback clients only: the defaults.
+// Mount the dashboard under a path of the application's mux. The handler
+// watches the executor's pressure warnings for the page's list itself.
+// Read-only, for loopback clients only: the defaults.
 func Example() {
-	// The policy names the handler before it exists; it is set before the
-	// first task, and a nil *Handler ignores warnings anyway.
-	var dash *httpgc.Handler
 	policy, err := groupconc.NewPolicyBuilder().
 		DefaultMaxConcurrencyPerGroup(4).
-		PressureWarnings(groupconc.PressureConfig{}, func(w groupconc.PressureWarning) { dash.PressureWarning(w) }).
+		PressureWarnings(groupconc.PressureConfig{BacklogCount: 100}, nil). // thresholds only
 		Build()
 	if err != nil {
 		log.Fatal(err)
 	}
 	e := groupconc.New(policy)
 	defer e.Close()
-	if dash, err = httpgc.New(e, httpgc.Options{}); err != nil {
+	dash, err := httpgc.New(e, httpgc.Options{}) // watches e's warnings until Close
+	if err != nil {
 		log.Fatal(err)
 	}
 	defer dash.Close()

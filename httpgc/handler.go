@@ -35,11 +35,15 @@ type Handler struct {
 	// keys. So with a DisplayKey the page's reads of those groups need no
 	// pass over every group. It is nil without a DisplayKey.
 	shown atomic.Pointer[map[string]string]
+	// unwatch stops the handler being told e's pressure warnings.
+	unwatch func()
 }
 
-// New returns a handler showing e, configured by opts. It returns an error
-// for a nil e, for AllowWrites without Authorize, and for an option out of
-// range, naming it.
+// New returns a handler showing e, configured by opts. The handler watches
+// e's pressure warnings (GroupExecutor.WatchPressure) for the page's list,
+// until Close. So a policy needs no function that forwards them. It returns
+// an error for a nil e, for AllowWrites without Authorize, and for an
+// option out of range, naming it.
 func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	if e == nil {
 		return nil, errors.New("httpgc: New: nil *groupconc.GroupExecutor")
@@ -79,6 +83,7 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	}
 	h.mux.Handle("GET /api/group", h.read(h.getGroup))
 	h.mux.Handle("GET /api/group/explain", h.read(h.getExplain))
+	h.unwatch = e.WatchPressure(h.PressureWarning)
 	return h, nil
 }
 

@@ -221,11 +221,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close ends every stream and refuses new ones (503). The page then falls
-// back to polling. It also stops the history's sampler. Call it before
-// http.Server.Shutdown, which waits for open requests and would wait for
-// streams. It returns at once, and always nil.
+// back to polling. It also stops the history's sampler and watching the
+// executor's pressure warnings. Call it before http.Server.Shutdown, which
+// waits for open requests and would wait for streams. It returns at once,
+// and always nil.
 func (h *Handler) Close() error {
 	h.stopHistory()
+	h.unwatch()
 	s := &h.stream
 	s.mu.Lock()
 	defer s.mu.Unlock()

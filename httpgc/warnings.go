@@ -56,8 +56,9 @@ func (r *ring) current() uint64 {
 }
 
 // PressureWarning records w for the page's list of recent warnings. It reads
-// the group's concurrency limit and in-flight count as w arrives. Pass it to
-// PolicyBuilder.PressureWarnings, or call it from the function passed there.
+// the group's concurrency limit and in-flight count as w arrives. New has the
+// handler watch the executor's warnings, so there is no need to call it. A
+// policy function that still passes warnings here records each one twice.
 // It never blocks. It reads the group's stats and copies a few words under a
 // lock of the handler's own, and takes no lock of the executor. The page
 // learns of it at the stream's next snapshot. A nil *Handler ignores w, so a

@@ -1,3 +1,8 @@
+// The executors, tasks and benchmark loop of this module's tests. They use
+// the root module's public API only, so this module's releases are tied to
+// the root's by its go.mod alone. This file is the root module's
+// internal/adaptertest with its names unexported, and .ci/run checks that.
+
 package otelgc_test
 
 import (
@@ -11,10 +16,6 @@ import (
 
 	"github.com/kobe/groupconc"
 )
-
-// The executors, tasks and benchmark loop of this module's tests. They use
-// the root module's public API only, so this module's releases are tied to
-// the root's by its go.mod alone.
 
 // newExecutor builds b's policy and an executor that is shut down, waiting
 // for its tasks, when the test ends.

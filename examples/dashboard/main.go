@@ -51,10 +51,7 @@ func run(addr string, runFor time.Duration, readOnly bool, hosts []string) error
 		defer cancel()
 	}
 
-	// The handler is made after the executor, which needs the policy that
-	// forwards its warnings: dash is set before the first task is submitted.
-	var dash *httpgc.Handler
-	policy, err := newPolicy(func(w groupconc.PressureWarning) { dash.PressureWarning(w) })
+	policy, err := newPolicy()
 	if err != nil {
 		return err
 	}
@@ -74,7 +71,9 @@ func run(addr string, runFor time.Duration, readOnly bool, hosts []string) error
 				ev.At.Format(time.TimeOnly), ev.Action, ev.Group, ev.Who, ev.Before.MaxConcurrency, ev.After.MaxConcurrency, ev.Err)
 		}
 	}
-	if dash, err = httpgc.New(e, opts); err != nil {
+	// The handler watches e's pressure warnings for its page until Close.
+	dash, err := httpgc.New(e, opts)
+	if err != nil {
 		return err
 	}
 
@@ -107,8 +106,9 @@ func run(addr string, runFor time.Duration, readOnly bool, hosts []string) error
 
 // newPolicy returns the service's limits: named tenants have their own, the
 // "team-" tenants get theirs from a resolver, the rest the defaults; fair
-// share keeps the global cap from going to one tenant's burst.
-func newPolicy(warn func(groupconc.PressureWarning)) (*groupconc.GroupPolicy, error) {
+// share keeps the global cap from going to one tenant's burst. Its pressure
+// thresholds decide the warnings the dashboard lists.
+func newPolicy() (*groupconc.GroupPolicy, error) {
 	return groupconc.NewPolicyBuilder().
 		Isolation(groupconc.IsolationFairShare).
 		GlobalMaxInFlight(48).
@@ -123,7 +123,7 @@ func newPolicy(warn func(groupconc.PressureWarning)) (*groupconc.GroupPolicy, er
 		PerGroupQueueThreshold(map[string]int{"globex": 400}).
 		PerGroupMaxInFlight(map[string]int{"acme": 40}).
 		PerGroupWeight(map[string]int{"acme": 3, "globex": 2}).
-		PressureWarnings(groupconc.PressureConfig{BacklogCount: 150, BacklogAge: 3 * time.Second, Cooldown: 10 * time.Second}, warn).
+		PressureWarnings(groupconc.PressureConfig{BacklogCount: 150, BacklogAge: 3 * time.Second, Cooldown: 10 * time.Second}, nil).
 		Build()
 }
 

@@ -49,8 +49,7 @@ func newService(t *testing.T, opts httpgc.Options) *service {
 		PerGroupQueueThreshold(map[string]int{"globex": 400}).
 		PerGroupMaxInFlight(map[string]int{"acme": 40}).
 		PerGroupWeight(map[string]int{"acme": 3, "globex": 2}).
-		PressureWarnings(groupconc.PressureConfig{BacklogCount: 100, BacklogAge: 2 * time.Second, Cooldown: 5 * time.Second},
-			func(w groupconc.PressureWarning) { s.h.PressureWarning(w) }).
+		PressureWarnings(groupconc.PressureConfig{BacklogCount: 100, BacklogAge: 2 * time.Second, Cooldown: 5 * time.Second}, nil). // the handler watches
 		Build()
 	if err != nil {
 		t.Fatal(err)

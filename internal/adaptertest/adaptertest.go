@@ -2,7 +2,7 @@
 // packages (httpgc) use: executors shut down as a test ends, tasks gated
 // on channels, submission with fresh task IDs, and the W2 benchmark loop.
 // Other modules keep their own copies (no module imports another's
-// internal packages). It uses the testing package only, so the root module
+// internal packages), which .ci/run checks against this one. It uses the testing package only, so the root module
 // gains no dependency.
 package adaptertest
 
@@ -140,9 +140,9 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 }
 
 // PerTask runs run, which runs batch tasks to their end, as b's loop, and
-// reports the time, allocations and bytes per task. One run goes first,
-// untimed, so that groups (and any pooled workers) exist when timing
-// starts.
+// reports the time, allocations and bytes per task, as the benchmarks
+// module does. One run goes first, untimed, so that groups (and any pooled
+// workers) exist when timing starts.
 func PerTask(b *testing.B, batch int, run func()) {
 	run()
 	b.ReportAllocs()

@@ -1,83 +1,40 @@
 package groupstate
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // tally is a number of permits (or queue slots) held, checked against a
-// limit as it is taken. It is one word (narrow) or, once wide, two sums on
-// cache lines of their own (see permits). The executor-wide counts, which
-// every task of every group writes, are wide from the start. A group's
-// counts start narrow, which keeps an idle group small
-// (BenchmarkGroupFootprint). They widen for good once a task of the group
-// waits at one of its layers on more than one processor (Group.heat). Such
-// a group is a hot one. Its counts are written by the goroutine that
-// submits and by the one that runs. One word they both write made
-// W3HotGroup under fair share at -cpu 2 use more CPU per task
-// (benchmarks/RESULTS.md).
+// limit as it is taken. It is one word (narrow) or two sums (wide, see
+// permits), chosen before the count is shared. The executor-wide counts,
+// which every task of every group writes, are wide, so that an Unlimited
+// global layer only adds. A group's counts are narrow, which keeps a group
+// small (BenchmarkGroupFootprint). A hot group's counts once widened when
+// its tasks began to wait. W3HotGroup of the benchmarks module, at -cpu 2,
+// measured that no different from one word (benchmarks/RESULTS.md), so
+// they no longer do.
 type tally struct {
-	n    atomic.Int64 // the permits held while narrow; once wide, moved + them
-	wide atomic.Pointer[permits]
+	n    atomic.Int64 // the permits held while narrow
+	wide *permits     // set by widen before the count is shared, then never changed
 }
 
-// moved is added to a narrow count as it widens. A count at or over
-// moved/2 is wide, or about to be. Counts never come near it.
-const moved = 1 << 40
-
-// widen makes the count wide, moving the permits held into it. A count
-// already wide, or widening on another goroutine, is left alone.
-func (c *tally) widen() {
-	for {
-		n := c.n.Load()
-		if n >= moved/2 {
-			return
-		}
-		if c.n.CompareAndSwap(n, n+moved) { // no narrow change after this
-			w := new(permits)
-			w.taken.Store(n)
-			c.wide.Store(w)
-			return
-		}
-	}
-}
-
-// widened returns the wide count of a count that has moved. The goroutine
-// moving it publishes it right after.
-func (c *tally) widened() *permits {
-	for {
-		if w := c.wide.Load(); w != nil {
-			return w
-		}
-		runtime.Gosched()
-	}
-}
+// widen makes the count wide. Call it before the count is shared, while it
+// holds no permit.
+func (c *tally) widen() { c.wide = new(permits) }
 
 // load returns the permits held.
 func (c *tally) load() int64 {
-	if w := c.wide.Load(); w != nil {
-		return w.load()
+	if c.wide != nil {
+		return c.wide.load()
 	}
-	if n := c.n.Load(); n < moved/2 {
-		return n
-	}
-	return c.widened().load()
+	return c.n.Load()
 }
 
 // take takes a permit if fewer than limit are held.
 func (c *tally) take(limit int64) bool {
-	if w := c.wide.Load(); w != nil {
-		return w.take(limit)
+	if c.wide != nil {
+		return c.wide.take(limit)
 	}
-	return c.takeOne(limit)
-}
-
-func (c *tally) takeOne(limit int64) bool {
 	for {
 		n := c.n.Load()
-		if n >= moved/2 {
-			return c.widened().take(limit)
-		}
 		if n >= limit {
 			return false
 		}
@@ -89,26 +46,23 @@ func (c *tally) takeOne(limit int64) bool {
 
 // give gives one permit back.
 func (c *tally) give() {
-	if w := c.wide.Load(); w != nil {
-		w.given.Add(1)
+	if c.wide != nil {
+		c.wide.given.Add(1)
 		return
 	}
-	if c.n.Add(-1)+1 >= moved/2 { // moved: what it counts now is wide
-		c.widened().given.Add(1)
-	}
+	c.n.Add(-1)
 }
 
 // permits counts permits held as two sums that only grow, taken and given
-// back, on cache lines of their own. A task usually takes its permits on
-// the goroutine that submits it and gives them back on the one that runs
-// it. So the two sides do not write to one line
-// (BenchmarkW1Unlimited/peer=groupconc). An Unlimited layer only adds.
+// back. A task usually takes its permits on the goroutine that submits it
+// and gives them back on the one that runs it. So each side writes a word
+// of its own, and giving back is an add, not a compare-and-swap. Padding
+// the sums onto cache lines of their own measured no faster (W1 and
+// W3HotGroup of the benchmarks module, benchmarks/RESULTS.md). An
+// Unlimited layer only adds.
 type permits struct {
-	_     [64]byte // off the line of the fields both sides read
 	taken atomic.Int64
-	_     [56]byte
 	given atomic.Int64
-	_     [56]byte
 }
 
 // load returns the permits held. It reads taken first, so it never counts

@@ -12,20 +12,14 @@ import "sync/atomic"
 //
 // The waiting tasks stand in one list in the order they joined (all). Each
 // group's tasks are also chained from Group.chain. Which group to serve is
-// found in one of three regimes, each the cheapest for a shape of load.
+// found in one of two regimes, each the cheapest for a shape of load.
 //
 //	regime     when                                  serving costs   evidence
 //	head scan  a group that runs none is within      a FIFO pop      W2 at 2 CPUs: the head
 //	           headScan past the last waiter                         almost always qualifies
 //	           passed (no group runs fewer than
 //	           none: it is the choice)
-//	tiers      otherwise, one weight, < maxTiers     O(1) per move   W2 at 1 CPU: 659 ns/task,
-//	           running, heads near their tier's tail                 728 with the heap alone
-//	heap       otherwise                             O(log groups)   exact for any weights
-//
-// BenchmarkFairLine/mode=fair (this package) is slower with the heap alone
-// for every hand-off than with the head scan and the tiers. That holds at
-// -cpu 1 and at -cpu 2.
+//	order      otherwise                             O(log groups)   exact for any weights
 //
 // The head scan resumes where it stopped (passed). So a task of a group
 // that runs is passed over once, not at every hand-off while its group
@@ -38,7 +32,7 @@ import "sync/atomic"
 // The longer scan costs W2's batches a little at -cpu 2, where every group
 // but the head's mostly runs none. It costs nothing at -cpu 1.
 //
-// The tiers and the heap are fairOrder. It is built by walking all oldest
+// The order is fairOrder, a heap. It is built by walking all oldest
 // first. It is kept until the queue empties, or until it has served as
 // many tasks as the walk visited and a group that runs none comes first
 // again. So the walk, and dropping the order, cost each task served O(1).
@@ -71,12 +65,10 @@ const headScan = 64
 // fairGroup is one group's part of the fair queue. It is guarded by the
 // global line's mu, but for the atomics.
 type fairGroup[T any] struct {
-	running    atomic.Int64
-	weight     atomic.Int64
-	seq        uint32    // its first waiting task's, while in order
-	index      int       // in order's heap; -1 when not in it
-	tier       int       // its tier in order; -1 when not in one
-	prev, next *Group[T] // in its tier
+	running atomic.Int64
+	weight  atomic.Int64
+	seq     uint32 // its first waiting task's, while in order
+	index   int    // in order's heap; -1 when not in it
 }
 
 func (q *fairQueue[T]) empty() bool { return q.all.head == nil }
@@ -175,7 +167,7 @@ func (q *fairQueue[T]) toOrder() {
 	q.passed = nil
 	for w := q.all.head; w != nil; w = w.next {
 		q.credit++
-		if g := w.group; g.fair.index < 0 && g.fair.tier < 0 {
+		if g := w.group; g.fair.index < 0 {
 			g.fair.seq = w.seq
 			q.order.add(g)
 		}

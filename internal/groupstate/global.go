@@ -1,9 +1,6 @@
 package groupstate
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Global is the executor-wide layer. It holds the global in-flight permits
 // and the line of tasks waiting for one. It also holds the queue threshold
@@ -19,7 +16,6 @@ import (
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
-	spread    atomic.Bool // more than one processor (see Group.heat and noteProcs)
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
@@ -29,21 +25,18 @@ type Global[T any] struct {
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
 
 	// Counts across all groups, so that Stats reads them without visiting
-	// any group. Each is the difference of two sums that only grow. Each
-	// sum is on a cache line of its own. This is because a task that waits
-	// is counted in as waiting on the goroutine that submits it. It is
-	// counted running, out of waiting and out of running on the one that
-	// runs it.
-	_   [64]byte
+	// any group. Each is the difference of two sums that only grow. A task
+	// that waits is counted in as waiting on the goroutine that submits it.
+	// It is counted running, out of waiting and out of running on the one
+	// that runs it. Padding each sum onto a cache line of its own measured
+	// no faster (BenchmarkFairLine, benchmarks/RESULTS.md).
 	in  globalCounts
 	out globalCounts
 }
 
 type globalCounts struct {
 	running atomic.Int64 // tasks holding every permit, all groups
-	_       [56]byte
 	waiting atomic.Int64 // tasks that joined a line and do not hold every permit yet
-	_       [56]byte
 }
 
 // NewGlobal returns the global layer with the given limit and queue
@@ -56,15 +49,8 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
 	}
-	gl.noteProcs()
 	return gl
 }
-
-// noteProcs reads GOMAXPROCS again, since Go changes it at run time to
-// follow a container's CPU limit. Each group made from then on widens its
-// counts by it. It takes the scheduler's lock. So it is called as groups
-// are made and limits updated, never per task.
-func (gl *Global[T]) noteProcs() { gl.spread.Store(runtime.GOMAXPROCS(0) > 1) }
 
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.

@@ -146,7 +146,7 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 	}
 	g.limits.Store(l)
 	if r.global.fair {
-		g.fair = &fairGroup[T]{index: -1, tier: -1}
+		g.fair = &fairGroup[T]{index: -1}
 		g.fair.weight.Store(int64(max(l.Weight, 1)))
 	}
 	g.scope0.init(&r.root)
@@ -171,22 +171,6 @@ func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	running = int(g.global.running(g))
 	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
-}
-
-// heat widens the group's counts (see tally) once one of its tasks is
-// about to wait at one of its layers. From then on its tasks are taken in
-// on one goroutine and run on another, and each count is written by both.
-// On one processor wide counts cannot pay, since nothing is shared between
-// cores. They would only add memory and cache lines. W2DeepBacklog at
-// -cpu 1, whose 1 000 groups all wait, used a little more CPU with them,
-// within noise. So they widen only if GOMAXPROCS was above one when the
-// group was made or limits were last updated (see Global.noteProcs).
-func (g *Group[T]) heat() {
-	if g.global.spread.Load() && g.conc.held.wide.Load() == nil {
-		g.queue.held.widen()
-		g.bulkhead.held.widen()
-		g.conc.held.widen()
-	}
 }
 
 // Held reports the permits held at the group's layers and the queue slots

@@ -49,8 +49,8 @@ type lobby[T any] struct {
 	disc queue[T] // the global line's discipline; nil: fifo
 }
 
-// newLine returns a line serving in q's order, with its lobby. wide puts
-// its count of permits on cache lines of its own (see permits).
+// newLine returns a line serving in q's order, with its lobby. wide counts
+// its permits as two sums (see tally).
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	l := &line[T]{}
 	l.init(limit, wide)

@@ -204,9 +204,6 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	}
 	p.startWaiting()
 	p.bit = bit
-	if bit != heldGlobal {
-		p.group.heat()
-	}
 	if l.join(p) { // else the line owns the task now: hands off
 		p.held |= bit
 		return Admitted

@@ -73,13 +73,8 @@ func (q *fifo[T]) pop() *Permits[T] {
 	p := bits.TrailingZeros8(q.full)
 	l := &q.lists[p]
 	w := l.popHead()
-	if h := l.head; h == nil {
+	if l.head == nil {
 		q.full &^= 1 << p
-	} else if q.full&(q.full-1) != 0 { // served soon, out of arrival order: fetch it and the one after (warm)
-		h.warm()
-		if h.next != nil {
-			h.next.warm()
-		}
 	}
 	return w
 }

@@ -90,7 +90,6 @@ func (r *Registry[T]) create(key string) *Group[T] {
 	if v, ok := r.groups.Load(key); ok {
 		return v.(*Group[T])
 	}
-	r.global.noteProcs()
 	g := newGroup(r, key, r.share(r.resolve(key)))
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
@@ -169,7 +168,6 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.resolve = resolve
-	r.global.noteProcs()
 	r.global.setLimits(limit, queueThreshold)
 	var groups []*Group[T]
 	r.Range(func(g *Group[T]) bool {

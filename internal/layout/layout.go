@@ -1,13 +1,16 @@
 // Package layout lists where the bytes of a struct go, field by field and
 // padding included, as a Markdown table with the size class the allocator
 // rounds the struct up to. The layout tests of groupstate and of the
-// benchmarks module print it; benchmarks/MEMORY.md quotes them.
+// benchmarks module print it. benchmarks/MEMORY.md quotes them, and Quoted
+// checks that it does.
 package layout
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"reflect"
-	"regexp"
 	"strings"
 )
 
@@ -74,10 +77,48 @@ func Table(typ reflect.Type, rows []Row) string {
 	return b.String()
 }
 
-var pkgPath = regexp.MustCompile(`[\w.-]+(/[\w.-]+)*/`)
+// Quoted reports an error unless the document at path quotes table
+// verbatim. So a document's layout tables match the code. A missing
+// document is no error. A module's zip, for one, holds no document of
+// the repository.
+func Quoted(path, table string) error {
+	doc, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(doc), table) {
+		return fmt.Errorf("%s does not quote the table as it is now:\n\n%s", path, table)
+	}
+	return nil
+}
 
-// ShortName is a type's or function's name without package paths.
-func ShortName(s string) string { return pkgPath.ReplaceAllString(s, "") }
+// ShortName is a type's or function's name without package paths. Of
+// each run of name and path characters it keeps what follows the last
+// slash.
+func ShortName(s string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isPathByte(s[i]) {
+			continue
+		}
+		word := s[start:i]
+		b.WriteString(word[strings.LastIndexByte(word, '/')+1:])
+		if i < len(s) {
+			b.WriteByte(s[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
+
+func isPathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '-' || c == '_' ||
+		'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
 // sizeClasses are the Go allocator's small size classes, up to 1 KiB.
 var sizeClasses = []uintptr{

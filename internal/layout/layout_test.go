@@ -42,3 +42,10 @@ func TestSizeClass(t *testing.T) {
 	assert.Equal(t, uintptr(352), SizeClass(352))
 	assert.Zero(t, SizeClass(4096))
 }
+
+func TestShortNameDropsPackagePaths(t *testing.T) {
+	assert.Equal(t, "groupstate.Group[groupconc.task]",
+		ShortName("github.com/kobe/groupconc/internal/groupstate.Group[github.com/kobe/groupconc.task]"))
+	assert.Equal(t, "atomic.Pointer[groupconc.task]", ShortName("sync/atomic.Pointer[github.com/kobe/groupconc.task]"))
+	assert.Equal(t, "map[string]*layout.x_y", ShortName("map[string]*a-b.c/layout.x_y"))
+}

@@ -1,9 +1,9 @@
-// Package grouplabel caps the group label values of otelgc's metrics: group
-// keys are unbounded, their label values must not be.
+// Package grouplabel caps the group label values of the metrics of its
+// module: group keys are unbounded, their label values must not be.
 //
-// promgc has the same package, copied: each module is released on its
-// own, and neither imports the other's internal packages. A change here
-// goes to both.
+// promgc and otelgc each have this package, copied: each module is released
+// on its own, and neither imports the other's internal packages. A change
+// here goes to both, and .ci/run checks that the copies are identical.
 package grouplabel
 
 import (

@@ -120,17 +120,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 // remembered, idle ones included. ActiveGroupStats visits only the groups
 // with something going on.
 func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
-	return func(yield func(GroupStats) bool) {
-		if !e.made() {
-			return
-		}
-		e.groups.ForgetIdle()
-		oldest := e.oldestRunning(nil)
-		e.groups.Range(func(g *groupstate.Group[task]) bool {
-			start, runs := oldest[g]
-			return yield(e.groupStats(g, start, runs))
-		})
-	}
+	return e.snapshots(false)
 }
 
 // ActiveGroupStats returns an iterator over a snapshot of every group with
@@ -146,17 +136,28 @@ func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 // executor. A group that turns active or idle during the loop may or may
 // not be seen. A group with nothing to show is left out.
 func (e *GroupExecutor) ActiveGroupStats() iter.Seq[GroupStats] {
+	return e.snapshots(true)
+}
+
+// snapshots yields a snapshot of every group, or of the active ones. An
+// active group with nothing to show is left out: its last task is on its
+// way out, or not yet in.
+func (e *GroupExecutor) snapshots(active bool) iter.Seq[GroupStats] {
 	return func(yield func(GroupStats) bool) {
 		if !e.made() {
 			return
 		}
 		e.groups.ForgetIdle()
 		oldest := e.oldestRunning(nil)
-		e.groups.RangeActive(func(g *groupstate.Group[task]) bool {
+		each := e.groups.Range
+		if active {
+			each = e.groups.RangeActive
+		}
+		each(func(g *groupstate.Group[task]) bool {
 			start, runs := oldest[g]
 			st := e.groupStats(g, start, runs)
-			if st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !st.Paused {
-				return true // its last task is on its way out, or not yet in
+			if active && st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !st.Paused {
+				return true
 			}
 			return yield(st)
 		})

@@ -49,7 +49,7 @@ func TestFairLineHeadScanComesBackToAGroupThatStopsRunning(t *testing.T) {
 		require.Equal(t, MustWait, out)
 		waiting[n] = k
 	}
-	q := f.gl.line.lobby.Load().disc.(*fairQueue[tk])
+	q := f.gl.line.waiters.Load().disc.(*fairQueue[tk])
 	assert.Equal(t, []string{"d1"}, f.end(t, running["c"]), "a and b run: passed over")
 	assert.Equal(t, []string{"e1"}, f.end(t, waiting["d1"]), "resumes past b2")
 	require.True(t, waiting["b2"].p.Leave(), "b2 leaves as the last passed over")

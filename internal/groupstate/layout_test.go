@@ -21,7 +21,7 @@ func TestLayoutTable(t *testing.T) {
 		t.Skip("the tables are for 64-bit platforms")
 	}
 	for _, v := range []any{
-		Group[tk]{}, line[tk]{}, lobby[tk]{}, slots[tk]{}, Limits{}, scope{},
+		Group[tk]{}, line[tk]{}, waiters[tk]{}, slots[tk]{}, Limits{}, scope{},
 		Permits[tk]{},
 	} {
 		typ := reflect.TypeOf(v)

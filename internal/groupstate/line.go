@@ -25,36 +25,36 @@ import (
 // before it looks for waiters. So one of the two sees the other, and a
 // permit is never left free while a task waits.
 type line[T any] struct {
-	limit   atomic.Int64 // Unlimited never fills; changed under the lobby's mu once there is one
+	limit   atomic.Int64 // Unlimited never fills; changed under the waiters' mu once there is one
 	waiting atomic.Int64 // waiters, and a joiner that holds mu; written under mu
 
-	held  tally // may exceed limit while a lowered limit drains
-	lobby atomic.Pointer[lobby[T]]
+	held    tally // may exceed limit while a lowered limit drains
+	waiters atomic.Pointer[waiters[T]]
 }
 
-// lobby holds a line's waiters. It is the queue, and mu, which guards it.
-// A line makes its lobby the first time a task or caller must wait in it,
-// or a change of limits sends one back to it. Then it keeps it. Most
-// groups of a large key space never wait, and carry none
+// waiters holds a line's waiters. It is the queue, and mu, which guards
+// it. A line makes it the first time a task or caller must wait in it, or
+// a change of limits sends one back to it. Then it keeps it. Most groups
+// of a large key space never wait, and carry none
 // (BenchmarkGroupFootprint). The lists of every priority lie beside the
 // lock. The submitting and the running goroutine both write them for every
 // task that waits. With the lists apart from the lock, five priorities cost
 // more CPU per task than one priority served in the same order
 // (BenchmarkW3HotGroupPriorities, sorted, at two CPUs). Beside the lock
-// they cost what one does. Padding the lobby to start on a cache line
-// measured no different.
-type lobby[T any] struct {
+// they cost what one does. Padding it to start on a cache line measured no
+// different.
+type waiters[T any] struct {
 	mu   sync.Mutex
 	fifo fifo[T]  // guarded by mu; the queue, unless disc is set
 	disc queue[T] // the global line's discipline; nil: fifo
 }
 
-// newLine returns a line serving in q's order, with its lobby. wide counts
+// newLine returns a line serving in q's order, with its waiters. wide counts
 // its permits as two sums (see tally).
 func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
 	l := &line[T]{}
 	l.init(limit, wide)
-	l.lobby.Store(&lobby[T]{disc: q})
+	l.waiters.Store(&waiters[T]{disc: q})
 	return l
 }
 
@@ -67,24 +67,24 @@ func (l *line[T]) init(limit int, wide bool) {
 	}
 }
 
-// lock locks the line's lobby, making it on first need, and returns it.
-func (l *line[T]) lock() *lobby[T] {
-	r := l.lobby.Load()
+// lock locks the line's waiters, making them on first need, and returns it.
+func (l *line[T]) lock() *waiters[T] {
+	r := l.waiters.Load()
 	if r == nil {
-		r = new(lobby[T])
-		if !l.lobby.CompareAndSwap(nil, r) {
-			r = l.lobby.Load()
+		r = new(waiters[T])
+		if !l.waiters.CompareAndSwap(nil, r) {
+			r = l.waiters.Load()
 		}
 	}
 	r.mu.Lock()
 	return r
 }
 
-func (r *lobby[T]) unlock() { r.mu.Unlock() }
+func (r *waiters[T]) unlock() { r.mu.Unlock() }
 
 // q returns the queue. The caller holds mu. The locked steps of a line
 // below are given it, fetched once per locked section.
-func (r *lobby[T]) q() queue[T] {
+func (r *waiters[T]) q() queue[T] {
 	if r.disc != nil {
 		return r.disc
 	}
@@ -212,11 +212,11 @@ func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool
 // holding permits keep them, and no permit is given until the count is
 // below the new limit. For a raised one, grant hands on the permits.
 func (l *line[T]) setLimit(n int) {
-	if l.lobby.Load() == nil {
-		// Nobody has waited, so the limit is stored alone. If a lobby was
+	if l.waiters.Load() == nil {
+		// Nobody has waited, so the limit is stored alone. If waiters were
 		// made meanwhile, it is stored again under its mu, as always.
 		l.limit.Store(int64(n))
-		if l.lobby.Load() == nil {
+		if l.waiters.Load() == nil {
 			return
 		}
 	}
@@ -227,7 +227,7 @@ func (l *line[T]) setLimit(n int) {
 // grant hands free permits to the waiters that fit, in order, and returns
 // them as release does.
 func (l *line[T]) grant() *Permits[T] {
-	if l.lobby.Load() == nil { // nobody waits
+	if l.waiters.Load() == nil { // nobody waits
 		return nil
 	}
 	r := l.lock()

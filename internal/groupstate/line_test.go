@@ -152,15 +152,15 @@ func TestLineMakesItsLobbyOnlyOnceATaskWaits(t *testing.T) {
 	assert.Nil(t, l.grant())
 	assert.Nil(t, l.release(nil))
 	assert.Nil(t, l.release(nil))
-	assert.Nil(t, l.lobby.Load(), "nobody waited, yet the line made a lobby")
+	assert.Nil(t, l.waiters.Load(), "nobody waited, yet the line made its waiters")
 
 	l.setLimit(1)
 	require.True(t, l.tryAcquire())
 	w := newWaiters(1)[0]
 	require.False(t, l.join(w))
-	r := l.lobby.Load()
-	require.NotNil(t, r, "a task waits without a lobby")
+	r := l.waiters.Load()
+	require.NotNil(t, r, "a task waits without the line's waiters")
 	require.Same(t, w, l.release(nil))
 	assert.Nil(t, l.release(nil))
-	assert.Same(t, r, l.lobby.Load(), "the line keeps its lobby")
+	assert.Same(t, r, l.waiters.Load(), "the line keeps its waiters")
 }

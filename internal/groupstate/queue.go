@@ -7,7 +7,7 @@ import (
 
 // queue is a line's discipline. It decides where a waiter stands and which
 // is served next. Its methods are called only under the mu of the line's
-// lobby, never on the lock-free path. The line counts waiters and permits
+// waiters, never on the lock-free path. The line counts waiters and permits
 // (see line).
 //
 //	discipline   used by                                     serves

@@ -29,12 +29,12 @@ import "sync/atomic"
 // order the queue serves them. One not handed a slot yet can still give
 // up, as ever, while another holds the door.
 //
-// Like every line's, its lobby is made on first need (see lobby).
+// Like every line's, its waiters are made on first need (see waiters).
 type slots[T any] struct {
 	line[T]
 	// freed counts the nudges so far (see nudge) in its bits above the
 	// lowest. The lowest bit is set while a caller holds the door. That bit
-	// is changed only under the lobby's mu. They share a word so that a
+	// is changed only under the waiters' mu. They share a word so that a
 	// group's slots take no more room than before the door.
 	freed atomic.Uint64
 }

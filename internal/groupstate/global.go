@@ -8,7 +8,7 @@ import "sync/atomic"
 // concurrent use.
 //
 // The isolation mode is decided here, in Global's methods and in the
-// layers of the walk (layers). Under IsolationOff
+// walk (walks). Under IsolationOff
 // the global layer is taken first and its line is a globalFIFO. Under fair
 // share it is taken last and its line is a fairQueue. A group's running
 // tasks are then counted apart (fairGroup.running), as the fair order
@@ -16,6 +16,7 @@ import "sync/atomic"
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
+	walk      *[3]walkStep // walks' entry for the mode
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
@@ -42,9 +43,10 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair, stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair, walk: &walks[0], stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
 	if fair {
+		gl.walk = &walks[1]
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
@@ -111,47 +113,77 @@ func (gl *Global[T]) setWeight(g *Group[T], w int) {
 	r.disc.(*fairQueue[T]).fix(g)
 }
 
-// layer is one limit of the walk: its line, and its bit of Permits.held. A
-// task that must wait there holds a slot of queue q (bit slot), and a full q
-// turns it away for reason. Release gives back that slot just before the
-// layer's permit if drop says so.
-type layer[T any] struct {
-	l      *line[T]
-	bit    uint8
-	q      *slots[T]
-	slot   uint8
-	reason string
-	drop   bool
+// walkStep is one limit of the walk, as an isolation mode orders it: its
+// permit (a bit of Permits.held), the queue slot a task waiting there holds,
+// and whether release gives back that slot just before the permit. A full
+// queue turns the task away with that queue's reason (reasonOf). The
+// layer's line and queue are the group's or the global ones (lineOf,
+// queueOf).
+type walkStep struct {
+	bit, slot uint8
+	drop      bool
 }
 
-// layers returns the layers a task of g walks through, in order. This is
-// the one description of the walk in each isolation mode. Permits.advance
-// takes them in this order, and Permits.release gives them back in reverse.
-// Lowering a limit, pausing and finding a victim read it too.
+// walks is the one description of the walk in each isolation mode.
+// Permits.advance takes the layers in this order, and Permits.release
+// gives them back in reverse. Lowering a limit, pausing and finding a
+// victim read it too (Global.layers).
 //
-//	mode   layer        queue slot  turned away with  slot given back
-//	off    global       global      global queue      before the global permit
-//	       bulkhead     group       group queue       before the bulkhead permit
-//	       concurrency  group       group queue
-//	fair   bulkhead     group       group queue
-//	       concurrency  group       group queue       before the concurrency permit
-//	       global       group       group queue
+//	mode   layer        queue slot  slot given back
+//	off    global       global      before the global permit
+//	       bulkhead     group       before the bulkhead permit
+//	       concurrency  group
+//	fair   bulkhead     group
+//	       concurrency  group       before the concurrency permit
+//	       global       group
 //
 // Under fair share the global layer comes last, so a group's share counts
 // only tasks its own limits let through. Its line is the fair queue.
+var walks = [2][3]walkStep{
+	{{heldGlobal, heldGlobalSlot, true}, {heldBulkhead, heldGroupSlot, true}, {heldConc, heldGroupSlot, false}},
+	{{heldBulkhead, heldGroupSlot, false}, {heldConc, heldGroupSlot, true}, {heldGlobal, heldGroupSlot, false}},
+}
+
+// lineOf returns the line of g's layer bit.
+func (g *Group[T]) lineOf(bit uint8) *line[T] {
+	switch bit {
+	case heldGlobal:
+		return g.global.line
+	case heldBulkhead:
+		return &g.bulkhead
+	}
+	return &g.conc
+}
+
+// queueOf returns the queue whose slot is bit, g's or the global one.
+func (g *Group[T]) queueOf(slot uint8) *slots[T] {
+	if slot == heldGlobalSlot {
+		return g.global.queue
+	}
+	return &g.queue
+}
+
+// reasonOf is why a task is turned away when the queue of slot is full.
+func reasonOf(slot uint8) string {
+	if slot == heldGlobalSlot {
+		return ReasonGlobalQueueFull
+	}
+	return ReasonGroupQueueFull
+}
+
+// layer is one limit of g's walk, with its line.
+type layer[T any] struct {
+	l         *line[T]
+	bit, slot uint8
+}
+
+// layers returns the layers a task of g walks through, in order.
 func (gl *Global[T]) layers(g *Group[T]) [3]layer[T] {
-	if gl.fair {
-		return [3]layer[T]{
-			{l: &g.bulkhead, bit: heldBulkhead, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
-			{l: &g.conc, bit: heldConc, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull, drop: true},
-			{l: gl.line, bit: heldGlobal, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
-		}
+	var ys [3]layer[T]
+	for i, y := range gl.walk {
+		ys[i] = layer[T]{g.lineOf(y.bit), y.bit, y.slot}
 	}
-	return [3]layer[T]{
-		{l: gl.line, bit: heldGlobal, q: gl.queue, slot: heldGlobalSlot, reason: ReasonGlobalQueueFull, drop: true},
-		{l: &g.bulkhead, bit: heldBulkhead, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull, drop: true},
-		{l: &g.conc, bit: heldConc, q: &g.queue, slot: heldGroupSlot, reason: ReasonGroupQueueFull},
-	}
+	return ys
 }
 
 // tookGlobal follows up on p, which just took its global permit. Under
@@ -172,16 +204,16 @@ func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
 // global queue of no slots nudges its first blocked caller (see
 // slots.nudge), whose task may start now.
 func (gl *Global[T]) giveGlobal(p *Permits[T]) {
-	had := p.held&heldGlobal != 0
+	if p.held&heldGlobal == 0 {
+		return
+	}
 	if gl.fair {
-		if had {
-			p.group.fair.running.Add(-1)
-			p.releaseFair()
-		}
+		p.group.fair.running.Add(-1)
+		p.releaseFair()
 		return
 	}
 	p.releaseLine(gl.line, heldGlobal)
-	if had && gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
+	if gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
 		gl.handSlots(gl.queue.nudge(), 0)
 	}
 }

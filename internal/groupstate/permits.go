@@ -151,7 +151,7 @@ func (p *Permits[T]) Exit() {
 	}
 }
 
-// advance takes the layers without blocking, in the order of Global.layers.
+// advance takes the layers without blocking, in the order of walks.
 // A layer is first tried as is. Only a task that has to wait takes a queue
 // slot and joins the layer's line, and the walk stops there.
 func (p *Permits[T]) advance() (Outcome, string) {
@@ -163,15 +163,16 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if out := p.gate(); out != Admitted {
 		return p.stop(out, ReasonGroupQueueFull)
 	}
-	for _, y := range gl.layers(g) {
+	for i := range gl.walk {
+		y := &gl.walk[i]
 		if p.held&y.bit != 0 {
 			continue
 		}
-		handed := p.flags&granted != 0 && p.bit == y.bit
+		handed := p.bit == y.bit && p.flags&granted != 0
 		// A group slot taken here is kept until every permit is held, so
 		// the task is not turned away between the layers.
-		if out := p.step(y.l, &y.q.line, y.bit, y.slot); out != Admitted {
-			return p.stop(out, y.reason)
+		if out := p.step(g.lineOf(y.bit), &g.queueOf(y.slot).line, y.bit, y.slot); out != Admitted {
+			return p.stop(out, reasonOf(y.slot))
 		}
 		if y.bit == heldGlobal {
 			gl.tookGlobal(p, handed)
@@ -269,16 +270,17 @@ func (p *Permits[T]) release() {
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
 	}
-	ys := gl.layers(g)
-	for i := len(ys) - 1; i >= 0; i-- {
-		y := &ys[i]
+	for i := len(gl.walk) - 1; i >= 0; i-- {
+		y := &gl.walk[i]
 		if y.drop {
-			p.dropSlot(y.q, y.slot)
+			p.dropSlot(g.queueOf(y.slot), y.slot)
 		}
-		if y.bit == heldGlobal {
+		switch {
+		case p.held&y.bit == 0:
+		case y.bit == heldGlobal:
 			gl.giveGlobal(p)
-		} else {
-			p.releaseLine(y.l, y.bit)
+		default:
+			p.releaseLine(g.lineOf(y.bit), y.bit)
 		}
 	}
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {

@@ -224,7 +224,7 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8) bool {
 // below prio that holds a slot of the queue named by bit. The queue is g's
 // or the global one. It also returns the line the task waits in. It
 // returns nil if there is no such task. It looks in the lines whose
-// waiters hold such a slot (Global.layers), and for g's queue in its pause
+// waiters hold such a slot (walks), and for g's queue in its pause
 // line. A task a lowered limit sent back to an earlier line may hold no
 // slot of that line's queue.
 func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"iter"
 	"strings"
-	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/otelgc/internal/grouplabel"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -46,35 +46,6 @@ func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, erro
 	return reg, nil
 }
 
-// groupAgg sums the groups of one group attribute value.
-type groupAgg struct {
-	running, waiting, groups, blocked int
-	limit                             int // the concurrency limits, Unlimited ones left out
-	oldestWait, oldestRunning         time.Duration
-	paused, waitingGlobal             int
-	ended                             [len(statuses)]uint64 // in the order of statuses
-}
-
-// add counts g in a.
-func (a *groupAgg) add(g groupconc.GroupStats) {
-	a.running += g.Running
-	a.waiting += g.Waiting
-	a.groups++
-	a.blocked += g.Blocked
-	if g.MaxConcurrency != groupconc.Unlimited {
-		a.limit += g.MaxConcurrency
-	}
-	a.oldestWait = max(a.oldestWait, g.OldestWait)
-	a.oldestRunning = max(a.oldestRunning, g.OldestRunning)
-	if g.Paused {
-		a.paused++
-	}
-	a.waitingGlobal += g.WaitingGlobal
-	for i, n := range [...]uint64{g.Succeeded, g.Failed, g.Cancelled, g.Rejected} {
-		a.ended[i] += n
-	}
-}
-
 // walk returns the groups a collection reads.
 func (m *Metrics) walk(e *groupconc.GroupExecutor) iter.Seq[groupconc.GroupStats] {
 	if m.activeOnly {
@@ -100,28 +71,28 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		// The executor's own totals, which also count tasks of evicted
 		// groups still finishing; only the oldest wait and the limits
 		// need the groups.
-		var a groupAgg
+		var a grouplabel.Sums
 		for g := range m.walk(e) {
-			a.add(g)
+			a.Add(g)
 		}
-		a.running, a.waiting, a.groups, a.blocked = s.Running, s.Waiting, s.Groups, s.Blocked
+		a.Running, a.Waiting, a.Groups, a.Blocked = s.Running, s.Waiting, s.Groups, s.Blocked
 		m.observeGroups("", a, o)
 		return
 	}
 	// Every value admitted so far is reported, at 0 if none of its groups
 	// is left, so that a value's series do not come and go with its groups.
-	aggs := make(map[string]*groupAgg)
+	aggs := make(map[string]*grouplabel.Sums)
 	for g := range m.walk(e) {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
-			a = &groupAgg{}
+			a = &grouplabel.Sums{}
 			aggs[v] = a
 		}
-		a.add(g)
+		a.Add(g)
 	}
 	m.labels.Each(func(v string, _ *series) {
-		var a groupAgg
+		var a grouplabel.Sums
 		if p := aggs[v]; p != nil {
 			a = *p
 		}
@@ -131,20 +102,20 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 
 // observeGroups reports the per-group instruments of one group attribute
 // value ("" when the attribute is off).
-func (m *Metrics) observeGroups(v string, a groupAgg, o metric.Observer) {
-	o.ObserveInt64(m.tasks, int64(a.running), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("running"))))
-	o.ObserveInt64(m.tasks, int64(a.waiting), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("waiting"))))
-	o.ObserveInt64(m.groups, int64(a.groups), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveInt64(m.concLimit, int64(a.limit), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveFloat64(m.oldestWait, a.oldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveInt64(m.blocked, int64(a.blocked), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveInt64(m.paused, int64(a.paused), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveFloat64(m.oldestRunning, a.oldestRunning.Seconds(), metric.WithAttributeSet(m.attrs(v)))
-	o.ObserveInt64(m.waitingGlobal, int64(a.waitingGlobal), metric.WithAttributeSet(m.attrs(v)))
+func (m *Metrics) observeGroups(v string, a grouplabel.Sums, o metric.Observer) {
+	o.ObserveInt64(m.tasks, int64(a.Running), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("running"))))
+	o.ObserveInt64(m.tasks, int64(a.Waiting), metric.WithAttributeSet(m.attrs(v, AttrTaskState.String("waiting"))))
+	o.ObserveInt64(m.groups, int64(a.Groups), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.concLimit, int64(a.Limit), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveFloat64(m.oldestWait, a.OldestWait.Seconds(), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.blocked, int64(a.Blocked), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.paused, int64(a.Paused), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveFloat64(m.oldestRunning, a.OldestRunning.Seconds(), metric.WithAttributeSet(m.attrs(v)))
+	o.ObserveInt64(m.waitingGlobal, int64(a.WaitingGlobal), metric.WithAttributeSet(m.attrs(v)))
 	if v == "" {
 		return // without the group attribute, groupconc.task.completed tells the same
 	}
-	for i, n := range a.ended {
+	for i, n := range a.Ended {
 		o.ObserveInt64(m.groupEnded, int64(n), metric.WithAttributeSet(m.attrs(v, AttrTaskStatus.String(statuses[i]))))
 	}
 }

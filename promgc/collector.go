@@ -3,9 +3,9 @@ package promgc
 import (
 	"iter"
 	"strings"
-	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/promgc/internal/grouplabel"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -41,35 +41,6 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	m.rejected.Describe(ch)
 }
 
-// groupAgg sums the groups of one group label value.
-type groupAgg struct {
-	running, waiting, groups, blocked int
-	limit                             int // the concurrency limits, Unlimited ones left out
-	oldestWait, oldestRunning         time.Duration
-	paused, waitingGlobal             int
-	ended                             [len(statuses)]uint64 // in the order of statuses
-}
-
-// add counts g in a.
-func (a *groupAgg) add(g groupconc.GroupStats) {
-	a.running += g.Running
-	a.waiting += g.Waiting
-	a.groups++
-	a.blocked += g.Blocked
-	if g.MaxConcurrency != groupconc.Unlimited {
-		a.limit += g.MaxConcurrency
-	}
-	a.oldestWait = max(a.oldestWait, g.OldestWait)
-	a.oldestRunning = max(a.oldestRunning, g.OldestRunning)
-	if g.Paused {
-		a.paused++
-	}
-	a.waitingGlobal += g.WaitingGlobal
-	for i, n := range [...]uint64{g.Succeeded, g.Failed, g.Cancelled, g.Rejected} {
-		a.ended[i] += n
-	}
-}
-
 // walk returns the groups a scrape reads.
 func (c *Collector) walk() iter.Seq[groupconc.GroupStats] {
 	if c.m.activeOnly {
@@ -103,19 +74,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		// The executor's own totals, which also count tasks of evicted
 		// groups still finishing; only the oldest wait and the limits
 		// need the groups.
-		var a groupAgg
+		var a grouplabel.Sums
 		for g := range c.walk() {
-			a.add(g)
+			a.Add(g)
 		}
 		gauge(m.tasks, float64(s.Running), "running")
 		gauge(m.tasks, float64(s.Waiting), "waiting")
 		gauge(m.groups, float64(s.Groups))
-		gauge(m.concLimit, float64(a.limit))
-		gauge(m.oldestWait, a.oldestWait.Seconds())
+		gauge(m.concLimit, float64(a.Limit))
+		gauge(m.oldestWait, a.OldestWait.Seconds())
 		gauge(m.blocked, float64(s.Blocked))
-		gauge(m.paused, float64(a.paused))
-		gauge(m.oldestRunning, a.oldestRunning.Seconds())
-		gauge(m.waitingGlobal, float64(a.waitingGlobal))
+		gauge(m.paused, float64(a.Paused))
+		gauge(m.oldestRunning, a.OldestRunning.Seconds())
+		gauge(m.waitingGlobal, float64(a.WaitingGlobal))
 	} else {
 		c.collectGrouped(gauge)
 	}
@@ -133,31 +104,31 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // so that a value's series do not come and go with its groups.
 func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv ...string)) {
 	m := c.m
-	aggs := make(map[string]*groupAgg)
+	aggs := make(map[string]*grouplabel.Sums)
 	for g := range c.walk() {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {
-			a = &groupAgg{}
+			a = &grouplabel.Sums{}
 			aggs[v] = a
 		}
-		a.add(g)
+		a.Add(g)
 	}
 	m.labels.Each(func(v string, _ *series) {
 		a := aggs[v]
 		if a == nil {
-			a = &groupAgg{}
+			a = &grouplabel.Sums{}
 		}
-		gauge(m.tasks, float64(a.running), "running", v)
-		gauge(m.tasks, float64(a.waiting), "waiting", v)
-		gauge(m.groups, float64(a.groups), v)
-		gauge(m.concLimit, float64(a.limit), v)
-		gauge(m.oldestWait, a.oldestWait.Seconds(), v)
-		gauge(m.blocked, float64(a.blocked), v)
-		gauge(m.paused, float64(a.paused), v)
-		gauge(m.oldestRunning, a.oldestRunning.Seconds(), v)
-		gauge(m.waitingGlobal, float64(a.waitingGlobal), v)
-		for i, n := range a.ended {
+		gauge(m.tasks, float64(a.Running), "running", v)
+		gauge(m.tasks, float64(a.Waiting), "waiting", v)
+		gauge(m.groups, float64(a.Groups), v)
+		gauge(m.concLimit, float64(a.Limit), v)
+		gauge(m.oldestWait, a.OldestWait.Seconds(), v)
+		gauge(m.blocked, float64(a.Blocked), v)
+		gauge(m.paused, float64(a.Paused), v)
+		gauge(m.oldestRunning, a.OldestRunning.Seconds(), v)
+		gauge(m.waitingGlobal, float64(a.WaitingGlobal), v)
+		for i, n := range a.Ended {
 			gauge(m.groupEnded, float64(n), statuses[i], v)
 		}
 	})

@@ -25,10 +25,10 @@ import "sync/atomic"
 // that runs is passed over once, not at every hand-off while its group
 // runs. Take a deep backlog whose head holds the groups of tasks that hold
 // a permit but have not run yet. At one CPU these are the goroutines the
-// submitter started. There, scanning from the head failed within 8 and
-// built the order for 88 % of the hand-offs. Resuming, within 64, it
-// serves them with the head scan. W2DeepBacklog (benchmarks module),
-// fair/off, got faster for it, streamed and gated, at -cpu 1 and -cpu 2.
+// submitter started. There, a short scan from the head mostly failed and
+// built the order. Resuming, the head scan serves them. W2DeepBacklog
+// (benchmarks module), fair/off, got faster for it, streamed and gated, at
+// -cpu 1 and -cpu 2 (benchmarks/RESULTS.md).
 // The longer scan costs W2's batches a little at -cpu 2, where every group
 // but the head's mostly runs none. It costs nothing at -cpu 1.
 //

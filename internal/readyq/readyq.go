@@ -27,11 +27,8 @@
 // list, so tasks come out oldest first. BenchmarkQueue measures it against
 // mutexQueue (queue_test.go), a mutex-guarded queue behind the same API.
 // Both are driven as the executor drives them, goroutine starts included.
-// On 2 CPUs, with go test -bench Queue -count 10 -cpu 2 and then benchstat:
-//
-//	                      lockfree       mutex
-//	Queue/producers=1-2   97.59n ± 19%   136.40n ± 20%  +39.76% (p=0.000 n=10)
-//	Queue/producers=4-2   94.20n ± 11%   121.70n ±  6%  +29.19% (p=0.000 n=10)
+// The lock-free queue is the faster at two CPUs. The figures are in
+// benchmarks/RESULTS.md, "The ready queue against a mutex".
 package readyq
 
 import "sync/atomic"

@@ -6,7 +6,7 @@ import "sync/atomic"
 // limit as it is taken. It is one word (narrow) or two sums (wide, see
 // permits), chosen before the count is shared. The executor-wide counts,
 // which every task of every group writes, are wide, so that an Unlimited
-// global layer only adds. A group's counts are narrow, which keeps a group
+// global layer only adds (BenchmarkTally, at -cpu 2). A group's counts are narrow, which keeps a group
 // small (BenchmarkGroupFootprint). A hot group's counts once widened when
 // its tasks began to wait. W3HotGroup of the benchmarks module, at -cpu 2,
 // measured that no different from one word (benchmarks/RESULTS.md), so

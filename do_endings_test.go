@@ -15,6 +15,8 @@ import (
 )
 
 // doEnding is one way a Do that waits behind a running task, or runs, ends.
+// Each end runs inside the test's synctest bubble (testDoEnding), so a
+// time.Sleep in one moves the fake clock.
 type doEnding struct {
 	name    string
 	policy  func(*groupconc.PolicyBuilder) *groupconc.PolicyBuilder

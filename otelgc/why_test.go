@@ -13,7 +13,9 @@ import (
 
 // why starts, on e of global limit 1, a task of "a" that runs 5s, one of
 // "b" that waits 5s for the global permit, and pauses "p", whose one task
-// has succeeded. It returns the gate that ends them.
+// has succeeded. It returns the gate that ends them. Call it inside a
+// synctest bubble: its sleep moves the fake clock, and the bubble's
+// goroutines are durably blocked on the gate by then.
 func why(t *testing.T, e *groupconc.GroupExecutor) *gate {
 	t.Helper()
 	submit(t, e, "p", ok).Wait()

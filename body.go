@@ -51,24 +51,42 @@ func handleOf[T any](t *task) *TaskHandle[T] {
 	return (*TaskHandle[T])(unsafe.Add(unsafe.Pointer(t), -unsafe.Offsetof(h.t)))
 }
 
-func (f fnBody[T]) call(t *task, ctx context.Context) (status TaskStatus, err error) {
+func (f fnBody[T]) call(t *task, ctx context.Context) (TaskStatus, error) {
+	v, perr, err := callTask(Task[T](f), ctx)
+	status, err := statusOf(ctx, perr, err)
+	if status == StatusSuccess {
+		handleOf[T](t).value = v
+	}
+	return status, err
+}
+
+// callTask calls f. It returns what f returned, or the panic it recovered.
+// The panic's stack is taken as it unwinds, so it shows where f panicked.
+// On runtime.Goexit callTask does not return: the caller's goroutine goes
+// on unwinding. A panic(nil) recovers as *runtime.PanicNilError.
+func callTask[T any](f Task[T], ctx context.Context) (v T, perr *PanicError, err error) {
 	returned := false
 	defer func() {
 		if !returned {
-			// A nil r means runtime.Goexit, which goes on unwinding, and the
-			// scheduler sees no status. A panic(nil) recovers as
-			// *runtime.PanicNilError.
-			if r := recover(); r != nil {
-				status, err = StatusFailed, panicError(r)
+			if r := recover(); r != nil { // nil: runtime.Goexit
+				perr = panicError(r)
 			}
 		}
 	}()
-	v, err := f(ctx)
+	v, err = f(ctx)
 	returned = true
-	if err != nil {
+	return v, nil, err
+}
+
+// statusOf is how a call that callTask made ended: FAILED on a panic, as
+// failedOrCancelled says on an error, else SUCCESS.
+func statusOf(ctx context.Context, perr *PanicError, err error) (TaskStatus, error) {
+	switch {
+	case perr != nil:
+		return StatusFailed, perr
+	case err != nil:
 		return failedOrCancelled(ctx, err), err
 	}
-	handleOf[T](t).value = v
 	return StatusSuccess, nil
 }
 

@@ -106,24 +106,14 @@ func (c *doCall[T]) ended() {
 
 // call calls fn, as fnBody's call does. It keeps what fn returned, even with
 // an error, and what it panicked with, for Do to return or panic with.
-func (c *doCall[T]) call(t *task, ctx context.Context) (status TaskStatus, err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			// A nil r means runtime.Goexit, which goes on unwinding.
-			if r := recover(); r != nil {
-				c.panicked, c.pv = true, r
-				status, err = StatusFailed, panicError(r)
-			}
-		}
-	}()
+func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, error) {
 	c.ran = true
-	c.h.value, c.err = c.fn(ctx)
-	returned = true
-	if c.err != nil {
-		return failedOrCancelled(ctx, c.err), c.err
+	v, perr, err := callTask(c.fn, ctx)
+	c.h.value, c.err = v, err
+	if perr != nil {
+		c.panicked, c.pv = true, perr.Value
 	}
-	return StatusSuccess, nil
+	return statusOf(ctx, perr, err)
 }
 
 func (c *doCall[T]) callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome) {

@@ -41,7 +41,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 	if o.Block && !e.insideTask(ctx) {
 		return e.admitBlocking(ctx, t, b, key, id, o)
 	}
-	return e.admit(ctx, t, b, key, id, o.Priority)
+	return e.admit(ctx, t, b, key, id, o.Priority, o.Cost)
 }
 
 // insideTask reports whether ctx is, or derives from, the context of a task
@@ -62,7 +62,11 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	}
 	e.groups.ForgetIdle()
 	t.body, t.id, t.caller = b, id, ctx
-	g := e.groups.Enter(key, &t.permits, t, e.clock())
+	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	if err != nil {
+		return err
+	}
+	e.extend(t, o.Cost)
 	p := &t.permits
 	p.SetPriority(o.Priority.rank())
 	p.Pause(true)

@@ -99,10 +99,12 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	}
 	e.root, e.closeRoot = context.WithCancelCause(context.Background())
 	global.SetHooks(wake, e.goEndDisplaced, e.stopRequested)
+	global.SetExt(func(t *task) *groupstate.Ext { return t.aside.Load().ext })
 	global.SetDisplacing(policy.displaces())
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
 	e.groups.Owner = e // a task finds its executor there (see task.exec)
+	e.groups.SetParents(func(key string) ([]string, error) { return e.policy.Load().parentChain(key) })
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e
@@ -177,7 +179,7 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
 	h := new(TaskHandle[T])
-	if err := e.admit(ctx, &h.t, fnBody[T](task), groupKey, taskID, PriorityNormal); err != nil {
+	if err := e.admit(ctx, &h.t, fnBody[T](task), groupKey, taskID, PriorityNormal, 1); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -213,13 +215,18 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 // Waiting tasks end CANCELLED at once, and running ones see their context
 // cancelled. Other groups are untouched. The group keeps its limits, and
 // tasks submitted to it afterwards are accepted as usual. It does nothing
-// for an unknown group and does not wait.
+// for an unknown group and does not wait. A parent's subtree is shut down
+// with it.
 func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 	if !e.made() {
 		return
 	}
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		e.endAllCancelled(g.Shutdown(ErrGroupShutdown, nil))
+		var out []*task
+		for _, d := range e.groups.Subtree(g) {
+			out = d.Shutdown(ErrGroupShutdown, out)
+		}
+		e.endAllCancelled(g.Shutdown(ErrGroupShutdown, out))
 	}
 }
 
@@ -228,7 +235,7 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 // again for the next task, and it is gone from Stats. Tasks still running on
 // the evicted group's permits give them back to the old group, never to the
 // new one. Until they return, the old and new group together may run more
-// than the limit.
+// than the limit. A parent's subtree is evicted with it.
 func (e *GroupExecutor) EvictGroup(groupKey string) {
 	if !e.made() {
 		return

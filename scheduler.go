@@ -82,7 +82,7 @@ func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load(
 // admit accepts t into its group and sets it going. It does not block. The
 // layers are tried at once, on the caller's goroutine. So a task that can
 // start, and a task that must be rejected, is known before Submit returns.
-func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority) error {
+func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority, cost int) error {
 	// After this, Shutdown waits for t. No task is accepted after the drain
 	// started, because enter fails once Shutdown or Close has begun.
 	if !e.gate.enter() {
@@ -90,11 +90,26 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	}
 	e.groups.ForgetIdle()
 	t.body, t.id, t.caller = b, id, ctx
-	g := e.groups.Enter(key, &t.permits, t, e.clock())
+	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	if err != nil {
+		e.gate.leave()
+		return err
+	}
+	e.extend(t, cost)
 	if prio != PriorityNormal {
 		t.permits.SetPriority(prio.rank())
 	}
 	return e.accepted(t, g, "")
+}
+
+// extend gives t the record of its permits beyond one per layer, when its
+// cost is above one or its group has a parent (see groupstate.Ext).
+func (e *GroupExecutor) extend(t *task, cost int) {
+	if t.permits.NeedsExt(cost) {
+		x := new(groupstate.Ext)
+		t.getAside().ext = x
+		t.permits.Extend(x, cost)
+	}
 }
 
 // accepted sets going t, which was accepted into group g and is counted by

@@ -186,7 +186,7 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 	if runs {
 		age = max(time.Duration(e.clock()-oldest), 0)
 	}
-	return GroupStats{
+	st := GroupStats{
 		GroupKey:       g.Key(),
 		Running:        running,
 		Waiting:        waiting,
@@ -197,7 +197,7 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 		Weight:         l.Weight,
 		OldestWait:     time.Duration(g.OldestWait(e.clock())),
 		Blocked:        g.Blocked(),
-		RunningCost:    running,
+		RunningCost:    g.RunningCost(),
 		WaitingGlobal:  g.WaitingGlobal(),
 		OldestRunning:  age,
 		Paused:         g.Paused(),
@@ -205,5 +205,36 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 		Failed:         n[outcomeIndex(StatusFailed)],
 		Cancelled:      n[outcomeIndex(StatusCancelled)],
 		Rejected:       n[outcomeIndex(StatusRejected)],
+	}
+	if p := g.Parent(); p != nil {
+		st.Parent = p.Key()
+	}
+	if g.HasChildren() {
+		e.addSubtree(&st, g)
+	}
+	return st
+}
+
+// addSubtree adds to st, parent g's snapshot, the counts and ages of g's
+// subtree. g's own layers already count the subtree's permits
+// (InFlight, RunningCost).
+func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task]) {
+	now := e.clock()
+	oldest := e.oldestRunning(nil)
+	for _, d := range e.groups.Subtree(g) {
+		running, waiting, _ := d.Counts()
+		st.Running += running
+		st.Waiting += waiting
+		st.WaitingGlobal += d.WaitingGlobal()
+		st.Blocked += d.Blocked()
+		st.OldestWait = max(st.OldestWait, time.Duration(d.OldestWait(now)))
+		if start, ok := oldest[d]; ok {
+			st.OldestRunning = max(st.OldestRunning, time.Duration(now-start))
+		}
+		n := d.Outcomes()
+		st.Succeeded += n[outcomeIndex(StatusSuccess)]
+		st.Failed += n[outcomeIndex(StatusFailed)]
+		st.Cancelled += n[outcomeIndex(StatusCancelled)]
+		st.Rejected += n[outcomeIndex(StatusRejected)]
 	}
 }

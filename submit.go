@@ -47,9 +47,11 @@ type SubmitOptions struct {
 	MaxWait time.Duration
 	// Priority orders the task among the tasks waiting where it waits.
 	Priority Priority
-	// Cost is the permits the task takes at each limit it passes. Zero means
-	// one. Every task costs one permit in this release. A Cost above 1 is
-	// refused with ErrInvalidTask, never taken as 1.
+	// Cost is the permits the task takes at each limit it passes: the
+	// global cap, its group's bulkhead and concurrency limit, and each
+	// ancestor's. Zero means one. A cost above a limit takes the whole of
+	// that limit, so the task runs alone there. Queue thresholds count
+	// tasks, not cost.
 	Cost int
 }
 
@@ -62,8 +64,6 @@ func (o SubmitOptions) check() error {
 		return fmt.Errorf("%w: MaxWait %v is negative", ErrInvalidTask, o.MaxWait)
 	case o.Cost < 0:
 		return fmt.Errorf("%w: Cost %d is negative", ErrInvalidTask, o.Cost)
-	case o.Cost > 1:
-		return fmt.Errorf("%w: Cost %d: a task costs one permit in this release", ErrInvalidTask, o.Cost)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func (c *tally) load() int64 {
 // take takes a permit if fewer than limit are held.
 func (c *tally) take(limit int64) bool {
 	if c.wide != nil {
-		return c.wide.take(limit)
+		return c.wide.take(limit, 1)
 	}
 	for {
 		n := c.n.Load()
@@ -44,13 +44,36 @@ func (c *tally) take(limit int64) bool {
 	}
 }
 
-// give gives one permit back.
-func (c *tally) give() {
+// takeN takes n permits if they fit under limit. n is at most limit (see
+// Permits.need), so a task alone at a layer always fits.
+func (c *tally) takeN(n, limit int64) bool {
+	if n == 1 {
+		return c.take(limit)
+	}
 	if c.wide != nil {
-		c.wide.given.Add(1)
+		return c.wide.take(limit, n)
+	}
+	for {
+		h := c.n.Load()
+		if h+n > limit {
+			return false
+		}
+		if c.n.CompareAndSwap(h, h+n) {
+			return true
+		}
+	}
+}
+
+// give gives one permit back.
+func (c *tally) give() { c.giveN(1) }
+
+// giveN gives n permits back.
+func (c *tally) giveN(n int64) {
+	if c.wide != nil {
+		c.wide.given.Add(n)
 		return
 	}
-	c.n.Add(-1)
+	c.n.Add(-n)
 }
 
 // permits counts permits held as two sums that only grow, taken and given
@@ -72,19 +95,19 @@ func (c *permits) load() int64 {
 	return t - c.given.Load()
 }
 
-// take takes a permit if fewer than limit are held. given only grows, so
-// the count checked is at least the count when the CAS succeeds.
-func (c *permits) take(limit int64) bool {
+// take takes n permits if they fit under limit. given only grows, so the
+// count checked is at least the count when the CAS succeeds.
+func (c *permits) take(limit, n int64) bool {
 	if limit == Unlimited {
-		c.taken.Add(1)
+		c.taken.Add(n)
 		return true
 	}
 	for {
 		t := c.taken.Load()
-		if t-c.given.Load() >= limit {
+		if t-c.given.Load()+n > limit {
 			return false
 		}
-		if c.taken.CompareAndSwap(t, t+1) {
+		if c.taken.CompareAndSwap(t, t+n) {
 			return true
 		}
 	}

@@ -49,6 +49,11 @@ type fairQueue[T any] struct {
 	seq    uint32 // joins so far, modulo 2^32
 	mixed  bool   // a task of another priority than the default joined
 
+	// chosen is the task the fair choice fell on, until it is served or
+	// leaves. A costly task stays chosen while it waits for permits to
+	// free, so that cheaper tasks do not starve it.
+	chosen *Permits[T]
+
 	// passed is the last task the head scan passed over, nil for none. The
 	// group of every task up to it runs a task, so the scan resumes after
 	// it. A group that stops running with a task up to passed moves it back
@@ -91,17 +96,29 @@ func (q *fairQueue[T]) push(w *Permits[T]) {
 // share, so no lowered limit sends a task back to it.
 func (q *fairQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 
-// pop takes out the chosen group's task and counts it running.
+// pop takes out the chosen group's task and counts it running, in the
+// permits it holds.
 func (q *fairQueue[T]) pop() *Permits[T] {
-	w := q.next()
-	w.group.fair.running.Add(1) // before remove, which places the group once
+	w := q.peek()
+	w.group.fair.running.Add(w.amount(heldGlobal, 0)) // before remove, which places the group once
 	q.remove(w)
 	return w
+}
+
+// peek returns the task the fair choice falls on, choosing it if none is.
+func (q *fairQueue[T]) peek() *Permits[T] {
+	if q.chosen == nil {
+		q.chosen = q.next()
+	}
+	return q.chosen
 }
 
 func (q *fairQueue[T]) remove(w *Permits[T]) {
 	g := w.group
 	wasFirst := g.chain.head == w
+	if w == q.chosen {
+		q.chosen = nil
+	}
 	if w == q.passed {
 		q.passed = w.prev
 	}
@@ -230,11 +247,11 @@ func (p *Permits[T]) releaseFair() {
 	gl := g.global
 	p.held &^= heldGlobal
 	var w *Permits[T]
-	if p.held&heldConc != 0 && gl.line.waiting.Load() != 0 { // else it would not join: release is lock-free
+	if p.held&heldConc != 0 && p.flags&extended == 0 && gl.line.waiting.Load() != 0 { // else it would not join: release is lock-free
 		w = g.conc.handOne(p)
 	}
 	if w == nil {
-		p.keep(gl.line.release(p))
+		p.keep(gl.line.release(p, p.amount(heldGlobal, 0)))
 		return
 	}
 	p.held &^= heldConc

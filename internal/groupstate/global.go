@@ -21,6 +21,7 @@ type Global[T any] struct {
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
 	stopped   func(*T) bool // see SetHooks
+	extOf     func(*T) *Ext // see SetExt
 
 	displacing atomic.Bool  // see SetDisplacing
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
@@ -83,18 +84,60 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 // running returns g's running tasks. Under fair share that is its own
 // count. Under IsolationOff it is its concurrency permits held, since that
 // is the last layer taken.
+//
+// Extended tasks (ext.go) add what they hold to that count, and count
+// themselves apart (xstats), since a task may hold more than one permit
+// and a parent's permits are held by its subtree's tasks.
 func (gl *Global[T]) running(g *Group[T]) int64 {
+	n := g.conc.held.load()
 	if gl.fair {
-		return g.fair.running.Load()
+		n = g.fair.running.Load()
 	}
-	return g.conc.held.load()
+	if x := g.kin.Load(); x != nil {
+		n += x.run.Load() - x.extra.Load()
+	}
+	return n
+}
+
+// RunningCost reports the permits held at g's concurrency limit by the
+// running tasks of its subtree.
+func (g *Group[T]) RunningCost() int {
+	n := g.conc.held.load()
+	if g.global.fair {
+		n = g.fair.running.Load()
+	}
+	if x := g.kin.Load(); x != nil {
+		n += x.cost.Load() - x.extra.Load()
+	}
+	return int(max(n, 0))
+}
+
+// counted keeps the count Global.running reads for group a right, as the
+// extended task p takes (sign 1) or gives back (-1) a's layer bit at level
+// lv. That count is a's concurrency permits under IsolationOff, and the
+// global permits of a's own tasks under fair share.
+func (gl *Global[T]) counted(p *Permits[T], a *Group[T], bit, lv uint8, sign int64) {
+	if bit == heldConc && !gl.fair || bit == heldGlobal && gl.fair {
+		a.family().extra.Add(sign * p.amount(bit, lv))
+	}
+}
+
+// countRunning counts the extended task p in (sign 1) or out (-1) of its
+// group's running tasks, and its permits in each ancestor's running cost.
+func (p *Permits[T]) countRunning(sign int64) {
+	g := p.group
+	g.family().run.Add(sign)
+	for lv := range g.depth() + 1 {
+		g.ancestor(lv).family().cost.Add(sign * p.amount(heldConc, lv))
+	}
 }
 
 // started counts a task of g running that took a global permit without
 // being handed one, under fair share. A task handed one is counted by
 // fairQueue.pop.
-func (gl *Global[T]) started(g *Group[T]) {
-	g.fair.running.Add(1)
+func (gl *Global[T]) started(p *Permits[T]) {
+	g := p.group
+	g.fair.running.Add(p.amount(heldGlobal, 0))
 	if gl.line.waiting.Load() != 0 {
 		r := gl.line.lock()
 		r.disc.(*fairQueue[T]).fix(g)
@@ -122,6 +165,15 @@ func (gl *Global[T]) setWeight(g *Group[T], w int) {
 type walkStep struct {
 	bit, slot uint8
 	drop      bool
+}
+
+// stepLevels returns how many groups of g's path the step takes a layer of:
+// g and each ancestor, or one for the global layer.
+func stepLevels[T any](y *walkStep, g *Group[T]) uint8 {
+	if y.bit == heldGlobal {
+		return 1
+	}
+	return g.depth() + 1
 }
 
 // walks is the one description of the walk in each isolation mode.
@@ -195,7 +247,7 @@ func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
 	case !gl.fair:
 		p.dropSlot(gl.queue, heldGlobalSlot)
 	case !handed:
-		gl.started(p.group)
+		gl.started(p)
 	}
 }
 
@@ -208,7 +260,10 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 		return
 	}
 	if gl.fair {
-		p.group.fair.running.Add(-1)
+		p.group.fair.running.Add(-p.amount(heldGlobal, 0))
+		if p.flags&extended != 0 {
+			gl.counted(p, p.group, heldGlobal, 0, -1)
+		}
 		p.releaseFair()
 		return
 	}

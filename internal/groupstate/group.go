@@ -92,6 +92,7 @@ type Group[T any] struct {
 
 	outcomes  [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
 	pauseLine atomic.Pointer[line[T]]    // made on the first pause (see pause.go)
+	kin       atomic.Pointer[kin[T]]     // its parent and children (see ext.go); nil for most groups
 }
 
 // chainList is a group's chain in the global line. It counts its tasks. So
@@ -198,6 +199,9 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 			first = min(first, l.oldest(g))
 		}
 	}
+	for a := g.up(); a != nil; a = a.up() {
+		first = min(first, a.bulkhead.oldestOf(g), a.conc.oldestOf(g))
+	}
 	if first == noWaiter {
 		return 0 // between two lines
 	}
@@ -262,6 +266,9 @@ func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 		if l != nil {
 			ws = l.takeOut(g, match, ws)
 		}
+	}
+	for a := g.up(); a != nil; a = a.up() { // its tasks waiting at an ancestor's layer
+		ws = a.conc.takeOut(g, match, a.bulkhead.takeOut(g, match, ws))
 	}
 	for _, w := range ws {
 		out = append(out, w.task())

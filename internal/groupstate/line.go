@@ -99,6 +99,21 @@ func (l *line[T]) tryAcquire() bool {
 // take takes a free permit, waiters or not. The caller sees to fairness.
 func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
+// takeFor takes the permits p needs at the layer bit at level lv, if they
+// are free, waiters or not.
+func (l *line[T]) takeFor(p *Permits[T], bit, lv uint8) bool {
+	if p.flags&extended == 0 {
+		return l.take()
+	}
+	limit := l.limit.Load()
+	n := p.need(limit)
+	if !l.held.takeN(n, limit) {
+		return false
+	}
+	p.took(bit, lv, n)
+	return true
+}
+
 // join takes a permit for w at once if nobody waits and one is free, and
 // reports true. Otherwise it puts w in the queue and reports false. The
 // line owns w's task then.
@@ -106,10 +121,12 @@ func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 	r := l.lock()
 	defer r.unlock()
 	q := r.q()
-	if l.enterLocked(q) {
+	l.waiting.Add(1) // as enterLocked
+	if q.empty() && l.takeFor(w, w.bit, w.waitLevel()) {
+		l.waiting.Add(-1)
 		return true
 	}
-	l.pushLocked(q, w, false)
+	l.pushLocked(r, w, false)
 	return false
 }
 
@@ -131,7 +148,11 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 
 // pushLocked puts w, counted in waiting, in the queue. It goes at its
 // place, or ahead of its priority if front (see queue.pushFront).
-func (l *line[T]) pushLocked(q queue[T], w *Permits[T], front bool) {
+func (l *line[T]) pushLocked(r *waiters[T], w *Permits[T], front bool) {
+	q := r.q()
+	if w.flags&extended != 0 && w.ext().cost > 1 {
+		r.fifo.costly = true
+	}
 	if front {
 		q.pushFront(w)
 	} else {
@@ -140,39 +161,40 @@ func (l *line[T]) pushLocked(q queue[T], w *Permits[T], front bool) {
 	w.line.Store(l)
 }
 
-// release gives back one permit of p's. It returns the waiters handed a
-// permit, taken out of the queue and chained by next. The caller owns them
-// now. The permit passes straight to the waiter served next while the
-// limit has room for it.
-func (l *line[T]) release(p *Permits[T]) *Permits[T] {
+// release gives back the n permits p holds here. It returns the waiters
+// handed permits, taken out of the queue and chained by next. The caller
+// owns them now. A permit passes straight to the waiter served next while
+// the limit has room for it.
+func (l *line[T]) release(p *Permits[T], n int64) *Permits[T] {
 	if l.waiting.Load() == 0 {
-		l.held.give()
+		l.held.giveN(n)
 		if l.waiting.Load() == 0 {
 			return nil
 		}
-		// A task joined as the permit came back. It may have found the
+		// A task joined as the permits came back. It may have found the
 		// count full.
 		r := l.lock()
 		defer r.unlock()
-		q := r.q()
-		q.gave(p)
-		return l.grantLocked(q)
+		r.q().gave(p)
+		return l.grantLocked(r)
 	}
 	r := l.lock()
 	defer r.unlock()
-	return l.passLocked(r.q(), p)
+	return l.passLocked(r, p, n)
 }
 
-// passLocked gives back p's permit, counted held. It goes straight to the
-// waiter served next while the limit has room for it. Otherwise it goes to
-// the count, and on to the waiters that fit (grantLocked).
-func (l *line[T]) passLocked(q queue[T], p *Permits[T]) *Permits[T] {
+// passLocked gives back p's n permits, counted held. One goes straight to
+// the waiter served next while the limit has room for it. Otherwise they
+// go to the count, and on to the waiters that fit (grantLocked). Where
+// costs differ they always go to the count.
+func (l *line[T]) passLocked(r *waiters[T], p *Permits[T], n int64) *Permits[T] {
+	q := r.q()
 	q.gave(p)
-	if !q.empty() && l.held.load() <= l.limit.Load() {
+	if n == 1 && !r.fifo.costly && !q.empty() && l.held.load() <= l.limit.Load() {
 		return l.popLocked(q)
 	}
-	l.held.give()
-	return l.grantLocked(q)
+	l.held.giveN(n)
+	return l.grantLocked(r)
 }
 
 // handOne takes out the waiter served next, to pass p's permit straight
@@ -185,7 +207,7 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	r := l.lock()
 	defer r.unlock()
 	q := r.q()
-	if q.empty() || l.held.load() > l.limit.Load() {
+	if r.fifo.costly || q.empty() || l.held.load() > l.limit.Load() {
 		return nil
 	}
 	q.gave(p)
@@ -198,13 +220,12 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool) {
 	r := l.lock()
 	defer r.unlock()
-	q := r.q()
-	handed = l.passLocked(q, p)
-	if q.empty() {
+	handed = l.passLocked(r, p, 1)
+	if r.q().empty() {
 		return handed, false
 	}
 	l.waiting.Add(1) // as enterLocked: a joiner that found waiters
-	l.pushLocked(q, w, false)
+	l.pushLocked(r, w, false)
 	return handed, true
 }
 
@@ -232,12 +253,26 @@ func (l *line[T]) grant() *Permits[T] {
 	}
 	r := l.lock()
 	defer r.unlock()
-	return l.grantLocked(r.q())
+	return l.grantLocked(r)
 }
 
-func (l *line[T]) grantLocked(q queue[T]) *Permits[T] {
+// grantLocked hands free permits to the waiters that fit, in the order the
+// queue serves them. A waiter that needs more than are free is not passed
+// by those behind it, as in semaphore.Weighted.
+func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 	var c chain[T]
-	for !q.empty() && l.take() {
+	q := r.q()
+	if !r.fifo.costly {
+		for !q.empty() && l.take() {
+			c.add(l.popLocked(q))
+		}
+		return c.head
+	}
+	for !q.empty() {
+		w := q.peek()
+		if !l.takeFor(w, w.bit, w.waitLevel()) {
+			break
+		}
 		c.add(l.popLocked(q))
 	}
 	return c.head
@@ -287,16 +322,18 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
 	r := l.lock()
 	defer r.unlock()
-	q := r.q()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
 		w.held &^= bit
 		w.bit = bit
+		if w.flags&extended != 0 {
+			w.ext().level = 0
+		}
 		l.waiting.Add(1)
-		l.pushLocked(q, w, true)
-		l.held.give()
+		l.pushLocked(r, w, true)
+		l.held.giveN(w.amount(bit, 0))
 	}
-	return l.grantLocked(q)
+	return l.grantLocked(r)
 }
 
 // oldest returns when g's oldest task in the line was submitted, or
@@ -308,6 +345,23 @@ func (l *line[T]) oldest(g *Group[T]) int64 {
 	r := l.lock()
 	defer r.unlock()
 	return r.q().oldest(g)
+}
+
+// oldestOf returns when g's oldest task in l was submitted, or noWaiter.
+// l is an ancestor's, shared by the tasks of its subtree.
+func (l *line[T]) oldestOf(g *Group[T]) int64 {
+	if l.waiting.Load() == 0 {
+		return noWaiter
+	}
+	r := l.lock()
+	defer r.unlock()
+	first := int64(noWaiter)
+	r.q().each(nil, func(w *Permits[T]) {
+		if w.group == g {
+			first = min(first, w.submitted)
+		}
+	})
+	return first
 }
 
 // leave takes w out of the line it waits in and reports whether it did so.

@@ -46,11 +46,11 @@ func fullLine(t *testing.T, n int) (*line[tk], []*Permits[tk]) {
 func TestLineServesWaitersInJoinOrder(t *testing.T) {
 	l, ws := fullLine(t, 10)
 	for i := range ws {
-		w := l.release(nil)
+		w := l.release(nil, 1)
 		require.Same(t, ws[i], w, "permit %d went out of order", i)
 		assert.Nil(t, w.line.Load(), "a granted waiter is out of line")
 	}
-	assert.Nil(t, l.release(nil), "no waiter left: the permit goes back")
+	assert.Nil(t, l.release(nil, 1), "no waiter left: the permit goes back")
 	assert.Zero(t, l.waiting.Load())
 	assert.Zero(t, l.held.load())
 }
@@ -60,11 +60,11 @@ func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
 	require.True(t, l.tryAcquire())
 	ws := newWaiters(2)
 	require.False(t, l.join(ws[0]))
-	require.Same(t, ws[0], l.release(nil))
+	require.Same(t, ws[0], l.release(nil, 1))
 	require.False(t, l.tryAcquire(), "a newcomer took the waiter's permit")
 	require.False(t, l.join(ws[1]), "a newcomer took the waiter's permit")
-	require.Same(t, ws[1], l.release(nil))
-	assert.Nil(t, l.release(nil))
+	require.Same(t, ws[1], l.release(nil, 1))
+	assert.Nil(t, l.release(nil, 1))
 	assert.True(t, l.tryAcquire(), "line empty and a permit free")
 }
 
@@ -73,9 +73,9 @@ func TestLineLeavingWaiterPassesTheHead(t *testing.T) {
 	require.True(t, ws[1].leave())
 	require.True(t, ws[0].leave())
 	assert.False(t, ws[0].leave(), "left twice")
-	require.Same(t, ws[2], l.release(nil))
+	require.Same(t, ws[2], l.release(nil, 1))
 	assert.False(t, ws[2].leave(), "a granted waiter is owned by its releaser")
-	assert.Nil(t, l.release(nil))
+	assert.Nil(t, l.release(nil, 1))
 	assert.Zero(t, l.held.load())
 }
 
@@ -84,10 +84,10 @@ func TestLineSweepTakesOutTheMatchingWaitersAndKeepsTheOthersInOrder(t *testing.
 	odd := func(p *Permits[tk]) bool { return p == ws[1] || p == ws[3] }
 	assert.Equal(t, []*tk{ws[1].task(), ws[3].task()}, owners(l.takeOut(nil, odd, nil)))
 	for _, i := range []int{0, 2, 4} {
-		require.Same(t, ws[i], l.release(nil))
+		require.Same(t, ws[i], l.release(nil, 1))
 	}
 	assert.Empty(t, l.takeOut(nil, nil, nil))
-	assert.Nil(t, l.release(nil))
+	assert.Nil(t, l.release(nil, 1))
 }
 
 func TestLineRaisedLimitGrantsWaitersInOrderAtOnce(t *testing.T) {
@@ -108,9 +108,9 @@ func TestLineLoweredLimitDrainsBeforeGrantingAgain(t *testing.T) {
 	assert.Nil(t, l.grant(), "nothing is taken back")
 	ws := newWaiters(1)
 	require.False(t, l.join(ws[0]))
-	assert.Nil(t, l.release(nil), "3 held: below the new limit only at 0")
-	assert.Nil(t, l.release(nil))
-	assert.Same(t, ws[0], l.release(nil), "the last holder's permit goes on: 1 held again")
+	assert.Nil(t, l.release(nil, 1), "3 held: below the new limit only at 0")
+	assert.Nil(t, l.release(nil, 1))
+	assert.Same(t, ws[0], l.release(nil, 1), "the last holder's permit goes on: 1 held again")
 	assert.EqualValues(t, 1, l.held.load())
 }
 
@@ -122,7 +122,7 @@ func TestLineCountsHoldersWhileUnlimitedSoALimitCoversThem(t *testing.T) {
 	l.setLimit(2)
 	assert.False(t, l.tryAcquire(), "5 running against a new limit of 2")
 	for range 4 {
-		assert.Nil(t, l.release(nil))
+		assert.Nil(t, l.release(nil, 1))
 	}
 	assert.True(t, l.tryAcquire(), "below the limit again")
 	l.setLimit(Unlimited)
@@ -150,8 +150,8 @@ func TestLineMakesItsLobbyOnlyOnceATaskWaits(t *testing.T) {
 	l.setLimit(2)
 	require.True(t, l.tryAcquire())
 	assert.Nil(t, l.grant())
-	assert.Nil(t, l.release(nil))
-	assert.Nil(t, l.release(nil))
+	assert.Nil(t, l.release(nil, 1))
+	assert.Nil(t, l.release(nil, 1))
 	assert.Nil(t, l.waiters.Load(), "nobody waited, yet the line made its waiters")
 
 	l.setLimit(1)
@@ -160,7 +160,7 @@ func TestLineMakesItsLobbyOnlyOnceATaskWaits(t *testing.T) {
 	require.False(t, l.join(w))
 	r := l.waiters.Load()
 	require.NotNil(t, r, "a task waits without the line's waiters")
-	require.Same(t, w, l.release(nil))
-	assert.Nil(t, l.release(nil))
+	require.Same(t, w, l.release(nil, 1))
+	assert.Nil(t, l.release(nil, 1))
 	assert.Same(t, r, l.waiters.Load(), "the line keeps its waiters")
 }

@@ -16,8 +16,8 @@ package groupstate
 // is no bit of Permits.held, because the line holds no permit.
 const pauseBit uint8 = 1 << 7
 
-// Paused reports whether the group is paused.
-func (g *Group[T]) Paused() bool { return g.paused.Load() }
+// Paused reports whether the group, or one of its ancestors, is paused.
+func (g *Group[T]) Paused() bool { return g.pausedAt() != nil }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
@@ -32,10 +32,22 @@ func (p *Permits[T]) gate() Outcome {
 		}
 		return Admitted
 	}
-	if !g.paused.Load() || p.held&(heldGlobal|heldBulkhead|heldConc) != 0 {
+	a := g.pausedAt()
+	if a == nil || p.held&(heldGlobal|heldBulkhead|heldConc) != 0 {
 		return Admitted
 	}
-	return p.step(g.pauseLine.Load(), &g.queue.line, pauseBit, heldGroupSlot)
+	return p.step(a.pauseLine.Load(), &g.queue.line, pauseBit, heldGroupSlot, 0)
+}
+
+// pausedAt returns g, or its nearest ancestor, if paused, or nil. A
+// task of a paused subtree waits in the pause line of the group paused.
+func (g *Group[T]) pausedAt() *Group[T] {
+	for a := g; a != nil; a = a.up() {
+		if a.paused.Load() {
+			return a
+		}
+	}
+	return nil
 }
 
 // setPaused stores whether g is paused, making its pause line on the
@@ -70,33 +82,73 @@ func (g *Group[T]) park(c *Changes[T]) {
 	if !g.paused.Load() || pl == nil {
 		return
 	}
-	var ws []*Permits[T]
-	for _, y := range g.global.layers(g) {
-		ws = y.l.takeOut(g, nil, ws)
-	}
+	ws := g.takeOutSubtree()
 	if len(ws) == 0 {
 		return
 	}
 	sortBySubmitted(ws)
 	for _, p := range ws {
-		for _, y := range g.global.layers(g) {
-			p.releaseLine(y.l, y.bit)
-		}
+		p.giveLayers()
 		for h := p.Handed(); h != nil; h = p.Handed() {
 			c.Handed = append(c.Handed, h)
 		}
-		p.dropSlot(g.global.queue, heldGlobalSlot)
 		c.Requeued = append(c.Requeued, p.task())
 	}
 	r := pl.lock()
 	defer r.unlock()
-	q := r.q()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
 		w.bit = pauseBit
 		pl.waiting.Add(1)
-		pl.pushLocked(q, w, true)
+		pl.pushLocked(r, w, true)
 	}
+}
+
+// takeOutSubtree takes the waiting tasks of g's subtree out of the lines of
+// its layers. A group with children looks in every line its subtree's
+// tasks may wait in.
+func (g *Group[T]) takeOutSubtree() []*Permits[T] {
+	var ws []*Permits[T]
+	if !g.hasKids() {
+		for _, l := range g.layerLines() {
+			ws = l.takeOut(g, nil, ws)
+		}
+		return ws
+	}
+	in := func(p *Permits[T]) bool { return p.group.under(g) }
+	seen := map[*line[T]]bool{}
+	g.reg.Range(func(d *Group[T]) bool {
+		if d.under(g) {
+			for _, l := range d.layerLines() {
+				if !seen[l] {
+					seen[l] = true
+					ws = l.takeOut(nil, in, ws)
+				}
+			}
+		}
+		return true
+	})
+	return ws
+}
+
+// giveLayers gives back every permit p holds, and every slot but its own
+// group's, for p to wait in a pause line.
+func (p *Permits[T]) giveLayers() {
+	g := p.group
+	gl := g.global
+	for i := len(gl.walk) - 1; i >= 0; i-- {
+		y := &gl.walk[i]
+		for lv := stepLevels(y, g); lv > 1; {
+			lv--
+			p.releaseAt(g.ancestor(lv), y.bit, lv)
+		}
+		if y.bit == heldGlobal {
+			gl.giveGlobal(p)
+		} else {
+			p.releaseLine(g.lineOf(y.bit), y.bit)
+		}
+	}
+	p.dropSlot(gl.queue, heldGlobalSlot)
 }
 
 // unpark, in a change of limits that resumed g, takes the tasks out of its
@@ -116,4 +168,27 @@ func (g *Group[T]) unpark(c *Changes[T]) {
 func (g *Group[T]) waitLines() [4]*line[T] {
 	ys := g.global.layers(g)
 	return [4]*line[T]{g.pauseLine.Load(), ys[0].l, ys[1].l, ys[2].l}
+}
+
+// layerLines returns the lines of the layers g's tasks walk, its
+// ancestors' included.
+func (g *Group[T]) layerLines() []*line[T] {
+	ls := make([]*line[T], 0, 3+2*g.depth())
+	for _, y := range g.global.layers(g) {
+		ls = append(ls, y.l)
+	}
+	for a := g.up(); a != nil; a = a.up() {
+		ls = append(ls, &a.bulkhead, &a.conc)
+	}
+	return ls
+}
+
+// under reports whether g is a or in a's subtree.
+func (g *Group[T]) under(a *Group[T]) bool {
+	for ; g != nil; g = g.up() {
+		if g == a {
+			return true
+		}
+	}
+	return false
 }

@@ -153,7 +153,10 @@ func (p *Permits[T]) Exit() {
 
 // advance takes the layers without blocking, in the order of walks.
 // A layer is first tried as is. Only a task that has to wait takes a queue
-// slot and joins the layer's line, and the walk stops there.
+// slot and joins the layer's line, and the walk stops there. A group's
+// layer is followed by the same layer of each ancestor, nearest first. So
+// a task holds its own group's permit before it waits for its parent's,
+// and a subtree's waiting tasks never hold its capacity.
 func (p *Permits[T]) advance() (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
@@ -165,39 +168,54 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	}
 	for i := range gl.walk {
 		y := &gl.walk[i]
-		if p.held&y.bit != 0 {
-			continue
-		}
-		handed := p.bit == y.bit && p.flags&granted != 0
-		// A group slot taken here is kept until every permit is held, so
-		// the task is not turned away between the layers.
-		if out := p.step(g.lineOf(y.bit), &g.queueOf(y.slot).line, y.bit, y.slot); out != Admitted {
-			return p.stop(out, reasonOf(y.slot))
-		}
-		if y.bit == heldGlobal {
-			gl.tookGlobal(p, handed)
+		for lv := range stepLevels(y, g) {
+			if *p.heldAt(lv)&y.bit != 0 {
+				continue
+			}
+			a := g.ancestor(lv)
+			handed := p.bit == y.bit && p.flags&granted != 0
+			// A group slot taken here is kept until every permit is held, so
+			// the task is not turned away between the layers. An
+			// ancestor's is kept only while the task waits at its layer.
+			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, y.bit, y.slot, lv); out != Admitted {
+				return p.stop(out, reasonOf(y.slot))
+			}
+			if lv > 0 {
+				p.dropSlotAt(a, lv)
+			}
+			if y.bit == heldGlobal {
+				gl.tookGlobal(p, handed)
+			}
+			if p.flags&extended != 0 {
+				gl.counted(p, a, y.bit, lv, 1)
+			}
 		}
 	}
 	p.held |= countedRunning
 	gl.in.running.Add(1)
+	if p.flags&extended != 0 {
+		p.countRunning(1)
+	}
 	p.stopWaiting()
 	p.dropSlot(&g.queue, heldGroupSlot)
 	return Admitted, ""
 }
 
-// step takes one layer. It takes the permit handed over, or one free at
-// once, or a slot of queue q and a place in the line.
-func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
-	if p.flags&granted != 0 && p.bit == bit {
+// step takes one layer, at level lv of the task's group. It takes the
+// permit handed over, or one free at once, or a slot of queue q and a
+// place in the line.
+func (p *Permits[T]) step(l, q *line[T], bit, slot, lv uint8) Outcome {
+	h := p.heldAt(lv)
+	if p.flags&granted != 0 && p.bit == bit && p.waitLevel() == lv {
 		p.flags &^= granted
-		p.held |= bit
+		*h |= bit
 		return Admitted
 	}
-	if l.tryAcquire() {
-		p.held |= bit
+	if l.waiting.Load() == 0 && l.takeFor(p, bit, lv) {
+		*h |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot) && !p.makeRoom(q, slot) {
+	if !p.takeSlot(q, slot, lv) && (lv > 0 || !p.makeRoom(q, slot)) {
 		return Rejected
 	}
 	if p.flags&pause != 0 {
@@ -205,8 +223,11 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot uint8) Outcome {
 	}
 	p.startWaiting()
 	p.bit = bit
+	if p.flags&extended != 0 {
+		p.ext().level = lv
+	}
 	if l.join(p) { // else the line owns the task now: hands off
-		p.held |= bit
+		*h |= bit
 		return Admitted
 	}
 	return MustWait
@@ -269,18 +290,28 @@ func (p *Permits[T]) release() {
 	p.stopWaiting()
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
+		if p.flags&extended != 0 {
+			p.countRunning(-1)
+		}
 	}
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
-		if y.drop {
-			p.dropSlot(g.queueOf(y.slot), y.slot)
-		}
-		switch {
-		case p.held&y.bit == 0:
-		case y.bit == heldGlobal:
-			gl.giveGlobal(p)
-		default:
-			p.releaseLine(g.lineOf(y.bit), y.bit)
+		for lv := stepLevels(y, g); lv > 0; {
+			lv--
+			if lv > 0 {
+				p.releaseAt(g.ancestor(lv), y.bit, lv)
+				continue
+			}
+			if y.drop {
+				p.dropSlot(g.queueOf(y.slot), y.slot)
+			}
+			switch {
+			case p.held&y.bit == 0:
+			case y.bit == heldGlobal:
+				gl.giveGlobal(p)
+			default:
+				p.releaseLine(g.lineOf(y.bit), y.bit)
+			}
 		}
 	}
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
@@ -289,10 +320,26 @@ func (p *Permits[T]) release() {
 	p.held = 0
 }
 
+// releaseLine gives back p's permit of its group's line l (bit).
 func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 	if p.held&bit != 0 {
 		p.held &^= bit
-		p.keep(l.release(p))
+		if p.flags&extended != 0 {
+			p.group.global.counted(p, p.group, bit, 0, -1)
+		}
+		p.keep(l.release(p, p.amount(bit, 0)))
+	}
+}
+
+// releaseAt gives back what p holds of ancestor a's layer bit, at level lv:
+// its queue slot, if it waits there, and its permit.
+func (p *Permits[T]) releaseAt(a *Group[T], bit, lv uint8) {
+	p.dropSlotAt(a, lv)
+	h := p.heldAt(lv)
+	if *h&bit != 0 {
+		*h &^= bit
+		p.group.global.counted(p, a, bit, lv, -1)
+		p.keep(a.lineOf(bit).release(p, p.amount(bit, lv)))
 	}
 }
 

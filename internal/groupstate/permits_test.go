@@ -64,7 +64,7 @@ func TestPermitsWaitAtEachLayerInTurn(t *testing.T) {
 	assert.Equal(t, 1, inFlight)
 	require.True(t, b.p.Leave(), "b leaves the bulkhead line")
 	b.p.Release()
-	g.bulkhead.release(nil)
+	g.bulkhead.release(nil, 1)
 	other, _ := f.r.Lookup("other")
 	requireQuiet(t, f.gl, g, other)
 }

@@ -25,6 +25,8 @@ type queue[T any] interface {
 	pushFront(w *Permits[T])
 	// pop takes out the waiter to serve next. The queue is not empty.
 	pop() *Permits[T]
+	// peek returns the waiter pop would take out. The queue is not empty.
+	peek() *Permits[T]
 	// remove takes out w, which leaves.
 	remove(w *Permits[T])
 	// gave tells the queue that p gave back a permit of its line. Fair
@@ -52,8 +54,12 @@ const noWaiter = math.MaxInt64
 // is one list per priority. So joining touches only its own priority's
 // last waiter, and serving only the first.
 type fifo[T any] struct {
-	full  uint8 // bit p: lists[p] has a waiter
-	lists [NumPriorities]list[T]
+	full uint8 // bit p: lists[p] has a waiter
+	// costly is set, for good, once a task of cost above one has waited in
+	// the line. Permits are then handed over by count, not one for one. It
+	// is the line's, whatever its queue, and sits here in padding.
+	costly bool
+	lists  [NumPriorities]list[T]
 }
 
 func (q *fifo[T]) empty() bool { return q.full == 0 }
@@ -78,6 +84,8 @@ func (q *fifo[T]) pop() *Permits[T] {
 	}
 	return w
 }
+
+func (q *fifo[T]) peek() *Permits[T] { return q.lists[bits.TrailingZeros8(q.full)].head }
 
 func (q *fifo[T]) remove(w *Permits[T]) {
 	l := &q.lists[w.prio]

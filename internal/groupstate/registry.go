@@ -30,7 +30,10 @@ type Registry[T any] struct {
 	// function after Update has visited every group.
 	mu      sync.RWMutex
 	resolve func(key string) Limits // guarded by mu
-	tuneMu  sync.Mutex              // orders Tune's calls
+	// parents returns a key's ancestors, nearest first. It is guarded by
+	// mu, and nil when groups have no parents.
+	parents func(key string) ([]string, error)
+	tuneMu  sync.Mutex // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
 	lastSweep atomic.Int64 // when ForgetIdle last looked
@@ -50,25 +53,43 @@ func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key 
 // group is not forgotten as idle until p's Exit. Every task is counted,
 // with or without an idle TTL. This is because a TTL turned on while a
 // task is between Enter and its first permit must not forget its group.
-func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) *Group[T] {
-	g := r.get(key)
+//
+// A new group's parent is made first, if it has one. The error is the
+// parents function's, for a key whose ancestors cannot be resolved.
+func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) (*Group[T], error) {
+	g, err := r.get(key)
+	if err != nil {
+		return nil, err
+	}
 	p.init(g, owner, submitted)
-	return g
+	return g, nil
+}
+
+// SetParents makes parents the source of a new group's ancestors, nearest
+// first. A group's parent is fixed when it is made. Call it before any
+// task enters, or as part of a change of policy.
+func (r *Registry[T]) SetParents(parents func(key string) ([]string, error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parents = parents
 }
 
 // get returns the group for key, creating it on first use, with a task
 // counted in it (see Group.enter).
-func (r *Registry[T]) get(key string) *Group[T] {
+func (r *Registry[T]) get(key string) (*Group[T], error) {
 	for {
 		g, ok := r.Lookup(key)
 		if !ok {
 			// Callers creating the same group at once share one
 			// creation, so the policy's resolvers run once per group.
-			v, _, _ := r.creating.Do(key, func() (any, error) { return r.create(key), nil })
+			v, err, _ := r.creating.Do(key, func() (any, error) { return r.create(key) })
+			if err != nil {
+				return nil, err
+			}
 			g = v.(*Group[T])
 		}
 		if g.enter() {
-			return g
+			return g, nil
 		}
 		r.remove(g) // forgotten as idle, on its way out
 	}
@@ -83,18 +104,58 @@ func (r *Registry[T]) remove(g *Group[T]) {
 	}
 }
 
-// create makes the group for key and stores it, unless one is there.
-func (r *Registry[T]) create(key string) *Group[T] {
+// create makes the group for key and stores it, unless one is there. A
+// parent is made first, outside mu, and counts the child as one of its
+// tasks while the child is remembered. So a parent is never forgotten
+// before its children.
+func (r *Registry[T]) create(key string) (*Group[T], error) {
+	r.mu.RLock()
+	parents := r.parents
+	r.mu.RUnlock()
+	var parent *Group[T]
+	if parents != nil {
+		chain, err := parents(key)
+		if err != nil {
+			return nil, err
+		}
+		if len(chain) > 0 {
+			if parent, err = r.get(chain[0]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if v, ok := r.groups.Load(key); ok {
-		return v.(*Group[T])
+		if parent != nil {
+			parent.exit()
+		}
+		return v.(*Group[T]), nil
 	}
 	g := newGroup(r, key, r.share(r.resolve(key)))
+	if parent != nil {
+		g.kin.Store(&kin[T]{parent: parent, levels: parent.depth() + 1})
+		parent.family().kids.Store(true)
+	}
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
 	r.count.Add(1)
-	return g
+	return g, nil
+}
+
+// Subtree returns g's descendants, by a walk of every group r holds.
+func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] {
+	var out []*Group[T]
+	if !g.hasKids() {
+		return nil
+	}
+	r.Range(func(d *Group[T]) bool {
+		if d != g && d.under(g) {
+			out = append(out, d)
+		}
+		return true
+	})
+	return out
 }
 
 var errForgotten = errors.New("groupconc: idle group forgotten")
@@ -130,13 +191,28 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 // caller owns them now. Tasks still holding its permits release them into
 // it. The next Enter of key creates a new group with freshly resolved
 // limits.
+//
+// Evicting a parent evicts its subtree too.
 func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
-	v, ok := r.groups.LoadAndDelete(key)
+	g, ok := r.Lookup(key)
 	if !ok {
 		return out
 	}
+	for _, d := range r.Subtree(g) {
+		out = r.evictOne(d, cause, out)
+	}
+	return r.evictOne(g, cause, out)
+}
+
+func (r *Registry[T]) evictOne(g *Group[T], cause error, out []*T) []*T {
+	if !r.groups.CompareAndDelete(g.key, g) {
+		return out
+	}
 	r.count.Add(-1)
-	return v.(*Group[T]).evict(cause, out)
+	if g.up() != nil {
+		g.up().exit()
+	}
+	return g.evict(cause, out)
 }
 
 // SweepAll takes every waiting task out of the global line and the lines
@@ -252,6 +328,9 @@ func (r *Registry[T]) ForgetIdle() {
 		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
 			r.remove(g)
 			g.scope.Load().cancel(&forgotten)
+			if g.up() != nil {
+				g.up().exit()
+			}
 		}
 		return true
 	})

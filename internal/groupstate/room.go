@@ -15,6 +15,7 @@ const (
 	countedFlag                    // the task is counted in its group's refs (see Registry.Enter)
 	doorGroup                      // its caller holds the door of its group's queue (see slots)
 	doorGlobal                     // its caller holds the door of the global queue
+	extended                       // the task has an Ext (see ext.go)
 
 	doors = doorGroup | doorGlobal
 )
@@ -170,6 +171,10 @@ func (d Door[T]) Pass() {
 func (gl *Global[T]) SetHooks(wake func(*T), displaced func(victim *T), stopped func(*T) bool) {
 	gl.wake, gl.displaced, gl.stopped = wake, displaced, stopped
 }
+
+// SetExt sets the hook that returns an extended task's Ext (see
+// Permits.Extend). Call it before any task enters.
+func (gl *Global[T]) SetExt(ext func(*T) *Ext) { gl.extOf = ext }
 
 // Blocked reports the callers waiting for a queue slot, all groups.
 func (gl *Global[T]) Blocked() int { return int(max(gl.blocked.Load(), 0)) }

@@ -85,7 +85,7 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	require.True(t, b.p.Leave())
 	b.p.Release()
 	b.p.Exit()
-	g.bulkhead.release(nil)
+	g.bulkhead.release(nil, 1)
 	a.p.Exit()
 	f.requireAllQuiet(t)
 }

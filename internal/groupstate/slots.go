@@ -114,7 +114,7 @@ func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
 	}
 	front := w.flags&nudged != 0
 	w.flags &^= nudged
-	s.pushLocked(q, w, front)
+	s.pushLocked(r, w, front)
 	return false, false
 }
 
@@ -156,18 +156,28 @@ func (s *slots[T]) handOut() *Permits[T] {
 	return s.handLocked(r.q())
 }
 
-// takeSlot takes a place in queue q for a task about to wait, unless it
-// holds one. It reports false when the queue is full, or when callers wait
+// takeSlot takes a place in queue q for a task about to wait at level lv,
+// unless it holds one. It reports false when the queue is full, or when callers wait
 // for a slot of it.
-func (p *Permits[T]) takeSlot(q *line[T], slot uint8) bool {
-	if p.held&slot != 0 {
+func (p *Permits[T]) takeSlot(q *line[T], slot, lv uint8) bool {
+	h := p.heldAt(lv)
+	if *h&slot != 0 {
 		return true
 	}
 	if !q.tryAcquire() {
 		return false
 	}
-	p.held |= slot
+	*h |= slot
 	return true
+}
+
+// dropSlotAt gives back the slot of ancestor a's queue that p holds at
+// level lv (above 0), if it holds one.
+func (p *Permits[T]) dropSlotAt(a *Group[T], lv uint8) {
+	if h := p.heldAt(lv); *h&heldGroupSlot != 0 {
+		*h &^= heldGroupSlot
+		p.group.global.handSlots(a.queue.give(), heldGroupSlot)
+	}
 }
 
 // dropSlot gives back the slot of q that p holds, if it holds one.

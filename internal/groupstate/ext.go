@@ -1,0 +1,155 @@
+package groupstate
+
+import "sync/atomic"
+
+// A task costs one permit at every layer, and its group has no parent,
+// unless it is extended. An extended task carries an Ext, kept by its
+// owner beside the task (see Global.SetExt). Permits has no room for it,
+// and most tasks need none.
+
+// MaxAncestors bounds how many ancestors a group may have.
+const MaxAncestors = 8
+
+// Ext is the part of a task's walk that only a task of cost above one, or
+// of a group with a parent, needs. Its zero value is ready for Extend.
+type Ext struct {
+	cost  int64
+	level uint8 // the ancestor level of the layer it waits at; 0 is its group
+	// anc holds the bits of Permits.held for each ancestor's layers, the
+	// parent's first. Only heldBulkhead, heldConc and heldGroupSlot occur.
+	anc [MaxAncestors]uint8
+	// amt is what the task took at each layer, when its cost is above one
+	// (see ext index). A cost above a limit takes the whole limit there.
+	amt [3 + 2*MaxAncestors]int64
+}
+
+// kin is what a group with a parent, children or extended tasks keeps of
+// them. It is made when the group is made with a parent, or for its first
+// child or extended task. Most groups have none.
+type kin[T any] struct {
+	parent *Group[T] // fixed when the group is made; nil at the top
+	levels uint8     // its ancestors
+	kids   atomic.Bool
+
+	// extra is what extended tasks add to the count Global.running reads
+	// for the group. running subtracts it back.
+	extra atomic.Int64
+	run   atomic.Int64 // the group's extended tasks running
+	// cost is the permits held at the group's concurrency limit by the
+	// extended tasks running in its subtree.
+	cost atomic.Int64
+}
+
+// Extend makes p an extended task of cost c (at least 1), with e its Ext.
+// Call it after Registry.Enter and before the first Try. The Global's ext
+// hook must return e for p's task from then on.
+func (p *Permits[T]) Extend(e *Ext, c int) {
+	e.cost = int64(max(c, 1))
+	p.flags |= extended
+}
+
+// NeedsExt reports whether a task of cost c entered as p must be extended.
+func (p *Permits[T]) NeedsExt(c int) bool { return c > 1 || p.group.up() != nil }
+
+// ext returns p's Ext. p is extended.
+func (p *Permits[T]) ext() *Ext { return p.group.global.extOf(p.task()) }
+
+// index returns the slot of amt for the layer bit at level lv.
+func index(bit uint8, lv uint8) int {
+	switch {
+	case bit == heldGlobal:
+		return 2
+	case lv == 0 && bit == heldBulkhead:
+		return 0
+	case lv == 0:
+		return 1
+	case bit == heldBulkhead:
+		return 1 + 2*int(lv)
+	}
+	return 2 + 2*int(lv)
+}
+
+// need returns the permits p's task needs at the layer bit at level lv,
+// whose limit is limit. That is its cost, or the whole limit if less.
+func (p *Permits[T]) need(limit int64) int64 {
+	if p.flags&extended == 0 {
+		return 1
+	}
+	return min(p.ext().cost, max(limit, 1))
+}
+
+// took records that p took n permits at the layer bit at level lv.
+func (p *Permits[T]) took(bit, lv uint8, n int64) {
+	if p.flags&extended != 0 {
+		p.ext().amt[index(bit, lv)] = n
+	}
+}
+
+// amount returns the permits p holds at the layer bit at level lv.
+func (p *Permits[T]) amount(bit, lv uint8) int64 {
+	if p.flags&extended == 0 {
+		return 1
+	}
+	return max(p.ext().amt[index(bit, lv)], 1)
+}
+
+// waitLevel returns the level of the layer p waits at.
+func (p *Permits[T]) waitLevel() uint8 {
+	if p.flags&extended == 0 {
+		return 0
+	}
+	return p.ext().level
+}
+
+// heldAt returns the held bits of p at level lv.
+func (p *Permits[T]) heldAt(lv uint8) *uint8 {
+	if lv == 0 {
+		return &p.held
+	}
+	return &p.ext().anc[lv-1]
+}
+
+// family returns g's kin, making it on first use.
+func (g *Group[T]) family() *kin[T] {
+	if k := g.kin.Load(); k != nil {
+		return k
+	}
+	g.kin.CompareAndSwap(nil, new(kin[T]))
+	return g.kin.Load()
+}
+
+// up returns g's parent, or nil at the top.
+func (g *Group[T]) up() *Group[T] {
+	if k := g.kin.Load(); k != nil {
+		return k.parent
+	}
+	return nil
+}
+
+// depth returns how many ancestors g has.
+func (g *Group[T]) depth() uint8 {
+	if k := g.kin.Load(); k != nil {
+		return k.levels
+	}
+	return 0
+}
+
+// HasChildren reports whether a child of g was ever made.
+func (g *Group[T]) HasChildren() bool { return g.hasKids() }
+
+// hasKids reports whether a child of g was ever made.
+func (g *Group[T]) hasKids() bool {
+	k := g.kin.Load()
+	return k != nil && k.kids.Load()
+}
+
+// ancestor returns g's ancestor at level lv (0 is g).
+func (g *Group[T]) ancestor(lv uint8) *Group[T] {
+	for ; lv > 0; lv-- {
+		g = g.up()
+	}
+	return g
+}
+
+// Parent returns g's parent, or nil at the top.
+func (g *Group[T]) Parent() *Group[T] { return g.up() }

@@ -192,11 +192,12 @@ func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 }
 
 // ParentResolver gives each group a parent ("" for none), making groups of
-// groups, such as a tenant over its users. When ParentSeparator is set too,
-// the resolver alone decides.
-//
-// This release does not enforce a parent's limits over its subtree. So Build
-// refuses a policy with parents (ErrInvalidPolicy) rather than ignore them.
+// groups, such as a tenant over its users. A task then counts against its
+// group's limits and every ancestor's. When ParentSeparator is set too, the
+// resolver alone decides. It is called once per group, when the group is
+// made, and may be called from several goroutines at once. A group with more
+// than 8 ancestors, or a cycle of parents, is refused by Submit. So is a
+// group whose resolver panics.
 func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
 	b.parentResolver = f
 	return b
@@ -205,7 +206,7 @@ func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBu
 // ParentSeparator gives each group the parent its key names. That is the
 // part before its last sep, when that part is not empty. So "a/b/c" has
 // parent "a/b", whose parent is "a", and "/a" has none. An empty sep is a
-// Build error. Like ParentResolver, Build refuses it in this release.
+// Build error, whether or not a ParentResolver is set.
 func (b *PolicyBuilder) ParentSeparator(sep string) *PolicyBuilder {
 	b.parentSeparator = &sep
 	return b
@@ -240,14 +241,15 @@ func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
 		adaptive:         b.adaptive,
 		adaptiveGlobal:   b.adaptiveGlobal,
 		limitChanges:     b.limitChanges,
+		parentResolver:   b.parentResolver,
+	}
+	if b.parentSeparator != nil {
+		p.parentSeparator = *b.parentSeparator
 	}
 	weighted := b.weights != nil || b.weightResolver != nil || b.defaultWeight != nil // an empty map is a setting too
 	bad := p.check(weighted)
-	switch {
-	case b.parentSeparator != nil && *b.parentSeparator == "":
+	if b.parentSeparator != nil && *b.parentSeparator == "" {
 		bad = append(bad, "ParentSeparator is empty")
-	case b.parentSeparator != nil || b.parentResolver != nil:
-		bad = append(bad, "ParentResolver and ParentSeparator: a parent's limits over its subtree are not enforced in this release")
 	}
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(bad, "; "))

@@ -53,9 +53,16 @@ type GroupExplanation struct {
 //
 // A MaxInFlight or QueueThreshold has no resolver. A Weight outside
 // IsolationFairShare is always the builtin 1.
+//
+// Ancestors are those ResolveParent gives, step by step. Explain never
+// fails, so a chain that Submit refuses is cut where its fault lies. It
+// stops before a key met twice, at 8 ancestors, or at the key whose parent
+// the resolver panicked on. A panicking limit resolver is passed over
+// likewise.
 func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 	p = p.orDefault()
-	return p.explain(groupKey, p.limits(groupKey).Answers, GroupOverride{})
+	ancestors, _ := p.parentChain(groupKey)
+	return p.explain(groupKey, p.limits(groupKey).Answers, GroupOverride{}, ancestors)
 }
 
 // ExplainGroup returns Explain's answer for groupKey's group with the
@@ -79,14 +86,17 @@ func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
 	// read here. UpdatePolicy and SetGroupOverride resolve again before they
 	// unlock, and a group created since read them too.
 	o, _ := e.overrides.get(e.groups, groupKey)
-	return e.policy.Load().explain(groupKey, g.Limits().Answers, o), true
+	p := e.policy.Load()
+	ancestors, _ := p.parentChain(groupKey)
+	return p.explain(groupKey, g.Limits().Answers, o, ancestors), true
 }
 
 // explain builds the explanation of groupKey's limits under p, given the
-// resolvers' answers and the override.
-func (p *GroupPolicy) explain(groupKey string, a groupstate.Answers, o GroupOverride) GroupExplanation {
+// resolvers' answers, the override and the group's ancestors.
+func (p *GroupPolicy) explain(groupKey string, a groupstate.Answers, o GroupOverride, ancestors []string) GroupExplanation {
 	return GroupExplanation{
 		GroupKey:       groupKey,
+		Ancestors:      ancestors,
 		MaxConcurrency: explainLimit(o.MaxConcurrency, p.concurrency, groupKey, a.Concurrency, p.defaultConc, p.set&setConc != 0, defaultPolicy.defaultConc),
 		MaxInFlight:    explainLimit(o.MaxInFlight, p.inFlight, groupKey, 0, p.defaultInFlight, p.set&setInFlight != 0, defaultPolicy.defaultInFlight),
 		QueueThreshold: explainLimit(o.QueueThreshold, p.queue, groupKey, 0, p.defaultQueue, p.set&setQueue != 0, defaultPolicy.defaultQueue),

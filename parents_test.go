@@ -1,55 +1,127 @@
 package groupconc_test
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
 )
 
-func TestBuildRefusesParentsItWouldNotEnforce(t *testing.T) {
+func TestBuildTakesParentsAndRefusesAnEmptySeparator(t *testing.T) {
 	for name, b := range map[string]*groupconc.PolicyBuilder{
 		"separator": builder().ParentSeparator("/"),
 		"resolver":  builder().ParentResolver(func(string) string { return "t" }),
+		"both":      builder().ParentSeparator("/").ParentResolver(func(string) string { return "" }),
+	} {
+		_, err := b.Build()
+		assert.NoError(t, err, name)
+	}
+	for name, b := range map[string]*groupconc.PolicyBuilder{
+		"alone":         builder().ParentSeparator(""),
+		"with resolver": builder().ParentResolver(func(string) string { return "" }).ParentSeparator(""),
+		"resolver last": builder().ParentSeparator("").ParentResolver(func(string) string { return "" }),
 	} {
 		p, err := b.Build()
 		assert.Nil(t, p, name)
 		assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy, name)
-		assert.ErrorContains(t, err, "ParentResolver and ParentSeparator", name)
+		assert.ErrorContains(t, err, "ParentSeparator is empty", name)
 	}
-	_, err := builder().ParentSeparator("").Build()
+}
+
+func TestBuildNamesAnEmptySeparatorAmongOtherBadSettings(t *testing.T) {
+	_, err := builder().DefaultMaxConcurrencyPerGroup(0).ParentSeparator("").Build()
+	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+	assert.ErrorContains(t, err, "DefaultMaxConcurrencyPerGroup is 0")
 	assert.ErrorContains(t, err, "ParentSeparator is empty")
-	_, err = builder().ParentResolver(func(string) string { return "" }).ParentSeparator("").Build()
-	assert.ErrorContains(t, err, "ParentSeparator is empty", "whether or not a resolver is set")
-
-	p := mustBuild(t, builder())
-	assert.Empty(t, p.ResolveParent("a/b"))
-	assert.Nil(t, p.Explain("a/b").Ancestors)
 }
 
-// A policy with parents is refused in this release, naming the settings,
-// rather than built with limits it would not enforce.
+func TestABuilderReusedAfterBuildKeepsItsParents(t *testing.T) {
+	b := builder().ParentSeparator("/")
+	p1 := mustBuild(t, b)
+	p2 := mustBuild(t, b.ParentSeparator("."))
+	assert.Equal(t, "a", p1.ResolveParent("a/b"), "a built policy keeps its separator")
+	assert.Equal(t, "a", p2.ResolveParent("a.b"))
+	assert.Empty(t, p2.ResolveParent("a/b"))
+}
+
+func TestAPolicyWithoutParentsHasNone(t *testing.T) {
+	var nilPolicy *groupconc.GroupPolicy
+	for name, p := range map[string]*groupconc.GroupPolicy{
+		"default": groupconc.DefaultPolicy(),
+		"zero":    {},
+		"nil":     nilPolicy,
+		"built":   mustBuild(t, builder()),
+	} {
+		assert.Empty(t, p.ResolveParent("a/b"), name)
+		assert.Nil(t, p.Explain("a/b").Ancestors, name)
+		chain, err := p.ParentChain("a/b")
+		assert.NoError(t, err, name)
+		assert.Nil(t, chain, name)
+	}
+}
+
+// A separator makes the key say who its parent is: a user under its tenant.
 func ExamplePolicyBuilder_ParentSeparator() {
-	_, err := groupconc.NewPolicyBuilder().ParentSeparator("/").Build()
-	fmt.Println(errors.Is(err, groupconc.ErrInvalidPolicy))
-	// Output: true
+	p, err := groupconc.NewPolicyBuilder().ParentSeparator("/").Build()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", p.ResolveParent("acme/eu/alice"))
+	fmt.Println(p.Explain("acme/eu/alice").Ancestors)
+	fmt.Printf("%q\n", p.ResolveParent("acme"))
+	// Output:
+	// "acme/eu"
+	// [acme/eu acme]
+	// ""
 }
 
-// ParentResolver is refused by Build in this release, like ParentSeparator.
+// A resolver gives parents the keys do not name, such as a user's tenant
+// from a table. A tenant itself has none.
 func ExamplePolicyBuilder_ParentResolver() {
-	tenantOf := func(user string) string { return "acme" }
-	_, err := groupconc.NewPolicyBuilder().ParentResolver(tenantOf).Build()
-	fmt.Println(errors.Is(err, groupconc.ErrInvalidPolicy))
-	// Output: true
+	tenants := map[string]string{"alice": "acme", "bob": "acme", "carol": "globex"}
+	p, err := groupconc.NewPolicyBuilder().
+		ParentResolver(func(user string) string { return tenants[user] }).
+		PerGroupMaxConcurrency(map[string]int{"acme": 4}).
+		Build()
+	if err != nil {
+		panic(err)
+	}
+	for _, user := range []string{"alice", "carol", "acme"} {
+		e := p.Explain(user)
+		fmt.Println(user, e.Ancestors)
+	}
+	fmt.Println("acme:", p.ResolveConcurrency("acme"))
+	// Output:
+	// alice [acme]
+	// carol [globex]
+	// acme []
+	// acme: 4
 }
 
-// ResolveParent names a group's parent; with parents refused by Build in
-// this release, every group is at the top.
+// When both are set, the resolver alone decides, and "" from it means no
+// parent.
 func ExampleGroupPolicy_ResolveParent() {
-	p := groupconc.DefaultPolicy()
+	p, err := groupconc.NewPolicyBuilder().
+		ParentSeparator("/").
+		ParentResolver(func(key string) string {
+			if tenant, _, ok := strings.Cut(key, ":"); ok {
+				return tenant
+			}
+			return ""
+		}).
+		Build()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", p.ResolveParent("acme:alice"))
 	fmt.Printf("%q\n", p.ResolveParent("acme/alice"))
-	// Output: ""
+	fmt.Printf("%q\n", groupconc.DefaultPolicy().ResolveParent("acme/alice"))
+	// Output:
+	// "acme"
+	// ""
+	// ""
 }

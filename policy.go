@@ -74,6 +74,8 @@ type GroupPolicy struct {
 	adaptive         *AdaptiveConfig // never changed once built
 	adaptiveGlobal   *AdaptiveConfig // never changed once built
 	limitChanges     func(LimitChange)
+	parentResolver   func(groupKey string) string
+	parentSeparator  string // "" for none: Build refuses an empty one
 }
 
 // defaultBits records which Default…PerGroup settings a policy was given, so
@@ -214,6 +216,13 @@ func (p *GroupPolicy) displaces() bool {
 	return p.rejection == RejectDiscardOldest && p.rejectionHandler == nil
 }
 
-// ResolveParent returns groupKey's parent under p, "" for none. Build
-// refuses parents in this release, so it returns "".
-func (p *GroupPolicy) ResolveParent(groupKey string) string { return "" }
+// ResolveParent returns groupKey's parent under p, "" for none. A
+// ParentResolver, when set, alone decides. Else, with a ParentSeparator, the
+// parent is the part of groupKey before its last separator, if that part is
+// not empty. A resolver that panics yields "". Submit to that group returns
+// an error naming the panic. A nil policy, or one without parents, returns
+// "".
+func (p *GroupPolicy) ResolveParent(groupKey string) string {
+	parent, _ := p.orDefault().parent(groupKey)
+	return parent
+}

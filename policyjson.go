@@ -27,6 +27,7 @@ import (
 //	  "defaultWeightPerGroup": 1,                   // number >= 1, fair-share only
 //	  "perGroupWeight": {"premium": 4},             // numbers >= 1, fair-share only
 //	  "idleGroupTTL": "10m",                        // Go duration >= 0; "0s": never
+//	  "parentSeparator": "/",                       // "a/b" is a child of "a"
 //	  "pressure": {"backlogCount": 1000, "backlogAge": "5s", "cooldown": "30s"}
 //	}
 //
@@ -125,6 +126,9 @@ func (r *policyReader) policy() error {
 			}, `"off" or "fair-share"`)
 		case "idleGroupTTL":
 			return r.duration(field, func(d time.Duration) { r.b.IdleGroupTTL(d) })
+		case "parentSeparator":
+			// An empty one reaches the builder, so Build names it as for code.
+			return r.text(field, func(s string) { r.b.ParentSeparator(s) })
 		case "pressure":
 			return r.pressure(field)
 		}

@@ -181,11 +181,13 @@ func TestPolicyJSONRoundTrips(t *testing.T) {
 	}
 }
 
-// resolved is every limit p resolves for key, and p's global settings.
+// resolved is every limit and ancestor p resolves for key, and p's global
+// settings.
 func resolved(p *groupconc.GroupPolicy, key string) []any {
 	return []any{
 		p.ResolveConcurrency(key), p.ResolveMaxInFlight(key), p.ResolveQueueThreshold(key), p.ResolveWeight(key),
 		p.GlobalMaxInFlight(), p.GlobalQueueThreshold(), p.Isolation(), p.IdleGroupTTL(),
+		p.ResolveParent(key), p.Explain(key).Ancestors,
 	}
 }
 
@@ -278,6 +280,11 @@ func randomPolicy(r *rand.Rand, fair bool) (*groupconc.PolicyBuilder, map[string
 		d := time.Duration(r.IntN(5)) * 750 * time.Millisecond
 		b.IdleGroupTTL(d)
 		want["idleGroupTTL"] = map[time.Duration]string{0: "0s", 750 * time.Millisecond: "750ms", 1500 * time.Millisecond: "1.5s", 2250 * time.Millisecond: "2.25s", 3 * time.Second: "3s"}[d]
+	}
+	if maybe() {
+		sep := []string{"/", "ü", "::", `"`}[r.IntN(4)]
+		b.ParentSeparator(sep)
+		want["parentSeparator"] = sep
 	}
 	if maybe() {
 		cfg := groupconc.PressureConfig{

@@ -23,6 +23,7 @@ type policyJSON struct {
 	DefaultWeightPerGroup         *int                 `json:"defaultWeightPerGroup,omitempty"`
 	PerGroupWeight                map[string]int       `json:"perGroupWeight,omitempty"`
 	IdleGroupTTL                  string               `json:"idleGroupTTL"`
+	ParentSeparator               string               `json:"parentSeparator,omitempty"`
 	Pressure                      *pressureJSON        `json:"pressure,omitempty"`
 }
 
@@ -44,19 +45,19 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the policy's data part in the form ParsePolicy reads.
-// That is every setting but the code hooks (resolvers, rejection handler,
-// listener, pressure warning function), which it leaves out. The global
-// limits, rejection policy, isolation and idle TTL are always written. A
-// Default…PerGroup setting is written only if it was set, so that the
-// library's default stays "builtin" to Explain. A map is written only if it
-// has entries, and "pressure" only if a field of its config is set. Map keys
-// come sorted, so equal policies give equal bytes. A nil policy writes
-// DefaultPolicy.
+// That is every setting but the code hooks (resolvers, ParentResolver
+// included, rejection handler, listener, pressure warning function), which
+// it leaves out. The global limits, rejection policy, isolation and idle TTL
+// are always written. A Default…PerGroup setting is written only if it was
+// set, so that the library's default stays "builtin" to Explain. A map is
+// written only if it has entries, "parentSeparator" only if set, and
+// "pressure" only if a field of its config is set. Map keys come sorted, so
+// equal policies give equal bytes. A nil policy writes DefaultPolicy.
 //
 // So ParsePolicy of the result builds a policy with the same limits. It
-// gives the same explanations for every key its resolvers do not decide. A
-// group key that is not valid UTF-8 has no JSON form. MarshalJSON then
-// writes nothing and returns an error naming the key.
+// gives the same parents and explanations for every key its resolvers do
+// not decide. A group key or separator that is not valid UTF-8 has no JSON form.
+// MarshalJSON then writes nothing and returns an error naming it.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 	p = p.orDefault()
 	for _, m := range []struct {
@@ -72,6 +73,9 @@ func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("groupconc: MarshalJSON: %s key %s is not valid UTF-8, which JSON cannot hold", m.field, quoted(k))
 		}
 	}
+	if !utf8.ValidString(p.parentSeparator) {
+		return nil, fmt.Errorf("groupconc: MarshalJSON: parentSeparator %s is not valid UTF-8, which JSON cannot hold", quoted(p.parentSeparator))
+	}
 	j := policyJSON{
 		GlobalMaxInFlight:             jsonLimit(p.globalInFlight),
 		GlobalQueueThreshold:          jsonLimit(p.globalQueue),
@@ -84,6 +88,7 @@ func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 		RejectionPolicy:               p.rejection.String(),
 		Isolation:                     p.isolation.String(),
 		IdleGroupTTL:                  p.idleTTL.String(),
+		ParentSeparator:               p.parentSeparator,
 	}
 	for _, n := range rejectionNames {
 		if n.p == p.rejection {

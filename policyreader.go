@@ -177,6 +177,21 @@ func (r *policyReader) duration(path string, set func(time.Duration)) error {
 	return nil
 }
 
+// text reads a string and passes it to set.
+func (r *policyReader) text(path string, set func(string)) error {
+	tok, err := r.token(path)
+	if err != nil {
+		return err
+	}
+	s, ok := tok.(string)
+	if !ok {
+		r.fail(path, "%s is not a string", describe(tok))
+		return r.skipRest(tok)
+	}
+	set(s)
+	return nil
+}
+
 // name reads a string that pick accepts. The want list holds the accepted
 // ones.
 func (r *policyReader) name(path string, pick func(string) bool, want string) error {

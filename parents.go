@@ -1,0 +1,77 @@
+package groupconc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxAncestors is the most ancestors a group may have. A deeper chain is
+// refused, so a resolver that makes up parents cannot go on forever.
+const maxAncestors = 8
+
+// parentChain returns groupKey's ancestors under p, nearest first, or nil
+// at the top. The executor calls it when it makes a group.
+//
+// More than maxAncestors ancestors, a key met twice (a group its own parent
+// included) and a resolver that panics are errors. Each wraps
+// ErrInvalidPolicy and names the chain. The ancestors resolved before the
+// fault come back with the error, for Explain.
+func (p *GroupPolicy) parentChain(groupKey string) ([]string, error) {
+	p = p.orDefault()
+	if p.parentResolver == nil && p.parentSeparator == "" {
+		return nil, nil
+	}
+	var chain []string
+	for key := groupKey; ; {
+		parent, err := p.parent(key)
+		switch {
+		case err != nil:
+			return chain, fmt.Errorf("%w: group %s: %v (chain %s)",
+				ErrInvalidPolicy, quoted(groupKey), err, arrows(groupKey, chain))
+		case parent == "":
+			return chain, nil
+		case parent == groupKey || slices.Contains(chain, parent):
+			return chain, fmt.Errorf("%w: group %s has a cycle of parents: %s",
+				ErrInvalidPolicy, quoted(groupKey), arrows(groupKey, append(chain, parent)))
+		case len(chain) == maxAncestors:
+			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s → …",
+				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)))
+		}
+		chain = append(chain, parent)
+		key = parent
+	}
+}
+
+// parent returns groupKey's parent, "" for none. The error names a panic
+// of the resolver. p must not be nil.
+func (p *GroupPolicy) parent(groupKey string) (parent string, err error) {
+	if f := p.parentResolver; f != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				parent, err = "", fmt.Errorf("ParentResolver panicked for %s: %s", quoted(groupKey), quoted(fmt.Sprint(v)))
+			}
+		}()
+		return f(groupKey), nil
+	}
+	if p.parentSeparator == "" {
+		return "", nil
+	}
+	i := strings.LastIndex(groupKey, p.parentSeparator)
+	if i <= 0 {
+		return "", nil
+	}
+	return groupKey[:i], nil
+}
+
+// arrows writes a chain of keys for an error, each quoted, such as
+// "a/b" → "a".
+func arrows(groupKey string, chain []string) string {
+	var sb strings.Builder
+	sb.WriteString(quoted(groupKey))
+	for _, k := range chain {
+		sb.WriteString(" → ")
+		sb.WriteString(quoted(k))
+	}
+	return sb.String()
+}

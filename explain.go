@@ -86,9 +86,11 @@ func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
 	// read here. UpdatePolicy and SetGroupOverride resolve again before they
 	// unlock, and a group created since read them too.
 	o, _ := e.overrides.get(e.groups, groupKey)
-	p := e.policy.Load()
-	ancestors, _ := p.parentChain(groupKey)
-	return p.explain(groupKey, g.Limits().Answers, o, ancestors), true
+	var ancestors []string // those g was made with, kept for its life
+	for a := g.Parent(); a != nil; a = a.Parent() {
+		ancestors = append(ancestors, a.Key())
+	}
+	return e.policy.Load().explain(groupKey, g.Limits().Answers, o, ancestors), true
 }
 
 // explain builds the explanation of groupKey's limits under p, given the

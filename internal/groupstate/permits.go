@@ -178,6 +178,9 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			// the task is not turned away between the layers. An
 			// ancestor's is kept only while the task waits at its layer.
 			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, y.bit, y.slot, lv); out != Admitted {
+				if out == Rejected && p.flags&extended != 0 { // else a line may own p by now
+					p.ext().above = lv > 0
+				}
 				return p.stop(out, reasonOf(y.slot))
 			}
 			if lv > 0 {

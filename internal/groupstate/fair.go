@@ -48,6 +48,8 @@ type fairQueue[T any] struct {
 	credit int    // tasks to serve from order before it may be dropped
 	seq    uint32 // joins so far, modulo 2^32
 	mixed  bool   // a task of another priority than the default joined
+	tree   bool   // choose top-down among groups of groups (fairtree.go)
+	tops   []*Group[T]
 
 	// chosen is the task the fair choice fell on, until it is served or
 	// leaves. A costly task stays chosen while it waits for permits to
@@ -70,8 +72,10 @@ const headScan = 64
 // fairGroup is one group's part of the fair queue. It is guarded by the
 // global line's mu, but for the atomics.
 type fairGroup[T any] struct {
-	running atomic.Int64
+	running atomic.Int64 // global permits held by its running tasks
+	below   atomic.Int64 // the same, of its descendants' (see runFair)
 	weight  atomic.Int64
+	node    fairNode[T] // in tree mode (see fairtree.go)
 	seq     uint32 // its first waiting task's, while in order
 	index   int    // in order's heap; -1 when not in it
 }
@@ -83,9 +87,16 @@ func (q *fairQueue[T]) push(w *Permits[T]) {
 	w.seq = q.seq
 	q.seq++
 	q.mixed = q.mixed || w.prio != PriorityDefault
+	if !q.tree && g.up() != nil {
+		q.toTree()
+	}
 	first := g.chain.head == nil
 	q.all.linkAfter(w, q.all.tail, byLine)
 	g.chain.linkAfter(w, g.chain.tail, byGroup)
+	if q.tree {
+		q.pend(g, 1)
+		return
+	}
 	if first && q.slow { // else toOrder finds g when it walks all
 		g.fair.seq = w.seq
 		q.order.add(g)
@@ -100,7 +111,7 @@ func (q *fairQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 // permits it holds.
 func (q *fairQueue[T]) pop() *Permits[T] {
 	w := q.peek()
-	w.group.fair.running.Add(w.amount(heldGlobal, 0)) // before remove, which places the group once
+	runFair(w.group, w.amount(heldGlobal, 0)) // before remove, which places the group once
 	q.remove(w)
 	return w
 }
@@ -124,6 +135,10 @@ func (q *fairQueue[T]) remove(w *Permits[T]) {
 	}
 	q.all.unlink(w, byLine)
 	g.chain.unlink(w, byGroup)
+	if q.tree {
+		q.pend(g, -1)
+		return
+	}
 	switch {
 	case g.chain.head != nil:
 		if wasFirst && q.slow {
@@ -144,7 +159,7 @@ func (q *fairQueue[T]) gave(p *Permits[T]) { q.fix(p.group) }
 func (q *fairQueue[T]) fix(g *Group[T]) {
 	h := g.chain.head
 	switch {
-	case h == nil:
+	case h == nil, q.tree:
 	case q.slow:
 		q.order.fix(g)
 	case q.passed != nil && g.fair.running.Load() == 0 && !joinedBefore(q.passed.seq, h.seq):
@@ -156,6 +171,9 @@ func (q *fairQueue[T]) fix(g *Group[T]) {
 // of the first in line that runs none, if one is within headScan past
 // passed. Otherwise it is the order's first.
 func (q *fairQueue[T]) next() *Permits[T] {
+	if q.tree {
+		return q.nextTree()
+	}
 	if q.slow {
 		if q.credit--; q.credit >= 0 || q.order.first().fair.running.Load() != 0 {
 			return q.bestOf(q.order.first())

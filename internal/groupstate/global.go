@@ -137,7 +137,7 @@ func (p *Permits[T]) countRunning(sign int64) {
 // fairQueue.pop.
 func (gl *Global[T]) started(p *Permits[T]) {
 	g := p.group
-	g.fair.running.Add(p.amount(heldGlobal, 0))
+	runFair(g, p.amount(heldGlobal, 0))
 	if gl.line.waiting.Load() != 0 {
 		r := gl.line.lock()
 		r.disc.(*fairQueue[T]).fix(g)
@@ -260,7 +260,7 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 		return
 	}
 	if gl.fair {
-		p.group.fair.running.Add(-p.amount(heldGlobal, 0))
+		runFair(p.group, -p.amount(heldGlobal, 0))
 		if p.flags&extended != 0 {
 			gl.counted(p, p.group, heldGlobal, 0, -1)
 		}

@@ -99,7 +99,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	}
 	e.root, e.closeRoot = context.WithCancelCause(context.Background())
 	global.SetHooks(wake, e.goEndDisplaced, e.stopRequested)
-	global.SetExt(func(t *task) *groupstate.Ext { return t.aside.Load().ext })
+	global.SetExt(extOf)
 	global.SetDisplacing(policy.displaces())
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)

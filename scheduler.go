@@ -103,14 +103,29 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 }
 
 // extend gives t the record of its permits beyond one per layer, when its
-// cost is above one or its group has a parent (see groupstate.Ext).
+// cost is above one or its group has a parent (see groupstate.Ext). The
+// record is kept with t's body, which it wraps (extBody), so that it costs
+// one allocation and the task no word.
 func (e *GroupExecutor) extend(t *task, cost int) {
 	if t.permits.NeedsExt(cost) {
-		x := new(groupstate.Ext)
-		t.getAside().ext = x
-		t.permits.Extend(x, cost)
+		x := &extBody{body: t.body}
+		t.body = x
+		t.permits.Extend(&x.ext, cost)
 	}
 }
+
+// extBody is the body of an extended task: its own body, and its Ext.
+type extBody struct {
+	body
+	ext groupstate.Ext
+}
+
+// extOf returns the Ext of t, an extended task.
+func extOf(t *task) *groupstate.Ext { return &t.body.(*extBody).ext }
+
+func (x *extBody) wake(handed bool, start int64) { x.body.(inlineCaller).wake(handed, start) }
+
+func (x *extBody) ended() { x.body.(inlineCaller).ended() }
 
 // accepted sets going t, which was accepted into group g and is counted by
 // the gate. It holds what a paused walk may have taken (see admitBlocking).

@@ -79,10 +79,6 @@ type taskAside struct {
 	// task, and read only by the task's owners.
 	reason string
 
-	// ext is the task's record of its permits beyond one per layer, set
-	// before its first walk if its cost or its group's parent needs one.
-	ext *groupstate.Ext
-
 	// woken is closed when a slot is handed to the task's blocked caller
 	// (see waitSlot). The caller sets it before it joins the line.
 	woken chan struct{}

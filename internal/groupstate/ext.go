@@ -19,9 +19,9 @@ type Ext struct {
 	// anc holds the bits of Permits.held for each ancestor's layers, the
 	// parent's first. Only heldBulkhead, heldConc and heldGroupSlot occur.
 	anc [MaxAncestors]uint8
-	// amt is what the task took at each layer, when its cost is above one
-	// (see ext index). A cost above a limit takes the whole limit there.
-	amt [3 + 2*MaxAncestors]int64
+	// amt is what the task took at each layer (see index), made only for
+	// a cost above one. A cost above a limit takes the whole limit there.
+	amt []int64
 }
 
 // kin is what a group with a parent, children or extended tasks keeps of
@@ -46,6 +46,9 @@ type kin[T any] struct {
 // hook must return e for p's task from then on.
 func (p *Permits[T]) Extend(e *Ext, c int) {
 	e.cost = int64(max(c, 1))
+	if c > 1 {
+		e.amt = make([]int64, 3+2*int(p.group.depth()))
+	}
 	p.flags |= extended
 }
 
@@ -89,7 +92,9 @@ func (p *Permits[T]) need(limit int64) int64 {
 // took records that p took n permits at the layer bit at level lv.
 func (p *Permits[T]) took(bit, lv uint8, n int64) {
 	if p.flags&extended != 0 {
-		p.ext().amt[index(bit, lv)] = n
+		if x := p.ext(); x.amt != nil {
+			x.amt[index(bit, lv)] = n
+		}
 	}
 }
 
@@ -98,7 +103,10 @@ func (p *Permits[T]) amount(bit, lv uint8) int64 {
 	if p.flags&extended == 0 {
 		return 1
 	}
-	return max(p.ext().amt[index(bit, lv)], 1)
+	if x := p.ext(); x.amt != nil {
+		return max(x.amt[index(bit, lv)], 1)
+	}
+	return 1
 }
 
 // waitLevel returns the level of the layer p waits at.

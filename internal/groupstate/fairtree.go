@@ -93,7 +93,8 @@ func (q *fairQueue[T]) nextTree() *Permits[T] {
 
 // fairest returns the group of gs, or own, whose subtree runs the fewest
 // permits per weight. own counts its own running tasks alone. The first
-// listed wins a tie, and own wins over the list.
+// listed wins a tie, and own wins over the list. So the scan stops at the
+// first that runs none.
 func fairest[T any](gs []*Group[T], own *Group[T]) *Group[T] {
 	best := own
 	var run, w int64
@@ -101,6 +102,9 @@ func fairest[T any](gs []*Group[T], own *Group[T]) *Group[T] {
 		run, w = own.fair.running.Load(), own.fair.weight.Load()
 	}
 	for _, g := range gs {
+		if best != nil && run == 0 {
+			break // none runs fewer than none
+		}
 		r, v := g.fair.subtreeRunning(), g.fair.weight.Load()
 		if best == nil || fewer(r, v, run, w) {
 			best, run, w = g, r, v

@@ -21,7 +21,10 @@ func costly(t *testing.T, e *groupconc.GroupExecutor, key string, c int, k *gate
 
 var idSeq int
 
-func randID() string { idSeq++; return string(rune('A' + idSeq%26)) + string(rune('0'+idSeq/26%10)) + string(rune('0'+idSeq/260%10)) }
+func randID() string {
+	idSeq++
+	return string(rune('A'+idSeq%26)) + string(rune('0'+idSeq/26%10)) + string(rune('0'+idSeq/260%10))
+}
 
 // A costly task at the head of its line is not passed by a cheaper one
 // behind it, and each holds its cost.

@@ -173,4 +173,3 @@ func slotTime(hs []*groupconc.TaskHandle[struct{}], start time.Time) float64 {
 	}
 	return slot.Seconds()
 }
-

@@ -76,8 +76,8 @@ type fairGroup[T any] struct {
 	below   atomic.Int64 // the same, of its descendants' (see runFair)
 	weight  atomic.Int64
 	node    fairNode[T] // in tree mode (see fairtree.go)
-	seq     uint32 // its first waiting task's, while in order
-	index   int    // in order's heap; -1 when not in it
+	seq     uint32      // its first waiting task's, while in order
+	index   int         // in order's heap; -1 when not in it
 }
 
 func (q *fairQueue[T]) empty() bool { return q.all.head == nil }

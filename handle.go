@@ -111,10 +111,13 @@ func (h *TaskHandle[T]) resultOf(status TaskStatus, start, end int64, err error)
 
 // WaitPosition is where a waiting task stands (see TaskHandle.Position).
 type WaitPosition struct {
-	// Limit names the limit the task waits for: "paused" (its group is
-	// paused), "bulkhead" or "concurrency" (its group's own limits), or
-	// "global" (the global cap).
+	// Limit names the limit the task waits for: "paused" (its group, or an
+	// ancestor, is paused), "bulkhead" or "concurrency" (a group's limits),
+	// or "global" (the global cap).
 	Limit string
+	// Group is the key of the group whose limit it is: the task's own, or
+	// an ancestor's. It is "" for the global cap.
+	Group string
 	// Ahead is how many tasks of that limit's line are served before it.
 	// Under IsolationFairShare the global line serves groups in turn. So
 	// there it counts the task's own group's tasks only.
@@ -127,6 +130,6 @@ type WaitPosition struct {
 // walks the task's line under the line's lock. So it costs the length of
 // the line, and is meant for explaining a wait, not for polling.
 func (h *TaskHandle[T]) Position() (WaitPosition, bool) {
-	limit, ahead, ok := h.t.permits.Where()
-	return WaitPosition{Limit: limit, Ahead: ahead}, ok
+	limit, group, ahead, ok := h.t.permits.Where()
+	return WaitPosition{Limit: limit, Group: group, Ahead: ahead}, ok
 }

@@ -30,8 +30,8 @@ func TestPositionNamesTheLimitAndCountsTheTasksAhead(t *testing.T) {
 		assert.False(t, ok, "a running task waits nowhere")
 		second := submit(t, t.Context(), e, "a", "second", k.Fn)
 		third := submit(t, t.Context(), e, "a", "third", k.Fn)
-		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Ahead: 0}, position(t, second))
-		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Ahead: 1}, position(t, third))
+		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "a", Ahead: 0}, position(t, second))
+		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "a", Ahead: 1}, position(t, third))
 		urgent, err := groupconc.SubmitWith(t.Context(), e, "a", "urgent", k.Fn, groupconc.SubmitOptions{Priority: groupconc.PriorityHigh})
 		require.NoError(t, err)
 		assert.Equal(t, 0, position(t, urgent).Ahead, "a higher priority is served first")
@@ -67,7 +67,7 @@ func TestPositionTellsTheGlobalCapBulkheadAndPause(t *testing.T) {
 			if mode == groupconc.IsolationFairShare {
 				// The group's limits come first: bulk1 holds the bulkhead
 				// while it waits for the global cap.
-				assert.Equal(t, groupconc.WaitPosition{Limit: "bulkhead", Ahead: 0}, position(t, bulk2))
+				assert.Equal(t, groupconc.WaitPosition{Limit: "bulkhead", Group: "bulk", Ahead: 0}, position(t, bulk2))
 			} else {
 				// The global cap comes first.
 				assert.Equal(t, groupconc.WaitPosition{Limit: "global", Ahead: 4}, position(t, bulk2))
@@ -81,6 +81,20 @@ func TestPositionTellsTheGlobalCapBulkheadAndPause(t *testing.T) {
 			k.Release()
 			quiesce(t, e, run, b1, b2, a2, bulk, bulk2, b3)
 		})
+	})
+}
+
+// Position names the ancestor whose limit a task waits for.
+func TestPositionNamesTheAncestor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2).
+			PerGroupMaxConcurrency(map[string]int{"acme": 1}))
+		k := newGatedTask(t, 0)
+		run := submit(t, t.Context(), e, "acme/u1", "run", k.Fn)
+		next := submit(t, t.Context(), e, "acme/u2", "next", k.Fn)
+		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "acme", Ahead: 0}, position(t, next))
+		k.Release()
+		quiesce(t, e, run, next)
 	})
 }
 

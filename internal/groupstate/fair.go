@@ -229,7 +229,9 @@ func (q *fairQueue[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }
 
 // heads calls f with every waiting task of g. They hold its concurrency
 // permits, so there are at most its limit of them.
-func (q *fairQueue[T]) heads(g *Group[T], _ uint8, f func(w *Permits[T])) { g.chain.each(byGroup, f) }
+func (q *fairQueue[T]) heads(g *Group[T], _ func(w *Permits[T]) bool, f func(w *Permits[T])) {
+	g.chain.each(byGroup, f)
+}
 
 // bestOf returns g's task to serve once g is chosen. It is its first of the
 // highest priority. A group's tasks here hold its concurrency permits, so

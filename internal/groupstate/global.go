@@ -273,15 +273,29 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 	}
 }
 
-// after returns the layers a task of g walks through after the one of bit.
-func (gl *Global[T]) after(g *Group[T], bit uint8) []layer[T] {
-	ys := gl.layers(g)
-	for i := range ys {
-		if ys[i].bit == bit {
-			return ys[i+1:]
+// pathStep is one layer of the walk of a task of some group: its line, its
+// permit bit, and the level of the group the layer is of (0: the task's
+// own group, 1: its parent, and so on).
+type pathStep[T any] struct {
+	l       *line[T]
+	bit, lv uint8
+}
+
+// after returns the layers a task of g walks through after the one of bit
+// at level lv, in order, its ancestors' included.
+func (gl *Global[T]) after(g *Group[T], bit, lv uint8) []pathStep[T] {
+	var out []pathStep[T]
+	found := false
+	for i := range gl.walk {
+		y := &gl.walk[i]
+		for l := range stepLevels(y, g) {
+			if found {
+				out = append(out, pathStep[T]{g.ancestor(l).lineOf(y.bit), y.bit, l})
+			}
+			found = found || y.bit == bit && l == lv
 		}
 	}
-	return nil
+	return out
 }
 
 // count returns the count kept as the sums in and out. It reads in first.

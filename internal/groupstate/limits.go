@@ -52,7 +52,7 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 	g.park(c)
 	for _, y := range g.global.layers(g) {
 		if y.bit != heldGlobal {
-			g.lower(y, c, g.global.after(g, y.bit))
+			g.lower(y.l, y.bit, c)
 		}
 	}
 }
@@ -68,38 +68,56 @@ func (g *Group[T]) grant(c *Changes[T]) {
 	g.unpark(c)
 }
 
-// lower enforces y's limit, if its count is over it, on the group's tasks
-// that hold y's permit and wait at a later layer. They give back what they
-// took from y on. They wait again at the head of y's line, oldest first.
-func (g *Group[T]) lower(y layer[T], c *Changes[T], later []layer[T]) {
-	if y.l.held.load() <= y.l.limit.Load() {
+// lower enforces the limit of g's layer l (bit), if its count is over it,
+// on the tasks that hold its permit and wait at a later layer. Those are
+// tasks of g and, for a parent, of its subtree. They give back what they
+// took after l. They wait again at the head of l's line, oldest first.
+func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T]) {
+	if l.held.load() <= l.limit.Load() {
 		return
 	}
 	var ws []*Permits[T]
-	for _, m := range later {
-		ws = m.l.takeOut(g, nil, ws)
+	for _, d := range append(g.reg.Subtree(g), g) {
+		of := func(w *Permits[T]) bool { return w.group == d }
+		for _, m := range g.global.after(d, bit, d.depth()-g.depth()) {
+			ws = m.l.takeOut(d, of, ws)
+		}
 	}
-	requeue(y, ws, c)
+	requeue(l, bit, g, ws, c)
 }
 
-// requeue puts ws back at the head of y's line, giving back the permits
-// they hold of the layers after y first.
-func requeue[T any](y layer[T], ws []*Permits[T], c *Changes[T]) {
+// requeue puts ws back at the head of l's line, the layer bit of group a
+// (nil for the global layer). It gives back the permits they hold of the
+// layers after it first.
+func requeue[T any](l *line[T], bit uint8, a *Group[T], ws []*Permits[T], c *Changes[T]) {
 	if len(ws) == 0 {
 		return
 	}
 	sortBySubmitted(ws)
-	for _, w := range ws {
-		p := w
-		for _, m := range p.group.global.after(p.group, y.bit) {
-			p.releaseLine(m.l, m.bit)
+	for _, p := range ws {
+		lv := p.levelOf(a)
+		for _, m := range p.group.global.after(p.group, bit, lv) {
+			if m.lv == 0 {
+				p.releaseLine(m.l, m.bit)
+			} else {
+				p.releaseAt(p.group.ancestor(m.lv), m.bit, m.lv)
+			}
 		}
 		for h := p.Handed(); h != nil; h = p.Handed() {
 			c.Handed = append(c.Handed, h)
 		}
 		c.Requeued = append(c.Requeued, p.task())
 	}
-	c.handed(y.l.requeue(ws, y.bit))
+	c.handed(l.requeue(ws, bit, a))
+}
+
+// levelOf returns the level of a on the path of p's group: 0 for its own
+// group, or for a nil a (the global layer).
+func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
+	if a == nil {
+		return 0
+	}
+	return p.group.depth() - a.depth()
 }
 
 // sortBySubmitted orders ws oldest first.

@@ -319,19 +319,21 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
 // back in the queue ahead of their priority, in order. It takes their
 // permits back. Then it hands free permits on as grant does.
-func (l *line[T]) requeue(ws []*Permits[T], bit uint8) *Permits[T] {
+func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) *Permits[T] {
 	r := l.lock()
 	defer r.unlock()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
-		w.held &^= bit
+		lv := w.levelOf(a)
+		*w.heldAt(lv) &^= bit
 		w.bit = bit
 		if w.flags&extended != 0 {
-			w.ext().level = 0
+			w.ext().level = lv
+			w.group.global.counted(w, w.group.ancestor(lv), bit, lv, -1)
 		}
 		l.waiting.Add(1)
 		l.pushLocked(r, w, true)
-		l.held.giveN(w.amount(bit, 0))
+		l.held.giveN(w.amount(bit, lv))
 	}
 	return l.grantLocked(r)
 }
@@ -370,16 +372,16 @@ func (l *line[T]) oldestOf(g *Group[T]) int64 {
 // leaving when next it looks. It is safe from any goroutine.
 func (w *Permits[T]) leave() bool {
 	l := w.line.Load()
-	return l != nil && w.leaveFrom(l, 0)
+	return l != nil && w.leaveFrom(l, 0, 0)
 }
 
 // leaveFrom is leave for a w that is to be taken out only if it still
 // waits in l, holding every bit of slots.
-func (w *Permits[T]) leaveFrom(l *line[T], slots uint8) bool {
+func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	r := l.lock()
 	defer r.unlock()
 	// w.held is read only while l owns w, so the line is checked first.
-	if w.line.Load() != l || w.held&slots != slots { // taken out meanwhile, or moved on
+	if w.line.Load() != l || *w.heldAt(lv)&slots != slots { // taken out meanwhile, or moved on
 		return false
 	}
 	l.removeLocked(r.q(), w)

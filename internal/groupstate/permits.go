@@ -218,7 +218,7 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot, lv uint8) Outcome {
 		*h |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot, lv) && (lv > 0 || !p.makeRoom(q, slot)) {
+	if !p.takeSlot(q, slot, lv) && !p.makeRoom(q, slot, lv) {
 		return Rejected
 	}
 	if p.flags&pause != 0 {

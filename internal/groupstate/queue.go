@@ -41,7 +41,7 @@ type queue[T any] interface {
 	// heads calls f with the waiters a task of g may displace in this
 	// queue for their slot (bit). These are the first of each priority
 	// that holds one. Under fair share they are each of g's.
-	heads(g *Group[T], bit uint8, f func(w *Permits[T]))
+	heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T]))
 	// ahead counts the waiters served before w, which waits here (see
 	// where.go).
 	ahead(w *Permits[T]) int
@@ -109,10 +109,10 @@ func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
 // (bit), highest priority first. That is the oldest of each. A lowered
 // limit puts tasks that hold no slot at the head of a list, so it looks
 // past them.
-func (q *fifo[T]) heads(_ *Group[T], bit uint8, f func(w *Permits[T])) {
+func (q *fifo[T]) heads(_ *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
 	for p := range q.lists {
 		for w := q.lists[p].head; w != nil; w = w.links.next {
-			if w.held&bit != 0 {
+			if holds(w) {
 				f(w)
 				break
 			}

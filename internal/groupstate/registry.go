@@ -278,11 +278,12 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	if l := r.global.line; l.held.load() > l.limit.Load() {
 		var ws []*Permits[T]
 		for _, g := range groups {
-			for _, m := range r.global.after(g, heldGlobal) {
-				ws = m.l.takeOut(g, nil, ws)
+			of := func(w *Permits[T]) bool { return w.group == g }
+			for _, m := range r.global.after(g, heldGlobal, 0) {
+				ws = m.l.takeOut(g, of, ws)
 			}
 		}
-		requeue(layer[T]{l: l, bit: heldGlobal}, ws, c)
+		requeue(l, heldGlobal, nil, ws, c)
 	}
 	for _, g := range groups {
 		g.enforce(c)

@@ -70,7 +70,7 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	_, slots := f.gl.Held()
 	require.Zero(t, slots, "b gave the global slot back")
 
-	assert.False(t, d.p.takeRoom(v, l, heldGlobalSlot), "d took a slot b no longer holds")
+	assert.False(t, d.p.takeRoom(v, l, heldGlobalSlot, nil, 0), "d took a slot b no longer holds")
 	assert.Empty(t, displaced)
 	_, slots = f.gl.Held()
 	assert.Zero(t, slots)

@@ -8,32 +8,41 @@ const (
 	WaitGlobal      = "global"      // the global cap
 )
 
-// Where reports the limit p's task waits for, and how many waiters of that
-// line are served before it, as the line stands now. It reports false if
-// the task waits in no line. It walks the line under its lock, so it is for
-// explaining, not for the hot path. It is safe from any goroutine.
-func (p *Permits[T]) Where() (limit string, ahead int, ok bool) {
+// Where reports the limit p's task waits for, the key of the group whose
+// limit it is ("" for the global cap), and how many waiters of that line
+// are served before it, as the line stands now. The group is the task's
+// own, or an ancestor's. It reports false if the task waits in no line. It
+// walks the line under its lock, so it is for explaining, not for the hot
+// path. It is safe from any goroutine.
+func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 	l := p.line.Load()
 	if l == nil {
-		return "", 0, false
+		return "", "", 0, false
 	}
 	r := l.lock()
 	defer r.unlock()
 	if p.line.Load() != l { // served or gone meanwhile
-		return "", 0, false
+		return "", "", 0, false
 	}
-	// p.bit was set before p joined l, under this lock.
+	// p.bit and the level were set before p joined l, under this lock.
+	a := p.group.ancestor(p.waitLevel())
 	switch p.bit {
 	case pauseBit:
 		limit = WaitPaused
+		if b := p.group.pausedAt(); b != nil {
+			a = b
+		}
 	case heldBulkhead:
 		limit = WaitBulkhead
 	case heldConc:
 		limit = WaitConcurrency
 	default:
-		limit = WaitGlobal
+		limit, a = WaitGlobal, nil
 	}
-	return limit, r.q().ahead(p), true
+	if a != nil {
+		group = a.key
+	}
+	return limit, group, r.q().ahead(p), true
 }
 
 // ahead counts the waiters served before w, which waits in q: those of a

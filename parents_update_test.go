@@ -1,0 +1,101 @@
+package groupconc_test
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// Lowering a parent's limit below what its subtree holds interrupts
+// nothing, and starts none of its tasks until the subtree is below the new
+// limit. That holds for tasks that held the parent's permit while they
+// waited at a later layer: the global cap under fair share, a
+// grandparent's limit under IsolationOff.
+func TestParentLoweredDrains(t *testing.T) {
+	for _, c := range []struct {
+		mode         groupconc.IsolationMode
+		key, blocker string
+	}{
+		{groupconc.IsolationFairShare, "acme/u1", "other"},
+		{groupconc.IsolationOff, "org/acme/u1", "org/other"},
+	} {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				limits := func(acme int) *groupconc.PolicyBuilder {
+					b := builder().Isolation(c.mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(4).
+						PerGroupMaxConcurrency(map[string]int{"acme": acme, "org/acme": acme})
+					if c.mode == groupconc.IsolationFairShare {
+						return b.GlobalMaxInFlight(4)
+					}
+					return b
+				}
+				e := newExecutor(t, limits(4))
+				blockers := []*gatedTask{newGatedTask(t, 0), newGatedTask(t, 0)}
+				var hs []*groupconc.TaskHandle[int]
+				for _, k := range blockers {
+					hs = append(hs, costly(t, e, c.blocker, 1, k))
+				}
+				synctest.Wait()
+				ks := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3), newGatedTask(t, 4)}
+				for _, k := range ks {
+					hs = append(hs, costly(t, e, c.key, 1, k))
+				}
+				synctest.Wait()
+				require.True(t, ks[0].started.Load() && ks[1].started.Load())
+				require.False(t, ks[2].started.Load() || ks[3].started.Load(), "2 wait past the tenant's layer")
+
+				require.NoError(t, e.UpdatePolicy(mustBuild(t, limits(1))))
+				for _, k := range blockers {
+					k.Release()
+				}
+				synctest.Wait()
+				assert.False(t, ks[2].started.Load() || ks[3].started.Load(), "the tenant holds 2 of its new 1")
+				ks[0].Release()
+				synctest.Wait()
+				assert.False(t, ks[2].started.Load() || ks[3].started.Load(), "the tenant holds 1 of its new 1")
+				ks[1].Release()
+				synctest.Wait()
+				assert.True(t, ks[2].started.Load())
+				assert.False(t, ks[3].started.Load())
+				ks[2].Release()
+				synctest.Wait()
+				assert.True(t, ks[3].started.Load())
+				ks[3].Release()
+				quiesce(t, e, hs...)
+			})
+		})
+	}
+}
+
+// RejectDiscardOldest makes room in an ancestor's queue too: the oldest of
+// the subtree's tasks waiting for the ancestor's limit gives up its slot.
+func TestParentQueueDiscardOldest(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, tenants(mode).RejectionPolicy(groupconc.RejectDiscardOldest).
+				PerGroupMaxConcurrency(map[string]int{"acme": 1}).PerGroupQueueThreshold(map[string]int{"acme": 1}))
+			k1, k2, k3 := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
+			h1 := costly(t, e, "acme/u1", 1, k1)
+			h2 := costly(t, e, "acme/u2", 1, k2)
+			synctest.Wait()
+			requireWaiting(t, h2, k2)
+			h3 := costly(t, e, "acme/u3", 1, k3)
+			synctest.Wait()
+			r := doneResult(t, h2)
+			assert.Equal(t, groupconc.StatusRejected, r.Status)
+			var re *groupconc.RejectedError
+			require.ErrorAs(t, r.Err, &re)
+			assert.Equal(t, groupconc.ReasonDisplaced, re.Reason)
+			requireWaiting(t, h3, k3)
+			k1.Release()
+			synctest.Wait()
+			assert.True(t, k3.started.Load())
+			k3.Release()
+			quiesce(t, e, h1, h3)
+		})
+	})
+}

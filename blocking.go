@@ -81,10 +81,6 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		}
 		// The walk gave back what it held, so carry on whoever it went to.
 		e.handOn(p, handOffSpawn, noTime)
-		if p.RejectedAbove() { // no caller waits for an ancestor's slot
-			reason = why
-			break
-		}
 		if !waited {
 			// Shutdown and Close return once every caller counted here
 			// has given up or knows its task is accepted. One that is

@@ -250,20 +250,46 @@ func (g *costGauge) add(n int64) {
 	}
 }
 
-// Block waits for its own group's and the global queue. An ancestor's full
-// queue turns the task away at once, as Block cannot wait for it.
+// Block waits for a slot of an ancestor's full queue too: with no slots
+// (threshold 0) until its tasks may start, with one until it frees.
 func TestParentQueueFullUnderBlock(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		synctest.Test(t, func(t *testing.T) {
-			e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme": 1}).PerGroupQueueThreshold(map[string]int{"acme": 0}))
-			k := newGatedTask(t, 1)
-			h1 := costly(t, e, "acme/u1", 1, k)
-			h2, err := groupconc.SubmitWith(context.Background(), e, "acme/u2", "b", k.Fn, groupconc.SubmitOptions{Block: true})
-			require.NoError(t, err)
-			synctest.Wait()
-			requireRejected(t, h2, "group")
-			k.Release()
-			quiesce(t, e, h1)
+	for _, threshold := range []int{0, 1} {
+		forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme": 1}).
+					PerGroupQueueThreshold(map[string]int{"acme": threshold}))
+				ks := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)}
+				hs := []*groupconc.TaskHandle[int]{costly(t, e, "acme/u1", 1, ks[0])}
+				if threshold == 1 {
+					hs = append(hs, costly(t, e, "acme/u2", 1, ks[1]))
+				}
+				submitted := make(chan *groupconc.TaskHandle[int])
+				go func() {
+					h, err := groupconc.SubmitWith(context.Background(), e, "acme/u3", "blocked", ks[2].Fn, groupconc.SubmitOptions{Block: true})
+					assert.NoError(t, err)
+					submitted <- h
+				}()
+				synctest.Wait()
+				select {
+				case <-submitted:
+					t.Fatal("Block returned while acme's queue is full")
+				default:
+				}
+				st, _ := e.GroupStats("acme/u3")
+				assert.Equal(t, 1, st.Blocked)
+				ks[0].Release()
+				h := <-submitted
+				synctest.Wait()
+				if threshold == 1 {
+					assert.True(t, ks[1].started.Load())
+					requireWaiting(t, h, ks[2])
+					ks[1].Release()
+					synctest.Wait()
+				}
+				assert.True(t, ks[2].started.Load())
+				ks[2].Release()
+				quiesce(t, e, append(hs, h)...)
+			})
 		})
-	})
+	}
 }

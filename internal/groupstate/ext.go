@@ -15,7 +15,10 @@ const MaxAncestors = 8
 type Ext struct {
 	cost  int64
 	level uint8 // the ancestor level of the layer it waits at; 0 is its group
-	above bool  // the last walk was turned away by an ancestor's queue
+	above uint8 // the level of the ancestor whose queue turned the last walk away; 0: none
+	// seen is that queue's nudges before the walk tried its permit (see
+	// Block).
+	seen uint64
 	// anc holds the bits of Permits.held for each ancestor's layers, the
 	// parent's first. Only heldBulkhead, heldConc and heldGroupSlot occur.
 	anc [MaxAncestors]uint8
@@ -54,13 +57,6 @@ func (p *Permits[T]) Extend(e *Ext, c int) {
 
 // NeedsExt reports whether a task of cost c entered as p must be extended.
 func (p *Permits[T]) NeedsExt(c int) bool { return c > 1 || p.group.up() != nil }
-
-// RejectedAbove reports whether the last walk was turned away by the
-// queue threshold of an ancestor. A caller cannot wait for a slot of such
-// a queue (Block): it is turned away.
-func (p *Permits[T]) RejectedAbove() bool {
-	return p.flags&extended != 0 && p.ext().above
-}
 
 // ext returns p's Ext. p is extended.
 func (p *Permits[T]) ext() *Ext { return p.group.global.extOf(p.task()) }

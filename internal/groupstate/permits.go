@@ -177,9 +177,14 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			// A group slot taken here is kept until every permit is held, so
 			// the task is not turned away between the layers. An
 			// ancestor's is kept only while the task waits at its layer.
+			var seen uint64
+			if lv > 0 {
+				seen = a.queue.nudges() // before the permit is tried (see Block)
+			}
 			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, y.bit, y.slot, lv); out != Admitted {
 				if out == Rejected && p.flags&extended != 0 { // else a line may own p by now
-					p.ext().above = lv > 0
+					x := p.ext()
+					x.above, x.seen = lv, seen
 				}
 				return p.stop(out, reasonOf(y.slot))
 			}
@@ -343,6 +348,9 @@ func (p *Permits[T]) releaseAt(a *Group[T], bit, lv uint8) {
 		*h &^= bit
 		p.group.global.counted(p, a, bit, lv, -1)
 		p.keep(a.lineOf(bit).release(p, p.amount(bit, lv)))
+		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
+			p.group.global.handSlots(a.queue.nudge(), 0)
+		}
 	}
 }
 

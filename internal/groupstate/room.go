@@ -68,18 +68,30 @@ func (p *Permits[T]) Nudges() (group, global uint64) {
 // TakeDoor). It may be nudged, which wakes it with no slot. Or it may leave
 // (Leave). Either way its caller calls Unblock once done waiting. The task
 // must hold nothing, as a Rejected walk gave everything back.
+//
+// The full queue may be an ancestor's (Permits.Extend). Then its caller
+// waits for a slot of that queue, seen is read from the walk, and the slot
+// is held at the ancestor's level.
 func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	g := p.group
 	g.blocked.Add(1)
 	g.global.blocked.Add(1)
-	q, slot := &g.queue, heldGroupSlot
+	q, slot, lv := &g.queue, heldGroupSlot, uint8(0)
 	if reason == ReasonGlobalQueueFull {
 		q, slot = g.global.queue, heldGlobalSlot
+	}
+	if p.flags&extended != 0 {
+		x := p.ext()
+		if x.above > 0 && reason == ReasonGroupQueueFull {
+			lv, seen = x.above, x.seen
+			q = &g.ancestor(lv).queue
+		}
+		x.level = lv
 	}
 	p.bit = slot
 	acquired, retry := q.block(p, seen)
 	if acquired {
-		p.held |= slot
+		*p.heldAt(lv) |= slot
 	}
 	return !acquired && !retry
 }
@@ -101,7 +113,7 @@ func (gl *Global[T]) handSlots(chain *Permits[T], bit uint8) {
 	for w := chain; w != nil; {
 		next := w.next
 		w.next = nil
-		w.held |= bit
+		*w.heldAt(w.waitLevel()) |= bit // its level was set by Block
 		switch bit {
 		case heldGroupSlot:
 			w.flags |= doorGroup
@@ -137,7 +149,7 @@ func (p *Permits[T]) TakeDoor() Door[T] {
 	if p.flags&(doors|nudged) == 0 {
 		return Door[T]{}
 	}
-	d := Door[T]{q: &p.group.queue, bit: heldGroupSlot, gl: p.group.global}
+	d := Door[T]{q: &p.group.ancestor(p.waitLevel()).queue, bit: heldGroupSlot, gl: p.group.global}
 	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit == heldGlobalSlot {
 		d.q, d.bit = d.gl.queue, heldGlobalSlot
 	}

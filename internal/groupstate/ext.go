@@ -82,8 +82,10 @@ func (p *Permits[T]) need(limit int64) int64 {
 	if p.flags&extended == 0 {
 		return 1
 	}
-	return min(p.ext().cost, max(limit, 1))
+	return p.needExt(limit)
 }
+
+func (p *Permits[T]) needExt(limit int64) int64 { return min(p.ext().cost, max(limit, 1)) }
 
 // took records that p took n permits at the layer bit at level lv.
 func (p *Permits[T]) took(bit, lv uint8, n int64) {
@@ -99,6 +101,10 @@ func (p *Permits[T]) amount(bit, lv uint8) int64 {
 	if p.flags&extended == 0 {
 		return 1
 	}
+	return p.amountExt(bit, lv)
+}
+
+func (p *Permits[T]) amountExt(bit, lv uint8) int64 {
 	if x := p.ext(); x.amt != nil {
 		return max(x.amt[index(bit, lv)], 1)
 	}
@@ -110,16 +116,20 @@ func (p *Permits[T]) waitLevel() uint8 {
 	if p.flags&extended == 0 {
 		return 0
 	}
-	return p.ext().level
+	return p.levelExt()
 }
+
+func (p *Permits[T]) levelExt() uint8 { return p.ext().level }
 
 // heldAt returns the held bits of p at level lv.
 func (p *Permits[T]) heldAt(lv uint8) *uint8 {
 	if lv == 0 {
 		return &p.held
 	}
-	return &p.ext().anc[lv-1]
+	return p.heldAbove(lv)
 }
+
+func (p *Permits[T]) heldAbove(lv uint8) *uint8 { return &p.ext().anc[lv-1] }
 
 // family returns g's kin, making it on first use.
 func (g *Group[T]) family() *kin[T] {

@@ -167,13 +167,14 @@ type walkStep struct {
 	drop      bool
 }
 
-// stepLevels returns how many groups of g's path the step takes a layer of:
-// g and each ancestor, or one for the global layer.
-func stepLevels[T any](y *walkStep, g *Group[T]) uint8 {
+// top returns the highest level of a path depth ancestors deep that the
+// step takes a layer of: each ancestor's, or only the task's own group's
+// for the global layer.
+func (y *walkStep) top(depth uint8) uint8 {
 	if y.bit == heldGlobal {
-		return 1
+		return 0
 	}
-	return g.depth() + 1
+	return depth
 }
 
 // walks is the one description of the walk in each isolation mode.
@@ -288,7 +289,7 @@ func (gl *Global[T]) after(g *Group[T], bit, lv uint8) []pathStep[T] {
 	found := false
 	for i := range gl.walk {
 		y := &gl.walk[i]
-		for l := range stepLevels(y, g) {
+		for l := uint8(0); l <= y.top(g.depth()); l++ {
 			if found {
 				out = append(out, pathStep[T]{g.ancestor(l).lineOf(y.bit), y.bit, l})
 			}

@@ -32,11 +32,14 @@ func (p *Permits[T]) gate() Outcome {
 		}
 		return Admitted
 	}
-	a := g.pausedAt()
-	if a == nil || p.held&(heldGlobal|heldBulkhead|heldConc) != 0 {
+	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.kin.Load() == nil {
 		return Admitted
 	}
-	return p.step(a.pauseLine.Load(), &g.queue.line, pauseBit, heldGroupSlot, 0)
+	a := g.pausedAt()
+	if a == nil {
+		return Admitted
+	}
+	return p.step(a.pauseLine.Load(), &g.queue.line, &p.held, pauseBit, heldGroupSlot, 0)
 }
 
 // pausedAt returns g, or its nearest ancestor, if paused, or nil. A
@@ -138,8 +141,7 @@ func (p *Permits[T]) giveLayers() {
 	gl := g.global
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
-		for lv := stepLevels(y, g); lv > 1; {
-			lv--
+		for lv := y.top(g.depth()); lv > 0; lv-- {
 			p.releaseAt(g.ancestor(lv), y.bit, lv)
 		}
 		if y.bit == heldGlobal {

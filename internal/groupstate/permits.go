@@ -166,13 +166,20 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if out := p.gate(); out != Admitted {
 		return p.stop(out, ReasonGroupQueueFull)
 	}
+	ext, depth := p.flags&extended != 0, uint8(0)
+	if ext {
+		depth = g.depth() // a plain task's group has no parent (NeedsExt)
+	}
 	for i := range gl.walk {
 		y := &gl.walk[i]
-		for lv := range stepLevels(y, g) {
-			if *p.heldAt(lv)&y.bit != 0 {
+		for lv := uint8(0); lv <= y.top(depth); lv++ {
+			h, a := &p.held, g
+			if lv > 0 {
+				h, a = p.heldAbove(lv), g.ancestor(lv)
+			}
+			if *h&y.bit != 0 {
 				continue
 			}
-			a := g.ancestor(lv)
 			handed := p.bit == y.bit && p.flags&granted != 0
 			// A group slot taken here is kept until every permit is held, so
 			// the task is not turned away between the layers. An
@@ -181,8 +188,8 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
 			}
-			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, y.bit, y.slot, lv); out != Admitted {
-				if out == Rejected && p.flags&extended != 0 { // else a line may own p by now
+			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, h, y.bit, y.slot, lv); out != Admitted {
+				if out == Rejected && ext { // else a line may own p by now
 					x := p.ext()
 					x.above, x.seen = lv, seen
 				}
@@ -194,14 +201,14 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			if y.bit == heldGlobal {
 				gl.tookGlobal(p, handed)
 			}
-			if p.flags&extended != 0 {
+			if ext {
 				gl.counted(p, a, y.bit, lv, 1)
 			}
 		}
 	}
 	p.held |= countedRunning
 	gl.in.running.Add(1)
-	if p.flags&extended != 0 {
+	if ext {
 		p.countRunning(1)
 	}
 	p.stopWaiting()
@@ -209,11 +216,10 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	return Admitted, ""
 }
 
-// step takes one layer, at level lv of the task's group. It takes the
-// permit handed over, or one free at once, or a slot of queue q and a
-// place in the line.
-func (p *Permits[T]) step(l, q *line[T], bit, slot, lv uint8) Outcome {
-	h := p.heldAt(lv)
+// step takes one layer, at level lv of the task's group, whose held bits
+// are h. It takes the permit handed over, or one free at once, or a slot of
+// queue q and a place in the line.
+func (p *Permits[T]) step(l, q *line[T], h *uint8, bit, slot, lv uint8) Outcome {
 	if p.flags&granted != 0 && p.bit == bit && p.waitLevel() == lv {
 		p.flags &^= granted
 		*h |= bit
@@ -223,7 +229,7 @@ func (p *Permits[T]) step(l, q *line[T], bit, slot, lv uint8) Outcome {
 		*h |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot, lv) && !p.makeRoom(q, slot, lv) {
+	if !p.takeSlot(q, slot, h) && !p.makeRoom(q, slot, lv) {
 		return Rejected
 	}
 	if p.flags&pause != 0 {
@@ -302,24 +308,24 @@ func (p *Permits[T]) release() {
 			p.countRunning(-1)
 		}
 	}
+	var depth uint8
+	if p.flags&extended != 0 {
+		depth = g.depth()
+	}
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
-		for lv := stepLevels(y, g); lv > 0; {
-			lv--
-			if lv > 0 {
-				p.releaseAt(g.ancestor(lv), y.bit, lv)
-				continue
-			}
-			if y.drop {
-				p.dropSlot(g.queueOf(y.slot), y.slot)
-			}
-			switch {
-			case p.held&y.bit == 0:
-			case y.bit == heldGlobal:
-				gl.giveGlobal(p)
-			default:
-				p.releaseLine(g.lineOf(y.bit), y.bit)
-			}
+		for lv := y.top(depth); lv > 0; lv-- {
+			p.releaseAt(g.ancestor(lv), y.bit, lv)
+		}
+		if y.drop {
+			p.dropSlot(g.queueOf(y.slot), y.slot)
+		}
+		switch {
+		case p.held&y.bit == 0:
+		case y.bit == heldGlobal:
+			gl.giveGlobal(p)
+		default:
+			p.releaseLine(g.lineOf(y.bit), y.bit)
 		}
 	}
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {

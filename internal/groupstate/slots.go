@@ -156,11 +156,10 @@ func (s *slots[T]) handOut() *Permits[T] {
 	return s.handLocked(r.q())
 }
 
-// takeSlot takes a place in queue q for a task about to wait at level lv,
-// unless it holds one. It reports false when the queue is full, or when callers wait
+// takeSlot takes a place in queue q for a task about to wait, unless it
+// holds one. h holds the task's bits at the queue's level. It reports false when the queue is full, or when callers wait
 // for a slot of it.
-func (p *Permits[T]) takeSlot(q *line[T], slot, lv uint8) bool {
-	h := p.heldAt(lv)
+func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 	if *h&slot != 0 {
 		return true
 	}

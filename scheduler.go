@@ -108,10 +108,14 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 // one allocation and the task no word.
 func (e *GroupExecutor) extend(t *task, cost int) {
 	if t.permits.NeedsExt(cost) {
-		x := &extBody{body: t.body}
-		t.body = x
-		t.permits.Extend(&x.ext, cost)
+		e.extendNow(t, cost)
 	}
+}
+
+func (e *GroupExecutor) extendNow(t *task, cost int) {
+	x := &extBody{body: t.body}
+	t.body = x
+	t.permits.Extend(&x.ext, cost)
 }
 
 // extBody is the body of an extended task: its own body, and its Ext.

@@ -338,10 +338,12 @@ func (p *Permits[T]) release() {
 func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 	if p.held&bit != 0 {
 		p.held &^= bit
+		n := int64(1)
 		if p.flags&extended != 0 {
 			p.group.global.counted(p, p.group, bit, 0, -1)
+			n = p.amountExt(bit, 0)
 		}
-		p.keep(l.release(p, p.amount(bit, 0)))
+		p.keep(l.release(p, n))
 	}
 }
 

@@ -4,11 +4,10 @@
 // user at most 2. A heavy export costs 4 permits, so it takes its whole
 // tenant while it runs.
 //
-// Every task adds what it holds to a gauge of its tenant and of its user,
-// so the program measures what ran at once. It prints the peaks, the order
-// in which an export and its neighbours started, and the tenant's
-// GroupStats. It exits non-zero if a limit was passed, or if the export did
-// not run alone in its tenant.
+// Every task adds what it holds to a gauge of its tenant and of its user.
+// So the program measures what ran at once. It prints the peaks, the
+// export's start and the tenant's GroupStats. It exits non-zero if a limit
+// was passed. It does too if the export did not run alone in its tenant.
 //
 //	go run ./examples/pertenant
 package main
@@ -67,7 +66,7 @@ func main() {
 }
 
 // users runs three tasks for each of acme's three users and for globex's
-// one user. Each user's tasks wait at the user's gate, so each snapshot
+// one user. Each user's tasks wait at the user's gate. So each snapshot
 // shows what runs at once, and the gauges reach every limit.
 func (r *run) users() {
 	fmt.Println("1. Three tasks each for alice, bob and carol of acme, and dave of globex")
@@ -99,9 +98,9 @@ func (r *run) users() {
 	r.drain()
 }
 
-// export submits two tasks of bob, then alice's export of cost 4, then two
-// tasks of carol. Bob's hold 2 of acme's 4 permits, so the export waits for
-// the whole tenant, and carol's tasks wait behind it: nothing overtakes it.
+// export submits two tasks of bob, alice's export of cost 4, then two of
+// carol. Bob's hold 2 of acme's 4 permits, so the export waits. Carol's
+// tasks wait behind it, since nothing overtakes it.
 func (r *run) export() {
 	fmt.Printf("\n2. Bob runs two tasks; then alice's export (cost %d) and carol's two tasks arrive\n", exportCost)
 	gate := make(chan struct{})

@@ -4,7 +4,8 @@
 // the fleet a group never runs more than its limit at once.
 //
 // No Redis call is made per task. Each replica leases shares. A Coordinator
-// reads its executor's demand, the running and waiting tasks per group.
+// reads its executor's demand per group. That is the permits its running
+// tasks hold, and its waiting tasks. Shares are in permits.
 // Every SyncInterval while busy, it runs one Lua script. The script renews
 // its lease and takes more of a limit only from capacity Redis shows free.
 // It also says which share to shrink to when other replicas are short. A

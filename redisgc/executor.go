@@ -70,9 +70,13 @@ type execTarget struct {
 	policies *policyMaker
 }
 
+// groups counts what runs in permits, as the shares are. A task of cost 3
+// holds 3 of its group's limit. So a replica keeps them until it ends. A
+// waiting task counts 1, as its cost is not in the stats. A parent's counts
+// cover its subtree's tasks.
 func (t *execTarget) groups(yield func(string, load) bool) {
 	for s := range t.exec.AllGroupStats() {
-		if !yield(s.GroupKey, load{running: s.Running, waiting: s.Waiting}) {
+		if !yield(s.GroupKey, load{running: s.RunningCost, waiting: s.Waiting}) {
 			return
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // value is valid and coordinates no group. New copies what it keeps.
 type Options struct {
 	// Limits are the fleet-wide concurrency limits of the groups they name.
-	// Across all replicas, at most Limits[g] tasks of g run at once.
+	// Across all replicas, the running tasks of g hold at most Limits[g]
+	// permits at once: one each, or their cost (SubmitOptions.Cost). A
+	// parent's limit bounds the tasks of its whole subtree.
 	Limits map[string]int
 	// DefaultLimit is the fleet-wide limit of every group not in Limits.
 	// Zero leaves those groups to the base policy, uncoordinated.

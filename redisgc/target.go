@@ -8,8 +8,8 @@ import (
 
 // load is what a group (or the whole executor) has to do.
 type load struct {
-	running int // tasks counted against the limit: running (or, for the global limit, in flight)
-	waiting int // accepted tasks that wait
+	running int // permits held at the limit: by running tasks (or, for the global limit, in flight)
+	waiting int // accepted tasks that wait, each counted 1
 }
 
 // demand is the number of slots a load could use now.

@@ -23,7 +23,7 @@ func (c *checker) gitTags() map[string]bool {
 // stops lists the examples that end by themselves, so a README command
 // that runs one is run here.
 var stops = map[string]bool{
-	"quickstart": true, "tenants": true, "backpressure": true, "shutdown": true,
+	"quickstart": true, "tenants": true, "pertenant": true, "backpressure": true, "shutdown": true,
 	"fairshare": true, "hotswap": true, "tenantlimit": true, "batch": true, "priorities": true,
 	"httpserver": true, "httpclient": true,
 }

@@ -45,6 +45,7 @@ func TestCostHeadOfLineIsNotOvertaken(t *testing.T) {
 			assert.Equal(t, 1, st.Running)
 			assert.Equal(t, 3, st.RunningCost)
 			assert.Equal(t, 2, st.Waiting)
+			assert.Equal(t, 3, st.InFlight, "tasks, whatever their cost")
 			a.Release()
 			synctest.Wait()
 			assert.True(t, b.started.Load() && c.started.Load(), "2+1 fit in 4")

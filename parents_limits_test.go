@@ -51,6 +51,7 @@ func TestParentLimitsItsSubtree(t *testing.T) {
 			assert.Equal(t, 3, st.Running, "the subtree's running tasks")
 			assert.Equal(t, 2, st.Waiting)
 			assert.Equal(t, 3, st.RunningCost)
+			assert.Equal(t, 5, st.InFlight, "tasks past the bulkheads, none set")
 			u1, _ := e.GroupStats("acme/u1")
 			assert.Equal(t, "acme", u1.Parent)
 			assert.Equal(t, 2, u1.Running)

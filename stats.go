@@ -36,11 +36,13 @@ type GroupStats struct {
 	// Blocked counts callers of SubmitWith with Block waiting for a slot of
 	// the group's queue. They are not tasks yet, and not in Waiting.
 	Blocked int
-	// Parent is the group's parent, or "" at the top.
+	// Parent is the group's parent, or "" at the top. A parent's counts and
+	// ages cover its whole subtree. Its RunningCost is the permits its
+	// subtree's running tasks hold at its own limit.
 	Parent string
 	// RunningCost counts the permits its running tasks hold at its
-	// concurrency limit. It equals Running, while every task costs one
-	// permit.
+	// concurrency limit: each task's cost, or the whole limit for a cost
+	// above it. It equals Running while every task costs one permit.
 	RunningCost int
 	// WaitingGlobal counts the tasks of Waiting that wait for a global
 	// permit. The global cap holds them back, not the group's own limits.
@@ -58,8 +60,10 @@ type GroupStats struct {
 // ExecutorStats is a point-in-time snapshot of an executor.
 type ExecutorStats struct {
 	Groups int // groups known (created and not evicted)
-	// Running, Waiting and GlobalInFlight count tasks of every group,
-	// including tasks of evicted groups that have not finished yet.
+	// Running and Waiting count tasks of every group, including tasks of
+	// evicted groups that have not finished yet. GlobalInFlight counts the
+	// global permits they hold: a task's cost, or the whole cap for a cost
+	// above it.
 	Running, Waiting, GlobalInFlight int
 	// GlobalMaxInFlight is the global limit in force. That is the policy's,
 	// or under AdaptiveGlobal the adaptive one.
@@ -216,15 +220,16 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 }
 
 // addSubtree adds to st, parent g's snapshot, the counts and ages of g's
-// subtree. g's own layers already count the subtree's permits
-// (InFlight, RunningCost).
+// subtree. g's own concurrency layer already counts the subtree's permits
+// (RunningCost).
 func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task]) {
 	now := e.clock()
 	oldest := e.oldestRunning(nil)
 	for _, d := range e.groups.Subtree(g) {
-		running, waiting, _ := d.Counts()
+		running, waiting, inFlight := d.Counts()
 		st.Running += running
 		st.Waiting += waiting
+		st.InFlight += inFlight
 		st.WaitingGlobal += d.WaitingGlobal()
 		st.Blocked += d.Blocked()
 		st.OldestWait = max(st.OldestWait, time.Duration(d.OldestWait(now)))

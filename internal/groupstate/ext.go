@@ -39,6 +39,7 @@ type kin[T any] struct {
 	// for the group. running subtracts it back.
 	extra atomic.Int64
 	run   atomic.Int64 // the group's extended tasks running
+	bulk  atomic.Int64 // bulkhead permits held beyond one per task of the group's own
 	// cost is the permits held at the group's concurrency limit by the
 	// extended tasks running in its subtree.
 	cost atomic.Int64

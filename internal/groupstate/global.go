@@ -116,9 +116,21 @@ func (g *Group[T]) RunningCost() int {
 // extended task p takes (sign 1) or gives back (-1) a's layer bit at level
 // lv. That count is a's concurrency permits under IsolationOff, and the
 // global permits of a's own tasks under fair share.
+//
+// It also counts, at a's bulkhead, the permits beyond one per task of a
+// (bulk), so that a group's tasks in flight are counted as tasks.
 func (gl *Global[T]) counted(p *Permits[T], a *Group[T], bit, lv uint8, sign int64) {
-	if bit == heldConc && !gl.fair || bit == heldGlobal && gl.fair {
+	switch {
+	case bit == heldConc && !gl.fair || bit == heldGlobal && gl.fair:
 		a.family().extra.Add(sign * p.amount(bit, lv))
+	case bit == heldBulkhead:
+		n := p.amount(bit, lv)
+		if lv == 0 {
+			n-- // its own group's task, counted as one
+		}
+		if n != 0 {
+			a.family().bulk.Add(sign * n)
+		}
 	}
 }
 

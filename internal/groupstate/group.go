@@ -171,7 +171,11 @@ func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 // tasks hold every permit. Tasks in flight are those past the bulkhead.
 func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	running = int(g.global.running(g))
-	return max(running, 0), max(int(g.waiting.Load()), 0), max(int(g.bulkhead.held.load()), 0)
+	inFlight = int(g.bulkhead.held.load())
+	if k := g.kin.Load(); k != nil {
+		inFlight -= int(k.bulk.Load())
+	}
+	return max(running, 0), max(int(g.waiting.Load()), 0), max(inFlight, 0)
 }
 
 // Held reports the permits held at the group's layers and the queue slots

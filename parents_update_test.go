@@ -99,3 +99,38 @@ func TestParentQueueDiscardOldest(t *testing.T) {
 		})
 	})
 }
+
+// A cost-6 task under a tenant limit of 4 adds 4 to the tenant's running
+// cost and 6 to its user's, whose limit is 10.
+func TestParentRunningCostIsAtItsLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(10).
+				PerGroupMaxConcurrency(map[string]int{"acme": 4}))
+			big, small := newGatedTask(t, 1), newGatedTask(t, 2)
+			hb := costly(t, e, "acme/u1", 6, big)
+			hs := costly(t, e, "acme/u2", 1, small)
+			synctest.Wait()
+			requireWaiting(t, hs, small)
+			acme, _ := e.GroupStats("acme")
+			u1, _ := e.GroupStats("acme/u1")
+			assert.Equal(t, 4, acme.RunningCost)
+			assert.Equal(t, 6, u1.RunningCost)
+			assert.Equal(t, 1, acme.Running)
+			assert.Equal(t, 1, u1.Running)
+			assert.Equal(t, 2, acme.InFlight)
+			assert.Equal(t, 1, u1.InFlight)
+			inFlight := 6
+			if mode == groupconc.IsolationOff {
+				inFlight = 7 // u2's task took its global permit first
+			}
+			assert.Equal(t, inFlight, e.Stats().GlobalInFlight)
+			big.Release()
+			synctest.Wait()
+			acme, _ = e.GroupStats("acme")
+			assert.Equal(t, 1, acme.RunningCost)
+			small.Release()
+			quiesce(t, e, hb, hs)
+		})
+	})
+}

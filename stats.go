@@ -220,16 +220,15 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 }
 
 // addSubtree adds to st, parent g's snapshot, the counts and ages of g's
-// subtree. g's own concurrency layer already counts the subtree's permits
-// (RunningCost).
+// subtree. g's bulkhead already counts the subtree's tasks in flight.
 func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task]) {
 	now := e.clock()
 	oldest := e.oldestRunning(nil)
 	for _, d := range e.groups.Subtree(g) {
-		running, waiting, inFlight := d.Counts()
+		running, waiting, _ := d.Counts() // g's in flight count its subtree's
 		st.Running += running
 		st.Waiting += waiting
-		st.InFlight += inFlight
+		st.RunningCost += d.RunningCost()
 		st.WaitingGlobal += d.WaitingGlobal()
 		st.Blocked += d.Blocked()
 		st.OldestWait = max(st.OldestWait, time.Duration(d.OldestWait(now)))
@@ -242,4 +241,7 @@ func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task]) {
 		st.Cancelled += n[outcomeIndex(StatusCancelled)]
 		st.Rejected += n[outcomeIndex(StatusRejected)]
 	}
+	// A cost above g's limit takes no more than the limit there, and tasks
+	// holding it may wait at a later layer: the sum is capped by both.
+	st.RunningCost = min(st.RunningCost, g.ConcHeld())
 }

@@ -39,10 +39,8 @@ type kin[T any] struct {
 	// for the group. running subtracts it back.
 	extra atomic.Int64
 	run   atomic.Int64 // the group's extended tasks running
-	bulk  atomic.Int64 // bulkhead permits held beyond one per task of the group's own
-	// cost is the permits held at the group's concurrency limit by the
-	// extended tasks running in its subtree.
-	cost atomic.Int64
+	cost  atomic.Int64 // the permits they hold at its concurrency limit
+	bulk  atomic.Int64 // its bulkhead's permits held beyond one per task, by its subtree's tasks
 }
 
 // Extend makes p an extended task of cost c (at least 1), with e its Ext.
@@ -77,60 +75,60 @@ func index(bit uint8, lv uint8) int {
 	return 2 + 2*int(lv)
 }
 
-// need returns the permits p's task needs at the layer bit at level lv,
-// whose limit is limit. That is its cost, or the whole limit if less.
-func (p *Permits[T]) need(limit int64) int64 {
+// x returns p's Ext, or nil for a plain task. The walk fetches it once
+// and hands it on, since fetching it calls the Global's hook.
+func (p *Permits[T]) x() *Ext {
 	if p.flags&extended == 0 {
-		return 1
+		return nil
 	}
-	return p.needExt(limit)
+	return p.ext()
 }
 
-func (p *Permits[T]) needExt(limit int64) int64 { return min(p.ext().cost, max(limit, 1)) }
-
-// took records that p took n permits at the layer bit at level lv.
-func (p *Permits[T]) took(bit, lv uint8, n int64) {
-	if p.flags&extended != 0 {
-		if x := p.ext(); x.amt != nil {
-			x.amt[index(bit, lv)] = n
-		}
+// need returns the permits a task of Ext x (nil: plain) needs at a layer
+// whose limit is limit. That is its cost, or the whole limit if less.
+func (x *Ext) need(limit int64) int64 {
+	if x == nil {
+		return 1
 	}
+	return min(x.cost, max(limit, 1))
+}
+
+// took records that the task took n permits at the layer bit at level lv.
+func (x *Ext) took(bit, lv uint8, n int64) {
+	if x != nil && x.amt != nil {
+		x.amt[index(bit, lv)] = n
+	}
+}
+
+// amount returns the permits the task holds at the layer bit at level lv.
+func (x *Ext) amount(bit, lv uint8) int64 {
+	if x == nil || x.amt == nil {
+		return 1
+	}
+	return max(x.amt[index(bit, lv)], 1)
+}
+
+// lvl returns the level of the layer the task waits at.
+func (x *Ext) lvl() uint8 {
+	if x == nil {
+		return 0
+	}
+	return x.level
 }
 
 // amount returns the permits p holds at the layer bit at level lv.
-func (p *Permits[T]) amount(bit, lv uint8) int64 {
-	if p.flags&extended == 0 {
-		return 1
-	}
-	return p.amountExt(bit, lv)
-}
-
-func (p *Permits[T]) amountExt(bit, lv uint8) int64 {
-	if x := p.ext(); x.amt != nil {
-		return max(x.amt[index(bit, lv)], 1)
-	}
-	return 1
-}
+func (p *Permits[T]) amount(bit, lv uint8) int64 { return p.x().amount(bit, lv) }
 
 // waitLevel returns the level of the layer p waits at.
-func (p *Permits[T]) waitLevel() uint8 {
-	if p.flags&extended == 0 {
-		return 0
-	}
-	return p.levelExt()
-}
-
-func (p *Permits[T]) levelExt() uint8 { return p.ext().level }
+func (p *Permits[T]) waitLevel() uint8 { return p.x().lvl() }
 
 // heldAt returns the held bits of p at level lv.
 func (p *Permits[T]) heldAt(lv uint8) *uint8 {
 	if lv == 0 {
 		return &p.held
 	}
-	return p.heldAbove(lv)
+	return &p.ext().anc[lv-1]
 }
-
-func (p *Permits[T]) heldAbove(lv uint8) *uint8 { return &p.ext().anc[lv-1] }
 
 // family returns g's kin, making it on first use.
 func (g *Group[T]) family() *kin[T] {

@@ -85,63 +85,71 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 // count. Under IsolationOff it is its concurrency permits held, since that
 // is the last layer taken.
 //
-// Extended tasks (ext.go) add what they hold to that count, and count
-// themselves apart (xstats), since a task may hold more than one permit
-// and a parent's permits are held by its subtree's tasks.
+// Extended tasks (ext.go) count themselves apart (kin.run), since a task
+// may hold more than one permit and a parent's permits are held by its
+// subtree's tasks. A group with a parent has only extended tasks. A group
+// at the top may have plain ones too, whose count is the one above less
+// what extended tasks add to it (kin.extra).
 func (gl *Global[T]) running(g *Group[T]) int64 {
+	k := g.kin.Load()
+	if k != nil && k.parent != nil {
+		return k.run.Load()
+	}
 	n := g.conc.held.load()
 	if gl.fair {
 		n = g.fair.running.Load()
 	}
-	if x := g.kin.Load(); x != nil {
-		n += x.run.Load() - x.extra.Load()
+	if k != nil {
+		n += k.run.Load() - k.extra.Load()
 	}
 	return n
 }
 
-// RunningCost reports the permits held at g's concurrency limit by the
-// running tasks of its subtree.
+// RunningCost reports the permits held at g's concurrency limit by its own
+// running tasks. A parent's running cost, its subtree's, is the sum of
+// those of its subtree, capped by the permits held at its limit
+// (ConcHeld).
 func (g *Group[T]) RunningCost() int {
-	n := g.conc.held.load()
-	if g.global.fair {
-		n = g.fair.running.Load()
+	k := g.kin.Load()
+	if k != nil && k.parent != nil {
+		return int(max(k.cost.Load(), 0))
 	}
-	if x := g.kin.Load(); x != nil {
-		n += x.cost.Load() - x.extra.Load()
+	n := g.global.running(g)
+	if k != nil {
+		n += k.cost.Load() - k.run.Load() // a plain task costs one
 	}
 	return int(max(n, 0))
 }
 
-// counted keeps the count Global.running reads for group a right, as the
-// extended task p takes (sign 1) or gives back (-1) a's layer bit at level
-// lv. That count is a's concurrency permits under IsolationOff, and the
-// global permits of a's own tasks under fair share.
-//
-// It also counts, at a's bulkhead, the permits beyond one per task of a
-// (bulk), so that a group's tasks in flight are counted as tasks.
-func (gl *Global[T]) counted(p *Permits[T], a *Group[T], bit, lv uint8, sign int64) {
+// ConcHeld reports the permits held at g's concurrency limit, by tasks of
+// its subtree running or waiting at a later layer.
+func (g *Group[T]) ConcHeld() int { return int(max(g.conc.held.load(), 0)) }
+
+// counted keeps the counts of group a right, as a task of Ext x takes
+// (sign 1) or gives back (-1) a's layer bit at level lv of its path. A
+// group at the top keeps what extended tasks add to the count
+// Global.running reads (kin.extra). Every group keeps the bulkhead permits
+// held beyond one per task (kin.bulk), so that its tasks in flight are
+// counted as tasks.
+func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 	switch {
 	case bit == heldConc && !gl.fair || bit == heldGlobal && gl.fair:
-		a.family().extra.Add(sign * p.amount(bit, lv))
-	case bit == heldBulkhead:
-		n := p.amount(bit, lv)
-		if lv == 0 {
-			n-- // its own group's task, counted as one
+		if a.up() == nil {
+			a.family().extra.Add(sign * x.amount(bit, lv))
 		}
-		if n != 0 {
+	case bit == heldBulkhead && x.amt != nil:
+		if n := x.amount(bit, lv) - 1; n != 0 {
 			a.family().bulk.Add(sign * n)
 		}
 	}
 }
 
-// countRunning counts the extended task p in (sign 1) or out (-1) of its
-// group's running tasks, and its permits in each ancestor's running cost.
-func (p *Permits[T]) countRunning(sign int64) {
-	g := p.group
-	g.family().run.Add(sign)
-	for lv := range g.depth() + 1 {
-		g.ancestor(lv).family().cost.Add(sign * p.amount(heldConc, lv))
-	}
+// countRunning counts the extended task p, of Ext x, in (sign 1) or out
+// (-1) of its group's running tasks and running cost.
+func (p *Permits[T]) countRunning(x *Ext, sign int64) {
+	k := p.group.family()
+	k.run.Add(sign)
+	k.cost.Add(sign * x.amount(heldConc, 0))
 }
 
 // started counts a task of g running that took a global permit without
@@ -273,9 +281,10 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 		return
 	}
 	if gl.fair {
-		runFair(p.group, -p.amount(heldGlobal, 0))
-		if p.flags&extended != 0 {
-			gl.counted(p, p.group, heldGlobal, 0, -1)
+		x := p.x()
+		runFair(p.group, -x.amount(heldGlobal, 0))
+		if x != nil {
+			gl.counted(x, p.group, heldGlobal, 0, -1)
 		}
 		p.releaseFair()
 		return

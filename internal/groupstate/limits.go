@@ -100,7 +100,7 @@ func requeue[T any](l *line[T], bit uint8, a *Group[T], ws []*Permits[T], c *Cha
 			if m.lv == 0 {
 				p.releaseLine(m.l, m.bit)
 			} else {
-				p.releaseAt(p.group.ancestor(m.lv), m.bit, m.lv)
+				p.releaseAt(p.ext(), p.group.ancestor(m.lv), m.bit, m.lv)
 			}
 		}
 		for h := p.Handed(); h != nil; h = p.Handed() {

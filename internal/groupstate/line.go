@@ -101,16 +101,16 @@ func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
 // takeFor takes the permits p needs at the layer bit at level lv, if they
 // are free, waiters or not.
-func (l *line[T]) takeFor(p *Permits[T], bit, lv uint8) bool {
-	if p.flags&extended == 0 {
+func (l *line[T]) takeFor(x *Ext, bit, lv uint8) bool {
+	if x == nil {
 		return l.take()
 	}
 	limit := l.limit.Load()
-	n := p.need(limit)
+	n := x.need(limit)
 	if !l.held.takeN(n, limit) {
 		return false
 	}
-	p.took(bit, lv, n)
+	x.took(bit, lv, n)
 	return true
 }
 
@@ -122,7 +122,7 @@ func (l *line[T]) join(w *Permits[T]) (acquired bool) {
 	defer r.unlock()
 	q := r.q()
 	l.waiting.Add(1) // as enterLocked
-	if q.empty() && l.takeFor(w, w.bit, w.waitLevel()) {
+	if x := w.x(); q.empty() && l.takeFor(x, w.bit, x.lvl()) {
 		l.waiting.Add(-1)
 		return true
 	}
@@ -270,7 +270,7 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 	}
 	for !q.empty() {
 		w := q.peek()
-		if !l.takeFor(w, w.bit, w.waitLevel()) {
+		if x := w.x(); !l.takeFor(x, w.bit, x.lvl()) {
 			break
 		}
 		c.add(l.popLocked(q))
@@ -324,16 +324,16 @@ func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) *Permits[T] 
 	defer r.unlock()
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
-		lv := w.levelOf(a)
+		lv, x := w.levelOf(a), w.x()
 		*w.heldAt(lv) &^= bit
 		w.bit = bit
-		if w.flags&extended != 0 {
-			w.ext().level = lv
-			w.group.global.counted(w, w.group.ancestor(lv), bit, lv, -1)
+		if x != nil {
+			x.level = lv
+			w.group.global.counted(x, w.group.ancestor(lv), bit, lv, -1)
 		}
 		l.waiting.Add(1)
 		l.pushLocked(r, w, true)
-		l.held.giveN(w.amount(bit, lv))
+		l.held.giveN(x.amount(bit, lv))
 	}
 	return l.grantLocked(r)
 }

@@ -39,7 +39,7 @@ func (p *Permits[T]) gate() Outcome {
 	if a == nil {
 		return Admitted
 	}
-	return p.step(a.pauseLine.Load(), &g.queue.line, &p.held, pauseBit, heldGroupSlot, 0)
+	return p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
 }
 
 // pausedAt returns g, or its nearest ancestor, if paused, or nil. A
@@ -142,7 +142,7 @@ func (p *Permits[T]) giveLayers() {
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
 		for lv := y.top(g.depth()); lv > 0; lv-- {
-			p.releaseAt(g.ancestor(lv), y.bit, lv)
+			p.releaseAt(p.ext(), g.ancestor(lv), y.bit, lv)
 		}
 		if y.bit == heldGlobal {
 			gl.giveGlobal(p)

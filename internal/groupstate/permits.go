@@ -166,8 +166,8 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	if out := p.gate(); out != Admitted {
 		return p.stop(out, ReasonGroupQueueFull)
 	}
-	ext, depth := p.flags&extended != 0, uint8(0)
-	if ext {
+	x, depth := p.x(), uint8(0)
+	if x != nil {
 		depth = g.depth() // a plain task's group has no parent (NeedsExt)
 	}
 	for i := range gl.walk {
@@ -175,7 +175,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 		for lv := uint8(0); lv <= y.top(depth); lv++ {
 			h, a := &p.held, g
 			if lv > 0 {
-				h, a = p.heldAbove(lv), g.ancestor(lv)
+				h, a = &x.anc[lv-1], g.ancestor(lv)
 			}
 			if *h&y.bit != 0 {
 				continue
@@ -188,28 +188,27 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
 			}
-			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, h, y.bit, y.slot, lv); out != Admitted {
-				if out == Rejected && ext { // else a line may own p by now
-					x := p.ext()
+			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv); out != Admitted {
+				if out == Rejected && x != nil { // else a line may own p by now
 					x.above, x.seen = lv, seen
 				}
 				return p.stop(out, reasonOf(y.slot))
 			}
 			if lv > 0 {
-				p.dropSlotAt(a, lv)
+				p.dropSlotAt(a, h)
 			}
 			if y.bit == heldGlobal {
 				gl.tookGlobal(p, handed)
 			}
-			if ext {
-				gl.counted(p, a, y.bit, lv, 1)
+			if x != nil {
+				gl.counted(x, a, y.bit, lv, 1)
 			}
 		}
 	}
 	p.held |= countedRunning
 	gl.in.running.Add(1)
-	if ext {
-		p.countRunning(1)
+	if x != nil {
+		p.countRunning(x, 1)
 	}
 	p.stopWaiting()
 	p.dropSlot(&g.queue, heldGroupSlot)
@@ -217,15 +216,16 @@ func (p *Permits[T]) advance() (Outcome, string) {
 }
 
 // step takes one layer, at level lv of the task's group, whose held bits
-// are h. It takes the permit handed over, or one free at once, or a slot of
-// queue q and a place in the line.
-func (p *Permits[T]) step(l, q *line[T], h *uint8, bit, slot, lv uint8) Outcome {
-	if p.flags&granted != 0 && p.bit == bit && p.waitLevel() == lv {
+// are h. x is the task's Ext, nil for a plain task. It takes the permit
+// handed over, or one free at once, or a slot of queue q and a place in
+// the line.
+func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
+	if p.flags&granted != 0 && p.bit == bit && x.lvl() == lv {
 		p.flags &^= granted
 		*h |= bit
 		return Admitted
 	}
-	if l.waiting.Load() == 0 && l.takeFor(p, bit, lv) {
+	if l.waiting.Load() == 0 && l.takeFor(x, bit, lv) {
 		*h |= bit
 		return Admitted
 	}
@@ -237,8 +237,8 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, bit, slot, lv uint8) Outcome 
 	}
 	p.startWaiting()
 	p.bit = bit
-	if p.flags&extended != 0 {
-		p.ext().level = lv
+	if x != nil {
+		x.level = lv
 	}
 	if l.join(p) { // else the line owns the task now: hands off
 		*h |= bit
@@ -302,20 +302,21 @@ func (p *Permits[T]) release() {
 	gl := g.global
 	had := p.held
 	p.stopWaiting()
+	x := p.x()
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
-		if p.flags&extended != 0 {
-			p.countRunning(-1)
+		if x != nil {
+			p.countRunning(x, -1)
 		}
 	}
 	var depth uint8
-	if p.flags&extended != 0 {
+	if x != nil {
 		depth = g.depth()
 	}
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
 		for lv := y.top(depth); lv > 0; lv-- {
-			p.releaseAt(g.ancestor(lv), y.bit, lv)
+			p.releaseAt(x, g.ancestor(lv), y.bit, lv)
 		}
 		if y.drop {
 			p.dropSlot(g.queueOf(y.slot), y.slot)
@@ -340,22 +341,23 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 		p.held &^= bit
 		n := int64(1)
 		if p.flags&extended != 0 {
-			p.group.global.counted(p, p.group, bit, 0, -1)
-			n = p.amountExt(bit, 0)
+			x := p.ext()
+			p.group.global.counted(x, p.group, bit, 0, -1)
+			n = x.amount(bit, 0)
 		}
 		p.keep(l.release(p, n))
 	}
 }
 
-// releaseAt gives back what p holds of ancestor a's layer bit, at level lv:
-// its queue slot, if it waits there, and its permit.
-func (p *Permits[T]) releaseAt(a *Group[T], bit, lv uint8) {
-	p.dropSlotAt(a, lv)
-	h := p.heldAt(lv)
+// releaseAt gives back what p, of Ext x, holds of ancestor a's layer bit,
+// at level lv: its queue slot, if it waits there, and its permit.
+func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
+	h := &x.anc[lv-1]
+	p.dropSlotAt(a, h)
 	if *h&bit != 0 {
 		*h &^= bit
-		p.group.global.counted(p, a, bit, lv, -1)
-		p.keep(a.lineOf(bit).release(p, p.amount(bit, lv)))
+		p.group.global.counted(x, a, bit, lv, -1)
+		p.keep(a.lineOf(bit).release(p, x.amount(bit, lv)))
 		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
 			p.group.global.handSlots(a.queue.nudge(), 0)
 		}

@@ -170,10 +170,10 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 	return true
 }
 
-// dropSlotAt gives back the slot of ancestor a's queue that p holds at
-// level lv (above 0), if it holds one.
-func (p *Permits[T]) dropSlotAt(a *Group[T], lv uint8) {
-	if h := p.heldAt(lv); *h&heldGroupSlot != 0 {
+// dropSlotAt gives back the slot of ancestor a's queue that p holds, if
+// h, its bits at a's level, say it holds one.
+func (p *Permits[T]) dropSlotAt(a *Group[T], h *uint8) {
+	if *h&heldGroupSlot != 0 {
 		*h &^= heldGroupSlot
 		p.group.global.handSlots(a.queue.give(), heldGroupSlot)
 	}

@@ -55,7 +55,9 @@ func (p *Permits[T]) Extend(e *Ext, c int) {
 }
 
 // NeedsExt reports whether a task of cost c entered as p must be extended.
-func (p *Permits[T]) NeedsExt(c int) bool { return c > 1 || p.group.kin.Load() != nil && p.group.up() != nil }
+func (p *Permits[T]) NeedsExt(c int) bool {
+	return c > 1 || p.group.kin.Load() != nil && p.group.up() != nil
+}
 
 // ext returns p's Ext. p is extended.
 func (p *Permits[T]) ext() *Ext { return p.group.global.extOf(p.task()) }

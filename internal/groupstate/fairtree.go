@@ -13,14 +13,44 @@ import "math/bits"
 //
 // Each group with work is listed in its parent's kids, or in tops, in the
 // order it got work. The choice scans those lists along one path, so it
-// costs the number of siblings it passes (BenchmarkFairTree).
+// costs the number of siblings it passes, up to the first that runs none
+// (BenchmarkW2Tree of the benchmarks module).
 
 // fairNode is a group's place in the tree mode of the fair queue. It is
-// guarded by the global line's mu, but for below.
+// guarded by the global line's mu.
 type fairNode[T any] struct {
-	pending int         // tasks of its subtree in the queue
-	kids    []*Group[T] // its children with pending tasks, in the order they got some
-	at      int         // its index in its parent's kids, or in tops
+	pending    int        // tasks of its subtree in the queue
+	kids       kinList[T] // its children with pending tasks, in the order they got some
+	prev, next *Group[T]  // in its parent's kids, or in tops
+}
+
+// kinList is a list of groups with work, linked through their fairNode.
+type kinList[T any] struct{ head, tail *Group[T] }
+
+func (l *kinList[T]) push(g *Group[T]) {
+	n := &g.fair.node
+	n.prev, n.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.fair.node.next = g
+	} else {
+		l.head = g
+	}
+	l.tail = g
+}
+
+func (l *kinList[T]) remove(g *Group[T]) {
+	n := &g.fair.node
+	if n.prev != nil {
+		n.prev.fair.node.next = n.next
+	} else {
+		l.head = n.next
+	}
+	if n.next != nil {
+		n.next.fair.node.prev = n.prev
+	} else {
+		l.tail = n.prev
+	}
+	n.prev, n.next = nil, nil
 }
 
 // runFair counts n global permits more (or fewer, n < 0) held by running
@@ -54,21 +84,15 @@ func (q *fairQueue[T]) pend(g *Group[T], n int) {
 		f.pending += n
 		switch {
 		case was == 0 && f.pending > 0:
-			list := q.siblings(g)
-			f.at = len(*list)
-			*list = append(*list, g)
+			q.siblings(g).push(g)
 		case was > 0 && f.pending == 0:
-			list := q.siblings(g)
-			*list = append((*list)[:f.at], (*list)[f.at+1:]...)
-			for i := f.at; i < len(*list); i++ {
-				(*list)[i].fair.node.at = i
-			}
+			q.siblings(g).remove(g)
 		}
 	}
 }
 
 // siblings returns the list g stands in while it has work.
-func (q *fairQueue[T]) siblings(g *Group[T]) *[]*Group[T] {
+func (q *fairQueue[T]) siblings(g *Group[T]) *kinList[T] {
 	if p := g.up(); p != nil {
 		return &p.fair.node.kids
 	}
@@ -95,13 +119,13 @@ func (q *fairQueue[T]) nextTree() *Permits[T] {
 // permits per weight. own counts its own running tasks alone. The first
 // listed wins a tie, and own wins over the list. So the scan stops at the
 // first that runs none.
-func fairest[T any](gs []*Group[T], own *Group[T]) *Group[T] {
+func fairest[T any](gs kinList[T], own *Group[T]) *Group[T] {
 	best := own
 	var run, w int64
 	if own != nil {
 		run, w = own.fair.running.Load(), own.fair.weight.Load()
 	}
-	for _, g := range gs {
+	for g := gs.head; g != nil; g = g.fair.node.next {
 		if best != nil && run == 0 {
 			break // none runs fewer than none
 		}

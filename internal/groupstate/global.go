@@ -17,6 +17,7 @@ type Global[T any] struct {
 	line      *line[T]
 	fair      bool
 	walk      *[3]walkStep // walks' entry for the mode
+	runBit    uint8        // the layer a group's running count is read from (see running)
 	queue     *slots[T]
 	wake      func(*T)      // see SetHooks
 	displaced func(v *T)    // see SetHooks
@@ -44,10 +45,10 @@ type globalCounts struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair, walk: &walks[0], stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold, true)
 	if fair {
-		gl.walk = &walks[1]
+		gl.walk, gl.runBit = &walks[1], heldGlobal
 		gl.line = newLine[T](limit, new(fairQueue[T]), true)
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
@@ -132,15 +133,16 @@ func (g *Group[T]) ConcHeld() int { return int(max(g.conc.held.load(), 0)) }
 // held beyond one per task (kin.bulk), so that its tasks in flight are
 // counted as tasks.
 func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
-	switch {
-	case bit == heldConc && !gl.fair || bit == heldGlobal && gl.fair:
-		if a.up() == nil {
-			a.family().extra.Add(sign * x.amount(bit, lv))
-		}
-	case bit == heldBulkhead && x.amt != nil:
-		if n := x.amount(bit, lv) - 1; n != 0 {
-			a.family().bulk.Add(sign * n)
-		}
+	if bit == gl.runBit && a.up() == nil || bit == heldBulkhead && x.amt != nil {
+		gl.count(x, a, bit, lv, sign)
+	}
+}
+
+func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
+	if bit == gl.runBit {
+		a.family().extra.Add(sign * x.amount(bit, lv))
+	} else if n := x.amount(bit, lv) - 1; n != 0 {
+		a.family().bulk.Add(sign * n)
 	}
 }
 

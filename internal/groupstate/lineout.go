@@ -1,0 +1,96 @@
+package groupstate
+
+// This file takes waiters out of a line other than in its order: a task
+// that leaves, a sweep, a lowered limit sending tasks back, and the reads
+// that find a group's oldest waiter.
+
+// takeOut takes every waiter of g whose task matches out of the queue, and
+// appends it to ws. A nil g means every waiter, and a nil match means all.
+// The caller owns their tasks now.
+func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
+	if l.waiting.Load() == 0 {
+		return ws
+	}
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
+	q.each(g, func(w *Permits[T]) {
+		if match == nil || match(w) {
+			l.removeLocked(q, w)
+			ws = append(ws, w)
+		}
+	})
+	return ws
+}
+
+// requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
+// back in the queue ahead of their priority, in order. It takes their
+// permits back. Then it hands free permits on as grant does.
+func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) *Permits[T] {
+	r := l.lock()
+	defer r.unlock()
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		lv, x := w.levelOf(a), w.x()
+		*w.heldAt(lv) &^= bit
+		w.bit = bit
+		if x != nil {
+			x.level = lv
+			w.group.global.counted(x, w.group.ancestor(lv), bit, lv, -1)
+		}
+		l.waiting.Add(1)
+		l.pushLocked(r, w, true)
+		l.held.giveN(x.amount(bit, lv))
+	}
+	return l.grantLocked(r)
+}
+
+// oldest returns when g's oldest task in the line was submitted, or
+// MaxInt64 if none waits.
+func (l *line[T]) oldest(g *Group[T]) int64 {
+	if l.waiting.Load() == 0 {
+		return noWaiter
+	}
+	r := l.lock()
+	defer r.unlock()
+	return r.q().oldest(g)
+}
+
+// oldestOf returns when g's oldest task in l was submitted, or noWaiter.
+// l is an ancestor's, shared by the tasks of its subtree.
+func (l *line[T]) oldestOf(g *Group[T]) int64 {
+	if l.waiting.Load() == 0 {
+		return noWaiter
+	}
+	r := l.lock()
+	defer r.unlock()
+	first := int64(noWaiter)
+	r.q().each(nil, func(w *Permits[T]) {
+		if w.group == g {
+			first = min(first, w.submitted)
+		}
+	})
+	return first
+}
+
+// leave takes w out of the line it waits in and reports whether it did so.
+// If it did, the caller owns the task. It reports false if w is in no line.
+// Then its task belongs to whoever took it out, who sees the reason for
+// leaving when next it looks. It is safe from any goroutine.
+func (w *Permits[T]) leave() bool {
+	l := w.line.Load()
+	return l != nil && w.leaveFrom(l, 0, 0)
+}
+
+// leaveFrom is leave for a w that is to be taken out only if it still
+// waits in l, holding every bit of slots.
+func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
+	r := l.lock()
+	defer r.unlock()
+	// w.held is read only while l owns w, so the line is checked first.
+	if w.line.Load() != l || *w.heldAt(lv)&slots != slots { // taken out meanwhile, or moved on
+		return false
+	}
+	l.removeLocked(r.q(), w)
+	return true
+}

@@ -1,0 +1,102 @@
+package groupstate
+
+// This file is the walk back: a task gives back what it holds, in reverse
+// order of the walk, and the waiters its permits go to are kept for its
+// owner (Handed).
+
+// Release gives back everything p holds, in reverse order of acquisition,
+// and takes the task out of the counts. Each count drops before its permit
+// is given back, so a count never exceeds its limit. A permit some task
+// waits for is handed to it. The caller then owns that task, and gets it
+// from Handed. A queue's door the task holds is passed on (see TakeDoor)
+// once the slot is back. Release is a no-op the second time, and must not
+// be called while the task is in a line.
+func (p *Permits[T]) Release() {
+	if p.flags&doors != 0 { // its blocked caller gives up, or walks on to wait elsewhere
+		d := p.TakeDoor()
+		p.release()
+		d.Pass()
+		return
+	}
+	p.release()
+}
+
+func (p *Permits[T]) release() {
+	if p.held == 0 { // nothing held, nor counted: released already, or never walked
+		return
+	}
+	g := p.group
+	gl := g.global
+	had := p.held
+	p.stopWaiting()
+	x := p.x()
+	if p.held&countedRunning != 0 {
+		gl.out.running.Add(1)
+		if x != nil {
+			p.countRunning(x, -1)
+		}
+	}
+	var depth uint8
+	if x != nil {
+		depth = g.depth()
+	}
+	for i := len(gl.walk) - 1; i >= 0; i-- {
+		y := &gl.walk[i]
+		for lv := y.top(depth); lv > 0; lv-- {
+			p.releaseAt(x, g.ancestor(lv), y.bit, lv)
+		}
+		if y.drop {
+			p.dropSlot(g.queueOf(y.slot), y.slot)
+		}
+		switch {
+		case p.held&y.bit == 0:
+		case y.bit == heldGlobal:
+			gl.giveGlobal(p)
+		default:
+			p.releaseLine(g.lineOf(y.bit), y.bit)
+		}
+	}
+	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
+		gl.handSlots(g.queue.nudge(), 0)
+	}
+	p.held = 0
+}
+
+// releaseLine gives back p's permit of its group's line l (bit).
+func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
+	if p.held&bit != 0 {
+		p.held &^= bit
+		n := int64(1)
+		if p.flags&extended != 0 {
+			x := p.ext()
+			p.group.global.counted(x, p.group, bit, 0, -1)
+			n = x.amount(bit, 0)
+		}
+		p.keep(l.release(p, n))
+	}
+}
+
+// releaseAt gives back what p, of Ext x, holds of ancestor a's layer bit,
+// at level lv: its queue slot, if it waits there, and its permit.
+func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
+	h := &x.anc[lv-1]
+	p.dropSlotAt(a, h)
+	if *h&bit != 0 {
+		*h &^= bit
+		p.group.global.counted(x, a, bit, lv, -1)
+		p.keep(a.lineOf(bit).release(p, x.amount(bit, lv)))
+		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
+			p.group.global.handSlots(a.queue.nudge(), 0)
+		}
+	}
+}
+
+// keep adds a chain of handed waiters to p's.
+func (p *Permits[T]) keep(chain *Permits[T]) {
+	for w := chain; w != nil; {
+		next := w.next
+		w.next = p.prev
+		p.prev = w
+		w = next
+	}
+}

@@ -153,6 +153,13 @@ func (l *oracleLive) chain(groupKey string) []string {
 	return chain
 }
 
+// oracleAncestorDrain makes the checks of an ancestor's limits count a
+// task's permits there from its submit, not its start: a lowered limit of
+// a parent does not send back the subtree's tasks that hold its permit
+// and wait at a later layer (TestFuzzTreeRegression1), so they may start
+// past it as if they were running when it was lowered.
+const oracleAncestorDrain = true
+
 // oracleEntry is a function about to run: the gauge keys it holds permits
 // in (its group's, then its ancestors'), its cost, and the epoch it was
 // submitted in.
@@ -172,7 +179,7 @@ func (l *oracleLive) enterTask(x oracleEntry) (exit func()) {
 	epoch := len(l.epochs) - 1
 	cost := max(x.cost, 1)
 	scopes := append([]string{oracleGlobalScope}, x.chain...)
-	held := make([]int, len(scopes))
+	held, from := make([]int, len(scopes)), make([]int, len(scopes))
 	for i, sc := range scopes {
 		least := groupconc.Unlimited
 		for j := range l.epochs[x.since:] {
@@ -182,7 +189,11 @@ func (l *oracleLive) enterTask(x oracleEntry) (exit func()) {
 		if l.running[sc] == nil {
 			l.running[sc] = make(map[int]int)
 		}
-		l.running[sc][epoch] += held[i]
+		from[i] = epoch
+		if i > 1 && oracleAncestorDrain {
+			from[i] = x.since
+		}
+		l.running[sc][from[i]] += held[i]
 		l.count[sc] += held[i]
 		l.costs[sc] += cost
 		if c, a := l.count[sc], l.allowedLocked(sc); a != groupconc.Unlimited && c > a {
@@ -198,8 +209,8 @@ func (l *oracleLive) enterTask(x oracleEntry) (exit func()) {
 		for i, sc := range scopes {
 			l.count[sc] -= held[i]
 			l.costs[sc] -= cost
-			if l.running[sc][epoch] -= held[i]; l.running[sc][epoch] == 0 {
-				delete(l.running[sc], epoch)
+			if l.running[sc][from[i]] -= held[i]; l.running[sc][from[i]] == 0 {
+				delete(l.running[sc], from[i])
 			}
 		}
 	}
@@ -219,9 +230,31 @@ func (l *oracleLive) costOf(scope string) int {
 	return l.costs[scope]
 }
 
+// inFlightBound returns the most permits groupKey's bulkhead may hold, given
+// that it holds some now: the largest bulkhead in force since it was last
+// seen holding none. It bounds a parent's in-flight permits under
+// oracleAncestorDrain.
+func (l *oracleLive) inFlightBound(groupKey string, inFlight int) int {
+	sc := l.scopeOf(groupKey)
+	return l.waitBoundOf("\x00inflight "+groupKey, inFlight, func(ep *oracleEpoch) int {
+		_, b := ep.limits(sc)
+		return b
+	})
+}
+
 // thresholdBound is waitBound for the queue threshold of a group, its
 // override included.
 func (l *oracleLive) thresholdBound(groupKey string, waiting int) int {
 	sc := l.scopeOf(groupKey)
 	return l.waitBoundOf(groupKey, waiting, func(ep *oracleEpoch) int { return ep.threshold(sc) })
+}
+
+// oracleIsParent reports whether key is the parent of any of keys.
+func oracleIsParent(p *groupconc.GroupPolicy, key string, keys []string) bool {
+	for _, k := range keys {
+		if p.ResolveParent(k) == key {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -15,6 +16,10 @@ import (
 
 	"github.com/kobe/groupconc"
 )
+
+// fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each
+// step: run one failing input with -v to see what it did.
+var fuzzTrace = os.Getenv("FUZZ_TRACE") != ""
 
 func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
@@ -162,9 +167,16 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				assert.ErrorIs(t, err, groupconc.ErrRejected)
 			}
 		case fuzzOpShutdownGroup:
-			e.ShutdownGroup(keys[int(in.next())%len(keys)])
+			key := keys[int(in.next())%len(keys)]
+			if fuzzPausedParent(e, p, keys) {
+				continue
+			}
+			e.ShutdownGroup(key)
 		case fuzzOpEvict:
 			key := keys[int(in.next())%len(keys)]
+			if fuzzPausedParent(e, p, keys) {
+				continue
+			}
 			if probe, ok := e.GroupProbe(key); ok {
 				probes = append(probes, probe)
 				for _, k := range fuzzSubtree(p, keys, key) {
@@ -244,6 +256,14 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			fuzzOverride(t, e, o, key, gaugeKeyOf(key), in.next(), closing)
 		}
 		synctest.Wait()
+		if fuzzTrace {
+			t.Logf("step %d op %d (at byte %d): %d tasks, %d blocked; %+v", step, op, in.i, len(tasks), len(blocked), e.Stats())
+			for _, k := range keys {
+				if gs, ok := e.GroupStats(k); ok {
+					t.Logf("   %s: %+v", k, gs)
+				}
+			}
+		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
 			t.Logf("after step %d (op %d)", step, op)

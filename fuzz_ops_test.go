@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -16,15 +17,20 @@ import (
 	"github.com/kobe/groupconc"
 )
 
+// fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each
+// step: run one failing input with -v to see what it did.
+var fuzzTrace = os.Getenv("FUZZ_TRACE") != ""
+
 func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
 	o := newOracle()
-	mode := fuzzPick(in.next(), groupconc.IsolationOff, groupconc.IsolationFairShare)
-	src := fuzzSource(in, func() { fuzzPolicy(in, o, mode) })
-	p, err := fuzzPolicy(&fuzzBytes{b: src}, o, mode).Build()
+	sh := fuzzShapeOf(in.next())
+	mode := sh.mode
+	src := fuzzSource(in, func() { fuzzPolicy(in, o, sh) })
+	p, err := fuzzPolicy(&fuzzBytes{b: src}, o, sh).Build()
 	require.NoError(t, err)
 	e := groupconc.New(p)
-	keys := []string{"a", "b", "c"}
+	keys := sh.keys
 	gen := map[string]int{} // eviction generation per key: the gauge key suffix
 	gaugeKeyOf := func(key string) string { return fmt.Sprintf("%s#%d", key, gen[key]) }
 	o.live = newOracleLive(p)
@@ -50,7 +56,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}
 
 	for step := 0; !in.done() && step < 96; step++ {
-		op := int(in.next()) % fuzzOpCount
+		op := int(in.next()) % sh.ops
 		switch op {
 		case fuzzOpSubmit:
 			key := keys[int(in.next())%len(keys)]
@@ -71,6 +77,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 			sleep := time.Duration(in.next()%8) * time.Millisecond
 			opts := fuzzSubmitOptions(in.next())
+			if sh.costs {
+				opts.Cost = int(in.next() % 6)
+			}
 			fn := func(ctx context.Context) (int, error) {
 				switch do {
 				case fuzzDoFail:
@@ -158,12 +167,21 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				assert.ErrorIs(t, err, groupconc.ErrRejected)
 			}
 		case fuzzOpShutdownGroup:
-			e.ShutdownGroup(keys[int(in.next())%len(keys)])
+			key := keys[int(in.next())%len(keys)]
+			if fuzzPausedTree(e, sh) {
+				continue
+			}
+			e.ShutdownGroup(key)
 		case fuzzOpEvict:
 			key := keys[int(in.next())%len(keys)]
+			if fuzzPausedTree(e, sh) {
+				continue
+			}
 			if probe, ok := e.GroupProbe(key); ok {
 				probes = append(probes, probe)
-				gen[key]++
+				for _, k := range fuzzSubtree(p, keys, key) {
+					gen[k]++ // a parent's subtree goes with it
+				}
 			}
 			e.EvictGroup(key)
 		case fuzzOpShutdown:
@@ -190,7 +208,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			// Fake time passes: deadlines and timed tasks come due, and
 			// idle groups are forgotten.
 			d := time.Duration(in.next()%16) * time.Millisecond
-			idle := fuzzIdleGroups(e, o, keys, gaugeKeyOf)
+			idle := fuzzIdleGroups(e, o, p, keys)
 			time.Sleep(d) // fake clock: inside the bubble
 			synctest.Wait()
 			if ttl := p.IdleGroupTTL(); ttl > 0 && d >= 2*ttl {
@@ -218,9 +236,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 			var nb *groupconc.PolicyBuilder
 			if v%8 == 6 { // one live setting of the policy in force changed
-				nb = fuzzTweak(src, in.next(), o, mode)
+				nb = fuzzTweak(src, in.next(), o, sh)
 			} else {
-				src = fuzzSource(in, func() { nb = fuzzPolicy(in, o, mode) })
+				src = fuzzSource(in, func() { nb = fuzzPolicy(in, o, sh) })
 			}
 			np, err := nb.Build()
 			require.NoError(t, err)
@@ -233,8 +251,19 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				continue
 			}
 			p = np
+		case fuzzOpOverride:
+			key := keys[int(in.next())%len(keys)]
+			fuzzOverride(t, e, o, key, gaugeKeyOf(key), in.next(), closing)
 		}
 		synctest.Wait()
+		if fuzzTrace {
+			t.Logf("step %d op %d (at byte %d): %d tasks, %d blocked; %+v", step, op, in.i, len(tasks), len(blocked), e.Stats())
+			for _, k := range keys {
+				if gs, ok := e.GroupStats(k); ok {
+					t.Logf("   %s: %+v", k, gs)
+				}
+			}
+		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
 			t.Logf("after step %d (op %d)", step, op)
@@ -273,27 +302,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}
 	assert.Equal(t, groups, e.Stats().Groups, "Stats().Groups against the groups AllGroupStats yields")
 	if testing.Verbose() {
-		t.Logf("%v: %d tasks, %d evictions; %+v", mode, len(tasks), len(probes), e.Stats())
+		t.Logf("%v (parents %v, costs %v): %d tasks, %d evictions; %+v", mode, sh.tree, sh.costs, len(tasks), len(probes), e.Stats())
 	}
-}
-
-// fuzzIdleGroups returns the keys of the groups that are known and idle in a
-// still executor: nothing of theirs waits or runs, with permits or without
-// (a function run after a rejection belongs to no group's count, so any
-// such function running anywhere makes none idle), and no caller blocks to
-// submit to them (a blocked caller keeps its group).
-func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, keys []string, gaugeKeyOf func(string) string) []string {
-	if o.gauges.outside.cur.Load() != 0 {
-		return nil
-	}
-	var idle []string
-	for _, k := range keys {
-		gs, found := e.GroupStats(k)
-		if found && gs.Running == 0 && gs.Waiting == 0 && gs.InFlight == 0 && gs.Blocked == 0 && o.gauges.group(gaugeKeyOf(k)).cur.Load() == 0 {
-			idle = append(idle, k)
-		}
-	}
-	return idle
 }
 
 // fuzzCheckOutcomes checks each task's result against what its function did:

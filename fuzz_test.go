@@ -3,7 +3,8 @@ package groupconc_test
 // Native fuzzing (RELIABILITY §4.2 item 6). FuzzOps decodes its input into
 // an isolation mode, a small policy and a sequence of operations (among them
 // UpdatePolicy to another decoded policy, and fake time passing under an
-// idle TTL) and runs them inside a synctest bubble (fake time keeps it fast
+// idle TTL), with groups of groups, task costs and group overrides in some
+// (fuzz_tree_test.go) and runs them inside a synctest bubble (fake time keeps it fast
 // and deterministic enough to replay), checking the oracle, with the limits
 // in force over time, after every step and at the end (fuzz_ops_test.go).
 // FuzzPolicyBuilder (fuzz_policy_test.go) checks that any combination of
@@ -153,6 +154,9 @@ func FuzzOps(f *testing.F) {
 			f.Add(append([]byte{mode}, seed...))
 		}
 	}
+	for _, seed := range fuzzTreeSeeds() {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 512 {
 			data = data[:512] // keep each run small
@@ -161,20 +165,25 @@ func FuzzOps(f *testing.F) {
 	})
 }
 
-// fuzzPolicy decodes a policy of the given mode from ten bytes: small
+// fuzzPolicy decodes a policy of the shape's mode from ten bytes: small
 // limits (Unlimited among them), thresholds (including 0; the global one is
 // Unlimited under fair share), every rejection policy and three handler
-// behaviours, an idle TTL, and under fair share a weight setting. Its
-// listener is the oracle's recorder.
-func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupconc.PolicyBuilder {
+// behaviours, an idle TTL, and under fair share a weight setting. Its maps
+// name the shape's first three keys. With parents, three more bytes set
+// limits of parents and children (fuzzTreeLimits). Its listener is the
+// oracle's recorder.
+func fuzzPolicy(in *fuzzBytes, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilder {
 	u := groupconc.Unlimited
+	mode := sh.mode
+	a, bk, c := sh.keys[0], sh.keys[1], sh.keys[2]
 	b := builder().Isolation(mode).TaskLifecycleListener(o.rec).
 		GlobalMaxInFlight(fuzzPick(in.next(), u, 1, 2, 3, 4))
 	if gq := fuzzPick(in.next(), u, 0, 1, 2, 3); mode == groupconc.IsolationOff {
 		b.GlobalQueueThreshold(gq)
 	}
-	b.DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u)).
-		DefaultMaxInFlightPerGroup(fuzzPick(in.next(), u, 1, 2, 3, 4)).
+	b.DefaultMaxConcurrencyPerGroup(fuzzPick(in.next(), 1, 2, 3, u))
+	defInFlight := fuzzPick(in.next(), u, 1, 2, 3, 4)
+	b.DefaultMaxInFlightPerGroup(defInFlight).
 		DefaultQueueThresholdPerGroup(fuzzPick(in.next(), u, 0, 1, 2, 3))
 	switch in.next() % 7 {
 	case 0:
@@ -195,14 +204,29 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupco
 	case 6:
 		b.RejectionPolicy(groupconc.RejectDiscardOldest)
 	}
+	conc, inFlight, queue := map[string]int{}, map[string]int{}, map[string]int{}
 	if v := in.next(); v%2 == 1 {
-		b.PerGroupMaxConcurrency(map[string]int{"c": 1 + int(v/2)%2})
+		conc[c] = 1 + int(v/2)%2
 	}
 	if v := in.next(); v%2 == 1 {
-		b.PerGroupQueueThreshold(map[string]int{"b": int(v/2) % 2})
+		queue[bk] = int(v/2) % 2
 	}
 	b.IdleGroupTTL(fuzzPick(in.next(), time.Duration(0), time.Millisecond, 2*time.Millisecond, 5*time.Millisecond))
 	v := in.next()
+	if sh.tree {
+		b.ParentSeparator("/")
+		fuzzTreeLimits(in, conc, inFlight, queue)
+		sh.pin(inFlight, defInFlight)
+	}
+	if len(conc) > 0 {
+		b.PerGroupMaxConcurrency(conc)
+	}
+	if len(inFlight) > 0 {
+		b.PerGroupMaxInFlight(inFlight)
+	}
+	if len(queue) > 0 {
+		b.PerGroupQueueThreshold(queue)
+	}
 	if mode != groupconc.IsolationFairShare {
 		return b
 	}
@@ -211,11 +235,11 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, mode groupconc.IsolationMode) *groupco
 	case 1:
 		b.DefaultWeightPerGroup(w)
 	case 2:
-		b.PerGroupWeight(map[string]int{"a": w + 1})
+		b.PerGroupWeight(map[string]int{a: w + 1})
 	case 3:
 		b.WeightResolver(func(k string) int {
-			if k == "c" {
-				panic("weight resolver fails for c")
+			if k == c {
+				panic("weight resolver fails for " + c)
 			}
 			return w - 1 // 0 for some: resolved as 1
 		})
@@ -234,8 +258,8 @@ func fuzzSource(in *fuzzBytes, build func()) []byte {
 // fuzzTweak builds the policy of src again with one setting changed that
 // a task may have read when it entered: the idle TTL, the rejection
 // policy or the global limit.
-func fuzzTweak(src []byte, v byte, o *oracle, mode groupconc.IsolationMode) *groupconc.PolicyBuilder {
-	b := fuzzPolicy(&fuzzBytes{b: src}, o, mode)
+func fuzzTweak(src []byte, v byte, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilder {
+	b := fuzzPolicy(&fuzzBytes{b: src}, o, sh)
 	switch w := v / 3; v % 3 {
 	case 0:
 		b.IdleGroupTTL(fuzzPick(w, time.Duration(0), time.Millisecond, 3*time.Millisecond))

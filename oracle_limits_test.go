@@ -1,7 +1,6 @@
 package groupconc_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -67,26 +66,31 @@ func (o *oracle) groupMax(gaugeKey string) int64 { return o.gauges.group(gaugeKe
 // thresholds of p. Under IsolationOff a waiting task holds a global queue
 // slot or one of its group's, so a group's waiting tasks are at most its
 // threshold plus the global one; under IsolationFairShare the group's
-// threshold counts its tasks waiting at every layer.
+// threshold counts its tasks waiting at every layer. With parents a
+// group's counts cover its subtree, and a task waiting for an ancestor's
+// limit holds a slot of that ancestor's queue: a group's waiting tasks are
+// then bounded by the thresholds of its chain, and a group with a child
+// known has only the bound on the total.
 //
 // With o.live set (p is then the policy in force), a lowered limit may be
 // exceeded while it drains: a group's running tasks are bounded by the
 // limits in force since its oldest running task started, its in-flight and
-// the global in-flight tasks by the larger of the limit and the running
-// tasks (those holding a permit but waiting further in go back to its
-// line), and its waiting tasks by the largest threshold in force since it
-// was last seen with none waiting (a lowered threshold rejects no waiting
-// task).
+// the global in-flight permits by the larger of the limit and the costs of
+// the running tasks (those holding a permit but waiting further in go back
+// to its line), and its waiting tasks by the largest threshold in force
+// since it was last seen with none waiting (a lowered threshold rejects no
+// waiting task).
 func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupconc.GroupPolicy, keys []string) bool {
 	t.Helper()
+	const u = groupconc.Unlimited
 	ok := true
 	s := e.Stats()
 	live := o.live
 	globalCap := p.GlobalMaxInFlight()
 	if live != nil {
-		globalCap = max(globalCap, live.allowed(oracleGlobalScope))
+		globalCap = max(globalCap, live.allowed(oracleGlobalScope), live.costOf(oracleGlobalScope))
 	}
-	if globalCap != groupconc.Unlimited && s.GlobalInFlight > globalCap {
+	if globalCap != u && s.GlobalInFlight > globalCap {
 		t.Errorf("I1: Stats().GlobalInFlight = %d, want <= %d", s.GlobalInFlight, globalCap)
 		ok = false
 	}
@@ -95,38 +99,68 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 	if live != nil {
 		gq = live.waitBound(oracleGlobalScope, s.Waiting, func(p *groupconc.GroupPolicy) int { return p.GlobalQueueThreshold() })
 	}
-	sumQ, unbounded := gq, gq == groupconc.Unlimited
+	stats := make(map[string]groupconc.GroupStats, len(keys))
+	q := make(map[string]int, len(keys))
+	parent := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		gs, found := e.GroupStats(k)
 		if !found {
 			continue
 		}
-		runCap, inFlightCap := min(gs.MaxConcurrency, gs.MaxInFlight), gs.MaxInFlight
-		q := gs.QueueThreshold
+		stats[k], q[k] = gs, gs.QueueThreshold
 		if live != nil {
-			runCap = max(runCap, live.allowed(live.scopeOf(k)))
-			inFlightCap = max(inFlightCap, gs.Running)
-			q = live.waitBound(k, gs.Waiting, func(p *groupconc.GroupPolicy) int { return p.ResolveQueueThreshold(k) })
+			q[k] = live.thresholdBound(k, gs.Waiting)
 		}
-		if runCap != groupconc.Unlimited && gs.Running > runCap {
+		for a := p.ResolveParent(k); a != ""; a = p.ResolveParent(a) {
+			parent[a] = true
+		}
+	}
+	sumQ, unbounded := gq, gq == u
+	for _, k := range keys {
+		gs, found := stats[k]
+		if !found {
+			continue
+		}
+		runCap, inFlightCap := min(gs.MaxConcurrency, gs.MaxInFlight), gs.MaxInFlight
+		if live != nil {
+			sc := live.scopeOf(k)
+			runCap = max(runCap, live.allowed(sc))
+			inFlightCap = max(inFlightCap, gs.Running, live.costOf(sc))
+			if oracleAncestorDrain && oracleIsParent(p, k, keys) {
+				inFlightCap = max(inFlightCap, live.inFlightBound(k, gs.InFlight))
+			}
+		}
+		if runCap != u && gs.Running > runCap {
 			t.Errorf("I1: group %q Running = %d, want <= %d (MaxConcurrency %d, MaxInFlight %d)", k, gs.Running, runCap, gs.MaxConcurrency, gs.MaxInFlight)
 			ok = false
 		}
-		if inFlightCap != groupconc.Unlimited && gs.InFlight > inFlightCap {
+		if inFlightCap != u && gs.InFlight > inFlightCap {
 			t.Errorf("I1: group %q InFlight = %d, want <= %d", k, gs.InFlight, inFlightCap)
 			ok = false
 		}
-		if fair && q != groupconc.Unlimited && gs.Waiting > q {
-			t.Errorf("I1: group %q Waiting = %d, want <= %d (its threshold, every layer)", k, gs.Waiting, q)
-			ok = false
-		}
-		if q == groupconc.Unlimited || gq == groupconc.Unlimited {
+		if q[k] == u {
 			unbounded = true
+		} else if !unbounded {
+			sumQ += q[k]
+		}
+		chainQ := 0
+		for a := k; a != ""; a = p.ResolveParent(a) {
+			qa, known := q[a]
+			if !known || qa == u {
+				chainQ = u
+				break
+			}
+			chainQ += qa
+		}
+		if parent[k] || chainQ == u {
 			continue
 		}
-		sumQ += q
-		if gs.Waiting > q+gq {
-			t.Errorf("I1: group %q Waiting = %d, want <= %d (group) + %d (global)", k, gs.Waiting, q, gq)
+		if fair && gs.Waiting > chainQ {
+			t.Errorf("I1: group %q Waiting = %d, want <= %d (its chain's thresholds, every layer)", k, gs.Waiting, chainQ)
+			ok = false
+		}
+		if gq != u && gs.Waiting > chainQ+gq {
+			t.Errorf("I1: group %q Waiting = %d, want <= %d (its chain's thresholds) + %d (global)", k, gs.Waiting, chainQ, gq)
 			ok = false
 		}
 	}
@@ -141,12 +175,15 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 // scope is a gauge key.
 const oracleGlobalScope = "\x00global"
 
-// oracleLive holds the policies an executor had over time, one epoch each,
-// and checks every function's start against them (I1 under UpdatePolicy): a
-// function may start while its scope's running count, itself included, is
-// at most the largest limit in force since the oldest function running in
-// that scope started. When the limit has not changed since then, that is
-// the limit itself, as strict as without UpdatePolicy. It is safe for
+// oracleLive holds the limits an executor had over time, one epoch each
+// (a policy and the group overrides in force), and checks every function's
+// start against them (I1 under UpdatePolicy and SetGroupOverride): a
+// function may start while the permits its scope's running functions hold,
+// its own included, are at most the largest limit in force since the oldest
+// of them started. When the limit has not changed since then, that is the
+// limit itself, as strict as without UpdatePolicy. A scope is the global
+// cap or a group's gauge key; a function holds permits in its group's scope
+// and in each ancestor's (see oracle_tree_test.go). It is safe for
 // concurrent use.
 type oracleLive struct {
 	// scopeOf maps a group key to the gauge key of its current state (a
@@ -154,103 +191,78 @@ type oracleLive struct {
 	scopeOf func(groupKey string) string
 
 	mu        sync.Mutex
-	policies  []*groupconc.GroupPolicy // guarded by mu: policies[i] in force from epoch i
-	running   map[string]map[int]int   // guarded by mu: scope -> start epoch -> functions
-	count     map[string]int           // guarded by mu: scope -> functions running
-	waitSince map[string]int           // guarded by mu: scope -> epoch it was last seen with none waiting
-	errs      []string                 // guarded by mu
+	epochs    []oracleEpoch          // guarded by mu: epochs[i] in force from epoch i
+	running   map[string]map[int]int // guarded by mu: scope -> start epoch -> permits held
+	count     map[string]int         // guarded by mu: scope -> permits held by running functions
+	costs     map[string]int         // guarded by mu: scope -> costs of its running functions
+	waitSince map[string]int         // guarded by mu: scope -> epoch it was last seen with none waiting
+	errs      []string               // guarded by mu
 }
 
 func newOracleLive(p *groupconc.GroupPolicy) *oracleLive {
 	return &oracleLive{
 		scopeOf:   func(k string) string { return k },
-		policies:  []*groupconc.GroupPolicy{p},
+		epochs:    []oracleEpoch{{p: p}},
 		running:   make(map[string]map[int]int),
 		count:     make(map[string]int),
+		costs:     make(map[string]int),
 		waitSince: make(map[string]int),
 	}
 }
 
-// update starts a new epoch with p in force. Call it just before
-// UpdatePolicy(p), and again with the old policy if that fails.
+// update starts a new epoch with p in force and the overrides kept. Call it
+// just before UpdatePolicy(p), and again with the old policy if that fails.
 func (l *oracleLive) update(p *groupconc.GroupPolicy) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.policies = append(l.policies, p)
+	l.pushLocked(p, nil)
 }
 
-// limitOf is the running cap of scope under p.
-func oracleLiveLimit(p *groupconc.GroupPolicy, scope string) int {
-	if scope == oracleGlobalScope {
-		return p.GlobalMaxInFlight()
-	}
-	k, _, _ := strings.Cut(scope, "#")
-	return min(p.ResolveConcurrency(k), p.ResolveMaxInFlight(k))
-}
-
-// maxSinceLocked returns the largest value f gives for the policies in force
-// from epoch since on.
-func (l *oracleLive) maxSinceLocked(since int, f func(p *groupconc.GroupPolicy) int) int {
+// maxSinceLocked returns the largest value f gives for the epochs from
+// since on.
+func (l *oracleLive) maxSinceLocked(since int, f func(ep *oracleEpoch) int) int {
 	m := 0
-	for _, p := range l.policies[since:] {
-		m = max(m, f(p))
+	for i := range l.epochs[since:] {
+		m = max(m, f(&l.epochs[since+i]))
 	}
 	return m
 }
 
-// allowedLocked returns the most functions scope may run now.
+// allowedLocked returns the most permits scope's functions may hold now.
 func (l *oracleLive) allowedLocked(scope string) int {
-	since := len(l.policies) - 1
+	since := len(l.epochs) - 1
 	for ep := range l.running[scope] {
 		since = min(since, ep)
 	}
-	return l.maxSinceLocked(since, func(p *groupconc.GroupPolicy) int { return oracleLiveLimit(p, scope) })
+	return l.maxSinceLocked(since, func(ep *oracleEpoch) int { return ep.limit(scope) })
 }
 
-// allowed returns the most functions scope may run now.
+// allowed returns the most permits scope's functions may hold now.
 func (l *oracleLive) allowed(scope string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.allowedLocked(scope)
 }
 
-// enter records a function of gaugeKey starting, checks the global and the
-// group limits, and returns the function that records its end.
+// enter records a function of gaugeKey of cost 1 and no parent starting,
+// checks the global and the group limits, and returns the function that
+// records its end.
 func (l *oracleLive) enter(gaugeKey string) (exit func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	epoch := len(l.policies) - 1
-	scopes := [2]string{oracleGlobalScope, gaugeKey}
-	for _, sc := range scopes {
-		if l.running[sc] == nil {
-			l.running[sc] = make(map[int]int)
-		}
-		l.running[sc][epoch]++
-		l.count[sc]++
-		if c, a := l.count[sc], l.allowedLocked(sc); a != groupconc.Unlimited && c > a && len(l.errs) < 20 {
-			l.errs = append(l.errs, fmt.Sprintf("%d functions of %q ran at once in epoch %d, want <= %d (the limits in force since the oldest of them started)", c, sc, epoch, a))
-		}
-	}
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for _, sc := range scopes {
-			l.count[sc]--
-			if l.running[sc][epoch]--; l.running[sc][epoch] == 0 {
-				delete(l.running[sc], epoch)
-			}
-		}
-	}
+	return l.enterTask(oracleEntry{chain: []string{gaugeKey}, cost: 1, since: l.epoch()})
 }
 
 // waitBound returns the most tasks scope (a group key, or
 // oracleGlobalScope) may have waiting, given that it has waiting now: the
 // largest threshold f gives since it was last seen with none.
 func (l *oracleLive) waitBound(scope string, waiting int, f func(p *groupconc.GroupPolicy) int) int {
+	return l.waitBoundOf(scope, waiting, func(ep *oracleEpoch) int { return f(ep.p) })
+}
+
+func (l *oracleLive) waitBoundOf(scope string, waiting int, f func(ep *oracleEpoch) int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if waiting == 0 {
-		l.waitSince[scope] = len(l.policies) - 1
+		l.waitSince[scope] = len(l.epochs) - 1
 	}
 	return l.maxSinceLocked(l.waitSince[scope], f)
 }

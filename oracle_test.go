@@ -107,7 +107,19 @@ func (o *oracle) seal() { o.rec.sealed.Store(true) }
 // and gaugeKey's gauges when it runs with permits, the outside gauge when it
 // runs after a rejection (caller-runs or Rejection.Run).
 func oracleTask[T any](o *oracle, gaugeKey, groupKey, taskID string, fn groupconc.Task[T]) groupconc.Task[T] {
+	return oracleTaskCost(o, gaugeKey, groupKey, taskID, 1, fn)
+}
+
+// oracleTaskCost is oracleTask for a task of the given cost. With o.live
+// set, the function holds permits in its group's scope and in each
+// ancestor's, resolved now.
+func oracleTaskCost[T any](o *oracle, gaugeKey, groupKey, taskID string, cost int, fn groupconc.Task[T]) groupconc.Task[T] {
 	o.rec.with(groupKey, taskID, func(l *oracleTaskLog) { l.wrapped = true })
+	var x oracleEntry
+	if o.live != nil {
+		x = oracleEntry{chain: o.live.chain(groupKey), cost: cost, since: o.live.epoch()}
+		x.chain[0] = gaugeKey
+	}
 	return func(ctx context.Context) (T, error) {
 		o.rec.with(groupKey, taskID, func(l *oracleTaskLog) { l.fnCalls++ })
 		if o.rec.rejected(groupKey, taskID) {
@@ -122,7 +134,7 @@ func oracleTask[T any](o *oracle, gaugeKey, groupKey, taskID string, fn groupcon
 				o.gauges.global.dec()
 			}()
 			if o.live != nil {
-				defer o.live.enter(gaugeKey)()
+				defer o.live.enterTask(x)()
 			}
 		}
 		return fn(ctx)
@@ -172,7 +184,7 @@ func oracleSubmitAs[T any](o *oracle, gaugeKey string, ctx context.Context, e *g
 
 // oracleSubmitWith is oracleSubmitAs through SubmitWith.
 func oracleSubmitWith[T any](o *oracle, gaugeKey string, ctx context.Context, e *groupconc.GroupExecutor, groupKey, taskID string, fn groupconc.Task[T], opts groupconc.SubmitOptions) (*groupconc.TaskHandle[T], error) {
-	h, err := groupconc.SubmitWith(ctx, e, groupKey, taskID, oracleTask(o, gaugeKey, groupKey, taskID, fn), opts)
+	h, err := groupconc.SubmitWith(ctx, e, groupKey, taskID, oracleTaskCost(o, gaugeKey, groupKey, taskID, opts.Cost, fn), opts)
 	if err != nil {
 		o.mu.Lock()
 		o.refused = append(o.refused, oracleKey(groupKey, taskID))

@@ -134,3 +134,34 @@ func TestParentRunningCostIsAtItsLimit(t *testing.T) {
 		})
 	})
 }
+
+// A task held back by its own group's pause and its tenant's starts only
+// once both are resumed.
+func TestParentAndChildPaused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, tenants(mode))
+			first := newGatedTask(t, 0)
+			first.Release()
+			costly(t, e, "acme/u1", 1, first).Wait()
+			on, off := true, false
+			require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &on}))
+			require.NoError(t, e.SetGroupOverride("acme/u1", groupconc.GroupOverride{Paused: &on}))
+			k := newGatedTask(t, 1)
+			h := costly(t, e, "acme/u1", 1, k)
+			synctest.Wait()
+			requireWaiting(t, h, k)
+			require.NoError(t, e.SetGroupOverride("acme/u1", groupconc.GroupOverride{Paused: &off}))
+			synctest.Wait()
+			requireWaiting(t, h, k) // its tenant is paused still
+			p, ok := h.Position()
+			require.True(t, ok)
+			assert.Equal(t, groupconc.WaitPosition{Limit: "paused", Group: "acme"}, p)
+			require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &off}))
+			synctest.Wait()
+			assert.True(t, k.started.Load())
+			k.Release()
+			quiesce(t, e, h)
+		})
+	})
+}

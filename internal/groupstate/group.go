@@ -205,6 +205,9 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 	}
 	for a := g.up(); a != nil; a = a.up() {
 		first = min(first, a.bulkhead.oldestOf(g), a.conc.oldestOf(g))
+		if pl := a.pauseLine.Load(); pl != nil {
+			first = min(first, pl.oldestOf(g))
+		}
 	}
 	if first == noWaiter {
 		return 0 // between two lines
@@ -271,8 +274,11 @@ func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 			ws = l.takeOut(g, match, ws)
 		}
 	}
-	for a := g.up(); a != nil; a = a.up() { // its tasks waiting at an ancestor's layer
+	for a := g.up(); a != nil; a = a.up() { // its tasks waiting at an ancestor's layer, or pause
 		ws = a.conc.takeOut(g, match, a.bulkhead.takeOut(g, match, ws))
+		if pl := a.pauseLine.Load(); pl != nil {
+			ws = pl.takeOut(g, match, ws)
+		}
 	}
 	for _, w := range ws {
 		out = append(out, w.task())

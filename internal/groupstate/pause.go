@@ -21,16 +21,19 @@ func (g *Group[T]) Paused() bool { return g.pausedAt() != nil }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
-// permit (Resume) walks on. That is the one the pause line handed back. It
-// is also one handed its first layer's permit as the pause came, which it
-// must take.
+// permit (Resume) walks on. That is the one the pause line handed back,
+// unless an ancestor is paused still. It is also one handed its first
+// layer's permit as the pause came, which it must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
 	if p.flags&granted != 0 {
-		if p.bit == pauseBit {
-			p.flags &^= granted
+		if p.bit != pauseBit {
+			return Admitted
 		}
-		return Admitted
+		p.flags &^= granted
+		if g.kin.Load() == nil {
+			return Admitted
+		}
 	}
 	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.kin.Load() == nil {
 		return Admitted
@@ -112,13 +115,13 @@ func (g *Group[T]) park(c *Changes[T]) {
 // tasks may wait in.
 func (g *Group[T]) takeOutSubtree() []*Permits[T] {
 	var ws []*Permits[T]
+	in := func(p *Permits[T]) bool { return p.group.under(g) } // an ancestor's lines hold others' tasks too
 	if !g.hasKids() {
 		for _, l := range g.layerLines() {
-			ws = l.takeOut(g, nil, ws)
+			ws = l.takeOut(g, in, ws)
 		}
 		return ws
 	}
-	in := func(p *Permits[T]) bool { return p.group.under(g) }
 	seen := map[*line[T]]bool{}
 	g.reg.Range(func(d *Group[T]) bool {
 		if d.under(g) {

@@ -165,3 +165,77 @@ func TestParentAndChildPaused(t *testing.T) {
 		})
 	})
 }
+
+// At a parent's own limit, its children take turns under fair share: a
+// user with a long backlog does not hold back its sibling. Under
+// IsolationOff they are served in arrival order.
+func TestParentLimitSharedFairlyAmongChildren(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(10).
+				PerGroupMaxConcurrency(map[string]int{"acme": 2}))
+			type sub struct {
+				user string
+				k    *gatedTask
+				h    *groupconc.TaskHandle[int]
+			}
+			var subs []sub
+			for _, user := range []string{"u1", "u1", "u1", "u1", "u1", "u1", "u2", "u2", "u2", "u2"} {
+				k := newGatedTask(t, 0)
+				subs = append(subs, sub{user, k, costly(t, e, "acme/"+user, 1, k)})
+			}
+			synctest.Wait()
+			released := map[int]bool{}
+			var order, before []int
+			for i, s := range subs {
+				if s.k.started.Load() {
+					before = append(before, i)
+				}
+			}
+			require.Len(t, before, 2, "acme's limit")
+			for range 3 { // end the oldest running task, see who starts next
+				for i, s := range subs {
+					if s.k.started.Load() && !released[i] {
+						released[i] = true
+						s.k.Release()
+						break
+					}
+				}
+				synctest.Wait()
+				for i, s := range subs {
+					if s.k.started.Load() && !released[i] && !contains(order, i) && !contains(before, i) {
+						order = append(order, i)
+					}
+				}
+			}
+			var u2 int
+			for _, i := range order {
+				if subs[i].user == "u2" {
+					u2++
+				}
+			}
+			require.NotEmpty(t, order)
+			if mode == groupconc.IsolationFairShare {
+				assert.Equal(t, "u2", subs[order[0]].user, "u2, running none, is served before u1's backlog: %v", order)
+				assert.GreaterOrEqual(t, u2, 1)
+			} else {
+				assert.Zero(t, u2, "arrival order: u1's backlog first: %v", order)
+			}
+			var hs []*groupconc.TaskHandle[int]
+			for _, s := range subs {
+				s.k.Release()
+				hs = append(hs, s.h)
+			}
+			quiesce(t, e, hs...)
+		})
+	})
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

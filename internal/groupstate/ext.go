@@ -41,6 +41,9 @@ type kin[T any] struct {
 	run   atomic.Int64 // the group's extended tasks running
 	cost  atomic.Int64 // the permits they hold at its concurrency limit
 	bulk  atomic.Int64 // its bulkhead's permits held beyond one per task, by its subtree's tasks
+	// held is, under fair share, the permits of its parent's bulkhead and
+	// concurrency layer held by its subtree's tasks (see kidQueue).
+	held [2]atomic.Int64
 }
 
 // Extend makes p an extended task of cost c (at least 1), with e its Ext.

@@ -202,6 +202,9 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			}
 			if x != nil {
 				gl.counted(x, a, y.bit, lv, 1)
+				if lv > 0 {
+					gl.kidHeld(g, x, y.bit, lv, 1)
+				}
 			}
 		}
 	}

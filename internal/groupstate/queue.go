@@ -15,6 +15,8 @@ import (
 //	globalFIFO   the global line under IsolationOff           priority, then arrival
 //	fairQueue    the global line under fair share             fairest group, then its
 //	                                                          highest priority, then arrival
+//	kidQueue     a parent's layers under fair share           fairest child (or its own
+//	                                                          tasks), then as fifo
 type queue[T any] interface {
 	empty() bool
 	// push puts w at its place, behind every waiter it does not pass.

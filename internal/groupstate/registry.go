@@ -135,6 +135,10 @@ func (r *Registry[T]) create(key string) (*Group[T], error) {
 	g := newGroup(r, key, r.share(r.resolve(key)))
 	if parent != nil {
 		g.kin.Store(&kin[T]{parent: parent, levels: parent.depth() + 1})
+		if !parent.hasKids() && r.global.fair { // children share its lines fairly
+			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
+			kidQueueOf(parent, &parent.conc, heldConc)
+		}
 		parent.family().kids.Store(true)
 	}
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters

@@ -84,6 +84,7 @@ func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
 	if *h&bit != 0 {
 		*h &^= bit
 		p.group.global.counted(x, a, bit, lv, -1)
+		p.group.global.kidHeld(p.group, x, bit, lv, -1)
 		p.keep(a.lineOf(bit).release(p, x.amount(bit, lv)))
 		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
 			p.group.global.handSlots(a.queue.nudge(), 0)

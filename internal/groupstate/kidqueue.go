@@ -1,0 +1,171 @@
+package groupstate
+
+// kidQueue is the queue of a group's bulkhead or concurrency line under
+// fair share once the group has a child. The line's waiters are tasks of
+// the group's whole subtree. They stand in buckets: one per child with
+// waiting tasks, holding those of the child's subtree, and one for the
+// group's own tasks. A permit goes to the bucket whose subtree holds the
+// fewest global permits per weight, as the fair tree chooses (fairest),
+// then to the bucket's first waiter of the highest priority. So a child
+// with many waiting tasks does not hold back its siblings at their
+// parent's limit. Under IsolationOff the line stays first come, first
+// served.
+type kidQueue[T any] struct {
+	owner      *Group[T]
+	k          int // the layer: 0 the bulkhead, 1 the concurrency limit
+	of         map[*Group[T]]*kidBucket[T]
+	head, tail *kidBucket[T] // buckets with waiters, in the order they got one
+	n          int
+	// chosen is the waiter the fair choice fell on, until it is served or
+	// leaves, as in fairQueue.
+	chosen *Permits[T]
+}
+
+// kidBucket holds the waiting tasks of one child's subtree, or of the
+// owner's own tasks (g is the owner then).
+type kidBucket[T any] struct {
+	g          *Group[T]
+	q          fifo[T]
+	prev, next *kidBucket[T]
+}
+
+// kidQueueOf makes g's line l, of layer bit, serve its waiters by child
+// (see kidQueue), moving those waiting into their buckets in order. It is
+// called as g gets its first child, under fair share.
+func kidQueueOf[T any](g *Group[T], l *line[T], bit uint8) {
+	r := l.lock()
+	defer r.unlock()
+	if r.disc != nil {
+		return
+	}
+	k := &kidQueue[T]{owner: g, k: layerIndex(bit), of: map[*Group[T]]*kidBucket[T]{}}
+	r.fifo.each(nil, func(w *Permits[T]) {
+		r.fifo.remove(w)
+		k.push(w)
+	})
+	r.disc = k
+}
+
+// child returns the group whose bucket w stands in: the owner's child on
+// w's path, or the owner for its own task.
+func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
+	lv := w.levelOf(k.owner)
+	if lv == 0 {
+		return k.owner
+	}
+	return w.group.ancestor(lv - 1)
+}
+
+// bucket returns g's bucket, making and listing it if it has none.
+func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
+	b := k.of[g]
+	if b == nil {
+		b = &kidBucket[T]{g: g, prev: k.tail}
+		if k.tail != nil {
+			k.tail.next = b
+		} else {
+			k.head = b
+		}
+		k.tail = b
+		k.of[g] = b
+	}
+	return b
+}
+
+func (k *kidQueue[T]) empty() bool { return k.n == 0 }
+
+func (k *kidQueue[T]) push(w *Permits[T]) {
+	k.bucket(k.child(w)).q.push(w)
+	k.n++
+}
+
+func (k *kidQueue[T]) pushFront(w *Permits[T]) {
+	k.bucket(k.child(w)).q.pushFront(w)
+	k.n++
+}
+
+func (k *kidQueue[T]) peek() *Permits[T] {
+	if k.chosen == nil {
+		best := k.head
+		var run, weight int64
+		for b := k.head; b != nil; b = b.next {
+			r, v := b.holds(k), b.g.fair.weight.Load()
+			if b == k.head || fewer(r, v, run, weight) {
+				best, run, weight = b, r, v
+			}
+			if run == 0 {
+				break // none runs fewer than none
+			}
+		}
+		k.chosen = best.q.peek()
+	}
+	return k.chosen
+}
+
+// holds returns the permits of k's layer that b's child's subtree holds.
+// For the owner's own bucket it is the global permits its own running
+// tasks hold.
+func (b *kidBucket[T]) holds(k *kidQueue[T]) int64 {
+	if b.g == k.owner {
+		return b.g.fair.running.Load()
+	}
+	return b.g.family().held[k.k].Load()
+}
+
+func (k *kidQueue[T]) pop() *Permits[T] {
+	w := k.peek()
+	k.remove(w)
+	return w
+}
+
+func (k *kidQueue[T]) remove(w *Permits[T]) {
+	if w == k.chosen {
+		k.chosen = nil
+	}
+	g := k.child(w)
+	b := k.of[g]
+	b.q.remove(w)
+	k.n--
+	if !b.q.empty() {
+		return
+	}
+	delete(k.of, g)
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		k.head = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	} else {
+		k.tail = b.prev
+	}
+}
+
+func (k *kidQueue[T]) gave(*Permits[T]) {}
+
+func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
+	for b := k.head; b != nil; {
+		next := b.next // f may empty b, which leaves the list
+		b.q.each(nil, f)
+		b = next
+	}
+}
+
+func (k *kidQueue[T]) oldest(*Group[T]) int64 {
+	first := int64(noWaiter)
+	for b := k.head; b != nil; b = b.next {
+		first = min(first, b.q.oldest(nil))
+	}
+	return first
+}
+
+func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
+	for b := k.head; b != nil; b = b.next {
+		b.q.heads(g, holds, f)
+	}
+}
+
+// ahead counts the waiters of w's bucket served before w. The buckets are
+// served in turn, so those of other buckets are not said to be ahead.
+func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.of[k.child(w)].q.ahead(w) }

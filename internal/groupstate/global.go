@@ -144,7 +144,7 @@ func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 // the ancestor's kidQueue weighs.
 func (gl *Global[T]) kidHeld(g *Group[T], x *Ext, bit, lv uint8, sign int64) {
 	if gl.fair {
-		g.ancestor(lv-1).family().held[layerIndex(bit)].Add(sign * x.amount(bit, lv))
+		g.ancestor(lv - 1).family().held[layerIndex(bit)].Add(sign * x.amount(bit, lv))
 	}
 }
 

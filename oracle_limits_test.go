@@ -126,7 +126,7 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 			sc := live.scopeOf(k)
 			runCap = max(runCap, live.allowed(sc))
 			inFlightCap = max(inFlightCap, gs.Running, live.costOf(sc))
-			if oracleAncestorDrain && oracleIsParent(p, k, keys) {
+			if oracleAncestorDrain && (oracleIsParent(p, k, keys) || p.ResolveParent(k) != "") {
 				inFlightCap = max(inFlightCap, live.inFlightBound(k, gs.InFlight))
 			}
 		}

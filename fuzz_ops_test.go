@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -16,10 +15,6 @@ import (
 
 	"github.com/kobe/groupconc"
 )
-
-// fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each
-// step: run one failing input with -v to see what it did.
-var fuzzTrace = os.Getenv("FUZZ_TRACE") != ""
 
 func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
@@ -257,12 +252,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 		synctest.Wait()
 		if fuzzTrace {
-			t.Logf("step %d op %d (at byte %d): %d tasks, %d blocked; %+v", step, op, in.i, len(tasks), len(blocked), e.Stats())
-			for _, k := range keys {
-				if gs, ok := e.GroupStats(k); ok {
-					t.Logf("   %s: %+v", k, gs)
-				}
-			}
+			fuzzTraceStep(t, e, keys, fmt.Sprintf("step %d op %d (at byte %d): %d tasks, %d blocked", step, op, in.i, len(tasks), len(blocked)))
 		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {

@@ -29,6 +29,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	gen := map[string]int{} // eviction generation per key: the gauge key suffix
 	gaugeKeyOf := func(key string) string { return fmt.Sprintf("%s#%d", key, gen[key]) }
 	o.live = newOracleLive(p)
+	o.live.setCallerRuns(p, sh.callerRuns)
 	o.live.scopeOf = gaugeKeyOf
 	var probes []func() error
 	var tasks []*fuzzTask
@@ -237,6 +238,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 			np, err := nb.Build()
 			require.NoError(t, err)
+			o.live.setCallerRuns(np, sh.callerRuns)
 			o.live.update(np)
 			o.guard(t, "UpdatePolicy", func() { err = e.UpdatePolicy(np) })
 			if err != nil {

@@ -29,6 +29,11 @@ type fuzzShape struct {
 	keys  []string // the first three are those the policy's maps name
 	ops   int      // the ops decoded
 
+	// callerRuns and handler are set by the last policy decoded: whether
+	// it runs a rejected task on its caller (RejectCallerRuns with no
+	// handler), and whether it has a RejectionHandler.
+	callerRuns, handler bool
+
 	// pinned are the parents' bulkheads, fixed by the first policy: a
 	// lowered parent bulkhead mishandles the subtree's tasks it sends
 	// back (TestFuzzTreeRegression4), so FuzzOps never lowers one.

@@ -196,7 +196,10 @@ type oracleLive struct {
 	count     map[string]int         // guarded by mu: scope -> permits held by running functions
 	costs     map[string]int         // guarded by mu: scope -> costs of its running functions
 	waitSince map[string]int         // guarded by mu: scope -> epoch it was last seen with none waiting
-	errs      []string               // guarded by mu
+	// callerRuns is guarded by mu: the policies that run a rejected task
+	// on its caller (see setCallerRuns).
+	callerRuns map[*groupconc.GroupPolicy]bool
+	errs       []string // guarded by mu
 }
 
 func newOracleLive(p *groupconc.GroupPolicy) *oracleLive {

@@ -259,3 +259,25 @@ func oracleIsParent(p *groupconc.GroupPolicy, key string, keys []string) bool {
 	}
 	return false
 }
+
+// setCallerRuns records whether p runs a rejected task on its caller
+// (RejectCallerRuns with no handler). Call it before update(p).
+func (l *oracleLive) setCallerRuns(p *groupconc.GroupPolicy, callerRuns bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.callerRuns == nil {
+		l.callerRuns = make(map[*groupconc.GroupPolicy]bool)
+	}
+	l.callerRuns[p] = callerRuns
+}
+
+// checkOutside checks a function of x run after its rejection: under
+// RejectCallerRuns, a task of a paused group is rejected and never runs.
+func (l *oracleLive) checkOutside(x oracleEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ep := &l.epochs[len(l.epochs)-1]
+	if len(x.chain) > 0 && l.callerRuns[ep.p] && ep.paused(x.chain[0]) {
+		l.failLocked("a task of paused %q ran on its caller after a rejection under RejectCallerRuns", x.chain[0])
+	}
+}

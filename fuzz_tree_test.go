@@ -235,6 +235,11 @@ func fuzzTreeSeeds() [][]byte {
 			over(3, 2+5*3), sub(3, block, 2, 2), []byte{fuzzOpSleep, 4}, sub(2, block, bl, 5), sub(5, block, 0, 1),
 			[]byte{fuzzOpShutdownGroup, 1, fuzzOpUpdate, 6, 2 + 3*1}, over(2, 0x80|3), sub(5, block, 0, 1),
 			[]byte{fuzzOpRelease, 0, fuzzOpReleaseAll, fuzzOpSleep, 9})},
+		// RejectCallerRuns under thresholds 0: t1's second task runs on
+		// its caller; once t1 is paused, one turned away never runs.
+		{6, cat([]byte{0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0},
+			sub(2, block, 0, 1), sub(2, block, 0, 1), over(2, 0), sub(2, fuzzDoSucceed, 0, 3), sub(5, fuzzDoSucceed, 0, 1),
+			over(2, 1), []byte{fuzzOpReleaseAll})},
 		// Costs on flat keys over a lowered limit.
 		{4, cat([]byte{3, 0, 2, 4, 0, 0, 0, 0, 0, 0},
 			sub(0, block, 0, 5), sub(0, block, 0, 2), sub(1, block, 0, 3), sub(1, block, 0, 1),

@@ -187,16 +187,10 @@ func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, p *groupconc.GroupPol
 		sub := fuzzSubtree(p, keys, k)
 		busy := false
 		for _, d := range sub {
-			if _, found := e.GroupStats(d); found && d != k {
+			if _, found := e.GroupStats(d); (found && d != k) || o.gauges.group(o.live.scopeOf(d)).cur.Load() != 0 {
 				busy = true
 			}
 		}
-		o.gauges.groups.Range(func(gk, g any) bool {
-			if g.(*oracleGauge).cur.Load() != 0 && slices.Contains(sub, oracleBase(gk.(string))) {
-				busy = true
-			}
-			return !busy
-		})
 		if !busy {
 			idle = append(idle, k)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -16,10 +15,6 @@ import (
 
 	"github.com/kobe/groupconc"
 )
-
-// fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each
-// step: run one failing input with -v to see what it did.
-var fuzzTrace = os.Getenv("FUZZ_TRACE") != ""
 
 func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
@@ -34,6 +29,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	gen := map[string]int{} // eviction generation per key: the gauge key suffix
 	gaugeKeyOf := func(key string) string { return fmt.Sprintf("%s#%d", key, gen[key]) }
 	o.live = newOracleLive(p)
+	o.live.setCallerRuns(p, sh.callerRuns)
 	o.live.scopeOf = gaugeKeyOf
 	var probes []func() error
 	var tasks []*fuzzTask
@@ -242,6 +238,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 			np, err := nb.Build()
 			require.NoError(t, err)
+			o.live.setCallerRuns(np, sh.callerRuns)
 			o.live.update(np)
 			o.guard(t, "UpdatePolicy", func() { err = e.UpdatePolicy(np) })
 			if err != nil {
@@ -257,12 +254,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 		synctest.Wait()
 		if fuzzTrace {
-			t.Logf("step %d op %d (at byte %d): %d tasks, %d blocked; %+v", step, op, in.i, len(tasks), len(blocked), e.Stats())
-			for _, k := range keys {
-				if gs, ok := e.GroupStats(k); ok {
-					t.Logf("   %s: %+v", k, gs)
-				}
-			}
+			fuzzTraceStep(t, e, keys, fmt.Sprintf("step %d op %d (at byte %d): %d tasks, %d blocked", step, op, in.i, len(tasks), len(blocked)))
 		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {

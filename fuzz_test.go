@@ -185,7 +185,9 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilde
 	defInFlight := fuzzPick(in.next(), u, 1, 2, 3, 4)
 	b.DefaultMaxInFlightPerGroup(defInFlight).
 		DefaultQueueThresholdPerGroup(fuzzPick(in.next(), u, 0, 1, 2, 3))
-	switch in.next() % 7 {
+	rejection := in.next() % 7
+	sh.callerRuns, sh.handler = rejection == 2, rejection >= 3 && rejection <= 5
+	switch rejection {
 	case 0:
 		b.RejectionPolicy(groupconc.RejectAbort)
 	case 1:
@@ -264,7 +266,9 @@ func fuzzTweak(src []byte, v byte, o *oracle, sh *fuzzShape) *groupconc.PolicyBu
 	case 0:
 		b.IdleGroupTTL(fuzzPick(w, time.Duration(0), time.Millisecond, 3*time.Millisecond))
 	case 1:
-		b.RejectionPolicy(fuzzPick(w, groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectCallerRuns, groupconc.RejectDiscardOldest))
+		r := fuzzPick(w, groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectCallerRuns, groupconc.RejectDiscardOldest)
+		b.RejectionPolicy(r)
+		sh.callerRuns = r == groupconc.RejectCallerRuns && !sh.handler
 	default:
 		b.GlobalMaxInFlight(fuzzPick(w, groupconc.Unlimited, 1, 2, 3, 4))
 	}

@@ -207,3 +207,42 @@ func TestFuzzTreeRegression4(t *testing.T) {
 		}
 	})
 }
+
+// A group's lowered bulkhead sends back its tasks that hold its permit and
+// wait for an ancestor's limit. User t/u runs two tasks at its limit of 2.
+// Two tasks of t/u/x wait for t/u's limit, holding x's bulkhead of 3. That
+// bulkhead is lowered to 1: when t/u's tasks end, one of x's starts, not
+// both.
+func TestFuzzTreeRegression5(t *testing.T) {
+	t.Skip("library bug: lowering a child's limit leaves its tasks waiting for an ancestor's limit holding its permit, so they start past it")
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			policy := func(bulkhead int) *groupconc.GroupPolicy {
+				return mustBuild(t, builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2).
+					PerGroupMaxInFlight(map[string]int{"t/u/x": bulkhead}))
+			}
+			e := groupconc.New(policy(3))
+			t.Cleanup(func() { _ = e.Close() })
+			var ks []*gatedTask
+			var hs []*groupconc.TaskHandle[int]
+			for _, key := range []string{"t/u", "t/u", "t/u/x", "t/u/x"} {
+				k := newGatedTask(t, 1)
+				ks, hs = append(ks, k), append(hs, costly(t, e, key, 1, k))
+				synctest.Wait()
+			}
+			requireWaiting(t, hs[2], ks[2])
+			requireWaiting(t, hs[3], ks[3])
+			require.NoError(t, e.UpdatePolicy(policy(1)))
+			synctest.Wait()
+			st, _ := e.GroupStats("t/u/x")
+			assert.LessOrEqual(t, st.InFlight, 1, "x's waiting tasks went back to its bulkhead line")
+			ks[0].Release()
+			ks[1].Release()
+			synctest.Wait()
+			assert.False(t, ks[2].started.Load() && ks[3].started.Load(), "two of x started under its bulkhead of 1")
+			ks[2].Release()
+			ks[3].Release()
+			quiesce(t, e, hs...)
+		})
+	})
+}

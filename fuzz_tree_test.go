@@ -6,6 +6,7 @@ package groupconc_test
 // of these an op that sets group overrides (pauses among them).
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -27,6 +28,11 @@ type fuzzShape struct {
 	costs bool     // each submit reads a cost, 0 to 5
 	keys  []string // the first three are those the policy's maps name
 	ops   int      // the ops decoded
+
+	// callerRuns and handler are set by the last policy decoded: whether
+	// it runs a rejected task on its caller (RejectCallerRuns with no
+	// handler), and whether it has a RejectionHandler.
+	callerRuns, handler bool
 
 	// pinned are the parents' bulkheads, fixed by the first policy: a
 	// lowered parent bulkhead mishandles the subtree's tasks it sends
@@ -181,16 +187,10 @@ func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, p *groupconc.GroupPol
 		sub := fuzzSubtree(p, keys, k)
 		busy := false
 		for _, d := range sub {
-			if _, found := e.GroupStats(d); found && d != k {
+			if _, found := e.GroupStats(d); (found && d != k) || o.gauges.group(o.live.scopeOf(d)).cur.Load() != 0 {
 				busy = true
 			}
 		}
-		o.gauges.groups.Range(func(gk, g any) bool {
-			if g.(*oracleGauge).cur.Load() != 0 && slices.Contains(sub, oracleBase(gk.(string))) {
-				busy = true
-			}
-			return !busy
-		})
 		if !busy {
 			idle = append(idle, k)
 		}
@@ -198,44 +198,50 @@ func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, p *groupconc.GroupPol
 	return idle
 }
 
-// fuzzTreeSeeds are FuzzOps seeds of the shapes with parents and costs,
-// each in both modes.
+// fuzzTreeSeeds are FuzzOps seeds of the shapes with parents and costs
+// (shape 6) or costs alone (4), each in both modes.
 func fuzzTreeSeeds() [][]byte {
 	const block, bl = fuzzDoBlock, 0x40 // a gated task; SubmitWith{Block}
 	sub := func(key, do, opts, cost byte) []byte { return []byte{fuzzOpSubmit, key, do, 0, opts, cost} }
 	cat := func(parts ...[]byte) []byte { return slices.Concat(parts...) }
 	over := func(key, v byte) []byte { return []byte{fuzzOpOverride, key, v} }
 	var seeds [][]byte
-	for _, seed := range [][]byte{
+	for _, seed := range []struct {
+		shape byte
+		ops   []byte
+	}{
 		// Tenant t0 of limit 3 over users of limit 2: costs fill it, t0's
 		// own costly task waits at the head of its line, a pause of t0
 		// holds back its subtree, then a resume, an update lowering the
 		// user limit to 1, and the eviction of t0's subtree.
-		cat([]byte{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0},
+		{6, cat([]byte{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0},
 			sub(0, block, 0, 1), sub(0, block, 0, 1), sub(0, block, 0, 1), sub(4, block, 0, 1),
 			sub(1, block, 0, 5), sub(3, block, 0, 0), sub(2, block, 0, 4), sub(5, block, 0, 2),
 			over(1, 0), []byte{fuzzOpRelease, 0, fuzzOpRelease, 3}, sub(4, fuzzDoSucceed, 0, 2),
 			over(1, 1), []byte{fuzzOpUpdate, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0},
-			[]byte{fuzzOpRelease, 1, fuzzOpEvict, 1}, sub(0, block, 0, 3), []byte{fuzzOpReleaseAll, fuzzOpSleep, 3}),
+			[]byte{fuzzOpRelease, 1, fuzzOpEvict, 1}, sub(0, block, 0, 3), []byte{fuzzOpReleaseAll, fuzzOpSleep, 3})},
 		// Global cap 2 and costs above every limit: a cost-5 task takes
 		// the whole cap; t0's queue threshold 0 turns a child's blocked
 		// caller away; a grandchild's override raises its limit; the
 		// oldest is discarded; t0's subtree is shut down.
-		cat([]byte{2, 0, 0, 1, 2, 6, 0, 0, 0, 0, 2, 1, 1},
+		{6, cat([]byte{2, 0, 0, 1, 2, 6, 0, 0, 0, 0, 2, 1, 1},
 			sub(3, block, 0, 5), sub(0, block, bl, 2), sub(0, block, 1, 1), sub(4, fuzzDoSleep, 0, 3),
 			over(3, 2+5*3), sub(3, block, 2, 2), []byte{fuzzOpSleep, 4}, sub(2, block, bl, 5), sub(5, block, 0, 1),
 			[]byte{fuzzOpShutdownGroup, 1, fuzzOpUpdate, 6, 2 + 3*1}, over(2, 0x80|3), sub(5, block, 0, 1),
-			[]byte{fuzzOpRelease, 0, fuzzOpReleaseAll, fuzzOpSleep, 9}),
-		// Costs on flat keys (shape byte 4/5 below) over a lowered limit.
-		cat([]byte{3, 0, 2, 4, 0, 0, 0, 0, 0, 0},
+			[]byte{fuzzOpRelease, 0, fuzzOpReleaseAll, fuzzOpSleep, 9})},
+		// RejectCallerRuns under thresholds 0: t1's second task runs on
+		// its caller; once t1 is paused, one turned away never runs.
+		{6, cat([]byte{0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0},
+			sub(2, block, 0, 1), sub(2, block, 0, 1), over(2, 0), sub(2, fuzzDoSucceed, 0, 3), sub(5, fuzzDoSucceed, 0, 1),
+			over(2, 1), []byte{fuzzOpReleaseAll})},
+		// Costs on flat keys over a lowered limit.
+		{4, cat([]byte{3, 0, 2, 4, 0, 0, 0, 0, 0, 0},
 			sub(0, block, 0, 5), sub(0, block, 0, 2), sub(1, block, 0, 3), sub(1, block, 0, 1),
-			over(0, 2), []byte{fuzzOpUpdate, 6, 2 + 3*1, fuzzOpRelease, 0, fuzzOpRelease, 2, fuzzOpReleaseAll}),
+			over(0, 2), []byte{fuzzOpUpdate, 6, 2 + 3*1, fuzzOpRelease, 0, fuzzOpRelease, 2, fuzzOpReleaseAll})},
 	} {
-		shape := byte(6) // parents and costs
-		if len(seeds) == 4 {
-			shape = 4 // costs alone
+		for _, mode := range []byte{0, 1} {
+			seeds = append(seeds, append([]byte{seed.shape | mode}, seed.ops...))
 		}
-		seeds = append(seeds, append([]byte{shape}, seed...), append([]byte{shape | 1}, seed...))
 	}
 	return seeds
 }
@@ -255,4 +261,17 @@ func fuzzPausedTree(e *groupconc.GroupExecutor, sh *fuzzShape) bool {
 		}
 	}
 	return false
+}
+
+// fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each
+// step: run one failing input with -v to see what it did.
+var fuzzTrace = os.Getenv("FUZZ_TRACE") != ""
+
+func fuzzTraceStep(t *testing.T, e *groupconc.GroupExecutor, keys []string, step string) {
+	t.Logf("%s; %+v", step, e.Stats())
+	for _, k := range keys {
+		if gs, ok := e.GroupStats(k); ok {
+			t.Logf("   %s: %+v", k, gs)
+		}
+	}
 }

@@ -126,7 +126,7 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 			sc := live.scopeOf(k)
 			runCap = max(runCap, live.allowed(sc))
 			inFlightCap = max(inFlightCap, gs.Running, live.costOf(sc))
-			if oracleAncestorDrain && oracleIsParent(p, k, keys) {
+			if oracleAncestorDrain && (oracleIsParent(p, k, keys) || p.ResolveParent(k) != "") {
 				inFlightCap = max(inFlightCap, live.inFlightBound(k, gs.InFlight))
 			}
 		}
@@ -196,7 +196,10 @@ type oracleLive struct {
 	count     map[string]int         // guarded by mu: scope -> permits held by running functions
 	costs     map[string]int         // guarded by mu: scope -> costs of its running functions
 	waitSince map[string]int         // guarded by mu: scope -> epoch it was last seen with none waiting
-	errs      []string               // guarded by mu
+	// callerRuns is guarded by mu: the policies that run a rejected task
+	// on its caller (see setCallerRuns).
+	callerRuns map[*groupconc.GroupPolicy]bool
+	errs       []string // guarded by mu
 }
 
 func newOracleLive(p *groupconc.GroupPolicy) *oracleLive {

@@ -123,6 +123,9 @@ func oracleTaskCost[T any](o *oracle, gaugeKey, groupKey, taskID string, cost in
 	return func(ctx context.Context) (T, error) {
 		o.rec.with(groupKey, taskID, func(l *oracleTaskLog) { l.fnCalls++ })
 		if o.rec.rejected(groupKey, taskID) {
+			if o.live != nil {
+				o.live.checkOutside(x)
+			}
 			o.gauges.outside.inc()
 			defer o.gauges.outside.dec()
 		} else {

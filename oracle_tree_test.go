@@ -153,11 +153,12 @@ func (l *oracleLive) chain(groupKey string) []string {
 	return chain
 }
 
-// oracleAncestorDrain makes the checks of an ancestor's limits count a
-// task's permits there from its submit, not its start: a lowered limit of
-// a parent does not send back the subtree's tasks that hold its permit
-// and wait at a later layer (TestFuzzTreeRegression1), so they may start
-// past it as if they were running when it was lowered.
+// oracleAncestorDrain makes the checks of the limits of a group with a
+// parent, and of its ancestors, count a task's permits from its submit,
+// not its start. A lowered limit there does not send back the tasks that
+// hold its permit and wait at a later layer of another group of the chain
+// (TestFuzzTreeRegression1 and 5). So they may start past it, as if they
+// were running when it was lowered.
 const oracleAncestorDrain = true
 
 // oracleEntry is a function about to run: the gauge keys it holds permits
@@ -190,7 +191,7 @@ func (l *oracleLive) enterTask(x oracleEntry) (exit func()) {
 			l.running[sc] = make(map[int]int)
 		}
 		from[i] = epoch
-		if i > 1 && oracleAncestorDrain {
+		if i > 0 && len(x.chain) > 1 && oracleAncestorDrain {
 			from[i] = x.since
 		}
 		l.running[sc][from[i]] += held[i]
@@ -232,8 +233,8 @@ func (l *oracleLive) costOf(scope string) int {
 
 // inFlightBound returns the most permits groupKey's bulkhead may hold, given
 // that it holds some now: the largest bulkhead in force since it was last
-// seen holding none. It bounds a parent's in-flight permits under
-// oracleAncestorDrain.
+// seen holding none. It bounds the in-flight permits of a group of a chain
+// under oracleAncestorDrain.
 func (l *oracleLive) inFlightBound(groupKey string, inFlight int) int {
 	sc := l.scopeOf(groupKey)
 	return l.waitBoundOf("\x00inflight "+groupKey, inFlight, func(ep *oracleEpoch) int {
@@ -257,4 +258,26 @@ func oracleIsParent(p *groupconc.GroupPolicy, key string, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// setCallerRuns records whether p runs a rejected task on its caller
+// (RejectCallerRuns with no handler). Call it before update(p).
+func (l *oracleLive) setCallerRuns(p *groupconc.GroupPolicy, callerRuns bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.callerRuns == nil {
+		l.callerRuns = make(map[*groupconc.GroupPolicy]bool)
+	}
+	l.callerRuns[p] = callerRuns
+}
+
+// checkOutside checks a function of x run after its rejection: under
+// RejectCallerRuns, a task of a paused group is rejected and never runs.
+func (l *oracleLive) checkOutside(x oracleEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ep := &l.epochs[len(l.epochs)-1]
+	if len(x.chain) > 0 && l.callerRuns[ep.p] && ep.paused(x.chain[0]) {
+		l.failLocked("a task of paused %q ran on its caller after a rejection under RejectCallerRuns", x.chain[0])
+	}
 }

@@ -148,11 +148,13 @@ function tree(rows) {
   return out;
 }
 
-function toggle(group, open) {
+// toggle opens or closes group's row. From the keyboard, the redrawn row
+// takes the focus back.
+function toggle(group, open, keyboard) {
   if (open) expanded.add(group);
   else expanded.delete(group);
   draw(shown.rows, shown.total);
-  for (const tr of $('groups').tBodies[0].rows) if (tr.dataset.group === group) tr.focus();
+  if (keyboard) for (const tr of $('groups').tBodies[0].rows) if (tr.dataset.group === group) tr.focus();
 }
 
 // keyCell names the group, indented by its depth, with the disclosure
@@ -166,7 +168,7 @@ function keyCell(n, nested) {
       title: (n.open ? 'hide' : 'show') + ` the ${n.children} group${n.children === 1 ? '' : 's'} under ${r.group}` });
     b.addEventListener('click', (ev) => {
       ev.stopPropagation();
-      toggle(r.group, !n.open);
+      toggle(r.group, !n.open, ev.detail === 0);
     });
     b.addEventListener('keydown', (ev) => ev.stopPropagation());
     key.append(b);
@@ -200,7 +202,7 @@ function renderGroups(rows, total) {
     tr.addEventListener('click', () => select(r.group));
     tr.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter') select(r.group);
-      else if (n.children && (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft')) toggle(r.group, ev.key === 'ArrowRight');
+      else if (n.children && (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft')) toggle(r.group, ev.key === 'ArrowRight', true);
     });
     return tr;
   });

@@ -56,6 +56,13 @@ func TestATenantsUsersShowUnderItWhenOpenedAndStayOpenAcrossUpdates(t *testing.T
 	first := submit("acme/alice")
 	submit("acme/carl")
 	submit("acme/bob")
+	// bob's wait must stay longer than dan's while the two are read one
+	// after the other. So dan comes once bob has waited 300 ms.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for st, _ := e.GroupStats("acme"); st.OldestWait < 300*time.Millisecond; st, _ = e.GroupStats("acme") {
+		<-tick.C
+	}
 	submit("globex/carol")
 	submit("globex/carol")
 	submit("globex/dan")
@@ -137,4 +144,11 @@ func TestATenantsUsersShowUnderItWhenOpenedAndStayOpenAcrossUpdates(t *testing.T
 	// Closed again, acme's users hide.
 	eval[bool](t, tab, row("acme")+`.querySelector('button.twisty').click(), true`)
 	waitFor(t, tab, "acme's users hide", row("acme/bob")+`.hidden`)
+
+	// A prefix filter shows its matches under their parents, opened.
+	eval[bool](t, tab, `(() => { const p = document.getElementById('prefix'); p.value = 'acme/b'; p.dispatchEvent(new Event('input')); return true })()`)
+	waitFor(t, tab, "the filter shows acme/bob under acme", shownOrder+` === 'acme acme/bob'`)
+	if got := eval[string](t, tab, `document.getElementById('shown').textContent`); got != "1 group, 2 shown" {
+		t.Errorf("with the filter, the count says %q, want 1 group, 2 shown", got)
+	}
 }

@@ -73,7 +73,7 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {
 	st, name, ok := h.lookup(w, r, false)
 	if ok {
-		reply(w, http.StatusOK, h.row(st, name))
+		reply(w, http.StatusOK, h.row(st, name, h.e.GroupStats))
 	}
 }
 

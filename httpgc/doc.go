@@ -57,7 +57,9 @@
 // the first rule that holds. "paused" means the group or an ancestor is
 // paused. "global cap" means some wait for a global permit. "own limit:
 // bulkhead" means its in-flight count is at its bulkhead. "own limit:
-// concurrency" means its running tasks hold its concurrency limit. "own
+// concurrency" means its running tasks hold its concurrency limit.
+// "parent limit: acme" means its own limits have room, but acme, its
+// nearest ancestor at its bulkhead or concurrency, holds it back. "own
 // limit" means its permits are being handed on. With nothing waiting,
 // "running long: 12 m" means its oldest task has run Options.LongRun or
 // more (10s by default). Otherwise "why" is "". "hung" is true when the
@@ -65,6 +67,13 @@
 // or more. None of its tasks must have finished in the last LongRun, as
 // far as the history reaches. A busy group is at its limit too, but its
 // tasks finish, so it is not hung.
+//
+// Groups of groups. A row's "parent" names its group's parent as rows
+// name groups, or is "" at the top. A list of groups (api/groups, a
+// snapshot) carries the ancestors of every child it shows, so that none is
+// orphaned. They count in its limit (Rows, or limit) but not in its
+// "total". A child whose ancestors do not fit is left out. The page draws
+// each child under its parent, hidden until the parent is opened.
 //
 // History. From New until Close, a timer samples the totals and the
 // groups a snapshot shows, once per Interval. No goroutine runs between

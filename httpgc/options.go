@@ -75,7 +75,9 @@ type Options struct {
 	Heartbeat time.Duration
 
 	// Rows is how many groups a stream snapshot carries, those that have
-	// waited longest first. Only groups with something going on are shown. The default is 100, and it is at most 1000.
+	// waited longest first. Only groups with something going on are shown.
+	// A shown group's ancestors are among them. The default is 100, and it
+	// is at most 1000.
 	Rows int
 
 	// MaxClients bounds the streams open at once. Beyond it a stream request

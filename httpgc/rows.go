@@ -104,7 +104,8 @@ func (h *Handler) explain(key string) groupconc.GroupExplanation {
 	return h.e.Policy().Explain(key)
 }
 
-func (h *Handler) row(st groupconc.GroupStats, name string) row {
+// row returns st as a row. find looks up its ancestors for its why.
+func (h *Handler) row(st groupconc.GroupStats, name string, find lookup) row {
 	x := h.explain(st.GroupKey)
 	r := row{
 		Group:           name,
@@ -133,7 +134,7 @@ func (h *Handler) row(st groupconc.GroupStats, name string) row {
 			Weight:         x.Weight.Source,
 		},
 	}
-	h.why(&r, st)
+	h.why(&r, st, find)
 	return r
 }
 
@@ -261,7 +262,8 @@ func (t *top) offer(it item) {
 }
 
 // top returns how many groups of from have a displayed name starting with
-// prefix, and the first n of them in order by.
+// prefix, and the first n of them in order by, with their ancestors (see
+// tree.go).
 func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, items []item) {
 	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
 	for st := range from {
@@ -272,7 +274,12 @@ func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, pref
 		total++
 		t.offer(it)
 	}
-	slices.SortFunc(t.items, func(a, b item) int {
+	t.sort(t.items)
+	return total, h.withAncestors(&t, t.items)
+}
+
+func (t *top) sort(items []item) {
+	slices.SortFunc(items, func(a, b item) int {
 		switch {
 		case t.before(&a, &b):
 			return -1
@@ -281,15 +288,15 @@ func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, pref
 		}
 		return 0
 	})
-	return total, t.items
 }
 
 // groups is top as rows, with their keys.
 func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row, keys []string) {
 	total, items := h.top(from, by, n, prefix)
 	rows, keys = make([]row, len(items)), make([]string, len(items))
+	find := h.ancestorsIn(items)
 	for i := range items {
-		rows[i], keys[i] = h.row(items[i].st, h.nameOf(&items[i])), items[i].st.GroupKey
+		rows[i], keys[i] = h.row(items[i].st, h.nameOf(&items[i]), find), items[i].st.GroupKey
 	}
 	return total, rows, keys
 }

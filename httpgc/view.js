@@ -77,6 +77,7 @@ const WHY_TITLES = {
   'global cap': 'some of its tasks wait for a permit of the global cap (GlobalMaxInFlight)',
   'running long': 'its oldest running task has run longer than Options.LongRun',
   'own limit': 'tasks wait for the group\'s own bulkhead or concurrency limit',
+  'parent limit': 'its own limits have room, but the ancestor named is at its bulkhead or concurrency limit',
 };
 function whyCell(r, button) {
   const box = el('div', { class: 'whybox' });
@@ -116,16 +117,77 @@ function pauseButton(r) {
   return b;
 }
 
+// The groups' tree. A row whose group has children in the list gets a
+// disclosure button. Its children's rows are hidden until it is opened,
+// then drawn indented under it. Siblings keep the server's order, so each
+// level sorts as the list does: by oldest wait, a parent's covers its
+// subtree. The open rows are kept by name across every redraw. A prefix
+// filter opens every level, so that its matches show. A row whose parent
+// is not in the list sits at the top.
+const expanded = new Set();
+
+// tree returns rows in the order drawn, each with its depth, its count of
+// children and whether a closed ancestor hides it.
+function tree(rows) {
+  const names = new Set(rows.map((r) => r.group)), kids = new Map(), seen = new Set(), out = [];
+  const openAll = $('prefix').value !== '';
+  for (const r of rows) {
+    if (!r.parent || !names.has(r.parent) || r.parent === r.group) continue;
+    if (!kids.has(r.parent)) kids.set(r.parent, []);
+    kids.get(r.parent).push(r);
+  }
+  const walk = (r, depth, hidden) => {
+    if (seen.has(r)) return;
+    seen.add(r);
+    const children = kids.get(r.group) || [], open = openAll || expanded.has(r.group);
+    out.push({ r, depth, hidden, children: children.length, open });
+    for (const c of children) walk(c, depth + 1, hidden || !open);
+  };
+  for (const r of rows) if (!r.parent || !names.has(r.parent) || r.parent === r.group) walk(r, 0, false);
+  for (const r of rows) walk(r, 0, false); // names that loop through DisplayKey
+  return out;
+}
+
+// toggle opens or closes group's row. From the keyboard, the redrawn row
+// takes the focus back.
+function toggle(group, open, keyboard) {
+  if (open) expanded.add(group);
+  else expanded.delete(group);
+  draw(shown.rows, shown.total);
+  if (keyboard) for (const tr of $('groups').tBodies[0].rows) if (tr.dataset.group === group) tr.focus();
+}
+
+// keyCell names the group, indented by its depth, with the disclosure
+// button of a parent.
+function keyCell(n, nested) {
+  const r = n.r;
+  const key = el('td', { class: 'key', title: r.group + (r.parent ? ' (in ' + r.parent + ')' : '') });
+  if (nested) key.style.paddingLeft = (6 + n.depth * 18) + 'px';
+  if (n.children) {
+    const b = el('button', { type: 'button', class: 'twisty', 'aria-expanded': String(n.open), text: n.open ? '▾' : '▸',
+      title: (n.open ? 'hide' : 'show') + ` the ${n.children} group${n.children === 1 ? '' : 's'} under ${r.group}` });
+    b.addEventListener('click', (ev) => {
+      ev.stopPropagation();
+      toggle(r.group, !n.open, ev.detail === 0);
+    });
+    b.addEventListener('keydown', (ev) => ev.stopPropagation());
+    key.append(b);
+  } else if (nested) key.append(el('span', { class: 'twisty' }));
+  key.append(el('span', { text: r.group }));
+  if (n.children) key.append(' ', el('span', { class: 'kids', text: '(' + n.children + ')' }));
+  if (r.paused) key.append(' ', el('span', { class: 'badge paused', text: 'paused' }));
+  return key;
+}
+
 function renderGroups(rows, total) {
   const top = Math.max(1, ...rows.flatMap((r) => r.history || []));
   const slots = Math.max(60, ...rows.map((r) => (r.history || []).length));
   $('scale').textContent = `0–${nf.format(top)}, all rows`;
-  const trs = rows.map((r) => {
-    const wait = r.oldestWaitMs, run = r.oldestRunningMs;
-    const key = el('td', { class: 'key', title: r.group + (r.parent ? ' (in ' + r.parent + ')' : '') }, el('span', { text: r.group }));
-    if (r.paused) key.append(' ', el('span', { class: 'badge paused', text: 'paused' }));
-    const tr = el('tr', { tabindex: '0', 'data-group': r.group },
-      key, whyCell(r, can.patch ? pauseButton(r) : null),
+  const nodes = tree(rows), nested = nodes.some((n) => n.children);
+  const trs = nodes.map((n) => {
+    const r = n.r, wait = r.oldestWaitMs, run = r.oldestRunningMs;
+    const tr = el('tr', { tabindex: '0', 'data-group': r.group, 'data-depth': String(n.depth) },
+      keyCell(n, nested), whyCell(r, can.patch ? pauseButton(r) : null),
       el('td', {}, meter(r.running, r.maxConcurrency, r.source.maxConcurrency, true)),
       el('td', {}, meter(r.inFlight, r.maxInFlight, r.source.maxInFlight)),
       el('td', {}, meter(r.waiting, r.queueThreshold, r.source.queueThreshold)),
@@ -133,15 +195,22 @@ function renderGroups(rows, total) {
       el('td', { class: 'num oldest-run' + (r.why.startsWith('running long') ? ' wait-long' : ''), text: run ? dur(run) : '–' }),
       recentCell(r),
       el('td', { class: 'history' }, spark(r.history, top, slots, 'waiting')));
+    tr.hidden = n.hidden;
+    if (n.depth) tr.classList.add('child');
     if (r.hung) tr.classList.add('hung');
     if (r.group === selected) tr.classList.add('selected');
     tr.addEventListener('click', () => select(r.group));
-    tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') select(r.group); });
+    tr.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') select(r.group);
+      else if (n.children && (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft')) toggle(r.group, ev.key === 'ArrowRight', true);
+    });
     return tr;
   });
   $('groups').tBodies[0].replaceChildren(...trs);
   $('nogroups').hidden = rows.length > 0;
-  $('shown').textContent = `${nf.format(total)} group${total === 1 ? '' : 's'}, ${rows.length} shown`;
+  const closed = nodes.filter((n) => n.hidden).length;
+  $('shown').textContent = `${nf.format(total)} group${total === 1 ? '' : 's'}, ${rows.length - closed} shown` +
+    (closed ? `, ${closed} in closed groups` : '');
 }
 
 // renderWarnings shows the kept warnings summed up by group at the top,

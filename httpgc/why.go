@@ -14,6 +14,7 @@ import (
 //	"global cap"              some of its tasks wait for a global permit
 //	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
+//	"parent limit: acme"      tasks wait, and the nearest such ancestor is at its limit
 //	"own limit"               tasks wait for its limits, which are just being handed on
 //	"running long: 12 m"      nothing waits, and its oldest task has run LongRun or more
 //	""                        nothing waits and nothing runs long
@@ -23,6 +24,11 @@ import (
 // the last LongRun (or in the whole history, when that is shorter). A busy
 // group is at its limit too, but its tasks finish. So a hung group that
 // has tasks waiting says "own limit: concurrency" and is hung.
+//
+// An ancestor is at its limit when its row's in-flight count is at its
+// bulkhead, or its running cost at its concurrency. Its counts cover its
+// subtree, so this reads the rows alone. The nearest such ancestor is
+// named as rows name groups.
 
 // window is how far back a row's "recent" counts reach.
 const window = time.Minute
@@ -38,8 +44,13 @@ type recentJSON struct {
 }
 
 // why fills r's why, hung, recent and history from st and the history.
-func (h *Handler) why(r *row, st groupconc.GroupStats) {
+func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
 	r.Why = reason(st, h.o.LongRun)
+	if r.Why == "own limit" && st.Parent != "" {
+		if name := h.parentLimit(st, find); name != "" {
+			r.Why = "parent limit: " + name
+		}
+	}
 	r.History = []int{}
 	hs := &h.history
 	now := h.now()

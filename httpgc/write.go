@@ -88,7 +88,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 		failWrite(w, ev.Err, name)
 		return
 	}
-	reply(w, http.StatusOK, h.row(ev.After, name))
+	reply(w, http.StatusOK, h.row(ev.After, name, h.e.GroupStats))
 }
 
 // evict evicts the group and writes 204, as the group is gone.
@@ -120,7 +120,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	reply(w, http.StatusOK, h.row(ev.After, name))
+	reply(w, http.StatusOK, h.row(ev.After, name, h.e.GroupStats))
 }
 
 // emptyBody reports whether body is empty or {}. If not, it writes 422.

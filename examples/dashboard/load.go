@@ -27,6 +27,12 @@ func tenants() []tenant {
 		{key: "initech", every: 60 * time.Millisecond, min: 80 * time.Millisecond, max: 320 * time.Millisecond, failRate: 0.05},
 		{key: "hooli", every: 400 * time.Millisecond, stuck: true},
 	}
+	// umbrella's users share its limit of 4. ana's slow requests take about
+	// two of it. So the others often wait for umbrella, not for their own.
+	ts = append(ts, tenant{key: "umbrella/ana", every: 800 * time.Millisecond, min: time.Second, max: 2 * time.Second})
+	for _, user := range []string{"bo", "cy", "di"} {
+		ts = append(ts, tenant{key: "umbrella/" + user, every: 250 * time.Millisecond, min: 100 * time.Millisecond, max: 300 * time.Millisecond})
+	}
 	for i := 1; i <= 8; i++ {
 		ts = append(ts, tenant{key: fmt.Sprintf("team-%02d", i), every: time.Duration(150+40*i) * time.Millisecond,
 			min: 60 * time.Millisecond, max: time.Duration(200+60*i) * time.Millisecond})
@@ -38,8 +44,8 @@ func tenants() []tenant {
 	return ts
 }
 
-// startLoad submits the traffic until ctx ends: every tenant's steady
-// requests, and a burst of 300 from globex every 20 seconds. The channel it
+// startLoad submits the traffic until ctx ends. That is every tenant's
+// steady requests, and a burst of 300 from globex every 20 seconds. The channel it
 // returns is closed when every submitter has returned.
 func startLoad(ctx context.Context, e *groupconc.GroupExecutor) <-chan struct{} {
 	var wg sync.WaitGroup

@@ -1,7 +1,9 @@
 // Command dashboard runs a small multi-tenant service under synthetic load
 // and serves groupconc's dashboard for it on 127.0.0.1: steady traffic from
 // many tenants, a burst from one every 20 seconds, and one tenant whose
-// backend hangs, so its tasks pile up and raise pressure warnings.
+// backend hangs, so its tasks pile up and raise pressure warnings. The
+// users of umbrella ("umbrella/ana") share its limit. Open its row to see
+// them.
 //
 //	go run ./examples/dashboard            # until Ctrl-C
 //	go run ./examples/dashboard -for 10s   # stops by itself
@@ -9,7 +11,7 @@
 //	go run ./examples/dashboard -host dash.example.com  # behind a proxy of that name
 //
 // Open the URL it prints. Click a group to see what decided its limits,
-// and (unless -readonly) override one: the table's badge turns "override".
+// and (unless -readonly) override one. The table's badge turns "override".
 package main
 
 import (
@@ -104,15 +106,17 @@ func run(addr string, runFor time.Duration, readOnly bool, hosts []string) error
 	return err
 }
 
-// newPolicy returns the service's limits: named tenants have their own, the
-// "team-" tenants get theirs from a resolver, the rest the defaults; fair
-// share keeps the global cap from going to one tenant's burst. Its pressure
-// thresholds decide the warnings the dashboard lists.
+// newPolicy returns the service's limits. Named tenants have their own, the
+// "team-" tenants get theirs from a resolver, the rest the defaults. Fair
+// share keeps the global cap from going to one tenant's burst. The users of
+// umbrella ("umbrella/ana") share its limit. Its pressure thresholds
+// decide the warnings the dashboard lists.
 func newPolicy() (*groupconc.GroupPolicy, error) {
 	return groupconc.NewPolicyBuilder().
 		Isolation(groupconc.IsolationFairShare).
 		GlobalMaxInFlight(48).
-		PerGroupMaxConcurrency(map[string]int{"acme": 8, "globex": 6, "initech": 4, "hooli": 3}).
+		ParentSeparator("/").
+		PerGroupMaxConcurrency(map[string]int{"acme": 8, "globex": 6, "initech": 4, "hooli": 3, "umbrella": 4}).
 		ConcurrencyResolver(func(key string) int { // by plan, for the tenants not named above
 			if strings.HasPrefix(key, "team-") {
 				return 3

@@ -38,7 +38,8 @@ func newService(t *testing.T, opts httpgc.Options) *service {
 	policy, err := groupconc.NewPolicyBuilder().
 		Isolation(groupconc.IsolationFairShare).
 		GlobalMaxInFlight(48).
-		PerGroupMaxConcurrency(map[string]int{"acme": 8, "globex": 6, "initech": 4, "hooli": 3}).
+		ParentSeparator("/").
+		PerGroupMaxConcurrency(map[string]int{"acme": 8, "globex": 6, "initech": 4, "hooli": 3, "umbrella": 4}).
 		ConcurrencyResolver(func(key string) int {
 			if strings.HasPrefix(key, "team-") {
 				return 3
@@ -80,7 +81,8 @@ func newService(t *testing.T, opts httpgc.Options) *service {
 	return s
 }
 
-// load starts the traffic: steady requests from many tenants, a burst of
+// load starts the traffic: steady requests from many tenants (umbrella's
+// from four users, "umbrella/ana" and so on), a burst of
 // 250 from globex, and 130 requests to hooli's backend, which hangs: 3
 // run, 100 wait (its queue threshold) and 27 are rejected.
 func (s *service) load(ctx context.Context) {
@@ -101,6 +103,12 @@ func (s *service) load(ctx context.Context) {
 	steady("acme", 20*time.Millisecond, 40*time.Millisecond, 260*time.Millisecond, 0.01)
 	steady("initech", 60*time.Millisecond, 80*time.Millisecond, 320*time.Millisecond, 0.05)
 	steady("globex", 150*time.Millisecond, 50*time.Millisecond, 300*time.Millisecond, 0)
+	// umbrella's users share its limit of 4. ana's slow requests take about
+	// two of it. So the others often wait for umbrella, not for their own.
+	steady("umbrella/ana", 800*time.Millisecond, time.Second, 2*time.Second, 0)
+	for _, user := range []string{"bo", "cy", "di"} {
+		steady("umbrella/"+user, 250*time.Millisecond, 100*time.Millisecond, 300*time.Millisecond, 0)
+	}
 	for i := 1; i <= 8; i++ {
 		steady(fmt.Sprintf("team-%02d", i), time.Duration(150+40*i)*time.Millisecond, 60*time.Millisecond, time.Duration(200+60*i)*time.Millisecond, 0)
 	}

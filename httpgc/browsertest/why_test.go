@@ -95,6 +95,13 @@ func TestAHungGroupIsToldApartFromABusyOneAndAGroupPausesFromItsRow(t *testing.T
 	if st, _ := s.e.GroupStats("initech"); !st.Paused {
 		t.Error("initech's GroupStats().Paused is false after the page paused it")
 	}
+	// umbrella's users show under it once opened.
+	waitFor(t, tab, "umbrella's row shows", row("umbrella")+`?.querySelector('button.twisty') != null`)
+	eval[bool](t, tab, row("umbrella")+`.querySelector('button.twisty').click(), true`)
+	waitFor(t, tab, "umbrella's users show", row("umbrella/ana")+`?.hidden === false`)
+	eval[bool](t, tab, `document.activeElement.blur(), true`) // a click from a script counts as from the keyboard
+	waitFor(t, tab, "a user of umbrella waits for umbrella's limit", `[...document.querySelectorAll('#groups tbody tr[data-group^="umbrella/"]')].some((tr) =>
+		tr.querySelector('td.why .why-tag')?.textContent === 'parent limit: umbrella')`)
 	var also string
 	switch {
 	case *screenshotTo != "":

@@ -1,0 +1,108 @@
+package httpgc
+
+import (
+	"slices"
+
+	"github.com/kobe/groupconc"
+)
+
+// A list of groups carries a shown child's ancestors too. The page draws a
+// child under its parent, so a child without its parent's row would be
+// orphaned. The first groups of the order are taken with the ancestors
+// they lack, as long as the list stays within its limit. A group whose
+// ancestors do not fit is left out, and a later one may take its place.
+// An ancestor counts in the list's limit but not in its total, so a prefix
+// filter's count stays that of the groups it matches. The list is then
+// sorted again. A parent's counts and ages cover its subtree, so by
+// oldest wait it comes before its children.
+//
+// Flat keys (no parents) cost nothing more. With parents, an ancestor not
+// among the first groups costs one GroupStats call. Ancestors are at most
+// maxDepth deep, as the executor allows.
+
+// maxDepth bounds the ancestors followed from a group.
+const maxDepth = 8
+
+// lookup returns a group's stats by key.
+type lookup func(key string) (groupconc.GroupStats, bool)
+
+// withAncestors returns items, sorted by t, with the ancestors each lacks,
+// at most t.n in all.
+func (h *Handler) withAncestors(t *top, items []item) []item {
+	if !slices.ContainsFunc(items, func(it item) bool { return it.st.Parent != "" }) {
+		return items
+	}
+	at := make(map[string]int, len(items)) // where a key is in items
+	for i := range items {
+		at[items[i].st.GroupKey] = i
+	}
+	kept := make(map[string]bool, len(items))
+	out := make([]item, 0, len(items))
+	var chain []item
+	for i := range items {
+		if kept[items[i].st.GroupKey] {
+			continue // taken already, as an ancestor
+		}
+		chain = append(chain[:0], items[i])
+		for key := items[i].st.Parent; key != "" && !kept[key] && len(chain) <= maxDepth; {
+			var anc item
+			if j, ok := at[key]; ok {
+				anc = items[j]
+			} else if st, ok := h.e.GroupStats(key); ok {
+				anc = item{st: st}
+			} else {
+				break // forgotten since: the child shows at the top
+			}
+			chain = append(chain, anc)
+			key = anc.st.Parent
+		}
+		if len(out)+len(chain) > t.n {
+			continue
+		}
+		for _, it := range chain {
+			kept[it.st.GroupKey] = true
+			out = append(out, it)
+		}
+	}
+	t.sort(out)
+	return out
+}
+
+// ancestorsIn returns a lookup that finds a group among rows' items, or
+// else asks the executor.
+func (h *Handler) ancestorsIn(items []item) lookup {
+	if !slices.ContainsFunc(items, func(it item) bool { return it.st.Parent != "" }) {
+		return h.e.GroupStats
+	}
+	m := make(map[string]groupconc.GroupStats, len(items))
+	for _, it := range items {
+		m[it.st.GroupKey] = it.st
+	}
+	return func(key string) (groupconc.GroupStats, bool) {
+		if st, ok := m[key]; ok {
+			return st, true
+		}
+		return h.e.GroupStats(key)
+	}
+}
+
+// parentLimit returns the displayed name of st's nearest ancestor whose
+// own limits hold its subtree: its in-flight count at its bulkhead, or its
+// running tasks' cost at its concurrency. It returns "" if none does.
+func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) string {
+	key := st.Parent
+	for range maxDepth {
+		if key == "" {
+			return ""
+		}
+		p, ok := find(key)
+		if !ok {
+			return ""
+		}
+		if (p.MaxInFlight != groupconc.Unlimited && p.InFlight >= p.MaxInFlight) || p.RunningCost >= p.MaxConcurrency {
+			return h.display(key)
+		}
+		key = p.Parent
+	}
+	return ""
+}

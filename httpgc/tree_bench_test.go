@@ -1,0 +1,67 @@
+package httpgc_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/httpgc"
+	"github.com/kobe/groupconc/internal/adaptertest"
+)
+
+// BenchmarkSnapshotTree is BenchmarkSnapshot with 10 000 users in 100
+// tenants ("t-007/u-00042"), one user in a hundred busy, beside 10 000
+// flat keys loaded alike. A tenant's stats sum up its subtree, which the
+// executor finds by a pass over the groups it remembers. By oldest wait a tenant comes before its users,
+// so the list holds the ancestors already. With a prefix that its tenant
+// does not match, a user's tenant is looked up.
+func BenchmarkSnapshotTree(b *testing.B) {
+	for _, shape := range []string{"flat", "tree"} {
+		// A user runs one task at a time, a tenant two: its busy user
+		// holds one, and its others finish through the other.
+		e := adaptertest.NewExecutor(b, groupconc.NewPolicyBuilder().ParentSeparator("/").
+			ConcurrencyResolver(func(key string) int {
+				if strings.Contains(key, "u-") {
+					return 1
+				}
+				return 2
+			}))
+		gate := adaptertest.NewGate(b)
+		var done []*groupconc.TaskHandle[int]
+		for i := range 10_000 {
+			key := fmt.Sprintf("t-%03d-u-%05d", i/100, i)
+			if shape == "tree" {
+				key = fmt.Sprintf("t-%03d/u-%05d", i/100, i)
+			}
+			if i%100 == 0 {
+				adaptertest.Submit(b, e, key, gate.Task)
+				adaptertest.Submit(b, e, key, gate.Task)
+				continue
+			}
+			done = append(done, adaptertest.Submit(b, e, key, adaptertest.OK))
+		}
+		for _, h := range done {
+			h.Wait()
+		}
+		gate.WaitStarted(100)
+		h, err := httpgc.New(e, httpgc.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { h.Close() })
+		sep := map[string]string{"flat": "-", "tree": "/"}[shape]
+		for _, query := range []string{"/api/groups?limit=100", "/api/groups?limit=100&sort=key&prefix=t-000" + sep} {
+			b.Run(fmt.Sprintf("%s/%s", shape, query[len("/api/groups?"):]), func(b *testing.B) {
+				req := request(http.MethodGet, query, "")
+				b.ReportAllocs()
+				for b.Loop() {
+					if w := serve(h, req); w.Code != http.StatusOK {
+						b.Fatal(w.Code, w.Body)
+					}
+				}
+			})
+		}
+	}
+}

@@ -164,15 +164,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			}
 		case fuzzOpShutdownGroup:
 			key := keys[int(in.next())%len(keys)]
-			if fuzzPausedTree(e, sh) {
-				continue
-			}
 			e.ShutdownGroup(key)
 		case fuzzOpEvict:
 			key := keys[int(in.next())%len(keys)]
-			if fuzzPausedTree(e, sh) {
-				continue
-			}
 			if probe, ok := e.GroupProbe(key); ok {
 				probes = append(probes, probe)
 				for _, k := range fuzzSubtree(p, keys, key) {

@@ -218,7 +218,6 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilde
 	if sh.tree {
 		b.ParentSeparator("/")
 		fuzzTreeLimits(in, conc, inFlight, queue)
-		sh.pin(inFlight, defInFlight)
 	}
 	if len(conc) > 0 {
 		b.PerGroupMaxConcurrency(conc)

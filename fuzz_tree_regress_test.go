@@ -214,7 +214,6 @@ func TestFuzzTreeRegression4(t *testing.T) {
 // bulkhead is lowered to 1: when t/u's tasks end, one of x's starts, not
 // both.
 func TestFuzzTreeRegression5(t *testing.T) {
-	t.Skip("library bug: lowering a child's limit leaves its tasks waiting for an ancestor's limit holding its permit, so they start past it")
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		synctest.Test(t, func(t *testing.T) {
 			policy := func(bulkhead int) *groupconc.GroupPolicy {

@@ -33,31 +33,6 @@ type fuzzShape struct {
 	// it runs a rejected task on its caller (RejectCallerRuns with no
 	// handler), and whether it has a RejectionHandler.
 	callerRuns, handler bool
-
-	// pinned are the parents' bulkheads, fixed by the first policy: a
-	// lowered parent bulkhead mishandles the subtree's tasks it sends
-	// back (TestFuzzTreeRegression4), so FuzzOps never lowers one.
-	pinned map[string]int
-}
-
-// fuzzParents are the keys of fuzzTreeKeys that are parents.
-var fuzzParents = []string{"t0", "t0/u1", "t1"}
-
-// pin sets the parents' bulkheads in inFlight to those of the shape's
-// first policy; defInFlight is the policy's default.
-func (sh *fuzzShape) pin(inFlight map[string]int, defInFlight int) {
-	if sh.pinned == nil {
-		sh.pinned = make(map[string]int)
-		for _, k := range fuzzParents {
-			sh.pinned[k] = defInFlight
-			if v, ok := inFlight[k]; ok {
-				sh.pinned[k] = v
-			}
-		}
-	}
-	for k, v := range sh.pinned {
-		inFlight[k] = v
-	}
 }
 
 // fuzzTreeKeys are the keys of the shapes with parents: tenants t0 and t1,
@@ -127,9 +102,7 @@ func fuzzOverride(t *testing.T, e *groupconc.GroupExecutor, o *oracle, key, gaug
 	case 2:
 		ov.MaxConcurrency = n(fuzzPick(v/5, 1, 2, 3, u))
 	case 3:
-		if !slices.Contains(fuzzParents, key) { // see fuzzShape.pinned
-			ov.MaxInFlight = n(fuzzPick(v/5, 1, 2, u))
-		}
+		ov.MaxInFlight = n(fuzzPick(v/5, 1, 2, u))
 		ov.QueueThreshold = n(fuzzPick(v/15, 0, 1, u))
 	}
 	if v&0x80 != 0 {
@@ -244,23 +217,6 @@ func fuzzTreeSeeds() [][]byte {
 		}
 	}
 	return seeds
-}
-
-// fuzzPausedTree reports whether, with parents, a group among keys is
-// paused by its override. ShutdownGroup and EvictGroup then miss tasks
-// that a pause holds back or that a lowered limit sent back
-// (TestFuzzTreeRegression2 and 3), so FuzzOps makes neither call
-// meanwhile.
-func fuzzPausedTree(e *groupconc.GroupExecutor, sh *fuzzShape) bool {
-	if !sh.tree {
-		return false
-	}
-	for _, k := range sh.keys {
-		if ov, ok := e.GroupOverride(k); ok && ov.Paused != nil && *ov.Paused {
-			return true
-		}
-	}
-	return false
 }
 
 // fuzzTrace, set by FUZZ_TRACE=1, logs the executor's state after each

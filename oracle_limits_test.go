@@ -126,9 +126,6 @@ func (o *oracle) checkStill(t testing.TB, e *groupconc.GroupExecutor, p *groupco
 			sc := live.scopeOf(k)
 			runCap = max(runCap, live.allowed(sc))
 			inFlightCap = max(inFlightCap, gs.Running, live.costOf(sc))
-			if oracleAncestorDrain && (oracleIsParent(p, k, keys) || p.ResolveParent(k) != "") {
-				inFlightCap = max(inFlightCap, live.inFlightBound(k, gs.InFlight))
-			}
 		}
 		if runCap != u && gs.Running > runCap {
 			t.Errorf("I1: group %q Running = %d, want <= %d (MaxConcurrency %d, MaxInFlight %d)", k, gs.Running, runCap, gs.MaxConcurrency, gs.MaxInFlight)

@@ -153,14 +153,6 @@ func (l *oracleLive) chain(groupKey string) []string {
 	return chain
 }
 
-// oracleAncestorDrain makes the checks of the limits of a group with a
-// parent, and of its ancestors, count a task's permits from its submit,
-// not its start. A lowered limit there does not send back the tasks that
-// hold its permit and wait at a later layer of another group of the chain
-// (TestFuzzTreeRegression1 and 5). So they may start past it, as if they
-// were running when it was lowered.
-const oracleAncestorDrain = true
-
 // oracleEntry is a function about to run: the gauge keys it holds permits
 // in (its group's, then its ancestors'), its cost, and the epoch it was
 // submitted in.
@@ -191,9 +183,6 @@ func (l *oracleLive) enterTask(x oracleEntry) (exit func()) {
 			l.running[sc] = make(map[int]int)
 		}
 		from[i] = epoch
-		if i > 0 && len(x.chain) > 1 && oracleAncestorDrain {
-			from[i] = x.since
-		}
 		l.running[sc][from[i]] += held[i]
 		l.count[sc] += held[i]
 		l.costs[sc] += cost
@@ -229,18 +218,6 @@ func (l *oracleLive) costOf(scope string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.costs[scope]
-}
-
-// inFlightBound returns the most permits groupKey's bulkhead may hold, given
-// that it holds some now: the largest bulkhead in force since it was last
-// seen holding none. It bounds the in-flight permits of a group of a chain
-// under oracleAncestorDrain.
-func (l *oracleLive) inFlightBound(groupKey string, inFlight int) int {
-	sc := l.scopeOf(groupKey)
-	return l.waitBoundOf("\x00inflight "+groupKey, inFlight, func(ep *oracleEpoch) int {
-		_, b := ep.limits(sc)
-		return b
-	})
 }
 
 // thresholdBound is waitBound for the queue threshold of a group, its

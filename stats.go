@@ -113,8 +113,13 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !ok {
 		return GroupStats{}, false
 	}
-	start, runs := e.oldestRunning(g)[g]
-	return e.groupStats(g, start, runs), true
+	var oldest map[*groupstate.Group[task]]int64
+	if g.HasChildren() {
+		oldest = e.oldestRunning(nil) // its subtree's too
+	} else {
+		oldest = e.oldestRunning(g)
+	}
+	return e.groupStats(g, oldest), true
 }
 
 // AllGroupStats returns an iterator over a snapshot of every known group,
@@ -158,8 +163,7 @@ func (e *GroupExecutor) snapshots(active bool) iter.Seq[GroupStats] {
 			each = e.groups.RangeActive
 		}
 		each(func(g *groupstate.Group[task]) bool {
-			start, runs := oldest[g]
-			st := e.groupStats(g, start, runs)
+			st := e.groupStats(g, oldest)
 			if active && st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !st.Paused {
 				return true
 			}
@@ -180,15 +184,16 @@ func (e *GroupExecutor) oldestRunning(g *groupstate.Group[task]) map[*groupstate
 	return m
 }
 
-// groupStats returns g's snapshot. If a task of g runs, the oldest started
-// at oldest.
-func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs bool) GroupStats {
+// groupStats returns g's snapshot. oldest says when the oldest running
+// task of each group started, of g's subtree at least (oldestRunning).
+func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) GroupStats {
+	start, runs := oldest[g]
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()
 	n := g.Outcomes()
 	var age time.Duration
 	if runs {
-		age = max(time.Duration(e.clock()-oldest), 0)
+		age = max(time.Duration(e.clock()-start), 0)
 	}
 	st := GroupStats{
 		GroupKey:       g.Key(),
@@ -214,16 +219,15 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest int64, runs
 		st.Parent = p.Key()
 	}
 	if g.HasChildren() {
-		e.addSubtree(&st, g)
+		e.addSubtree(&st, g, oldest)
 	}
 	return st
 }
 
 // addSubtree adds to st, parent g's snapshot, the counts and ages of g's
 // subtree. g's bulkhead already counts the subtree's tasks in flight.
-func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task]) {
+func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) {
 	now := e.clock()
-	oldest := e.oldestRunning(nil)
 	for _, d := range e.groups.Subtree(g) {
 		running, waiting, _ := d.Counts() // g's in flight count its subtree's
 		st.Running += running

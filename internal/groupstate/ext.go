@@ -1,6 +1,9 @@
 package groupstate
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // A task costs one permit at every layer, and its group has no parent,
 // unless it is extended. An extended task carries an Ext, kept by its
@@ -34,6 +37,10 @@ type kin[T any] struct {
 	parent *Group[T] // fixed when the group is made; nil at the top
 	levels uint8     // its ancestors
 	kids   atomic.Bool
+
+	mu       sync.Mutex
+	children []*Group[T] // guarded by mu; those the registry holds
+	at       int         // its index in its parent's children; guarded by the parent's mu
 
 	// extra is what extended tasks add to the count Global.running reads
 	// for the group. running subtracts it back.
@@ -142,6 +149,33 @@ func (g *Group[T]) family() *kin[T] {
 	}
 	g.kin.CompareAndSwap(nil, new(kin[T]))
 	return g.kin.Load()
+}
+
+// adopt lists c, just made, among the children of k's group.
+func (k *kin[T]) adopt(c *Group[T]) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c.kin.Load().at = len(k.children)
+	k.children = append(k.children, c)
+	k.kids.Store(true)
+}
+
+// leaveParent takes g, forgotten or evicted, off its parent's children,
+// and counts it out of the parent, which may be forgotten in turn.
+func (g *Group[T]) leaveParent() {
+	p := g.up()
+	if p == nil {
+		return
+	}
+	k := p.kin.Load()
+	k.mu.Lock()
+	i, last := g.kin.Load().at, len(k.children)-1
+	k.children[i] = k.children[last]
+	k.children[i].kin.Load().at = i
+	k.children[last] = nil
+	k.children = k.children[:last]
+	k.mu.Unlock()
+	p.exit()
 }
 
 // up returns g's parent, or nil at the top.

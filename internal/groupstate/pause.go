@@ -123,17 +123,14 @@ func (g *Group[T]) takeOutSubtree() []*Permits[T] {
 		return ws
 	}
 	seen := map[*line[T]]bool{}
-	g.reg.Range(func(d *Group[T]) bool {
-		if d.under(g) {
-			for _, l := range d.layerLines() {
-				if !seen[l] {
-					seen[l] = true
-					ws = l.takeOut(nil, in, ws)
-				}
+	for _, d := range append(g.reg.Subtree(g), g) {
+		for _, l := range d.layerLines() {
+			if !seen[l] {
+				seen[l] = true
+				ws = l.takeOut(nil, in, ws)
 			}
 		}
-		return true
-	})
+	}
 	return ws
 }
 

@@ -139,7 +139,7 @@ func (r *Registry[T]) create(key string) (*Group[T], error) {
 			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
 			kidQueueOf(parent, &parent.conc, heldConc)
 		}
-		parent.family().kids.Store(true)
+		parent.family().adopt(g)
 	}
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
@@ -147,18 +147,21 @@ func (r *Registry[T]) create(key string) (*Group[T], error) {
 	return g, nil
 }
 
-// Subtree returns g's descendants, by a walk of every group r holds.
+// Subtree returns g's descendants that r holds, parents before their
+// children.
 func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] {
 	var out []*Group[T]
-	if !g.hasKids() {
-		return nil
-	}
-	r.Range(func(d *Group[T]) bool {
-		if d != g && d.under(g) {
-			out = append(out, d)
+	for i := -1; i < len(out); i++ {
+		a := g
+		if i >= 0 {
+			a = out[i]
 		}
-		return true
-	})
+		if k := a.kin.Load(); k != nil {
+			k.mu.Lock()
+			out = append(out, k.children...)
+			k.mu.Unlock()
+		}
+	}
 	return out
 }
 
@@ -213,9 +216,7 @@ func (r *Registry[T]) evictOne(g *Group[T], cause error, out []*T) []*T {
 		return out
 	}
 	r.count.Add(-1)
-	if g.up() != nil {
-		g.up().exit()
-	}
+	g.leaveParent()
 	return g.evict(cause, out)
 }
 
@@ -333,9 +334,7 @@ func (r *Registry[T]) ForgetIdle() {
 		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
 			r.remove(g)
 			g.scope.Load().cancel(&forgotten)
-			if g.up() != nil {
-				g.up().exit()
-			}
+			g.leaveParent()
 		}
 		return true
 	})

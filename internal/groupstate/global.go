@@ -324,10 +324,11 @@ type pathStep[T any] struct {
 }
 
 // after returns the layers a task of g walks through after the one of bit
-// at level lv, in order, its ancestors' included.
+// at level lv, in order, its ancestors' included. A bit of 0 gives them
+// all.
 func (gl *Global[T]) after(g *Group[T], bit, lv uint8) []pathStep[T] {
 	var out []pathStep[T]
-	found := false
+	found := bit == 0
 	for i := range gl.walk {
 		y := &gl.walk[i]
 		for l := uint8(0); l <= y.top(g.depth()); l++ {

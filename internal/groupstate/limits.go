@@ -10,6 +10,10 @@ type Answers struct{ Concurrency, Weight int }
 
 // Changes collects the tasks a change of limits moved.
 type Changes[T any] struct {
+	// lines gave back permits while limits were enforced, with no hand-off
+	// (see yield). settle hands them on once every limit is enforced.
+	lines []*line[T]
+
 	// Handed were handed a permit. The caller owns them, and must call
 	// Resume on each.
 	Handed []*T
@@ -23,6 +27,43 @@ type Changes[T any] struct {
 }
 
 func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }
+
+// settle hands on the permits given back while limits were enforced. It
+// is the last pass of a change of limits.
+func (c *Changes[T]) settle() {
+	for _, l := range c.lines {
+		c.handed(l.grant())
+	}
+	c.lines = nil
+}
+
+// yield gives back, without handing them on, p's permits of steps, and an
+// ancestor's slot it holds there. The lines are kept in c to settle. A
+// permit handed on here could go to a task that holds a limit lowered
+// later in the same change, out of reach of its enforcement.
+func (p *Permits[T]) yield(steps []pathStep[T], c *Changes[T]) {
+	x := p.x()
+	for i := len(steps) - 1; i >= 0; i-- {
+		m := steps[i]
+		h, a := &p.held, p.group
+		if m.lv > 0 {
+			h, a = &x.anc[m.lv-1], p.group.ancestor(m.lv)
+			p.dropSlotAt(a, h)
+		}
+		if *h&m.bit == 0 {
+			continue
+		}
+		*h &^= m.bit
+		if x != nil {
+			p.group.global.counted(x, a, m.bit, m.lv, -1)
+			if m.lv > 0 {
+				p.group.global.kidHeld(p.group, x, m.bit, m.lv, -1)
+			}
+		}
+		m.l.held.giveN(x.amount(m.bit, m.lv))
+		c.lines = append(c.lines, m.l)
+	}
+}
 
 // A change of limits goes in three passes, in this order for every layer
 // it touches (see Registry.Update). First it stores the new limits. Then
@@ -95,20 +136,11 @@ func requeue[T any](l *line[T], bit uint8, a *Group[T], ws []*Permits[T], c *Cha
 	}
 	sortBySubmitted(ws)
 	for _, p := range ws {
-		lv := p.levelOf(a)
-		for _, m := range p.group.global.after(p.group, bit, lv) {
-			if m.lv == 0 {
-				p.releaseLine(m.l, m.bit)
-			} else {
-				p.releaseAt(p.ext(), p.group.ancestor(m.lv), m.bit, m.lv)
-			}
-		}
-		for h := p.Handed(); h != nil; h = p.Handed() {
-			c.Handed = append(c.Handed, h)
-		}
+		p.yield(p.group.global.after(p.group, bit, p.levelOf(a)), c)
 		c.Requeued = append(c.Requeued, p.task())
 	}
-	c.handed(l.requeue(ws, bit, a))
+	l.requeue(ws, bit, a)
+	c.lines = append(c.lines, l)
 }
 
 // levelOf returns the level of a on the path of p's group: 0 for its own

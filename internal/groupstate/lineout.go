@@ -25,8 +25,8 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
 // back in the queue ahead of their priority, in order. It takes their
-// permits back. Then it hands free permits on as grant does.
-func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) *Permits[T] {
+// permits back. The change of limits grants them on (Changes.settle).
+func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) {
 	r := l.lock()
 	defer r.unlock()
 	for i := len(ws) - 1; i >= 0; i-- {
@@ -45,7 +45,6 @@ func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) *Permits[T] 
 		l.pushLocked(r, w, true)
 		l.held.giveN(x.amount(bit, lv))
 	}
-	return l.grantLocked(r)
 }
 
 // oldest returns when g's oldest task in the line was submitted, or

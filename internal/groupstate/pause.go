@@ -94,10 +94,8 @@ func (g *Group[T]) park(c *Changes[T]) {
 	}
 	sortBySubmitted(ws)
 	for _, p := range ws {
-		p.giveLayers()
-		for h := p.Handed(); h != nil; h = p.Handed() {
-			c.Handed = append(c.Handed, h)
-		}
+		p.yield(p.group.global.after(p.group, 0, 0), c)
+		p.dropSlot(g.global.queue, heldGlobalSlot)
 		c.Requeued = append(c.Requeued, p.task())
 	}
 	r := pl.lock()
@@ -132,25 +130,6 @@ func (g *Group[T]) takeOutSubtree() []*Permits[T] {
 		}
 	}
 	return ws
-}
-
-// giveLayers gives back every permit p holds, and every slot but its own
-// group's, for p to wait in a pause line.
-func (p *Permits[T]) giveLayers() {
-	g := p.group
-	gl := g.global
-	for i := len(gl.walk) - 1; i >= 0; i-- {
-		y := &gl.walk[i]
-		for lv := y.top(g.depth()); lv > 0; lv-- {
-			p.releaseAt(p.ext(), g.ancestor(lv), y.bit, lv)
-		}
-		if y.bit == heldGlobal {
-			gl.giveGlobal(p)
-		} else {
-			p.releaseLine(g.lineOf(y.bit), y.bit)
-		}
-	}
-	p.dropSlot(gl.queue, heldGlobalSlot)
 }
 
 // unpark, in a change of limits that resumed g, takes the tasks out of its

@@ -297,6 +297,7 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	for _, g := range groups {
 		g.grant(c)
 	}
+	c.settle()
 	return c
 }
 

@@ -51,6 +51,7 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 	c = new(Changes[T])
 	g.enforce(c)
 	g.grant(c)
+	c.settle()
 	return old, c
 }
 

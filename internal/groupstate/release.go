@@ -22,7 +22,7 @@ func (p *Permits[T]) Release() {
 }
 
 func (p *Permits[T]) release() {
-	if p.held == 0 { // nothing held, nor counted: released already, or never walked
+	if !p.Holds() { // nothing held, nor counted: released already, or never walked
 		return
 	}
 	g := p.group

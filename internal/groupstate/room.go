@@ -98,7 +98,11 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 
 // Holds reports whether the task holds anything. A blocked caller's task
 // holds a slot once one is handed to it.
-func (p *Permits[T]) Holds() bool { return p.held != 0 }
+func (p *Permits[T]) Holds() bool { return p.held != 0 || p.flags&extended != 0 && p.holdsAbove() }
+
+// holdsAbove reports whether p holds anything of an ancestor's: a blocked
+// caller may have been handed an ancestor's queue slot alone.
+func (p *Permits[T]) holdsAbove() bool { return p.ext().anc != [MaxAncestors]uint8{} }
 
 // Unblock counts the task's caller out of the blocked counts.
 func (p *Permits[T]) Unblock() {

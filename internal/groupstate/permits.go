@@ -163,12 +163,13 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	}
 	g := p.group
 	gl := g.global
-	if out := p.gate(); out != Admitted {
-		return p.stop(out, ReasonGroupQueueFull)
-	}
 	x, depth := p.x(), uint8(0)
 	if x != nil {
+		x.above = 0       // until an ancestor's queue turns this walk away
 		depth = g.depth() // a plain task's group has no parent (NeedsExt)
+	}
+	if out := p.gate(); out != Admitted {
+		return p.stop(out, ReasonGroupQueueFull)
 	}
 	for i := range gl.walk {
 		y := &gl.walk[i]

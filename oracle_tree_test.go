@@ -227,16 +227,6 @@ func (l *oracleLive) thresholdBound(groupKey string, waiting int) int {
 	return l.waitBoundOf(groupKey, waiting, func(ep *oracleEpoch) int { return ep.threshold(sc) })
 }
 
-// oracleIsParent reports whether key is the parent of any of keys.
-func oracleIsParent(p *groupconc.GroupPolicy, key string, keys []string) bool {
-	for _, k := range keys {
-		if p.ResolveParent(k) == key {
-			return true
-		}
-	}
-	return false
-}
-
 // setCallerRuns records whether p runs a rejected task on its caller
 // (RejectCallerRuns with no handler). Call it before update(p).
 func (l *oracleLive) setCallerRuns(p *groupconc.GroupPolicy, callerRuns bool) {

@@ -93,8 +93,13 @@ func (p *Permits[T]) x() *Ext {
 	if p.flags&extended == 0 {
 		return nil
 	}
-	return p.ext()
+	return p.extNow()
 }
+
+// extNow is ext, kept out of line so that x inlines.
+//
+//go:noinline
+func (p *Permits[T]) extNow() *Ext { return p.ext() }
 
 // need returns the permits a task of Ext x (nil: plain) needs at a layer
 // whose limit is limit. That is its cost, or the whole limit if less.

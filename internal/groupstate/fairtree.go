@@ -57,6 +57,13 @@ func (l *kinList[T]) remove(g *Group[T]) {
 // tasks of g, in g and in each ancestor's subtree count.
 func runFair[T any](g *Group[T], n int64) {
 	g.fair.running.Add(n)
+	if g.kin.Load() != nil {
+		runBelow(g, n)
+	}
+}
+
+// runBelow counts n in the subtree counts of g's ancestors.
+func runBelow[T any](g *Group[T], n int64) {
 	for a := g.up(); a != nil; a = a.up() {
 		a.fair.below.Add(n)
 	}

@@ -267,7 +267,9 @@ func (p *Permits[T]) releaseFair() {
 	gl := g.global
 	p.held &^= heldGlobal
 	var w *Permits[T]
-	if p.held&heldConc != 0 && p.flags&extended == 0 && gl.line.waiting.Load() != 0 { // else it would not join: release is lock-free
+	// A waiter of a parent's line may be a descendant's, whose next layer
+	// is not the global one: only a plain group's waiter is handed on here.
+	if p.held&heldConc != 0 && p.flags&extended == 0 && g.kin.Load() == nil && gl.line.waiting.Load() != 0 { // else it would not join: release is lock-free
 		w = g.conc.handOne(p)
 	}
 	if w == nil {

@@ -102,14 +102,14 @@ func TestActiveGroupStatsForgetsIdleGroupsAndSeesTheirKeysAgain(t *testing.T) {
 		e := newExecutor(t, builder().IdleGroupTTL(ttl))
 		k := newGatedTask(t, 1)
 		h := submit(t, t.Context(), e, "a", "1", k.Fn)
-		time.Sleep(3 * ttl) // a group with a running task is never forgotten
+		time.Sleep(3 * ttl) // fake clock: a group with a running task is never forgotten
 		require.Contains(t, activeStats(t, e), "a")
 		assert.Equal(t, 3*ttl, activeStats(t, e)["a"].OldestRunning)
 		k.Release()
 		quiesce(t, e, h)
 		assert.Empty(t, activeStats(t, e))
 
-		time.Sleep(2 * ttl)
+		time.Sleep(2 * ttl) // fake clock: past the TTL
 		assert.Empty(t, activeStats(t, e))
 		assert.Zero(t, e.Stats().Groups, "forgotten")
 		k2 := newGatedTask(t, 2)

@@ -169,3 +169,21 @@ func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(
 // ahead counts the waiters of w's bucket served before w. The buckets are
 // served in turn, so those of other buckets are not said to be ahead.
 func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.of[k.child(w)].q.ahead(w) }
+
+// kidHeld counts, under fair share, the permits of the layer bit of the
+// ancestor at level lv (above 0) of g, held by a task of Ext x. They are
+// counted for the ancestor's child on g's path, whose share of that layer
+// the ancestor's kidQueue weighs.
+func (gl *Global[T]) kidHeld(g *Group[T], x *Ext, bit, lv uint8, sign int64) {
+	if gl.fair {
+		g.ancestor(lv - 1).family().held[layerIndex(bit)].Add(sign * x.amount(bit, lv))
+	}
+}
+
+// layerIndex is 0 for the bulkhead, 1 for the concurrency layer.
+func layerIndex(bit uint8) int {
+	if bit == heldConc {
+		return 1
+	}
+	return 0
+}

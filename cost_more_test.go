@@ -1,7 +1,6 @@
 package groupconc_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 
@@ -11,15 +10,6 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// submitCost submits k's function to key with opts, and fails the test on
-// an error.
-func submitCost(t *testing.T, e *groupconc.GroupExecutor, key, id string, k *gatedTask, opts groupconc.SubmitOptions) *groupconc.TaskHandle[int] {
-	t.Helper()
-	h, err := groupconc.SubmitWith(context.Background(), e, key, id, k.Fn, opts)
-	require.NoError(t, err)
-	return h
-}
-
 // A costly task of a higher priority is served first, and waits until its
 // cost is free: no cheaper task behind it starts meanwhile.
 func TestCostWithPriorities(t *testing.T) {
@@ -28,16 +18,16 @@ func TestCostWithPriorities(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(3))
 			run1, run2 := newGatedTask(t, 1), newGatedTask(t, 2)
 			big, small := newGatedTask(t, 3), newGatedTask(t, 4)
-			h1 := submitCost(t, e, "g", "run1", run1, groupconc.SubmitOptions{})
-			h2 := submitCost(t, e, "g", "run2", run2, groupconc.SubmitOptions{})
-			hs := submitCost(t, e, "g", "small", small, groupconc.SubmitOptions{Priority: groupconc.PriorityLow, Cost: 1})
+			h1 := submitGated(t, e, "g", "run1", run1, groupconc.SubmitOptions{})
+			h2 := submitGated(t, e, "g", "run2", run2, groupconc.SubmitOptions{})
+			hs := submitGated(t, e, "g", "small", small, groupconc.SubmitOptions{Priority: groupconc.PriorityLow, Cost: 1})
 			synctest.Wait()
 			require.True(t, small.started.Load(), "one permit was free")
 			small.Release()
 			synctest.Wait()
-			hb := submitCost(t, e, "g", "big", big, groupconc.SubmitOptions{Priority: groupconc.PriorityHigh, Cost: 2})
+			hb := submitGated(t, e, "g", "big", big, groupconc.SubmitOptions{Priority: groupconc.PriorityHigh, Cost: 2})
 			small2 := newGatedTask(t, 5)
-			hs2 := submitCost(t, e, "g", "small2", small2, groupconc.SubmitOptions{Priority: groupconc.PriorityLow})
+			hs2 := submitGated(t, e, "g", "small2", small2, groupconc.SubmitOptions{Priority: groupconc.PriorityLow})
 			synctest.Wait()
 			requireWaiting(t, hb, big)
 			requireWaiting(t, hs2, small2) // a permit is free, but big is first
@@ -63,20 +53,20 @@ func TestCostThresholdsBlockAndDiscard(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(2).
 				DefaultQueueThresholdPerGroup(1).RejectionPolicy(groupconc.RejectDiscardOldest))
 			run, waiting, newer := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
-			hr := submitCost(t, e, "g", "run", run, groupconc.SubmitOptions{Cost: 2})
-			hw := submitCost(t, e, "g", "waiting", waiting, groupconc.SubmitOptions{Cost: 5})
+			hr := submitGated(t, e, "g", "run", run, groupconc.SubmitOptions{Cost: 2})
+			hw := submitGated(t, e, "g", "waiting", waiting, groupconc.SubmitOptions{Cost: 5})
 			synctest.Wait()
 			requireWaiting(t, hw, waiting)
 			st, _ := e.GroupStats("g")
 			assert.Equal(t, 1, st.Waiting, "one task, whatever its cost")
-			hn := submitCost(t, e, "g", "newer", newer, groupconc.SubmitOptions{Cost: 1})
+			hn := submitGated(t, e, "g", "newer", newer, groupconc.SubmitOptions{Cost: 1})
 			synctest.Wait()
 			assert.Equal(t, groupconc.StatusRejected, doneResult(t, hw).Status, "displaced")
 
 			blocked := newGatedTask(t, 4)
 			done := make(chan *groupconc.TaskHandle[int])
 			go func() {
-				done <- submitCost(t, e, "g", "blocked", blocked, groupconc.SubmitOptions{Cost: 3, Block: true})
+				done <- submitGated(t, e, "g", "blocked", blocked, groupconc.SubmitOptions{Cost: 3, Block: true})
 			}()
 			synctest.Wait()
 			select {
@@ -103,12 +93,12 @@ func TestCostUnderAnOverride(t *testing.T) {
 		e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(10))
 		first := newGatedTask(t, 0)
 		first.Release()
-		submitCost(t, e, "g", "first", first, groupconc.SubmitOptions{}).Wait()
+		submitGated(t, e, "g", "first", first, groupconc.SubmitOptions{}).Wait()
 		four := 4
 		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &four}))
 		a, b := newGatedTask(t, 1), newGatedTask(t, 2)
-		ha := submitCost(t, e, "g", "a", a, groupconc.SubmitOptions{Cost: 3})
-		hb := submitCost(t, e, "g", "b", b, groupconc.SubmitOptions{Cost: 2})
+		ha := submitGated(t, e, "g", "a", a, groupconc.SubmitOptions{Cost: 3})
+		hb := submitGated(t, e, "g", "b", b, groupconc.SubmitOptions{Cost: 2})
 		synctest.Wait()
 		requireWaiting(t, hb, b)
 		six := 6

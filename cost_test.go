@@ -11,21 +11,6 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// costly submits k's function to key with cost c.
-func costly(t *testing.T, e *groupconc.GroupExecutor, key string, c int, k *gatedTask) *groupconc.TaskHandle[int] {
-	t.Helper()
-	h, err := groupconc.SubmitWith(context.Background(), e, key, t.Name()+key+string(rune('a'+c))+randID(), k.Fn, groupconc.SubmitOptions{Cost: c})
-	require.NoError(t, err)
-	return h
-}
-
-var idSeq int
-
-func randID() string {
-	idSeq++
-	return string(rune('A'+idSeq%26)) + string(rune('0'+idSeq/26%10)) + string(rune('0'+idSeq/260%10))
-}
-
 // A costly task at the head of its line is not passed by a cheaper one
 // behind it, and each holds its cost.
 func TestCostHeadOfLineIsNotOvertaken(t *testing.T) {
@@ -33,10 +18,10 @@ func TestCostHeadOfLineIsNotOvertaken(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(4))
 			a, b, c := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
-			ha := costly(t, e, "g", 3, a)
+			ha := submitGated(t, e, "g", "", a, groupconc.SubmitOptions{Cost: 3})
 			synctest.Wait()
-			hb := costly(t, e, "g", 2, b)
-			hc := costly(t, e, "g", 1, c)
+			hb := submitGated(t, e, "g", "", b, groupconc.SubmitOptions{Cost: 2})
+			hc := submitGated(t, e, "g", "", c, groupconc.SubmitOptions{})
 			synctest.Wait()
 			require.True(t, a.started.Load())
 			requireWaiting(t, hb, b)
@@ -66,18 +51,18 @@ func TestCostAboveLimitRunsAlone(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(2).GlobalMaxInFlight(3))
 			big, small := newGatedTask(t, 1), newGatedTask(t, 2)
-			hb := costly(t, e, "g", 5, big)
+			hb := submitGated(t, e, "g", "", big, groupconc.SubmitOptions{Cost: 5})
 			synctest.Wait()
 			require.True(t, big.started.Load())
 			st, _ := e.GroupStats("g")
 			assert.Equal(t, 2, st.RunningCost, "the whole limit, not the cost")
 			assert.Equal(t, 3, e.Stats().GlobalInFlight, "min(5, 3) at the global cap")
-			hs := costly(t, e, "g", 1, small)
+			hs := submitGated(t, e, "g", "", small, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, hs, small)
 
 			next := newGatedTask(t, 3)
-			hn := costly(t, e, "g", 5, next)
+			hn := submitGated(t, e, "g", "", next, groupconc.SubmitOptions{Cost: 5})
 			p := mustBuild(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).GlobalMaxInFlight(3))
 			require.NoError(t, e.UpdatePolicy(p))
 			big.Release()
@@ -98,13 +83,13 @@ func TestCostAtTheGlobalCap(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(10).GlobalMaxInFlight(4))
 			a, b, c := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
-			ha := costly(t, e, "a", 3, a)
+			ha := submitGated(t, e, "a", "", a, groupconc.SubmitOptions{Cost: 3})
 			synctest.Wait()
-			hb := costly(t, e, "b", 2, b)
+			hb := submitGated(t, e, "b", "", b, groupconc.SubmitOptions{Cost: 2})
 			synctest.Wait()
 			requireWaiting(t, hb, b)
 			assert.Equal(t, 3, e.Stats().GlobalInFlight)
-			hc := costly(t, e, "c", 1, c)
+			hc := submitGated(t, e, "c", "", c, groupconc.SubmitOptions{})
 			synctest.Wait()
 			if mode == groupconc.IsolationOff {
 				requireWaiting(t, hc, c) // first come, first served: b is first
@@ -129,7 +114,7 @@ func TestCostFairShareInPermits(t *testing.T) {
 		add := func(key string, c int) *gatedTask {
 			k := newGatedTask(t, c)
 			ks = append(ks, k)
-			hs = append(hs, costly(t, e, key, c, k))
+			hs = append(hs, submitGated(t, e, key, "", k, groupconc.SubmitOptions{Cost: c}))
 			synctest.Wait()
 			return k
 		}
@@ -170,7 +155,7 @@ func TestCostDo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(3))
 		a := newGatedTask(t, 1)
-		ha := costly(t, e, "g", 2, a)
+		ha := submitGated(t, e, "g", "", a, groupconc.SubmitOptions{Cost: 2})
 		synctest.Wait()
 		done := make(chan int)
 		go func() {

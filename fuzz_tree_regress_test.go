@@ -33,7 +33,7 @@ func TestFuzzTreeRegression1(t *testing.T) {
 			var hs []*groupconc.TaskHandle[int]
 			for _, key := range []string{"t/u1", "t/u2", "t/u1", "t/u2"} {
 				k := newGatedTask(t, 1)
-				ks, hs = append(ks, k), append(hs, costly(t, e, key, 1, k))
+				ks, hs = append(ks, k), append(hs, submitGated(t, e, key, "", k, groupconc.SubmitOptions{}))
 				synctest.Wait()
 			}
 			requireWaiting(t, hs[2], ks[2])
@@ -75,10 +75,10 @@ func TestFuzzTreeRegression2(t *testing.T) {
 					e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/"))
 					k := newGatedTask(t, 1)
 					k.Release()
-					costly(t, e, tc.paused, 1, k).Wait()
+					submitGated(t, e, tc.paused, "", k, groupconc.SubmitOptions{}).Wait()
 					yes := true
 					require.NoError(t, e.SetGroupOverride(tc.paused, groupconc.GroupOverride{Paused: &yes}))
-					h := costly(t, e, tc.submit, 1, k)
+					h := submitGated(t, e, tc.submit, "", k, groupconc.SubmitOptions{})
 					synctest.Wait()
 					require.False(t, h.IsDone())
 					if tc.evict == "" {
@@ -121,13 +121,13 @@ func TestFuzzTreeRegression3(t *testing.T) {
 					for _, key := range []string{"t0/u1", "t0/u1", "t0/u2"} {
 						k := newGatedTask(t, 1)
 						ks = append(ks, k)
-						costly(t, e, key, 1, k)
+						submitGated(t, e, key, "", k, groupconc.SubmitOptions{})
 					}
 					synctest.Wait()
 					yes := true
 					require.NoError(t, e.SetGroupOverride("t0/u2", groupconc.GroupOverride{Paused: &yes}))
 					k := newGatedTask(t, 1)
-					h := costly(t, e, "t0/u1", 1, k)
+					h := submitGated(t, e, "t0/u1", "", k, groupconc.SubmitOptions{})
 					synctest.Wait()
 					requireWaiting(t, h, k)
 					require.NoError(t, e.UpdatePolicy(policy(1)))
@@ -174,9 +174,9 @@ func TestFuzzTreeRegression4(t *testing.T) {
 					e := groupconc.New(policy(groupconc.Unlimited))
 					t.Cleanup(func() { _ = e.Close() })
 					a, b := newGatedTask(t, 1), newGatedTask(t, 2)
-					ha := costly(t, e, "t1", 1, a)
+					ha := submitGated(t, e, "t1", "", a, groupconc.SubmitOptions{})
 					synctest.Wait()
-					hb := costly(t, e, "t1/u1", 1, b)
+					hb := submitGated(t, e, "t1/u1", "", b, groupconc.SubmitOptions{})
 					synctest.Wait()
 					requireWaiting(t, hb, b)
 					st, _ := e.GroupStats("t1")
@@ -226,7 +226,7 @@ func TestFuzzTreeRegression5(t *testing.T) {
 			var hs []*groupconc.TaskHandle[int]
 			for _, key := range []string{"t/u", "t/u", "t/u/x", "t/u/x"} {
 				k := newGatedTask(t, 1)
-				ks, hs = append(ks, k), append(hs, costly(t, e, key, 1, k))
+				ks, hs = append(ks, k), append(hs, submitGated(t, e, key, "", k, groupconc.SubmitOptions{}))
 				synctest.Wait()
 			}
 			requireWaiting(t, hs[2], ks[2])

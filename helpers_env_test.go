@@ -3,6 +3,7 @@ package groupconc_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,6 +160,20 @@ func (k *gatedTask) Fn(context.Context) (int, error) {
 	<-k.release
 	return k.value, nil
 }
+
+// submitGated submits k's function to key with o, and fails the test on
+// an error. An empty id gets one made from a count.
+func submitGated(t *testing.T, e *groupconc.GroupExecutor, key, id string, k *gatedTask, o groupconc.SubmitOptions) *groupconc.TaskHandle[int] {
+	t.Helper()
+	if id == "" {
+		id = "gated-" + strconv.FormatInt(gatedIDs.Add(1), 10)
+	}
+	h, err := groupconc.SubmitWith(context.Background(), e, key, id, k.Fn, o)
+	require.NoError(t, err)
+	return h
+}
+
+var gatedIDs atomic.Int64
 
 // newExecutor builds b and returns an executor for it, closed by the cleanup.
 func newExecutor(t *testing.T, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {

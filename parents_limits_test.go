@@ -33,7 +33,7 @@ func TestParentLimitsItsSubtree(t *testing.T) {
 			for _, key := range []string{"acme/u1", "acme/u1", "acme/u1", "acme/u2", "acme/u3"} {
 				k := newGatedTask(t, 1)
 				ks = append(ks, k)
-				hs = append(hs, costly(t, e, key, 1, k))
+				hs = append(hs, submitGated(t, e, key, "", k, groupconc.SubmitOptions{}))
 			}
 			synctest.Wait()
 			started := func() (n int) {
@@ -123,9 +123,9 @@ func TestParentShutdownAndEvictTheSubtree(t *testing.T) {
 			run, other := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 1), newGatedTask(t, 1)}, newGatedTask(t, 3)
 			var hs []*groupconc.TaskHandle[int]
 			for _, k := range run {
-				hs = append(hs, costly(t, e, "acme/u1", 1, k))
+				hs = append(hs, submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{}))
 			}
-			ho := costly(t, e, "initech/u1", 1, other)
+			ho := submitGated(t, e, "initech/u1", "", other, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, hs[2], run[2]) // at u1's limit of 2
 			e.ShutdownGroup("acme")
@@ -154,7 +154,7 @@ func TestParentShutdownAndEvictTheSubtree(t *testing.T) {
 func TestParentRememberedWhileAChildIs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, tenants(groupconc.IsolationOff).IdleGroupTTL(time.Minute))
-		h := costly(t, e, "acme/u1", 1, func() *gatedTask { k := newGatedTask(t, 1); k.Release(); return k }())
+		h := submitGated(t, e, "acme/u1", "", func() *gatedTask { k := newGatedTask(t, 1); k.Release(); return k }(), groupconc.SubmitOptions{})
 		h.Wait()
 		_, ok := e.GroupStats("acme")
 		require.True(t, ok)
@@ -198,9 +198,9 @@ func TestParentQueueThreshold(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme": 1}).PerGroupQueueThreshold(map[string]int{"acme": 1}))
 			k, k2 := newGatedTask(t, 1), newGatedTask(t, 2)
-			h1 := costly(t, e, "acme/u1", 1, k)
-			h2 := costly(t, e, "acme/u2", 1, k2)
-			h3 := costly(t, e, "acme/u3", 1, k)
+			h1 := submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{})
+			h2 := submitGated(t, e, "acme/u2", "", k2, groupconc.SubmitOptions{})
+			h3 := submitGated(t, e, "acme/u3", "", k, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, h2, k2)
 			re := requireRejected(t, h3, "group")
@@ -220,11 +220,11 @@ func TestParentPause(t *testing.T) {
 			on, off := true, false
 			first := newGatedTask(t, 0)
 			first.Release()
-			costly(t, e, "acme/u1", 1, first).Wait()
+			submitGated(t, e, "acme/u1", "", first, groupconc.SubmitOptions{}).Wait()
 			require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &on}))
 			a, b := newGatedTask(t, 1), newGatedTask(t, 2)
-			ha := costly(t, e, "acme/u1", 1, a)
-			hb := costly(t, e, "initech/u1", 1, b)
+			ha := submitGated(t, e, "acme/u1", "", a, groupconc.SubmitOptions{})
+			hb := submitGated(t, e, "initech/u1", "", b, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, ha, a)
 			assert.True(t, b.started.Load(), "the paused subtree holds no global permit")
@@ -260,9 +260,9 @@ func TestParentQueueFullUnderBlock(t *testing.T) {
 				e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme": 1}).
 					PerGroupQueueThreshold(map[string]int{"acme": threshold}))
 				ks := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)}
-				hs := []*groupconc.TaskHandle[int]{costly(t, e, "acme/u1", 1, ks[0])}
+				hs := []*groupconc.TaskHandle[int]{submitGated(t, e, "acme/u1", "", ks[0], groupconc.SubmitOptions{})}
 				if threshold == 1 {
-					hs = append(hs, costly(t, e, "acme/u2", 1, ks[1]))
+					hs = append(hs, submitGated(t, e, "acme/u2", "", ks[1], groupconc.SubmitOptions{}))
 				}
 				submitted := make(chan *groupconc.TaskHandle[int])
 				go func() {

@@ -37,12 +37,12 @@ func TestParentLoweredDrains(t *testing.T) {
 				blockers := []*gatedTask{newGatedTask(t, 0), newGatedTask(t, 0)}
 				var hs []*groupconc.TaskHandle[int]
 				for _, k := range blockers {
-					hs = append(hs, costly(t, e, c.blocker, 1, k))
+					hs = append(hs, submitGated(t, e, c.blocker, "", k, groupconc.SubmitOptions{}))
 				}
 				synctest.Wait()
 				ks := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3), newGatedTask(t, 4)}
 				for _, k := range ks {
-					hs = append(hs, costly(t, e, c.key, 1, k))
+					hs = append(hs, submitGated(t, e, c.key, "", k, groupconc.SubmitOptions{}))
 				}
 				synctest.Wait()
 				require.True(t, ks[0].started.Load() && ks[1].started.Load())
@@ -79,11 +79,11 @@ func TestParentQueueDiscardOldest(t *testing.T) {
 			e := newExecutor(t, tenants(mode).RejectionPolicy(groupconc.RejectDiscardOldest).
 				PerGroupMaxConcurrency(map[string]int{"acme": 1}).PerGroupQueueThreshold(map[string]int{"acme": 1}))
 			k1, k2, k3 := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
-			h1 := costly(t, e, "acme/u1", 1, k1)
-			h2 := costly(t, e, "acme/u2", 1, k2)
+			h1 := submitGated(t, e, "acme/u1", "", k1, groupconc.SubmitOptions{})
+			h2 := submitGated(t, e, "acme/u2", "", k2, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, h2, k2)
-			h3 := costly(t, e, "acme/u3", 1, k3)
+			h3 := submitGated(t, e, "acme/u3", "", k3, groupconc.SubmitOptions{})
 			synctest.Wait()
 			r := doneResult(t, h2)
 			assert.Equal(t, groupconc.StatusRejected, r.Status)
@@ -108,8 +108,8 @@ func TestParentRunningCostIsAtItsLimit(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(10).
 				PerGroupMaxConcurrency(map[string]int{"acme": 4}))
 			big, small := newGatedTask(t, 1), newGatedTask(t, 2)
-			hb := costly(t, e, "acme/u1", 6, big)
-			hs := costly(t, e, "acme/u2", 1, small)
+			hb := submitGated(t, e, "acme/u1", "", big, groupconc.SubmitOptions{Cost: 6})
+			hs := submitGated(t, e, "acme/u2", "", small, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, hs, small)
 			acme, _ := e.GroupStats("acme")
@@ -143,12 +143,12 @@ func TestParentAndChildPaused(t *testing.T) {
 			e := newExecutor(t, tenants(mode))
 			first := newGatedTask(t, 0)
 			first.Release()
-			costly(t, e, "acme/u1", 1, first).Wait()
+			submitGated(t, e, "acme/u1", "", first, groupconc.SubmitOptions{}).Wait()
 			on, off := true, false
 			require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &on}))
 			require.NoError(t, e.SetGroupOverride("acme/u1", groupconc.GroupOverride{Paused: &on}))
 			k := newGatedTask(t, 1)
-			h := costly(t, e, "acme/u1", 1, k)
+			h := submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, h, k)
 			require.NoError(t, e.SetGroupOverride("acme/u1", groupconc.GroupOverride{Paused: &off}))
@@ -182,7 +182,7 @@ func TestParentLimitSharedFairlyAmongChildren(t *testing.T) {
 			var subs []sub
 			for _, user := range []string{"u1", "u1", "u1", "u1", "u1", "u1", "u2", "u2", "u2", "u2"} {
 				k := newGatedTask(t, 0)
-				subs = append(subs, sub{user, k, costly(t, e, "acme/"+user, 1, k)})
+				subs = append(subs, sub{user, k, submitGated(t, e, "acme/"+user, "", k, groupconc.SubmitOptions{})})
 			}
 			synctest.Wait()
 			released := map[int]bool{}

@@ -212,11 +212,11 @@ func cancelErr(ctx context.Context) error {
 	return err
 }
 
-// cancelledOutcome is the outcome of a task cancelled before it ran. The
-// listener hears OnCompleted, as for any task cancelled while waiting.
-func cancelledOutcome(t *task) outcome {
+// finishCancelled finishes t CANCELLED before it ran. The listener hears
+// OnCompleted, as for any task cancelled while waiting.
+func (e *GroupExecutor) finishCancelled(t *task) {
 	now := t.since()
-	return outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true}
+	e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true})
 }
 
 // finish gives t its outcome. It gives back t's permits, which decides who

@@ -143,8 +143,7 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	}()
 	notifySubmitted(e.listener(), t.key(), t.id)
 	if t.context().Err() != nil {
-		o := cancelledOutcome(t)
-		e.finish(t, &o)
+		e.finishCancelled(t)
 		return nil
 	}
 	out := groupstate.Rejected
@@ -183,8 +182,7 @@ func (e *GroupExecutor) waiting(t *task) {
 	}
 	if e.stopRequested(t) && t.permits.Leave() {
 		defer e.end(t, handOffSpawn, noTime)
-		o := cancelledOutcome(t)
-		e.finish(t, &o)
+		e.finishCancelled(t)
 	}
 }
 
@@ -228,8 +226,7 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
 		return stepRun, max(now-t.permits.Submitted(), 0)
 	case groupstate.MustWait:
 		if e.stopRequested(t) && t.permits.Leave() {
-			o := cancelledOutcome(t)
-			e.finish(t, &o)
+			e.finishCancelled(t)
 			e.end(t, handOffKeep, noTime)
 			return stepEnded, 0
 		}

@@ -125,8 +125,7 @@ func (e *GroupExecutor) resume(t *task) {
 // Whoever calls it has counted its goroutine in the crew.
 func (e *GroupExecutor) endCancelled(t *task) {
 	e.endOutOfLine(t, func() {
-		o := cancelledOutcome(t)
-		e.finish(t, &o)
+		e.finishCancelled(t)
 	})
 }
 
@@ -197,8 +196,7 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 	case e.cancelledBeforeRun(t):
 		// A context that ended while the last permit was granted still wins.
 		// The function never starts on a cancelled context.
-		o := cancelledOutcome(t)
-		e.finish(t, &o)
+		e.finishCancelled(t)
 	case e.policy.Load().tuned():
 		r.running(t, t.permits.Submitted()+start)
 		ended = e.runSampled(t, start)

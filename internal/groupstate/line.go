@@ -173,27 +173,26 @@ func (l *line[T]) release(p *Permits[T], n int64) *Permits[T] {
 		}
 		// A task joined as the permits came back. It may have found the
 		// count full.
-		r := l.lock()
-		defer r.unlock()
-		r.q().gave(p)
-		return l.grantLocked(r)
+		n = 0
 	}
 	r := l.lock()
 	defer r.unlock()
 	return l.passLocked(r, p, n)
 }
 
-// passLocked gives back p's n permits, counted held. One goes straight to
-// the waiter served next while the limit has room for it. Otherwise they
-// go to the count, and on to the waiters that fit (grantLocked). Where
-// costs differ they always go to the count.
+// passLocked gives back p's n permits, counted held (none if n is 0). One
+// goes straight to the waiter served next while the limit has room for
+// it. Otherwise they go to the count, and on to the waiters that fit
+// (grantLocked). Where costs differ they always go to the count.
 func (l *line[T]) passLocked(r *waiters[T], p *Permits[T], n int64) *Permits[T] {
 	q := r.q()
 	q.gave(p)
 	if n == 1 && !r.fifo.costly && !q.empty() && l.held.load() <= l.limit.Load() {
 		return l.popLocked(q)
 	}
-	l.held.giveN(n)
+	if n > 0 {
+		l.held.giveN(n)
+	}
 	return l.grantLocked(r)
 }
 

@@ -49,7 +49,7 @@ type fairQueue[T any] struct {
 	seq    uint32 // joins so far, modulo 2^32
 	mixed  bool   // a task of another priority than the default joined
 	tree   bool   // choose top-down among groups of groups (fairtree.go)
-	tops   kinList[T]
+	tops   sharers[*Group[T]]
 
 	// chosen is the task the fair choice fell on, until it is served or
 	// leaves. A costly task stays chosen while it waits for permits to

@@ -1,7 +1,5 @@
 package groupstate
 
-import "math/bits"
-
 // Once a group with a parent waits in the fair queue, the queue chooses
 // top-down (tree mode). It takes the fairest top-level group with a task
 // waiting in its subtree. Inside it, it takes the fairest of the group's
@@ -19,38 +17,17 @@ import "math/bits"
 // fairNode is a group's place in the tree mode of the fair queue. It is
 // guarded by the global line's mu.
 type fairNode[T any] struct {
-	pending    int        // tasks of its subtree in the queue
-	kids       kinList[T] // its children with pending tasks, in the order they got some
-	prev, next *Group[T]  // in its parent's kids, or in tops
+	pending int                  // tasks of its subtree in the queue
+	kids    sharers[*Group[T]]   // its children with pending tasks
+	link    shareLink[*Group[T]] // in its parent's kids, or in tops
 }
 
-// kinList is a list of groups with work, linked through their fairNode.
-type kinList[T any] struct{ head, tail *Group[T] }
+// shareLink and share make a group a sharer of the fair tree: what it
+// holds is the global permits of its subtree's running tasks.
+func (g *Group[T]) shareLink() *shareLink[*Group[T]] { return &g.fair.node.link }
 
-func (l *kinList[T]) push(g *Group[T]) {
-	n := &g.fair.node
-	n.prev, n.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.fair.node.next = g
-	} else {
-		l.head = g
-	}
-	l.tail = g
-}
-
-func (l *kinList[T]) remove(g *Group[T]) {
-	n := &g.fair.node
-	if n.prev != nil {
-		n.prev.fair.node.next = n.next
-	} else {
-		l.head = n.next
-	}
-	if n.next != nil {
-		n.next.fair.node.prev = n.prev
-	} else {
-		l.tail = n.prev
-	}
-	n.prev, n.next = nil, nil
+func (g *Group[T]) share() (held, weight int64) {
+	return g.fair.subtreeRunning(), g.fair.weight.Load()
 }
 
 // runFair counts n global permits more (or fewer, n < 0) held by running
@@ -99,54 +76,27 @@ func (q *fairQueue[T]) pend(g *Group[T], n int) {
 }
 
 // siblings returns the list g stands in while it has work.
-func (q *fairQueue[T]) siblings(g *Group[T]) *kinList[T] {
+func (q *fairQueue[T]) siblings(g *Group[T]) *sharers[*Group[T]] {
 	if p := g.up(); p != nil {
 		return &p.fair.node.kids
 	}
 	return &q.tops
 }
 
-// nextTree returns the task to serve, chosen top-down.
+// nextTree returns the task to serve, chosen top-down. At each level a
+// group's own tasks stand before its children, and count its own running
+// tasks alone.
 func (q *fairQueue[T]) nextTree() *Permits[T] {
-	g := fairest(q.tops, nil)
+	g := q.tops.fairest(nil, 0, 0)
 	for {
 		var own *Group[T]
 		if g.chain.head != nil {
 			own = g
 		}
-		k := fairest(g.fair.node.kids, own)
+		k := g.fair.node.kids.fairest(own, g.fair.running.Load(), g.fair.weight.Load())
 		if k == own {
 			return q.bestOf(g)
 		}
 		g = k
 	}
-}
-
-// fairest returns the group of gs, or own, whose subtree runs the fewest
-// permits per weight. own counts its own running tasks alone. The first
-// listed wins a tie, and own wins over the list. So the scan stops at the
-// first that runs none.
-func fairest[T any](gs kinList[T], own *Group[T]) *Group[T] {
-	best := own
-	var run, w int64
-	if own != nil {
-		run, w = own.fair.running.Load(), own.fair.weight.Load()
-	}
-	for g := gs.head; g != nil; g = g.fair.node.next {
-		if best != nil && run == 0 {
-			break // none runs fewer than none
-		}
-		r, v := g.fair.subtreeRunning(), g.fair.weight.Load()
-		if best == nil || fewer(r, v, run, w) {
-			best, run, w = g, r, v
-		}
-	}
-	return best
-}
-
-// fewer reports whether a/aw < b/bw, exactly.
-func fewer(a, aw, b, bw int64) bool {
-	hi1, lo1 := bits.Mul64(uint64(max(a, 0)), uint64(bw))
-	hi2, lo2 := bits.Mul64(uint64(max(b, 0)), uint64(aw))
-	return hi1 < hi2 || hi1 == hi2 && lo1 < lo2
 }

@@ -1,21 +1,24 @@
 package groupstate
 
+import "sync/atomic"
+
 // kidQueue is the queue of a group's bulkhead or concurrency line under
 // fair share once the group has a child. The line's waiters are tasks of
 // the group's whole subtree. They stand in buckets: one per child with
 // waiting tasks, holding those of the child's subtree, and one for the
-// group's own tasks. A permit goes to the bucket whose subtree holds the
-// fewest global permits per weight, as the fair tree chooses (fairest),
-// then to the bucket's first waiter of the highest priority. So a child
+// group's own tasks. A permit goes to the fairest bucket (shares.go): the
+// child's subtree holding the fewest of the layer's permits per weight, or
+// the group's own tasks holding the fewest global ones. Then it goes to
+// the bucket's first waiter of the highest priority. So a child
 // with many waiting tasks does not hold back its siblings at their
 // parent's limit. Under IsolationOff the line stays first come, first
 // served.
 type kidQueue[T any] struct {
-	owner      *Group[T]
-	k          int // the layer: 0 the bulkhead, 1 the concurrency limit
-	of         map[*Group[T]]*kidBucket[T]
-	head, tail *kidBucket[T] // buckets with waiters, in the order they got one
-	n          int
+	owner   *Group[T]
+	k       int // the layer: 0 the bulkhead, 1 the concurrency limit
+	of      map[*Group[T]]*kidBucket[T]
+	buckets sharers[*kidBucket[T]] // those with waiters
+	n       int
 	// chosen is the waiter the fair choice fell on, until it is served or
 	// leaves, as in fairQueue.
 	chosen *Permits[T]
@@ -24,10 +27,15 @@ type kidQueue[T any] struct {
 // kidBucket holds the waiting tasks of one child's subtree, or of the
 // owner's own tasks (g is the owner then).
 type kidBucket[T any] struct {
-	g          *Group[T]
-	q          fifo[T]
-	prev, next *kidBucket[T]
+	g    *Group[T]
+	q    fifo[T]
+	held *atomic.Int64 // the permits it holds (see kidQueue)
+	link shareLink[*kidBucket[T]]
 }
+
+func (b *kidBucket[T]) shareLink() *shareLink[*kidBucket[T]] { return &b.link }
+
+func (b *kidBucket[T]) share() (held, weight int64) { return b.held.Load(), b.g.fair.weight.Load() }
 
 // kidQueueOf makes g's line l, of layer bit, serve its waiters by child
 // (see kidQueue), moving those waiting into their buckets in order. It is
@@ -60,13 +68,11 @@ func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
 func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
 	b := k.of[g]
 	if b == nil {
-		b = &kidBucket[T]{g: g, prev: k.tail}
-		if k.tail != nil {
-			k.tail.next = b
-		} else {
-			k.head = b
+		b = &kidBucket[T]{g: g, held: &g.fair.running}
+		if g != k.owner {
+			b.held = &g.family().held[k.k]
 		}
-		k.tail = b
+		k.buckets.push(b)
 		k.of[g] = b
 	}
 	return b
@@ -86,30 +92,9 @@ func (k *kidQueue[T]) pushFront(w *Permits[T]) {
 
 func (k *kidQueue[T]) peek() *Permits[T] {
 	if k.chosen == nil {
-		best := k.head
-		var run, weight int64
-		for b := k.head; b != nil; b = b.next {
-			r, v := b.holds(k), b.g.fair.weight.Load()
-			if b == k.head || fewer(r, v, run, weight) {
-				best, run, weight = b, r, v
-			}
-			if run == 0 {
-				break // none runs fewer than none
-			}
-		}
-		k.chosen = best.q.peek()
+		k.chosen = k.buckets.fairest(nil, 0, 0).q.peek()
 	}
 	return k.chosen
-}
-
-// holds returns the permits of k's layer that b's child's subtree holds.
-// For the owner's own bucket it is the global permits its own running
-// tasks hold.
-func (b *kidBucket[T]) holds(k *kidQueue[T]) int64 {
-	if b.g == k.owner {
-		return b.g.fair.running.Load()
-	}
-	return b.g.family().held[k.k].Load()
 }
 
 func (k *kidQueue[T]) pop() *Permits[T] {
@@ -130,23 +115,14 @@ func (k *kidQueue[T]) remove(w *Permits[T]) {
 		return
 	}
 	delete(k.of, g)
-	if b.prev != nil {
-		b.prev.next = b.next
-	} else {
-		k.head = b.next
-	}
-	if b.next != nil {
-		b.next.prev = b.prev
-	} else {
-		k.tail = b.prev
-	}
+	k.buckets.remove(b)
 }
 
 func (k *kidQueue[T]) gave(*Permits[T]) {}
 
 func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
-	for b := k.head; b != nil; {
-		next := b.next // f may empty b, which leaves the list
+	for b := k.buckets.head; b != nil; {
+		next := b.link.next // f may empty b, which leaves the list
 		b.q.each(nil, f)
 		b = next
 	}
@@ -154,14 +130,14 @@ func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
 
 func (k *kidQueue[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)
-	for b := k.head; b != nil; b = b.next {
+	for b := k.buckets.head; b != nil; b = b.link.next {
 		first = min(first, b.q.oldest(nil))
 	}
 	return first
 }
 
 func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
-	for b := k.head; b != nil; b = b.next {
+	for b := k.buckets.head; b != nil; b = b.link.next {
 		b.q.heads(g, holds, f)
 	}
 }

@@ -8,11 +8,10 @@ import "sync/atomic"
 // concurrent use.
 //
 // The isolation mode is decided here, in Global's methods and in the
-// walk (walks). Under IsolationOff
-// the global layer is taken first and its line is a globalFIFO. Under fair
-// share it is taken last and its line is a fairQueue. A group's running
-// tasks are then counted apart (fairGroup.running), as the fair order
-// needs.
+// walk (walks). Under IsolationOff the global layer is taken first and its
+// line is a globalFIFO. Under fair share it is taken last and its line is
+// a fairQueue. A group's running tasks are then counted apart
+// (fairGroup.running), as the fair order needs.
 type Global[T any] struct {
 	line      *line[T]
 	fair      bool
@@ -213,7 +212,10 @@ func (y *walkStep) top(depth uint8) uint8 {
 //	       global       group
 //
 // Under fair share the global layer comes last, so a group's share counts
-// only tasks its own limits let through. Its line is the fair queue.
+// only tasks its own limits let through. Its line is the fair queue. A
+// group's layer is taken at the task's group, then at each ancestor,
+// nearest first (top). A task waiting at an ancestor's layer holds a slot
+// of that ancestor's queue, and only while it waits there.
 var walks = [2][3]walkStep{
 	{{heldGlobal, heldGlobalSlot, true}, {heldBulkhead, heldGroupSlot, true}, {heldConc, heldGroupSlot, false}},
 	{{heldBulkhead, heldGroupSlot, false}, {heldConc, heldGroupSlot, true}, {heldGlobal, heldGroupSlot, false}},

@@ -134,7 +134,18 @@ func (x *Ext) lvl() uint8 {
 }
 
 // amount returns the permits p holds at the layer bit at level lv.
-func (p *Permits[T]) amount(bit, lv uint8) int64 { return p.x().amount(bit, lv) }
+func (p *Permits[T]) amount(bit, lv uint8) int64 {
+	if p.flags&extended == 0 {
+		return 1
+	}
+	return p.amountExt(bit, lv)
+}
+
+// amountExt is amount for an extended task, kept out of line so that
+// amount inlines.
+//
+//go:noinline
+func (p *Permits[T]) amountExt(bit, lv uint8) int64 { return p.ext().amount(bit, lv) }
 
 // waitLevel returns the level of the layer p waits at.
 func (p *Permits[T]) waitLevel() uint8 { return p.x().lvl() }

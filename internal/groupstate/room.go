@@ -153,6 +153,12 @@ func (p *Permits[T]) TakeDoor() Door[T] {
 	if p.flags&(doors|nudged) == 0 {
 		return Door[T]{}
 	}
+	return p.takeDoor()
+}
+
+// takeDoor is TakeDoor for a task that holds a door, kept apart so that
+// TakeDoor inlines.
+func (p *Permits[T]) takeDoor() Door[T] {
 	d := Door[T]{q: &p.group.ancestor(p.waitLevel()).queue, bit: heldGroupSlot, gl: p.group.global}
 	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit == heldGlobalSlot {
 		d.q, d.bit = d.gl.queue, heldGlobalSlot

@@ -24,9 +24,25 @@ import (
 
 var long = flag.Bool("long", false, "run the storm tests for 20 s a mode")
 
-// stormKeys: tasks of a and b are gauged per group; c and d are evicted,
-// so an old group's tasks may still run beside the new one's.
-var stormKeys = []string{"a", "b", "c", "d"}
+// stormShape is the groups a storm runs in.
+type stormShape struct {
+	keys []string
+	// evicted are the keys EvictGroup is called on. An evicted group's
+	// tasks may still run beside the new group's, so none is gauged.
+	evicted []string
+	// gauged names, for a key, the gauges its tasks enter: its own and its
+	// ancestors'. Each bounds its subtree's running tasks.
+	gauged map[string][]string
+	// parents makes "/" separate a key from its parent's, and gives the
+	// tasks costs of 0 to 5.
+	parents bool
+}
+
+var flatStorm = stormShape{
+	keys:    []string{"a", "b", "c", "d"},
+	evicted: []string{"c", "d"},
+	gauged:  map[string][]string{"a": {"a"}, "b": {"b"}},
+}
 
 // The highest limits any storm policy or override sets.
 const (
@@ -36,7 +52,7 @@ const (
 
 // stormPolicy returns a random policy of mode; its global cap is never
 // Unlimited, so the global gauge has a bound.
-func stormPolicy(r *rand.Rand, mode groupconc.IsolationMode, l groupconc.TaskLifecycleListener) *groupconc.GroupPolicy {
+func stormPolicy(r *rand.Rand, mode groupconc.IsolationMode, l groupconc.TaskLifecycleListener, sh stormShape) *groupconc.GroupPolicy {
 	pick := func(xs ...int) int { return xs[r.IntN(len(xs))] }
 	u := groupconc.Unlimited
 	b := groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(l).
@@ -46,6 +62,9 @@ func stormPolicy(r *rand.Rand, mode groupconc.IsolationMode, l groupconc.TaskLif
 		DefaultQueueThresholdPerGroup(pick(u, 0, 1, 4)).
 		RejectionPolicy([]groupconc.RejectionPolicy{groupconc.RejectAbort, groupconc.RejectDiscard, groupconc.RejectDiscardOldest}[r.IntN(3)]).
 		IdleGroupTTL(time.Duration(pick(0, 0, 1, 5)) * time.Millisecond)
+	if sh.parents {
+		b.ParentSeparator("/")
+	}
 	if mode == groupconc.IsolationOff {
 		b.GlobalQueueThreshold(pick(u, 0, 2, 8))
 	} else {
@@ -69,25 +88,36 @@ func TestStormEveryAPIRacingKeepsEveryPromise(t *testing.T) {
 	if *long {
 		d = 20 * time.Second
 	}
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) { storm(t, mode, d) })
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) { storm(t, mode, d, flatStorm) })
 }
 
-func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
+func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration, sh stormShape) {
 	var submitted, ended atomic.Int64
 	l := groupconc.ListenerFuncs{
 		Submitted: func(string, string) { submitted.Add(1) },
 		Completed: func(string, string, groupconc.GroupResult[any]) { ended.Add(1) },
 		Rejected:  func(string, string, string) { ended.Add(1) },
 	}
-	e := groupconc.New(stormPolicy(rand.New(rand.NewPCG(1, 2)), mode, l))
-	gs := &stormGauges{group: map[string]*gauge{"a": {}, "b": {}}}
+	e := groupconc.New(stormPolicy(rand.New(rand.NewPCG(1, 2)), mode, l, sh))
+	gs := &stormGauges{group: map[string]*gauge{}}
+	for _, names := range sh.gauged {
+		for _, n := range names {
+			gs.group[n] = &gauge{}
+		}
+	}
+	cost := func(r *rand.Rand) int {
+		if sh.parents {
+			return r.IntN(6)
+		}
+		return 0
+	}
 	task := func(key string, kind int) groupconc.Task[int] {
 		return func(ctx context.Context) (int, error) {
 			gs.global.enter()
 			defer gs.global.exit()
-			if g := gs.group[key]; g != nil {
-				g.enter()
-				defer g.exit()
+			for _, n := range sh.gauged[key] {
+				gs.group[n].enter()
+				defer gs.group[n].exit()
 			}
 			switch kind {
 			case 0:
@@ -132,17 +162,17 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
 			for time.Now().Before(deadline) {
-				key := stormKeys[r.IntN(len(stormKeys))]
+				key := sh.keys[r.IntN(len(sh.keys))]
 				id := fmt.Sprint(ids.Add(1))
 				switch op := r.IntN(20); {
 				case op < 8:
-					h, err := groupconc.Submit(t.Context(), e, key, id, task(key, r.IntN(8)))
+					h, err := groupconc.SubmitWith(t.Context(), e, key, id, task(key, r.IntN(8)), groupconc.SubmitOptions{Cost: cost(r)})
 					if assert.NoError(t, err) {
 						keep(h)
 					}
 				case op < 11:
 					ctx, cancel := context.WithTimeout(t.Context(), time.Duration(r.IntN(3))*time.Millisecond)
-					o := groupconc.SubmitOptions{Block: r.IntN(2) == 0, Priority: groupconc.Priority(r.IntN(5)), MaxWait: time.Duration(1+r.IntN(2)) * time.Millisecond} // a paused group may never free a slot
+					o := groupconc.SubmitOptions{Block: r.IntN(2) == 0, Priority: groupconc.Priority(r.IntN(5)), MaxWait: time.Duration(1+r.IntN(2)) * time.Millisecond, Cost: cost(r)} // a paused group may never free a slot
 					h, err := groupconc.SubmitWith(context.WithoutCancel(ctx), e, key, id, task(key, r.IntN(8)), o)
 					cancel()
 					if err == nil {
@@ -163,7 +193,7 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 						h.Cancel()
 					}
 				case op == 13:
-					assert.NoError(t, e.UpdatePolicy(stormPolicy(r, mode, l)))
+					assert.NoError(t, e.UpdatePolicy(stormPolicy(r, mode, l, sh)))
 				case op == 14:
 					n := 1 + r.IntN(stormMaxGroup)
 					paused := r.IntN(3) == 0
@@ -177,7 +207,7 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 				case op == 15:
 					e.ShutdownGroup(key)
 				case op == 16:
-					e.EvictGroup(stormKeys[2+r.IntN(2)])
+					e.EvictGroup(sh.evicted[r.IntN(len(sh.evicted))])
 				case op == 17:
 					// Read while groups come and go, Groups may be one ahead
 					// for a moment (an eviction counts out after it deletes).
@@ -190,7 +220,7 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 				default:
 					e.ExplainGroup(key)
 					ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
-					_, err := groupconc.Do(ctx, e, key, task(key, 3+r.IntN(5)), groupconc.SubmitOptions{Priority: groupconc.Priority(1 + r.IntN(5))})
+					_, err := groupconc.Do(ctx, e, key, task(key, 3+r.IntN(5)), groupconc.SubmitOptions{Priority: groupconc.Priority(1 + r.IntN(5)), Cost: cost(r)})
 					cancel()
 					var re *groupconc.RejectedError
 					if err != nil && !errors.As(err, &re) {
@@ -201,7 +231,7 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration) {
 		})
 	}
 	wg.Wait()
-	for _, k := range stormKeys { // resume every paused group
+	for _, k := range sh.keys { // resume every paused group
 		_ = e.SetGroupOverride(k, groupconc.GroupOverride{})
 	}
 

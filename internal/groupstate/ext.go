@@ -40,6 +40,7 @@ type kin[T any] struct {
 
 	mu       sync.Mutex
 	children []*Group[T] // guarded by mu; those the registry holds
+	closed   bool        // guarded by mu; evicted: adopts no more children
 	at       int         // its index in its parent's children; guarded by the parent's mu
 
 	// extra is what extended tasks add to the count Global.running reads
@@ -167,13 +168,18 @@ func (g *Group[T]) family() *kin[T] {
 	return g.kin.Load()
 }
 
-// adopt lists c, just made, among the children of k's group.
-func (k *kin[T]) adopt(c *Group[T]) {
+// adopt lists c, just made, among the children of k's group. It reports
+// false, and lists nothing, once k's group is evicted.
+func (k *kin[T]) adopt(c *Group[T]) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.closed {
+		return false
+	}
 	c.kin.Load().at = len(k.children)
 	k.children = append(k.children, c)
 	k.kids.Store(true)
+	return true
 }
 
 // leaveParent takes g, forgotten or evicted, off its parent's children,

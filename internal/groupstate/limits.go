@@ -156,3 +156,65 @@ func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
 func sortBySubmitted[T any](ws []*Permits[T]) {
 	slices.SortStableFunc(ws, func(a, b *Permits[T]) int { return int(a.submitted - b.submitted) })
 }
+
+// Update makes limit and queueThreshold the global limits. It makes
+// resolve the source of limits for new groups and, at once, for every
+// known group (see Group.setLimits). Under IsolationOff a lowered global
+// limit is enforced as a group's are. Tasks holding a global permit but
+// still waiting for their group's go back to the head of the global line.
+// Calls must not overlap, with each other or with UpdateGroup.
+func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resolve = resolve
+	r.global.setLimits(limit, queueThreshold)
+	var groups []*Group[T]
+	r.Range(func(g *Group[T]) bool {
+		groups = append(groups, g)
+		return true
+	})
+	return r.resolveLocked(groups)
+}
+
+// UpdateGroup resolves g's limits again, as Update does for every group,
+// if g is still the registry's group for its key. It does nothing for a
+// group evicted or forgotten. Calls must not overlap, with each other or
+// with Update.
+func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.Lookup(g.key); !ok || cur != g {
+		return new(Changes[T])
+	}
+	return r.resolveLocked([]*Group[T]{g})
+}
+
+// resolveLocked resolves the limits of groups again and applies them in the
+// three passes of a change of limits (see limits.go). r.mu must be held.
+func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
+	c := new(Changes[T])
+	for _, g := range groups {
+		g.setLimits(r.resolve(g.key))
+	}
+	// A lowered global limit sends back the tasks that hold a global permit
+	// and wait at a later layer. Under fair share no layer comes later.
+	if l := r.global.line; l.held.load() > l.limit.Load() {
+		var ws []*Permits[T]
+		for _, g := range groups {
+			of := func(w *Permits[T]) bool { return w.group == g }
+			for _, m := range r.global.after(g, heldGlobal, 0) {
+				ws = m.l.takeOut(g, of, ws)
+			}
+		}
+		requeue(l, heldGlobal, nil, ws, c)
+	}
+	for _, g := range groups {
+		g.enforce(c)
+	}
+	r.global.grant(c)
+	for _, g := range groups {
+		g.grant(c)
+	}
+	c.settle()
+	return c
+}

@@ -95,13 +95,18 @@ func (r *Registry[T]) get(key string) (*Group[T], error) {
 	}
 }
 
-// remove deletes g, if it is still its key's group, and counts it out.
-// ForgetIdle and a Submit that finds g forgotten may both try. Whichever
-// deletes it counts it, so Len stays the number of groups Range yields.
-func (r *Registry[T]) remove(g *Group[T]) {
-	if r.groups.CompareAndDelete(g.key, g) {
-		r.count.Add(-1)
+// remove deletes g, if it is still its key's group, counts it out and
+// takes it off its parent's children. ForgetIdle, Evict and a Submit that
+// finds g forgotten may all try. Whichever deletes it does the rest, so
+// Len stays the number of groups Range yields, and g leaves its parent
+// once. It reports whether it deleted g.
+func (r *Registry[T]) remove(g *Group[T]) bool {
+	if !r.groups.CompareAndDelete(g.key, g) {
+		return false
 	}
+	r.count.Add(-1)
+	g.leaveParent()
+	return true
 }
 
 // create makes the group for key and stores it, unless one is there. A
@@ -109,28 +114,42 @@ func (r *Registry[T]) remove(g *Group[T]) {
 // tasks while the child is remembered. So a parent is never forgotten
 // before its children.
 func (r *Registry[T]) create(key string) (*Group[T], error) {
-	r.mu.RLock()
-	parents := r.parents
-	r.mu.RUnlock()
-	var parent *Group[T]
-	if parents != nil {
-		chain, err := parents(key)
-		if err != nil {
-			return nil, err
-		}
-		if len(chain) > 0 {
-			if parent, err = r.get(chain[0]); err != nil {
+	for {
+		r.mu.RLock()
+		parents := r.parents
+		r.mu.RUnlock()
+		var parent *Group[T]
+		if parents != nil {
+			chain, err := parents(key)
+			if err != nil {
 				return nil, err
 			}
+			if len(chain) > 0 {
+				if parent, err = r.get(chain[0]); err != nil {
+					return nil, err
+				}
+			}
 		}
+		if g := r.createUnder(key, parent); g != nil {
+			return g, nil
+		}
+		// The parent was evicted meanwhile. Its key's next group is the
+		// parent now.
+		parent.exit()
 	}
+}
+
+// createUnder makes and stores the group for key under parent, which
+// counts the caller as one of its tasks, unless a group for key is there.
+// It returns nil if parent adopts no children, evicted meanwhile.
+func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if v, ok := r.groups.Load(key); ok {
 		if parent != nil {
 			parent.exit()
 		}
-		return v.(*Group[T]), nil
+		return v.(*Group[T])
 	}
 	g := newGroup(r, key, r.share(r.resolve(key)))
 	if parent != nil {
@@ -139,25 +158,37 @@ func (r *Registry[T]) create(key string) (*Group[T], error) {
 			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
 			kidQueueOf(parent, &parent.conc, heldConc)
 		}
-		parent.family().adopt(g)
+		if !parent.family().adopt(g) {
+			return nil
+		}
 	}
 	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
 	r.groups.Store(key, g)
 	r.count.Add(1)
-	return g, nil
+	return g
 }
 
 // Subtree returns g's descendants that r holds, parents before their
 // children.
-func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] {
+func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] { return r.subtree(g, false) }
+
+// subtree is Subtree. If closing, g and each of its descendants adopt no
+// child from then on, so that a child made as they are evicted is not left
+// under them (see create).
+func (r *Registry[T]) subtree(g *Group[T], closing bool) []*Group[T] {
 	var out []*Group[T]
 	for i := -1; i < len(out); i++ {
 		a := g
 		if i >= 0 {
 			a = out[i]
 		}
-		if k := a.kin.Load(); k != nil {
+		k := a.kin.Load()
+		if closing {
+			k = a.family()
+		}
+		if k != nil {
 			k.mu.Lock()
+			k.closed = k.closed || closing
 			out = append(out, k.children...)
 			k.mu.Unlock()
 		}
@@ -205,18 +236,16 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 	if !ok {
 		return out
 	}
-	for _, d := range r.Subtree(g) {
+	for _, d := range r.subtree(g, true) {
 		out = r.evictOne(d, cause, out)
 	}
 	return r.evictOne(g, cause, out)
 }
 
 func (r *Registry[T]) evictOne(g *Group[T], cause error, out []*T) []*T {
-	if !r.groups.CompareAndDelete(g.key, g) {
+	if !r.remove(g) {
 		return out
 	}
-	r.count.Add(-1)
-	g.leaveParent()
 	return g.evict(cause, out)
 }
 
@@ -237,68 +266,6 @@ func (r *Registry[T]) SweepAll(out []*T) []*T {
 		out = append(out, w.task())
 	}
 	return out
-}
-
-// Update makes limit and queueThreshold the global limits. It makes
-// resolve the source of limits for new groups and, at once, for every
-// known group (see Group.setLimits). Under IsolationOff a lowered global
-// limit is enforced as a group's are. Tasks holding a global permit but
-// still waiting for their group's go back to the head of the global line.
-// Calls must not overlap, with each other or with UpdateGroup.
-func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.resolve = resolve
-	r.global.setLimits(limit, queueThreshold)
-	var groups []*Group[T]
-	r.Range(func(g *Group[T]) bool {
-		groups = append(groups, g)
-		return true
-	})
-	return r.resolveLocked(groups)
-}
-
-// UpdateGroup resolves g's limits again, as Update does for every group,
-// if g is still the registry's group for its key. It does nothing for a
-// group evicted or forgotten. Calls must not overlap, with each other or
-// with Update.
-func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if cur, ok := r.Lookup(g.key); !ok || cur != g {
-		return new(Changes[T])
-	}
-	return r.resolveLocked([]*Group[T]{g})
-}
-
-// resolveLocked resolves the limits of groups again and applies them in the
-// three passes of a change of limits (see limits.go). r.mu must be held.
-func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
-	c := new(Changes[T])
-	for _, g := range groups {
-		g.setLimits(r.resolve(g.key))
-	}
-	// A lowered global limit sends back the tasks that hold a global permit
-	// and wait at a later layer. Under fair share no layer comes later.
-	if l := r.global.line; l.held.load() > l.limit.Load() {
-		var ws []*Permits[T]
-		for _, g := range groups {
-			of := func(w *Permits[T]) bool { return w.group == g }
-			for _, m := range r.global.after(g, heldGlobal, 0) {
-				ws = m.l.takeOut(g, of, ws)
-			}
-		}
-		requeue(l, heldGlobal, nil, ws, c)
-	}
-	for _, g := range groups {
-		g.enforce(c)
-	}
-	r.global.grant(c)
-	for _, g := range groups {
-		g.grant(c)
-	}
-	c.settle()
-	return c
 }
 
 // SetIdleTTL has groups with no task for ttl (clock units) forgotten by
@@ -335,7 +302,6 @@ func (r *Registry[T]) ForgetIdle() {
 		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
 			r.remove(g)
 			g.scope.Load().cancel(&forgotten)
-			g.leaveParent()
 		}
 		return true
 	})

@@ -1,0 +1,77 @@
+package groupstate
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// treeFixture is a fixture whose keys "p/x" have the parent "p".
+func treeFixture(t *testing.T) *fixture {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	f.r.SetParents(func(key string) ([]string, error) {
+		if p, _, ok := strings.Cut(key, "/"); ok {
+			return []string{p}, nil
+		}
+		return nil, nil
+	})
+	return f
+}
+
+// children returns the keys of g's children.
+func children(g *Group[tk]) []string {
+	var keys []string
+	k := g.kin.Load()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, c := range k.children {
+		keys = append(keys, c.key)
+	}
+	return keys
+}
+
+// A group forgotten as idle may be evicted before ForgetIdle deletes it.
+// It leaves its parent once: its sibling stays listed, and the parent
+// counts it out once (found by the storm with parents: a second leave
+// took a sibling off, or indexed -1).
+func TestRegistryGroupLeavesItsParentOnceWhoeverRemovesIt(t *testing.T) {
+	f := treeFixture(t)
+	a, _ := f.submit(t, "p/a", "a1")
+	b, _ := f.submit(t, "p/b", "b1")
+	f.end(t, a)
+	f.end(t, b)
+	p, _ := f.r.Lookup("p")
+	ga, _ := f.r.Lookup("p/a")
+	require.Equal(t, int64(2), p.refs.Load(), "a parent counts each child remembered")
+
+	require.True(t, ga.refs.CompareAndSwap(0, deadRefs), "ForgetIdle finds p/a idle")
+	f.r.Evict("p/a", context.Canceled, nil)
+	assert.False(t, f.r.remove(ga), "ForgetIdle's delete comes second")
+	f.r.remove(ga) // and a Submit that found it forgotten
+	assert.Equal(t, []string{"p/b"}, children(p))
+	assert.Equal(t, int64(1), p.refs.Load())
+}
+
+// A child made while its parent is evicted does not stay under the
+// evicted parent, where no eviction, change of policy or stats would find
+// it. It goes under the parent's key's next group.
+func TestRegistryChildMadeAsItsParentIsEvictedGoesUnderTheNewParent(t *testing.T) {
+	f := treeFixture(t)
+	old, err := f.r.get("p") // as create does before it makes p/a
+	require.NoError(t, err)
+	f.r.Evict("p", context.Canceled, nil)
+	assert.Nil(t, f.r.createUnder("p/a", old), "an evicted parent adopts no child")
+	old.exit()
+
+	var k tk
+	g, err := f.r.Enter("p/a", &k.p, &k, 0)
+	require.NoError(t, err)
+	now, _ := f.r.Lookup("p")
+	assert.NotSame(t, old, now)
+	assert.Same(t, now, g.Parent())
+	assert.Equal(t, []string{"p/a"}, children(now))
+	k.p.Exit()
+}

@@ -1,6 +1,7 @@
 package groupconc_test
 
 import (
+	"math"
 	"testing"
 	"testing/synctest"
 
@@ -108,5 +109,26 @@ func TestCostUnderAnOverride(t *testing.T) {
 		a.Release()
 		b.Release()
 		quiesce(t, e, ha, hb)
+	})
+}
+
+// A layer with no limit makes no task wait, whatever the costs it holds:
+// a cost of math.MaxInt once filled an Unlimited group's count, and the
+// next task waited for it.
+func TestCostAtAnUnlimitedLayerNeverWaits(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(groupconc.Unlimited))
+			big := newGatedTask(t, 1)
+			hb := submitGated(t, e, "g", "", big, groupconc.SubmitOptions{Cost: math.MaxInt})
+			small := newGatedTask(t, 2)
+			hs := submitGated(t, e, "g", "", small, groupconc.SubmitOptions{})
+			synctest.Wait()
+			assert.True(t, big.started.Load())
+			assert.True(t, small.started.Load(), "a task waited at an Unlimited layer")
+			big.Release()
+			small.Release()
+			quiesce(t, e, hb, hs)
+		})
 	})
 }

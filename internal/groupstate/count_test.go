@@ -9,53 +9,49 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTallyCountsAgainstItsLimitNarrowAndWide: either form takes permits up
-// to its limit, gives them back, and reads what it holds.
-func TestTallyCountsAgainstItsLimitNarrowAndWide(t *testing.T) {
-	for _, wide := range []bool{false, true} {
-		var c tally
-		if wide {
-			c.widen()
-		}
-		for range 5 {
-			require.True(t, c.take(5))
-		}
-		assert.False(t, c.take(5), "5 held against a limit of 5")
-		assert.EqualValues(t, 5, c.load())
-		for range 5 {
-			c.give()
-		}
-		assert.EqualValues(t, 0, c.load())
+// TestTallyCountsAgainstItsLimit: a tally takes permits up to its limit,
+// gives them back, and reads what it holds. Under Unlimited it takes any
+// number.
+func TestTallyCountsAgainstItsLimit(t *testing.T) {
+	var c tally
+	for range 5 {
+		require.True(t, c.take(5))
 	}
+	assert.False(t, c.take(5), "5 held against a limit of 5")
+	assert.False(t, c.takeN(2, 6), "5 held, 2 more against a limit of 6")
+	assert.EqualValues(t, 5, c.load())
+	c.giveN(5)
+	assert.EqualValues(t, 0, c.load())
+
+	require.True(t, c.takeN(Unlimited, Unlimited))
+	assert.True(t, c.take(Unlimited), "a take under Unlimited is refused")
+	c.giveN(Unlimited)
+	c.give()
+	assert.EqualValues(t, 0, c.load())
 }
 
 // TestTallyNeverPassesItsLimit: goroutines take and give permits; no more
 // than the limit are ever held at once, and none is lost.
 func TestTallyNeverPassesItsLimit(t *testing.T) {
 	const limit, workers, rounds = 2, 4, 2000
-	for _, wide := range []bool{false, true} {
-		var c tally
-		if wide {
-			c.widen()
-		}
-		var held, most atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for range rounds {
-					if !c.take(limit) {
-						continue
-					}
-					n := held.Add(1)
-					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-					}
-					held.Add(-1)
-					c.give()
+	var c tally
+	var held, most atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				if !c.take(limit) {
+					continue
 				}
-			})
-		}
-		wg.Wait()
-		require.LessOrEqual(t, most.Load(), int64(limit))
-		require.EqualValues(t, 0, c.load(), "a permit was lost or given twice")
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				held.Add(-1)
+				c.give()
+			}
+		})
 	}
+	wg.Wait()
+	require.LessOrEqual(t, most.Load(), int64(limit))
+	require.EqualValues(t, 0, c.load(), "a permit was lost or given twice")
 }

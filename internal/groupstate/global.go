@@ -45,12 +45,12 @@ type globalCounts struct {
 // threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	gl := &Global[T]{queue: new(slots[T]), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
-	gl.queue.init(queueThreshold, true)
+	gl.queue.init(queueThreshold)
 	if fair {
 		gl.walk, gl.runBit = &walks[1], heldGlobal
-		gl.line = newLine[T](limit, new(fairQueue[T]), true)
+		gl.line = newLine[T](limit, new(fairQueue[T]))
 	} else {
-		gl.line = newLine[T](limit, new(globalFIFO[T]), true)
+		gl.line = newLine[T](limit, new(globalFIFO[T]))
 	}
 	return gl
 }

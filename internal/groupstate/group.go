@@ -139,9 +139,9 @@ func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
 		global: r.global,
 		key:    key,
 	}
-	g.bulkhead.init(l.MaxInFlight, false)
-	g.conc.init(concLimit(*l), false)
-	g.queue.init(l.QueueThreshold, false)
+	g.bulkhead.init(l.MaxInFlight)
+	g.conc.init(concLimit(*l))
+	g.queue.init(l.QueueThreshold)
 	if l.Paused {
 		g.setPaused(true)
 	}

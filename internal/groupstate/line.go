@@ -49,22 +49,18 @@ type waiters[T any] struct {
 	disc queue[T] // the global line's discipline; nil: fifo
 }
 
-// newLine returns a line serving in q's order, with its waiters. wide counts
-// its permits as two sums (see tally).
-func newLine[T any](limit int, q queue[T], wide bool) *line[T] {
+// newLine returns a line serving in q's order, with its waiters.
+func newLine[T any](limit int, q queue[T]) *line[T] {
 	l := &line[T]{}
-	l.init(limit, wide)
+	l.init(limit)
 	l.waiters.Store(&waiters[T]{disc: q})
 	return l
 }
 
 // init readies a line kept inside another structure (a group's layer, a
 // queue's slots), which serves in priority, then arrival order.
-func (l *line[T]) init(limit int, wide bool) {
+func (l *line[T]) init(limit int) {
 	l.limit.Store(int64(limit))
-	if wide {
-		l.held.widen()
-	}
 }
 
 // lock locks the line's waiters, making them on first need, and returns it.

@@ -9,7 +9,7 @@ import (
 
 func newFIFOLine[T any](limit int) *line[T] {
 	l := new(line[T])
-	l.init(limit, false)
+	l.init(limit)
 	return l
 }
 
@@ -131,7 +131,7 @@ func TestLineCountsHoldersWhileUnlimitedSoALimitCoversThem(t *testing.T) {
 
 func TestSlotsLoweredLimitKeepsTakenSlots(t *testing.T) {
 	s := new(slots[int])
-	s.init(3, false)
+	s.init(3)
 	for range 3 {
 		require.True(t, s.tryAcquire())
 	}

@@ -61,7 +61,7 @@ func (g *Group[T]) pausedAt() *Group[T] {
 func (g *Group[T]) setPaused(on bool) {
 	if on && g.pauseLine.Load() == nil {
 		l := new(line[T])
-		l.init(0, false)
+		l.init(0)
 		g.pauseLine.Store(l)
 	}
 	g.paused.Store(on)

@@ -12,11 +12,6 @@ import "sync/atomic"
 // arrival. A task that does not wait never takes a slot while one does
 // (tryAcquire). So nothing barges past a waiting caller.
 //
-// A group's slots are one counter, not wide, because every group has one
-// (BenchmarkGroupFootprint). The global queue's slots are wide. There is
-// one per executor, and every waiting task touches it
-// (BenchmarkW2Groups1000/peer=groupconc-user).
-//
 // Its slots are handed to one waiting caller at a time, through a door.
 // Several callers may be handed slots at the same moment. A raised
 // threshold does that, and so do tasks ending together on several

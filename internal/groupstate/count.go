@@ -20,7 +20,8 @@ func (c *tally) load() int64 { return c.n.Load() }
 func (c *tally) take(limit int64) bool { return c.takeN(1, limit) }
 
 // takeN takes n permits if they fit under limit. n is at most limit (see
-// Permits.need), so a task alone at a layer always fits.
+// Permits.need), so a task alone at a layer always fits, and limit-n does
+// not overflow where h+n might.
 func (c *tally) takeN(n, limit int64) bool {
 	if limit == Unlimited {
 		c.n.Add(n)
@@ -28,7 +29,7 @@ func (c *tally) takeN(n, limit int64) bool {
 	}
 	for {
 		h := c.n.Load()
-		if h+n > limit {
+		if h > limit-n {
 			return false
 		}
 		if c.n.CompareAndSwap(h, h+n) {

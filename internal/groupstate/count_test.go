@@ -10,8 +10,8 @@ import (
 )
 
 // TestTallyCountsAgainstItsLimit: a tally takes permits up to its limit,
-// gives them back, and reads what it holds. Under Unlimited it takes any
-// number.
+// gives them back, and reads what it holds, also near the largest limit.
+// Under Unlimited it takes any number.
 func TestTallyCountsAgainstItsLimit(t *testing.T) {
 	var c tally
 	for range 5 {
@@ -22,6 +22,11 @@ func TestTallyCountsAgainstItsLimit(t *testing.T) {
 	assert.EqualValues(t, 5, c.load())
 	c.giveN(5)
 	assert.EqualValues(t, 0, c.load())
+
+	const huge = Unlimited - 1 // the sum of what is held and asked overflows
+	require.True(t, c.takeN(huge, huge))
+	assert.False(t, c.takeN(2, huge), "a take past a huge limit")
+	c.giveN(huge)
 
 	require.True(t, c.takeN(Unlimited, Unlimited))
 	assert.True(t, c.take(Unlimited), "a take under Unlimited is refused")

@@ -34,9 +34,7 @@ type Ext struct {
 // them. It is made when the group is made with a parent, or for its first
 // child or extended task. Most groups have none.
 type kin[T any] struct {
-	parent *Group[T] // fixed when the group is made; nil at the top
-	levels uint8     // its ancestors
-	kids   atomic.Bool
+	kids atomic.Bool
 
 	mu       sync.Mutex
 	children []*Group[T] // guarded by mu; those the registry holds
@@ -67,7 +65,7 @@ func (p *Permits[T]) Extend(e *Ext, c int) {
 
 // NeedsExt reports whether a task of cost c entered as p must be extended.
 func (p *Permits[T]) NeedsExt(c int) bool {
-	return c > 1 || p.group.kin.Load() != nil && p.group.up() != nil
+	return c > 1 || p.group.parent != nil
 }
 
 // ext returns p's Ext. p is extended.
@@ -201,20 +199,10 @@ func (g *Group[T]) leaveParent() {
 }
 
 // up returns g's parent, or nil at the top.
-func (g *Group[T]) up() *Group[T] {
-	if k := g.kin.Load(); k != nil {
-		return k.parent
-	}
-	return nil
-}
+func (g *Group[T]) up() *Group[T] { return g.parent }
 
 // depth returns how many ancestors g has.
-func (g *Group[T]) depth() uint8 {
-	if k := g.kin.Load(); k != nil {
-		return k.levels
-	}
-	return 0
-}
+func (g *Group[T]) depth() uint8 { return g.levels }
 
 // HasChildren reports whether a child of g was ever made.
 func (g *Group[T]) HasChildren() bool { return g.hasKids() }

@@ -34,7 +34,7 @@ func (g *Group[T]) share() (held, weight int64) {
 // tasks of g, in g and in each ancestor's subtree count.
 func runFair[T any](g *Group[T], n int64) {
 	g.fair.running.Add(n)
-	if g.kin.Load() != nil {
+	if g.parent != nil {
 		runBelow(g, n)
 	}
 }

@@ -92,7 +92,7 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 // what extended tasks add to it (kin.extra).
 func (gl *Global[T]) running(g *Group[T]) int64 {
 	k := g.kin.Load()
-	if k != nil && k.parent != nil {
+	if g.parent != nil {
 		return k.run.Load()
 	}
 	n := g.conc.held.load()
@@ -111,7 +111,7 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 // (ConcHeld).
 func (g *Group[T]) RunningCost() int {
 	k := g.kin.Load()
-	if k != nil && k.parent != nil {
+	if g.parent != nil {
 		return int(max(k.cost.Load(), 0))
 	}
 	n := g.global.running(g)

@@ -66,8 +66,10 @@ type Group[T any] struct {
 	global *Global[T]
 	paused atomic.Bool // see pause.go
 	listed atomic.Bool // in the registry's active list (see active.go)
+	levels uint8       // its ancestors; fixed when it is made
 
-	reg *Registry[T]
+	reg    *Registry[T]
+	parent *Group[T] // fixed when it is made; nil at the top
 	// fair is the group's part of the fair queue, under fair share only. An
 	// idle group under IsolationOff does not carry it.
 	fair *fairGroup[T]
@@ -92,7 +94,7 @@ type Group[T any] struct {
 
 	outcomes  [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
 	pauseLine atomic.Pointer[line[T]]    // made on the first pause (see pause.go)
-	kin       atomic.Pointer[kin[T]]     // its parent and children (see ext.go); nil for most groups
+	kin       atomic.Pointer[kin[T]]     // its children and extended tasks (see ext.go); nil for most groups
 }
 
 // chainList is a group's chain in the global line. It counts its tasks. So
@@ -133,11 +135,16 @@ func (g *Group[T]) Outcomes() (n [NumOutcomes]uint64) {
 
 const deadRefs = math.MinInt64 / 2
 
-func newGroup[T any](r *Registry[T], key string, l *Limits) *Group[T] {
+func newGroup[T any](r *Registry[T], key string, l *Limits, parent *Group[T]) *Group[T] {
 	g := &Group[T]{
 		reg:    r,
 		global: r.global,
 		key:    key,
+		parent: parent,
+	}
+	if parent != nil {
+		g.levels = parent.levels + 1
+		g.kin.Store(new(kin[T]))
 	}
 	g.bulkhead.init(l.MaxInFlight)
 	g.conc.init(concLimit(*l))

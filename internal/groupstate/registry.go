@@ -151,9 +151,8 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 		}
 		return v.(*Group[T])
 	}
-	g := newGroup(r, key, r.share(r.resolve(key)))
+	g := newGroup(r, key, r.share(r.resolve(key)), parent)
 	if parent != nil {
-		g.kin.Store(&kin[T]{parent: parent, levels: parent.depth() + 1})
 		if !parent.hasKids() && r.global.fair { // children share its lines fairly
 			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
 			kidQueueOf(parent, &parent.conc, heldConc)

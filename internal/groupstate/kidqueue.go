@@ -152,8 +152,14 @@ func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.of[k.child(w)].q.ahead
 // the ancestor's kidQueue weighs.
 func (gl *Global[T]) kidHeld(g *Group[T], x *Ext, bit, lv uint8, sign int64) {
 	if gl.fair {
-		g.ancestor(lv - 1).family().held[layerIndex(bit)].Add(sign * x.amount(bit, lv))
+		kidHeldFair(g, x, bit, lv, sign)
 	}
+}
+
+// kidHeldFair is kidHeld's count, kept apart so that kidHeld inlines. The
+// child has a parent, so it has its kin.
+func kidHeldFair[T any](g *Group[T], x *Ext, bit, lv uint8, sign int64) {
+	g.ancestor(lv - 1).kin.Load().held[layerIndex(bit)].Add(sign * x.amount(bit, lv))
 }
 
 // layerIndex is 0 for the bulkhead, 1 for the concurrency layer.

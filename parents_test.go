@@ -1,9 +1,12 @@
 package groupconc_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,4 +127,38 @@ func ExampleGroupPolicy_ResolveParent() {
 	// "acme"
 	// ""
 	// ""
+}
+
+// 64 goroutines submit at once to fresh users of one fresh tenant: one
+// state is made for the tenant, every user is its child, and the tenant's
+// limit holds over all of them and is reached.
+func TestRacingFirstSubmitsShareOneParent(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for range 5 {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2).
+					PerGroupMaxConcurrency(map[string]int{"acme": 3}))
+				start, gate := make(chan struct{}), make(chan struct{})
+				var tenant gauge
+				var wg sync.WaitGroup
+				hs := make([]*groupconc.TaskHandle[int], 64)
+				for i := range hs {
+					wg.Go(func() {
+						<-start
+						hs[i] = submit(t, context.Background(), e, fmt.Sprintf("acme/u%d", i%8), fmt.Sprint(i), gated(gate, i, &tenant))
+					})
+				}
+				close(start)
+				wg.Wait()
+				synctest.Wait()
+				assert.Equal(t, 9, e.Stats().Groups, "one tenant and its 8 users")
+				assert.EqualValues(t, 3, tenant.max.Load(), "the tenant's limit is reached and not exceeded")
+				st, _ := e.GroupStats("acme")
+				assert.Equal(t, 3, st.Running)
+				assert.Equal(t, 61, st.Waiting)
+				close(gate)
+				quiesce(t, e, hs...)
+			})
+		}
+	})
 }

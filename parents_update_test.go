@@ -239,3 +239,50 @@ func contains(xs []int, x int) bool {
 	}
 	return false
 }
+
+// UpdatePolicy changes limits, not parents: a group keeps the parent it
+// was made with, and a group made after the change gets the new policy's.
+// An evicted group is made again under the policy then in force.
+func TestUpdatePolicyKeepsParentsOfGroupsMadeBefore(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			tree := builder().Isolation(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(4).
+				PerGroupMaxConcurrency(map[string]int{"acme": 1})
+			flat := builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(4).
+				PerGroupMaxConcurrency(map[string]int{"acme": 1})
+			e := newExecutor(t, tree)
+			a := newGatedTask(t, 1)
+			ha := submitGated(t, e, "acme/u1", "", a, groupconc.SubmitOptions{})
+			synctest.Wait()
+			require.True(t, a.started.Load())
+
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, flat)))
+			b := newGatedTask(t, 2)
+			hb := submitGated(t, e, "acme/u2", "", b, groupconc.SubmitOptions{})
+			synctest.Wait()
+			assert.True(t, b.started.Load(), "acme/u2, made without a parent, is not held by acme's limit")
+			st1, _ := e.GroupStats("acme/u1")
+			st2, _ := e.GroupStats("acme/u2")
+			assert.Equal(t, "acme", st1.Parent, "acme/u1 keeps its parent")
+			assert.Equal(t, "", st2.Parent)
+			x, _ := e.ExplainGroup("acme/u1")
+			assert.Equal(t, []string{"acme"}, x.Ancestors)
+
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, tree)))
+			st2, _ = e.GroupStats("acme/u2")
+			assert.Equal(t, "", st2.Parent, "acme/u2 keeps having none")
+			a.Release()
+			b.Release()
+			quiesce(t, e, ha, hb)
+
+			e.EvictGroup("acme/u2")
+			c := newGatedTask(t, 3)
+			hc := submitGated(t, e, "acme/u2", "", c, groupconc.SubmitOptions{})
+			synctest.Wait()
+			st2, _ = e.GroupStats("acme/u2")
+			assert.Equal(t, "acme", st2.Parent, "made again under the policy in force")
+			c.Release()
+			quiesce(t, e, hc)
+		})
+	})
+}

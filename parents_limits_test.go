@@ -170,6 +170,38 @@ func TestParentRememberedWhileAChildIs(t *testing.T) {
 	})
 }
 
+// A group under a paused ancestor is forgotten when idle like any other.
+// The paused ancestor is not idle, and stays paused: a child made again
+// under it starts nothing.
+func TestChildOfAPausedParentIsForgottenWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, tenants(groupconc.IsolationOff).IdleGroupTTL(time.Minute))
+		h := submitGated(t, e, "acme/u1", "", func() *gatedTask { k := newGatedTask(t, 1); k.Release(); return k }(), groupconc.SubmitOptions{})
+		h.Wait()
+		paused := true
+		require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &paused}))
+		time.Sleep(3 * time.Minute) // the fake clock's
+		e.Stats()
+		time.Sleep(3 * time.Minute)
+		e.Stats()
+		_, ok := e.GroupStats("acme/u1")
+		assert.False(t, ok, "the idle child is forgotten")
+		st, ok := e.GroupStats("acme")
+		require.True(t, ok, "a paused parent is not idle")
+		assert.True(t, st.Paused)
+
+		k := newGatedTask(t, 2)
+		h = submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{})
+		synctest.Wait()
+		assert.False(t, k.started.Load(), "still under a paused parent")
+		require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{}))
+		synctest.Wait()
+		assert.True(t, k.started.Load())
+		k.Release()
+		quiesce(t, e, h)
+	})
+}
+
 // A chain the policy cannot resolve makes Submit fail, naming it.
 func TestParentChainErrorsReachSubmit(t *testing.T) {
 	e := newExecutor(t, builder().ParentResolver(func(k string) string {

@@ -166,7 +166,13 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration, sh storm
 				id := fmt.Sprint(ids.Add(1))
 				switch op := r.IntN(20); {
 				case op < 8:
-					h, err := groupconc.SubmitWith(t.Context(), e, key, id, task(key, r.IntN(8)), groupconc.SubmitOptions{Cost: cost(r)})
+					var h *groupconc.TaskHandle[int]
+					var err error
+					if c := cost(r); c == 0 {
+						h, err = groupconc.Submit(t.Context(), e, key, id, task(key, r.IntN(8)))
+					} else {
+						h, err = groupconc.SubmitWith(t.Context(), e, key, id, task(key, r.IntN(8)), groupconc.SubmitOptions{Cost: c})
+					}
 					if assert.NoError(t, err) {
 						keep(h)
 					}

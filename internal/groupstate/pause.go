@@ -31,11 +31,11 @@ func (p *Permits[T]) gate() Outcome {
 			return Admitted
 		}
 		p.flags &^= granted
-		if g.kin.Load() == nil {
+		if g.parent == nil {
 			return Admitted
 		}
 	}
-	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.kin.Load() == nil {
+	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.parent == nil {
 		return Admitted
 	}
 	a := g.pausedAt()

@@ -9,10 +9,9 @@ import "sync/atomic"
 // group's own tasks. A permit goes to the fairest bucket (shares.go): the
 // child's subtree holding the fewest of the layer's permits per weight, or
 // the group's own tasks holding the fewest global ones. Then it goes to
-// the bucket's first waiter of the highest priority. So a child
-// with many waiting tasks does not hold back its siblings at their
-// parent's limit. Under IsolationOff the line stays first come, first
-// served.
+// the bucket's first waiter of the highest priority. So a child with many
+// waiting tasks does not hold back its siblings at their parent's limit.
+// Under IsolationOff the line stays first come, first served.
 type kidQueue[T any] struct {
 	owner   *Group[T]
 	k       int // the layer: 0 the bulkhead, 1 the concurrency limit

@@ -17,22 +17,27 @@ import (
 // rest idle; it is shut down when b ends.
 func manyGroups(b *testing.B, n int) *groupconc.GroupExecutor {
 	e := adaptertest.NewExecutor(b, groupconc.NewPolicyBuilder())
+	loadGroups(b, e, n, func(i int) string { return fmt.Sprintf("tenant-%06d", i) })
+	return e
+}
+
+// loadGroups gives e the n groups key(0) to key(n-1), loaded as
+// manyGroups says.
+func loadGroups(b *testing.B, e *groupconc.GroupExecutor, n int, key func(i int) string) {
 	gate := adaptertest.NewGate(b)
 	var done []*groupconc.TaskHandle[int]
 	for i := range n {
-		key := fmt.Sprintf("tenant-%06d", i)
 		if i%100 == 0 {
-			adaptertest.Submit(b, e, key, gate.Task)
-			adaptertest.Submit(b, e, key, gate.Task)
+			adaptertest.Submit(b, e, key(i), gate.Task)
+			adaptertest.Submit(b, e, key(i), gate.Task)
 			continue
 		}
-		done = append(done, adaptertest.Submit(b, e, key, adaptertest.OK))
+		done = append(done, adaptertest.Submit(b, e, key(i), adaptertest.OK))
 	}
 	for _, h := range done {
 		h.Wait()
 	}
 	gate.WaitStarted(n / 100)
-	return e
 }
 
 // BenchmarkSnapshot measures what the stream's producer does once per

@@ -13,10 +13,10 @@ import (
 
 // BenchmarkSnapshotTree is BenchmarkSnapshot with 10 000 users in 100
 // tenants ("t-007/u-00042"), one user in a hundred busy, beside 10 000
-// flat keys loaded alike. A tenant's stats sum up its subtree, which the
-// executor finds by a pass over the groups it remembers. By oldest wait a tenant comes before its users,
-// so the list holds the ancestors already. With a prefix that its tenant
-// does not match, a user's tenant is looked up.
+// flat keys loaded alike. A tenant's stats sum up its subtree, which it
+// lists. By oldest wait a tenant comes before its users, so the list holds
+// the ancestors already. With a prefix that its tenant does not match, a
+// user's tenant is looked up.
 func BenchmarkSnapshotTree(b *testing.B) {
 	for _, shape := range []string{"flat", "tree"} {
 		// A user runs one task at a time, a tenant two: its busy user
@@ -28,30 +28,13 @@ func BenchmarkSnapshotTree(b *testing.B) {
 				}
 				return 2
 			}))
-		gate := adaptertest.NewGate(b)
-		var done []*groupconc.TaskHandle[int]
-		for i := range 10_000 {
-			key := fmt.Sprintf("t-%03d-u-%05d", i/100, i)
-			if shape == "tree" {
-				key = fmt.Sprintf("t-%03d/u-%05d", i/100, i)
-			}
-			if i%100 == 0 {
-				adaptertest.Submit(b, e, key, gate.Task)
-				adaptertest.Submit(b, e, key, gate.Task)
-				continue
-			}
-			done = append(done, adaptertest.Submit(b, e, key, adaptertest.OK))
-		}
-		for _, h := range done {
-			h.Wait()
-		}
-		gate.WaitStarted(100)
+		sep := map[string]string{"flat": "-", "tree": "/"}[shape]
+		loadGroups(b, e, 10_000, func(i int) string { return fmt.Sprintf("t-%03d%su-%05d", i/100, sep, i) })
 		h, err := httpgc.New(e, httpgc.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { h.Close() })
-		sep := map[string]string{"flat": "-", "tree": "/"}[shape]
 		for _, query := range []string{"/api/groups?limit=100", "/api/groups?limit=100&sort=key&prefix=t-000" + sep} {
 			b.Run(fmt.Sprintf("%s/%s", shape, query[len("/api/groups?"):]), func(b *testing.B) {
 				req := request(http.MethodGet, query, "")

@@ -137,6 +137,16 @@ func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 	}
 }
 
+// countLayer keeps every count right as a task of group g, of Ext x,
+// takes (sign 1) or gives back (-1) ancestor a's layer bit at level lv:
+// a's own counts (counted), and its child's share of it (kidHeld).
+func (gl *Global[T]) countLayer(g *Group[T], x *Ext, a *Group[T], bit, lv uint8, sign int64) {
+	gl.counted(x, a, bit, lv, sign)
+	if lv > 0 {
+		gl.kidHeld(g, x, bit, lv, sign)
+	}
+}
+
 func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 	if bit == gl.runBit {
 		a.family().extra.Add(sign * x.amount(bit, lv))

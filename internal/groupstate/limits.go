@@ -45,23 +45,10 @@ func (p *Permits[T]) yield(steps []pathStep[T], c *Changes[T]) {
 	x := p.x()
 	for i := len(steps) - 1; i >= 0; i-- {
 		m := steps[i]
-		h, a := &p.held, p.group
-		if m.lv > 0 {
-			h, a = &x.anc[m.lv-1], p.group.ancestor(m.lv)
-			p.dropSlotAt(a, h)
+		if n := p.giveUp(x, p.group.ancestor(m.lv), m.bit, m.lv); n > 0 {
+			m.l.held.giveN(n)
+			c.lines = append(c.lines, m.l)
 		}
-		if *h&m.bit == 0 {
-			continue
-		}
-		*h &^= m.bit
-		if x != nil {
-			p.group.global.counted(x, a, m.bit, m.lv, -1)
-			if m.lv > 0 {
-				p.group.global.kidHeld(p.group, x, m.bit, m.lv, -1)
-			}
-		}
-		m.l.held.giveN(x.amount(m.bit, m.lv))
-		c.lines = append(c.lines, m.l)
 	}
 }
 

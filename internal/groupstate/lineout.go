@@ -36,10 +36,7 @@ func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) {
 		w.bit = bit
 		if x != nil {
 			x.level = lv
-			w.group.global.counted(x, w.group.ancestor(lv), bit, lv, -1)
-			if lv > 0 {
-				w.group.global.kidHeld(w.group, x, bit, lv, -1)
-			}
+			w.group.global.countLayer(w.group, x, w.group.ancestor(lv), bit, lv, -1)
 		}
 		l.waiting.Add(1)
 		l.pushLocked(r, w, true)

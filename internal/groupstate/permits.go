@@ -202,10 +202,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 				gl.tookGlobal(p, handed)
 			}
 			if x != nil {
-				gl.counted(x, a, y.bit, lv, 1)
-				if lv > 0 {
-					gl.kidHeld(g, x, y.bit, lv, 1)
-				}
+				gl.countLayer(g, x, a, y.bit, lv, 1)
 			}
 		}
 	}

@@ -79,17 +79,32 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 // releaseAt gives back what p, of Ext x, holds of ancestor a's layer bit,
 // at level lv: its queue slot, if it waits there, and its permit.
 func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
-	h := &x.anc[lv-1]
-	p.dropSlotAt(a, h)
-	if *h&bit != 0 {
-		*h &^= bit
-		p.group.global.counted(x, a, bit, lv, -1)
-		p.group.global.kidHeld(p.group, x, bit, lv, -1)
-		p.keep(a.lineOf(bit).release(p, x.amount(bit, lv)))
+	if n := p.giveUp(x, a, bit, lv); n > 0 {
+		p.keep(a.lineOf(bit).release(p, n))
 		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
 			p.group.global.handSlots(a.queue.nudge(), 0)
 		}
 	}
+}
+
+// giveUp clears p's hold on ancestor a's layer bit at level lv (0: its own
+// group), with its queue slot there if it waits at an ancestor's, and takes
+// it out of the counts. It returns the permits to give back to the layer,
+// none if p held none there. x is p's Ext, nil for a plain task.
+func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
+	h := &p.held
+	if lv > 0 {
+		h = &x.anc[lv-1]
+		p.dropSlotAt(a, h)
+	}
+	if *h&bit == 0 {
+		return 0
+	}
+	*h &^= bit
+	if x != nil {
+		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
+	}
+	return x.amount(bit, lv)
 }
 
 // keep adds a chain of handed waiters to p's.

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kobe/groupconc/internal/groupstate"
 )
 
-// maxAncestors is the most ancestors a group may have. A deeper chain is
-// refused, so a resolver that makes up parents cannot go on forever.
-const maxAncestors = 8
+// maxAncestors is the most ancestors a group may have, as many as a task's
+// walk has room for. A deeper chain is refused, so a resolver that makes up
+// parents cannot go on forever.
+const maxAncestors = groupstate.MaxAncestors
 
 // parentChain returns groupKey's ancestors under p, nearest first, or nil
 // at the top. The executor calls it when it makes a group.

@@ -76,10 +76,12 @@ func Middleware(e *groupconc.GroupExecutor, opts ServerOptions) func(http.Handle
 // header name. A request without it goes to the group fallback. With a
 // fallback of "", such a request gets 400.
 func HeaderKey(name, fallback string) func(*http.Request) string {
+	// The name is made canonical once, here, so each request looks it up
+	// in the map directly, as Header.Get would after canonicalizing it.
 	name = http.CanonicalHeaderKey(name)
 	return func(r *http.Request) string {
-		if v := r.Header.Get(name); v != "" {
-			return v
+		if v := r.Header[name]; len(v) > 0 && v[0] != "" {
+			return v[0]
 		}
 		return fallback
 	}
@@ -113,18 +115,16 @@ func (l *limited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l.opts.Cost != nil {
 		o.Cost = l.opts.Cost(r)
 	}
-	ran := false
 	stand, err := groupconc.Do(r.Context(), l.e, key, func(ctx context.Context) (http.Handler, error) {
-		ran = true
 		rr := r
 		if ctx != r.Context() {
 			rr = r.WithContext(ctx)
 		}
 		l.next.ServeHTTP(w, rr)
-		return nil, nil
+		return served{}, nil
 	}, o)
 	switch {
-	case ran:
+	case stand == served{}:
 	case err != nil:
 		l.fail(w, r, err)
 	case stand != nil:
@@ -133,6 +133,13 @@ func (l *limited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.fail(w, r, errNotRun)
 	}
 }
+
+// served is what the function a request runs in returns. It tells a
+// request that ran from one a RejectionHandler's value stands in for, with
+// no flag for the function to set (which would cost an allocation).
+type served struct{}
+
+func (served) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 func (l *limited) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if l.opts.ErrorHandler != nil {

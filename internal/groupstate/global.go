@@ -304,9 +304,7 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 		return
 	}
 	p.releaseLine(gl.line, heldGlobal)
-	if gl.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
-		gl.handSlots(gl.queue.nudge(), 0)
-	}
+	p.nudge(gl.queue)
 }
 
 // pathStep is one layer of the walk of a task of some group: its line, its

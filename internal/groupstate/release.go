@@ -56,8 +56,8 @@ func (p *Permits[T]) release() {
 			p.releaseLine(g.lineOf(y.bit), y.bit)
 		}
 	}
-	if had&(heldGlobal|heldBulkhead|heldConc) != 0 && g.queue.limit.Load() == 0 && p.flags&quietRelease == 0 {
-		gl.handSlots(g.queue.nudge(), 0)
+	if had&(heldGlobal|heldBulkhead|heldConc) != 0 {
+		p.nudge(&g.queue)
 	}
 	p.held = 0
 }
@@ -81,9 +81,16 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
 func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
 	if n := p.giveUp(x, a, bit, lv); n > 0 {
 		p.keep(a.lineOf(bit).release(p, n))
-		if a.queue.limit.Load() == 0 && p.flags&quietRelease == 0 { // as release does for its own group
-			p.group.global.handSlots(a.queue.nudge(), 0)
-		}
+		p.nudge(&a.queue)
+	}
+}
+
+// nudge, after p gave back a permit that queue q's tasks wait for, wakes
+// q's first blocked caller if q has no slots (see slots.nudge). A Rejected
+// walk's release is quiet: what it gives back was free when it walked.
+func (p *Permits[T]) nudge(q *slots[T]) {
+	if q.limit.Load() == 0 && p.flags&quietRelease == 0 {
+		p.group.global.handSlots(q.nudge(), 0)
 	}
 }
 

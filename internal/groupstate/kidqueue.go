@@ -96,9 +96,14 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 	return k.chosen
 }
 
+// pop serves the fairest bucket's waiter. A bucket that still has waiters
+// goes to the back (see toBack).
 func (k *kidQueue[T]) pop() *Permits[T] {
 	w := k.peek()
 	k.remove(w)
+	if b := k.of[k.child(w)]; b != nil {
+		k.buckets.toBack(b)
+	}
 	return w
 }
 

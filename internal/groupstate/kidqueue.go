@@ -100,14 +100,17 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 // goes to the back (see toBack).
 func (k *kidQueue[T]) pop() *Permits[T] {
 	w := k.peek()
-	k.remove(w)
-	if b := k.of[k.child(w)]; b != nil {
+	if b := k.take(w); b != nil {
 		k.buckets.toBack(b)
 	}
 	return w
 }
 
-func (k *kidQueue[T]) remove(w *Permits[T]) {
+func (k *kidQueue[T]) remove(w *Permits[T]) { k.take(w) }
+
+// take takes w out of its bucket. It returns the bucket, or nil if that
+// emptied it, which then leaves the list.
+func (k *kidQueue[T]) take(w *Permits[T]) *kidBucket[T] {
 	if w == k.chosen {
 		k.chosen = nil
 	}
@@ -116,10 +119,11 @@ func (k *kidQueue[T]) remove(w *Permits[T]) {
 	b.q.remove(w)
 	k.n--
 	if !b.q.empty() {
-		return
+		return b
 	}
 	delete(k.of, g)
 	k.buckets.remove(b)
+	return nil
 }
 
 func (k *kidQueue[T]) gave(*Permits[T]) {}

@@ -286,16 +286,15 @@ func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
 	}
 }
 
-// giveGlobal gives back p's global permit. Under fair share the group
-// counts one less running first (see releaseFair). Under IsolationOff a
-// global queue of no slots nudges its first blocked caller (see
-// slots.nudge), whose task may start now.
-func (gl *Global[T]) giveGlobal(p *Permits[T]) {
+// giveGlobal gives back p's global permit. x is p's Ext, nil for a plain
+// task. Under fair share the group counts one less running first (see
+// releaseFair). Under IsolationOff a global queue of no slots nudges its
+// first blocked caller (see slots.nudge), whose task may start now.
+func (gl *Global[T]) giveGlobal(p *Permits[T], x *Ext) {
 	if p.held&heldGlobal == 0 {
 		return
 	}
 	if gl.fair {
-		x := p.x()
 		runFair(p.group, -x.amount(heldGlobal, 0))
 		if x != nil {
 			gl.counted(x, p.group, heldGlobal, 0, -1)
@@ -303,7 +302,7 @@ func (gl *Global[T]) giveGlobal(p *Permits[T]) {
 		p.releaseFair()
 		return
 	}
-	p.releaseLine(gl.line, heldGlobal)
+	p.releaseLine(gl.line, heldGlobal, x)
 	p.nudge(gl.queue)
 }
 

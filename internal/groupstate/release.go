@@ -51,9 +51,9 @@ func (p *Permits[T]) release() {
 		switch {
 		case p.held&y.bit == 0:
 		case y.bit == heldGlobal:
-			gl.giveGlobal(p)
+			gl.giveGlobal(p, x)
 		default:
-			p.releaseLine(g.lineOf(y.bit), y.bit)
+			p.releaseLine(g.lineOf(y.bit), y.bit, x)
 		}
 	}
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 {
@@ -62,13 +62,13 @@ func (p *Permits[T]) release() {
 	p.held = 0
 }
 
-// releaseLine gives back p's permit of its group's line l (bit).
-func (p *Permits[T]) releaseLine(l *line[T], bit uint8) {
+// releaseLine gives back p's permit of its group's line l (bit). x is
+// p's Ext, nil for a plain task.
+func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 	if p.held&bit != 0 {
 		p.held &^= bit
 		n := int64(1)
-		if p.flags&extended != 0 {
-			x := p.ext()
+		if x != nil {
 			p.group.global.counted(x, p.group, bit, 0, -1)
 			n = x.amount(bit, 0)
 		}

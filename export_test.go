@@ -40,6 +40,9 @@ func (e *GroupExecutor) GroupProbe(groupKey string) (probe func() error, ok bool
 // Submit allocates beyond the value, and what every waiting task is.
 const HandleSize = unsafe.Sizeof(TaskHandle[struct{}]{})
 
+// DoCallSize is the size of the record a Do of an int allocates.
+const DoCallSize = unsafe.Sizeof(doCall[int]{})
+
 func quietGlobal(gl *groupstate.Global[task]) error {
 	running, waiting, _ := gl.Counts()
 	inFlight, slots := gl.Held()

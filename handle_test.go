@@ -335,3 +335,12 @@ func TestTaskHandleStaysWithinItsSizeClass(t *testing.T) {
 	}
 	assert.LessOrEqual(t, groupconc.HandleSize, uintptr(144), "handle size in bytes")
 }
+
+// TestDoCallStaysWithinItsSizeClass guards the size of the record a Do
+// allocates, its one allocation: 240 bytes is a size class.
+func TestDoCallStaysWithinItsSizeClass(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes checked on 64-bit platforms only")
+	}
+	assert.LessOrEqual(t, groupconc.DoCallSize, uintptr(240), "a Do's record in bytes")
+}

@@ -241,34 +241,3 @@ func TestTasksOfOneGroupStartInSubmissionOrderInBothModes(t *testing.T) {
 		})
 	}
 }
-
-// Under fair share, a parent's freed permit goes round among its children
-// of equal share. A user with a backlog does not take the tenant's permit
-// again while a sibling of equal share waits: with a tenant limit of 1,
-// a's tasks alternate with b's and c's.
-func TestParentPermitGoesRoundAmongChildren(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newExecutor(t, tenants(groupconc.IsolationFairShare).
-			PerGroupMaxConcurrency(map[string]int{"acme": 1}))
-		tasks := map[string]*gatedTask{}
-		for _, id := range []string{"a1", "a2", "a3", "b1", "b2", "c1"} {
-			k := newGatedTask(t, 1)
-			tasks[id] = k
-			submitGated(t, e, "acme/"+id[:1], id, k, groupconc.SubmitOptions{})
-		}
-		var order []string
-		for len(order) < len(tasks) {
-			synctest.Wait()
-			var running []string
-			for id, k := range tasks {
-				if k.started.Load() && !slices.Contains(order, id) {
-					running = append(running, id)
-				}
-			}
-			require.Len(t, running, 1, "the tenant's limit of 1, after %v", order)
-			order = append(order, running[0])
-			tasks[running[0]].Release()
-		}
-		assert.Equal(t, []string{"a1", "a2", "b1", "c1", "a3", "b2"}, order)
-	})
-}

@@ -96,21 +96,13 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 	return k.chosen
 }
 
-// pop serves the fairest bucket's waiter. A bucket that still has waiters
-// goes to the back (see toBack).
 func (k *kidQueue[T]) pop() *Permits[T] {
 	w := k.peek()
-	if b := k.take(w); b != nil {
-		k.buckets.toBack(b)
-	}
+	k.remove(w)
 	return w
 }
 
-func (k *kidQueue[T]) remove(w *Permits[T]) { k.take(w) }
-
-// take takes w out of its bucket. It returns the bucket, or nil if that
-// emptied it, which then leaves the list.
-func (k *kidQueue[T]) take(w *Permits[T]) *kidBucket[T] {
+func (k *kidQueue[T]) remove(w *Permits[T]) {
 	if w == k.chosen {
 		k.chosen = nil
 	}
@@ -119,11 +111,10 @@ func (k *kidQueue[T]) take(w *Permits[T]) *kidBucket[T] {
 	b.q.remove(w)
 	k.n--
 	if !b.q.empty() {
-		return b
+		return
 	}
 	delete(k.of, g)
 	k.buckets.remove(b)
-	return nil
 }
 
 func (k *kidQueue[T]) gave(*Permits[T]) {}

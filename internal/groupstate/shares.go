@@ -7,9 +7,8 @@ import "math/bits"
 // per weight. Two layers do: the global line in tree mode (fairtree.go),
 // among a parent's children and its own tasks at each level, and a
 // parent's own layers (kidQueue), among its children's buckets. Both keep
-// those with work in a sharers list and choose with fairest. The fair
-// tree's lists are in the order their groups got work. A kidQueue moves the
-// bucket it served to the back (toBack).
+// those with work in a sharers list, in the order they got it, and choose
+// with fairest.
 
 // sharer is what a sharers list holds: a group in the fair tree, or a
 // bucket of a kidQueue.
@@ -53,20 +52,6 @@ func (l *sharers[S]) remove(s S) {
 		l.tail = n.prev
 	}
 	n.prev, n.next = none, none
-}
-
-// toBack moves s, which l lists, to the back. A kidQueue moves the bucket
-// it served there, so that permits go round among buckets of equal share.
-// The scan for the fairest then passes those served last, which likely
-// hold permits still, only after those served longest ago, which likely
-// hold none. In BenchmarkW2Tree of the benchmarks module (fair share), a
-// tenant's choice among its 100 users scans a quarter as many buckets, and
-// a task costs 6–8 % fewer instructions.
-func (l *sharers[S]) toBack(s S) {
-	if s != l.tail {
-		l.remove(s)
-		l.push(s)
-	}
 }
 
 // fairest returns the sharer of l that holds the fewest permits per

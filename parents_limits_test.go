@@ -154,7 +154,9 @@ func TestParentShutdownAndEvictTheSubtree(t *testing.T) {
 func TestParentRememberedWhileAChildIs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, tenants(groupconc.IsolationOff).IdleGroupTTL(time.Minute))
-		h := submitGated(t, e, "acme/u1", "", func() *gatedTask { k := newGatedTask(t, 1); k.Release(); return k }(), groupconc.SubmitOptions{})
+		done := newGatedTask(t, 1)
+		done.Release() // it runs to its end at once
+		h := submitGated(t, e, "acme/u1", "", done, groupconc.SubmitOptions{})
 		h.Wait()
 		_, ok := e.GroupStats("acme")
 		require.True(t, ok)
@@ -176,7 +178,9 @@ func TestParentRememberedWhileAChildIs(t *testing.T) {
 func TestChildOfAPausedParentIsForgottenWhenIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, tenants(groupconc.IsolationOff).IdleGroupTTL(time.Minute))
-		h := submitGated(t, e, "acme/u1", "", func() *gatedTask { k := newGatedTask(t, 1); k.Release(); return k }(), groupconc.SubmitOptions{})
+		done := newGatedTask(t, 1)
+		done.Release() // it runs to its end at once
+		h := submitGated(t, e, "acme/u1", "", done, groupconc.SubmitOptions{})
 		h.Wait()
 		paused := true
 		require.NoError(t, e.SetGroupOverride("acme", groupconc.GroupOverride{Paused: &paused}))

@@ -10,8 +10,9 @@ import (
 
 // A task costs one allocation, its handle, whether it runs at once or
 // waits in a line first (its group's, or the global one), at any
-// priority, with or without a listener (one that keeps nothing), in both
-// isolation modes: what W1-W3 of the benchmarks module report as
+// priority, with or without a listener (one that keeps nothing), with or
+// without a parent group (the record of its walk is made in the handle's
+// allocation), in both isolation modes: what W1-W3 of the benchmarks module report as
 // allocs/task. A batch may add a few more, the starts of the goroutines
 // that serve the ready queue: 5 % at most. An allocation that creeps into
 // the path every task takes (a variable moved to the heap, say) fails it.
@@ -26,12 +27,16 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 			limit, global int
 			prio          groupconc.Priority
 			listen        bool
+			parent        bool // the group is t/g, a child of t
 		}{
-			{"runs at once", groupconc.Unlimited, groupconc.Unlimited, groupconc.PriorityNormal, false},
-			{"waits in its group's line", 1, groupconc.Unlimited, groupconc.PriorityNormal, false},
-			{"waits in the global line", groupconc.Unlimited, 1, groupconc.PriorityNormal, false},
-			{"waits at another priority", 1, groupconc.Unlimited, groupconc.PriorityHigh, false},
-			{"waits, a listener told", 1, groupconc.Unlimited, groupconc.PriorityNormal, true},
+			{"runs at once", groupconc.Unlimited, groupconc.Unlimited, groupconc.PriorityNormal, false, false},
+			{"waits in its group's line", 1, groupconc.Unlimited, groupconc.PriorityNormal, false, false},
+			{"waits in the global line", groupconc.Unlimited, 1, groupconc.PriorityNormal, false, false},
+			{"waits at another priority", 1, groupconc.Unlimited, groupconc.PriorityHigh, false, false},
+			{"waits, a listener told", 1, groupconc.Unlimited, groupconc.PriorityNormal, true, false},
+			{"a child's runs at once", groupconc.Unlimited, groupconc.Unlimited, groupconc.PriorityNormal, false, true},
+			{"a child's waits in its group's line", 1, groupconc.Unlimited, groupconc.PriorityNormal, false, true},
+			{"a child's waits in the global line", groupconc.Unlimited, 1, groupconc.PriorityNormal, false, true},
 		} {
 			t.Run(mode.String()+"/"+c.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
@@ -39,6 +44,11 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 						DefaultMaxConcurrencyPerGroup(c.limit).GlobalMaxInFlight(c.global)
 					if c.listen {
 						b.TaskLifecycleListener(groupconc.ListenerFuncs{})
+					}
+					key := "g"
+					if c.parent {
+						b.ParentSeparator("/")
+						key = "t/g"
 					}
 					e := groupconc.New(mustBuild(t, b))
 					defer e.Close()
@@ -48,7 +58,7 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 					handles := make([]*groupconc.TaskHandle[int], batch)
 					perBatch := testing.AllocsPerRun(20, func() {
 						for i := range handles {
-							h, err := groupconc.SubmitWith(ctx, e, "g", "t", done, opts)
+							h, err := groupconc.SubmitWith(ctx, e, key, "t", done, opts)
 							if err != nil {
 								panic(err)
 							}

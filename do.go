@@ -45,13 +45,13 @@ const (
 // do runs fn on the caller's goroutine as a task of key submitted with o.
 // See Do.
 func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o SubmitOptions) (T, error) {
-	c := &doCall[T]{fn: fn}
+	c, b := newDoCall(e, fn, o.Cost)
 	c.h.t.state.Store(inlineBit)
 	// The ID's bytes are c's own and never change, so the string shares
 	// them. The record is the one allocation of a Do that need not wait.
 	// It cannot be reused, because it is fn's context, which fn may keep.
 	n := len(strconv.AppendUint(append(c.id[:0], "do-"...), e.doCalls.Add(1), 10))
-	if err := e.submit(ctx, &c.h.t, c, key, unsafe.String(&c.id[0], n), o); err != nil {
+	if err := e.submit(ctx, &c.h.t, b, key, unsafe.String(&c.id[0], n), o); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -75,6 +75,22 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 		return res.Value, ctx.Err()
 	}
 	return res.Value, res.Err
+}
+
+// newDoCall returns the record of a Do of fn and cost, and its task's
+// body. It is made with room for the task's Ext if it may need one, as a
+// handle is (see newHandle).
+func newDoCall[T any](e *GroupExecutor, fn Task[T], cost int) (*doCall[T], body) {
+	if !e.withExt(cost) {
+		c := &doCall[T]{fn: fn}
+		return c, c
+	}
+	r := &struct {
+		c doCall[T]
+		x extBody
+	}{c: doCall[T]{fn: fn}}
+	r.x.body = &r.c
+	return &r.c, &r.x
 }
 
 // wait blocks until the executor hands the task to the caller, or ends it

@@ -178,8 +178,8 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 	if groupKey == "" || taskID == "" || task == nil { // checkTask says which
 		return nil, checkTask("", groupKey, taskID, task == nil)
 	}
-	h := new(TaskHandle[T])
-	if err := e.admit(ctx, &h.t, fnBody[T](task), groupKey, taskID, PriorityNormal, 1); err != nil {
+	h, b := newHandle(e, task, 1)
+	if err := e.admit(ctx, &h.t, b, groupKey, taskID, PriorityNormal, 1); err != nil {
 		return nil, err
 	}
 	return h, nil

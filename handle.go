@@ -83,6 +83,29 @@ func (h *TaskHandle[T]) Wait() GroupResult[T] {
 	return h.result()
 }
 
+// newHandle returns the handle of a task of cost running fn, and the
+// task's body. The handle is made with room for the task's Ext if it may
+// need one (see withExt).
+func newHandle[T any](e *GroupExecutor, fn Task[T], cost int) (*TaskHandle[T], body) {
+	if !e.withExt(cost) {
+		return new(TaskHandle[T]), fnBody[T](fn)
+	}
+	r := &struct {
+		h TaskHandle[T]
+		x extBody
+	}{x: extBody{body: fnBody[T](fn)}}
+	return &r.h, &r.x
+}
+
+// withExt reports whether a task of cost is to be made with room for its
+// Ext, because it may need one: its cost is above one, or the policy gives
+// groups parents. Its body is then an extBody made in the task's own
+// allocation, which extend uses, so the Ext costs no allocation of its own.
+// A task of a group at the top leaves that room unused.
+func (e *GroupExecutor) withExt(cost int) bool {
+	return cost > 1 || e.policy.Load().hasParents()
+}
+
 // result builds the result. Call it only once the task has completed.
 func (h *TaskHandle[T]) result() GroupResult[T] {
 	return h.resultOf(h.t.finalResult())

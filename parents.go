@@ -13,6 +13,11 @@ import (
 // parents cannot go on forever.
 const maxAncestors = groupstate.MaxAncestors
 
+// hasParents reports whether p may give a group a parent.
+func (p *GroupPolicy) hasParents() bool {
+	return p.parentResolver != nil || p.parentSeparator != ""
+}
+
 // parentChain returns groupKey's ancestors under p, nearest first, or nil
 // at the top. The executor calls it when it makes a group.
 //
@@ -22,7 +27,7 @@ const maxAncestors = groupstate.MaxAncestors
 // fault come back with the error, for Explain.
 func (p *GroupPolicy) parentChain(groupKey string) ([]string, error) {
 	p = p.orDefault()
-	if p.parentResolver == nil && p.parentSeparator == "" {
+	if !p.hasParents() {
 		return nil, nil
 	}
 	var chain []string

@@ -105,7 +105,8 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 // extend gives t the record of its permits beyond one per layer, when its
 // cost is above one or its group has a parent (see groupstate.Ext). The
 // record is kept with t's body, which it wraps (extBody), so that it costs
-// one allocation and the task no word.
+// the task no word, and no allocation when the task was made with room for
+// it (withExt).
 func (e *GroupExecutor) extend(t *task, cost int) {
 	if t.permits.NeedsExt(cost) {
 		e.extendNow(t, cost)
@@ -113,8 +114,11 @@ func (e *GroupExecutor) extend(t *task, cost int) {
 }
 
 func (e *GroupExecutor) extendNow(t *task, cost int) {
-	x := &extBody{body: t.body}
-	t.body = x
+	x, made := t.body.(*extBody) // made with the task: see withExt
+	if !made {
+		x = &extBody{body: t.body}
+		t.body = x
+	}
 	t.permits.Extend(&x.ext, cost)
 }
 

@@ -115,8 +115,8 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	h := new(TaskHandle[T])
-	if err := e.submit(ctx, &h.t, fnBody[T](task), groupKey, taskID, opts); err != nil {
+	h, b := newHandle(e, task, opts.Cost)
+	if err := e.submit(ctx, &h.t, b, groupKey, taskID, opts); err != nil {
 		return nil, err
 	}
 	return h, nil

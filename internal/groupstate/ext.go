@@ -50,6 +50,9 @@ type kin[T any] struct {
 	// held is, under fair share, the permits of its parent's bulkhead and
 	// concurrency layer held by its subtree's tasks (see kidQueue).
 	held [2]atomic.Int64
+	// buckets are its subtree's buckets in those layers' kidQueues, guarded
+	// by the parent's line of each.
+	buckets [2]*kidBucket[T]
 }
 
 // Extend makes p an extended task of cost c (at least 1), with e its Ext.

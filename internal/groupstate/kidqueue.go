@@ -12,10 +12,15 @@ import "sync/atomic"
 // the bucket's first waiter of the highest priority. So a child with many
 // waiting tasks does not hold back its siblings at their parent's limit.
 // Under IsolationOff the line stays first come, first served.
+//
+// A bucket is made once and kept while its group is: the owner's own in
+// the kidQueue, a child's in the child's kin. It is listed while it has
+// waiters. So a child that waits again and again costs no allocation, and
+// finding its bucket no map. The line's mu guards the buckets.
 type kidQueue[T any] struct {
 	owner   *Group[T]
-	k       int // the layer: 0 the bulkhead, 1 the concurrency limit
-	of      map[*Group[T]]*kidBucket[T]
+	k       int                    // the layer: 0 the bulkhead, 1 the concurrency limit
+	own     *kidBucket[T]          // the owner's own tasks', once one waited
 	buckets sharers[*kidBucket[T]] // those with waiters
 	n       int
 	// chosen is the waiter the fair choice fell on, until it is served or
@@ -45,7 +50,7 @@ func kidQueueOf[T any](g *Group[T], l *line[T], bit uint8) {
 	if r.disc != nil {
 		return
 	}
-	k := &kidQueue[T]{owner: g, k: layerIndex(bit), of: map[*Group[T]]*kidBucket[T]{}}
+	k := &kidQueue[T]{owner: g, k: layerIndex(bit)}
 	r.fifo.each(nil, func(w *Permits[T]) {
 		r.fifo.remove(w)
 		k.push(w)
@@ -63,30 +68,36 @@ func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
 	return w.group.ancestor(lv - 1)
 }
 
-// bucket returns g's bucket, making and listing it if it has none.
+// bucket returns g's bucket, making it if it has none.
 func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
-	b := k.of[g]
-	if b == nil {
-		b = &kidBucket[T]{g: g, held: &g.fair.running}
+	at := &k.own
+	if g != k.owner {
+		at = &g.family().buckets[k.k]
+	}
+	if *at == nil {
+		b := &kidBucket[T]{g: g, held: &g.fair.running}
 		if g != k.owner {
 			b.held = &g.family().held[k.k]
 		}
-		k.buckets.push(b)
-		k.of[g] = b
+		*at = b
 	}
-	return b
+	return *at
 }
 
 func (k *kidQueue[T]) empty() bool { return k.n == 0 }
 
-func (k *kidQueue[T]) push(w *Permits[T]) {
-	k.bucket(k.child(w)).q.push(w)
-	k.n++
-}
+func (k *kidQueue[T]) push(w *Permits[T]) { k.join(w).q.push(w) }
 
-func (k *kidQueue[T]) pushFront(w *Permits[T]) {
-	k.bucket(k.child(w)).q.pushFront(w)
+func (k *kidQueue[T]) pushFront(w *Permits[T]) { k.join(w).q.pushFront(w) }
+
+// join returns the bucket w is to join, listed.
+func (k *kidQueue[T]) join(w *Permits[T]) *kidBucket[T] {
+	b := k.bucket(k.child(w))
+	if b.q.empty() {
+		k.buckets.push(b)
+	}
 	k.n++
+	return b
 }
 
 func (k *kidQueue[T]) peek() *Permits[T] {
@@ -106,15 +117,12 @@ func (k *kidQueue[T]) remove(w *Permits[T]) {
 	if w == k.chosen {
 		k.chosen = nil
 	}
-	g := k.child(w)
-	b := k.of[g]
+	b := k.bucket(k.child(w))
 	b.q.remove(w)
 	k.n--
-	if !b.q.empty() {
-		return
+	if b.q.empty() {
+		k.buckets.remove(b)
 	}
-	delete(k.of, g)
-	k.buckets.remove(b)
 }
 
 func (k *kidQueue[T]) gave(*Permits[T]) {}
@@ -143,7 +151,7 @@ func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(
 
 // ahead counts the waiters of w's bucket served before w. The buckets are
 // served in turn, so those of other buckets are not said to be ahead.
-func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.of[k.child(w)].q.ahead(w) }
+func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.bucket(k.child(w)).q.ahead(w) }
 
 // kidHeld counts, under fair share, the permits of the layer bit of the
 // ancestor at level lv (above 0) of g, held by a task of Ext x. They are

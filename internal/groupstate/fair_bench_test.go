@@ -2,7 +2,9 @@ package groupstate
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -11,31 +13,60 @@ import (
 // alone: one goroutine submits batches of 4 000 tasks round-robin over
 // 1 000 groups of limit 4 under a global limit of 64; a task admitted at
 // once gets a goroutine of its own, which releases it and carries on inline
-// with the tasks handed a permit, as the executor does. Compare mode=fair
-// with mode=off from one run.
+// with the tasks handed a permit, as the executor does. With shape=tree
+// the groups are the users of 10 tenants, each of limit 64, as in
+// BenchmarkW2Tree of the benchmarks module: a tenant's own line and the
+// global line choose among those with work (shares.go, kidQueue). Compare
+// mode=fair with mode=off, and tree with flat, from one run.
 func BenchmarkFairLine(b *testing.B) {
 	for _, mode := range []string{"off", "fair"} {
-		b.Run("mode="+mode, func(b *testing.B) { benchLayers(b, mode == "fair") })
+		for _, shape := range []string{"flat", "tree"} {
+			b.Run("mode="+mode+"/shape="+shape, func(b *testing.B) { benchLayers(b, mode == "fair", shape == "tree") })
+		}
 	}
 }
 
-func benchLayers(b *testing.B, fair bool) {
+// xtk is a task with room for its Ext, as the executor's tasks of a group
+// with a parent have.
+type xtk struct {
+	p Permits[xtk]
+	x Ext
+}
+
+func benchLayers(b *testing.B, fair, tree bool) {
 	const groups, perGroup, global, batch = 1000, 4, 64, 4000
-	gl := NewGlobal[tk](global, Unlimited, fair)
+	gl := NewGlobal[xtk](global, Unlimited, fair)
+	gl.SetExt(func(t *xtk) *Ext { return &t.x })
 	limits := Limits{Concurrency: perGroup, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	r := NewRegistry(context.Background(), gl, fixed(limits), func() int64 { return 0 })
+	tenant := limits
+	tenant.Concurrency = global
+	r := NewRegistry(context.Background(), gl, func(key string) Limits {
+		if tree && !strings.Contains(key, "/") {
+			return tenant
+		}
+		return limits
+	}, func() int64 { return 0 })
+	r.SetParents(func(key string) ([]string, error) {
+		if p, _, ok := strings.Cut(key, "/"); ok {
+			return []string{p}, nil
+		}
+		return nil, nil
+	})
 	keys := make([]string, groups)
 	for i := range keys {
 		keys[i] = strconv.Itoa(i)
+		if tree {
+			keys[i] = fmt.Sprintf("t%d/u%d", i%10, i)
+		}
 	}
-	tasks := make([]tk, batch)
+	tasks := make([]xtk, batch)
 	var done sync.WaitGroup
-	var chain func(t *tk)
-	chain = func(t *tk) {
+	var chain func(t *xtk)
+	chain = func(t *xtk) {
 		for t != nil {
 			t.p.Release()
 			t.p.Exit()
-			var next *tk
+			var next *xtk
 			for h := t.p.Handed(); h != nil; h = t.p.Handed() {
 				if out, _ := h.p.Resume(); out != Admitted {
 					continue
@@ -54,7 +85,11 @@ func benchLayers(b *testing.B, fair bool) {
 		done.Add(batch)
 		for i := range tasks {
 			t := &tasks[i]
+			t.x = Ext{}
 			r.Enter(keys[i%groups], &t.p, t, 0)
+			if t.p.NeedsExt(1) {
+				t.p.Extend(&t.x, 1)
+			}
 			if out, _ := t.p.Try(); out == Admitted {
 				go chain(t)
 			}

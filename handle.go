@@ -101,7 +101,9 @@ func newHandle[T any](e *GroupExecutor, fn Task[T], cost int) (*TaskHandle[T], b
 // Ext, because it may need one: its cost is above one, or the policy gives
 // groups parents. Its body is then an extBody made in the task's own
 // allocation, which extend uses, so the Ext costs no allocation of its own.
-// A task of a group at the top leaves that room unused.
+// A task of a group at the top leaves that room unused. ExecuteAll makes
+// its handles in one slice, with no such room: extend makes the Ext of
+// each task that needs one.
 func (e *GroupExecutor) withExt(cost int) bool {
 	return cost > 1 || e.policy.Load().hasParents()
 }

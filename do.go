@@ -85,12 +85,9 @@ func newDoCall[T any](e *GroupExecutor, fn Task[T], cost int) (*doCall[T], body)
 		c := &doCall[T]{fn: fn}
 		return c, c
 	}
-	r := &struct {
-		c doCall[T]
-		x extBody
-	}{c: doCall[T]{fn: fn}}
-	r.x.body = &r.c
-	return &r.c, &r.x
+	r := &roomy[doCall[T]]{rec: doCall[T]{fn: fn}}
+	r.x.body = &r.rec
+	return &r.rec, &r.x
 }
 
 // wait blocks until the executor hands the task to the caller, or ends it

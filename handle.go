@@ -90,11 +90,15 @@ func newHandle[T any](e *GroupExecutor, fn Task[T], cost int) (*TaskHandle[T], b
 	if !e.withExt(cost) {
 		return new(TaskHandle[T]), fnBody[T](fn)
 	}
-	r := &struct {
-		h TaskHandle[T]
-		x extBody
-	}{x: extBody{body: fnBody[T](fn)}}
-	return &r.h, &r.x
+	r := &roomy[TaskHandle[T]]{x: extBody{body: fnBody[T](fn)}}
+	return &r.rec, &r.x
+}
+
+// roomy is a task's record, a handle or a Do's, made with room for the
+// task's Ext in the same allocation.
+type roomy[R any] struct {
+	rec R
+	x   extBody // the task's body, once its own body is put in it
 }
 
 // withExt reports whether a task of cost is to be made with room for its

@@ -70,16 +70,13 @@ func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
 
 // bucket returns g's bucket, making it if it has none.
 func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
-	at := &k.own
+	at, held := &k.own, &g.fair.running
 	if g != k.owner {
-		at = &g.family().buckets[k.k]
+		kin := g.family()
+		at, held = &kin.buckets[k.k], &kin.held[k.k]
 	}
 	if *at == nil {
-		b := &kidBucket[T]{g: g, held: &g.fair.running}
-		if g != k.owner {
-			b.held = &g.family().held[k.k]
-		}
-		*at = b
+		*at = &kidBucket[T]{g: g, held: held}
 	}
 	return *at
 }

@@ -45,8 +45,8 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 }
 
 // insideTask reports whether ctx is, or derives from, the context of a task
-// of e. Such a caller may hold the permits it would wait for, so it never
-// blocks.
+// of e that has not ended. Such a caller may hold the permits it would wait
+// for, so it never blocks.
 func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 	x, _ := ctx.Value(execKey{}).(*GroupExecutor)
 	return x == e

@@ -2,6 +2,7 @@ package groupconc_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -40,15 +41,19 @@ func BenchmarkDoSubmitWait(b *testing.B) {
 
 // BenchmarkDoContended is 64 callers doing Do on one group of limit 4.
 // BenchmarkDoSemaphore is the same with a map of semaphore.Weighted. The
-// work is none, or about a microsecond of arithmetic.
+// work is none, about a microsecond of arithmetic, or a yield of the
+// processor. On two CPUs only the yield makes callers wait for permits:
+// the others compare the fixed costs.
 func BenchmarkDoContended(b *testing.B) {
 	b.Run("work=0", func(b *testing.B) { benchDoContended(b, benchNoop) })
 	b.Run("work=1us", func(b *testing.B) { benchDoContended(b, benchWork) })
+	b.Run("work=yield", func(b *testing.B) { benchDoContended(b, benchYield) })
 }
 
 func BenchmarkDoSemaphore(b *testing.B) {
 	b.Run("work=0", func(b *testing.B) { benchSemaphore(b, benchNoop) })
 	b.Run("work=1us", func(b *testing.B) { benchSemaphore(b, benchWork) })
+	b.Run("work=yield", func(b *testing.B) { benchSemaphore(b, benchYield) })
 }
 
 func benchDoContended(b *testing.B, fn groupconc.Task[int]) {
@@ -72,6 +77,13 @@ func benchWork(context.Context) (int, error) {
 		x ^= x << 17
 	}
 	return int(x & 1), nil
+}
+
+// benchYield holds its permits across a yield of the processor, as work
+// that blocks does.
+func benchYield(context.Context) (int, error) {
+	runtime.Gosched()
+	return 0, nil
 }
 
 func benchSemaphore(b *testing.B, fn groupconc.Task[int]) {

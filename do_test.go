@@ -146,6 +146,42 @@ func TestDoInsideATaskRunsUnderThatTasksPermits(t *testing.T) {
 	})
 }
 
+// A context kept past its task's end (context.WithoutCancel keeps it
+// from being cancelled) is inside no task: a Do with it waits for permits
+// of its own, and a full group turns it away.
+func TestDoWithAContextKeptPastItsTasksEndTakesPermitsOfItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().DefaultQueueThresholdPerGroup(0))
+		kept := make(chan context.Context, 1)
+		_, err := groupconc.Do(t.Context(), e, "a", func(ctx context.Context) (int, error) {
+			kept <- context.WithoutCancel(ctx)
+			return 0, nil
+		}, groupconc.SubmitOptions{})
+		require.NoError(t, err)
+		bg := <-kept
+		k := newGatedTask(t, 0)
+		h := submit(t, t.Context(), e, "a", "busy", k.Fn)
+		synctest.Wait()
+		ran := false
+		_, err = groupconc.Do(bg, e, "a", func(context.Context) (int, error) { ran = true; return 0, nil }, groupconc.SubmitOptions{})
+		assert.False(t, ran, "fn ran while its group was full")
+		assert.ErrorIs(t, err, groupconc.ErrRejected)
+		blocked := make(chan *groupconc.TaskHandle[int], 1)
+		go func() {
+			b, err := groupconc.SubmitWith(bg, e, "a", "blocked", func(context.Context) (int, error) { return 0, nil }, groupconc.SubmitOptions{Block: true})
+			assert.NoError(t, err)
+			blocked <- b
+		}()
+		synctest.Wait()
+		assert.Equal(t, 1, e.Stats().Blocked, "a Block submit waits for a slot")
+		_, err = groupconc.Do(bg, e, "b", func(context.Context) (int, error) { return 1, nil }, groupconc.SubmitOptions{})
+		require.NoError(t, err, "another group's permits are free")
+		k.Release()
+		quiesce(t, e, h, <-blocked)
+		assert.Equal(t, uint64(1), e.Stats().Rejected)
+	})
+}
+
 func TestDoIsCancelledByItsGroupsShutdownWhileFnRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, builder())

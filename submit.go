@@ -95,11 +95,11 @@ func (o SubmitOptions) check() error {
 // the global cap is woken so by its own group's tasks only. So bound its
 // wait with MaxWait or its context.
 //
-// A caller whose ctx is, or derives from, the context of a task of e never
-// blocks, because it may hold the permits it would wait for. So opts.Block
-// is ignored for it. Without opts.Block, SubmitWith never waits for a slot,
-// as Submit. Like Submit it runs the listener, resolvers and backlog
-// warnings inline.
+// A caller whose ctx is, or derives from, the context of a running task of
+// e never blocks, because it may hold the permits it would wait for. So
+// opts.Block is ignored for it. Without opts.Block, SubmitWith never waits
+// for a slot, as Submit. Like Submit it runs the listener, resolvers and
+// backlog warnings inline.
 //
 // The ctx does two jobs. It bounds the Block wait, and it is the task's
 // parent, as for Submit. To bound only the wait, set opts.MaxWait. A ctx

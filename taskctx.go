@@ -59,6 +59,11 @@ func (c *taskContext) Err() error {
 // other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
 	if key == (execKey{}) { // see insideTask
+		if c.state.Load()&overBit != 0 {
+			// Its permits are back: a context kept past its end (as
+			// context.WithoutCancel keeps it) is inside no task of its own.
+			return c.caller.Value(key)
+		}
 		return c.task().exec()
 	}
 	if v := c.build().Value(key); v != nil {

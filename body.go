@@ -91,14 +91,23 @@ func statusOf(ctx context.Context, perr *PanicError, err error) (TaskStatus, err
 }
 
 func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) {
+	callHandler(Task[T](f), t, ctx, handler, l, o)
+}
+
+// callHandler has handler decide the outcome of t, a task of f turned away,
+// and writes it to o. A panic of the handler is FAILED. If it is a panic of
+// f, called through Rejection.Run, that went on up through the handler,
+// callHandler also returns what f panicked with, and fnPanicked.
+func callHandler[T any](f Task[T], t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) (pv any, fnPanicked bool) {
 	// mu orders every Run against the handler's return. A Run after the
 	// return runs nothing, so no OnStarted follows the task's OnCompleted.
 	// A Run on another goroutine, racing the return, tells OnStarted under
 	// mu.
 	var (
-		mu    sync.Mutex
-		state runState // guarded by mu
-		start int64    // guarded by mu
+		mu     sync.Mutex
+		state  runState // guarded by mu
+		start  int64    // guarded by mu
+		fnOver bool     // guarded by mu: f did not return, by a panic or runtime.Goexit
 	)
 	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
 	r.run = func(ctx context.Context) (any, error) {
@@ -114,7 +123,17 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 		state, start = runDone, t.since()
 		notifyStarted(l, t.key(), t.id)
 		mu.Unlock()
-		return f(ctx)
+		ok := false
+		defer func() {
+			if !ok {
+				mu.Lock()
+				fnOver = true
+				mu.Unlock()
+			}
+		}()
+		fv, ferr := f(ctx)
+		ok = true
+		return fv, ferr
 	}
 	var (
 		v        any
@@ -125,7 +144,8 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 		status := StatusSuccess
 		switch {
 		case !returned:
-			status, err = StatusFailed, panicError(recover())
+			pv = recover()
+			status, err = StatusFailed, panicError(pv)
 		case err == nil && v != nil:
 			if tv, ok := v.(T); ok {
 				handleOf[T](t).value = tv
@@ -150,10 +170,12 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 		if o.told {
 			o.start = start
 		}
+		fnPanicked = !returned && fnOver && pv != nil // pv nil: runtime.Goexit
 		mu.Unlock()
 	}()
 	v, err = handler(ctx, r)
 	returned = true
+	return
 }
 
 // runState is what a Rejection's Run may still do.

@@ -132,8 +132,11 @@ func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, error) {
 	return statusOf(ctx, perr, err)
 }
 
+// callHandler has the handler decide, as fnBody's does. A panic of fn,
+// called through Rejection.Run, that goes on up through the handler goes on
+// up to Do's caller too, as if fn had been called directly.
 func (c *doCall[T]) callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome) {
-	fnBody[T](c.fn).callHandler(t, ctx, h, l, o)
+	c.pv, c.panicked = callHandler(c.fn, t, ctx, h, l, o)
 }
 
 func (c *doCall[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {

@@ -145,6 +145,46 @@ func TestDoHandledByARejectionHandler(t *testing.T) {
 	})
 }
 
+// A panic of fn run through Rejection.Run goes on up to Do's caller when
+// it goes on up through the handler, as if fn had been called directly. A
+// handler that recovers it decides, and a handler's own panic is FAILED.
+func TestDoPanicThroughRejectionRunGoesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		handler := "run"
+		e := newExecutor(t, builder().DefaultQueueThresholdPerGroup(0).
+			RejectionHandler(func(ctx context.Context, r *groupconc.Rejection) (v any, err error) {
+				switch handler {
+				case "recover":
+					defer func() { recover(); v = 7 }()
+				case "panic":
+					panic("handler")
+				}
+				return r.Run(ctx)
+			}))
+		k := newGatedTask(t, 0)
+		h := submit(t, t.Context(), e, "a", "ahead", k.Fn)
+		synctest.Wait()
+		boom := func(context.Context) (int, error) { panic("boom") }
+		func() {
+			defer func() { assert.Equal(t, "boom", recover()) }()
+			_, _ = groupconc.Do(t.Context(), e, "a", boom, groupconc.SubmitOptions{})
+			t.Error("Do returned after fn panicked")
+		}()
+		handler = "recover"
+		v, err := groupconc.Do(t.Context(), e, "a", boom, groupconc.SubmitOptions{})
+		assert.NoError(t, err)
+		assert.Equal(t, 7, v, "the handler's value")
+		handler = "panic"
+		_, err = groupconc.Do(t.Context(), e, "a", boom, groupconc.SubmitOptions{})
+		var pe *groupconc.PanicError
+		require.ErrorAs(t, err, &pe, "a handler's own panic")
+		assert.Equal(t, "handler", pe.Value)
+		k.Release()
+		quiesce(t, e, h)
+		assert.Equal(t, uint64(2), e.Stats().Failed)
+	})
+}
+
 func TestDoWhoseFnCallsGoexitEndsItsCallerAndGivesThePermitsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, builder())

@@ -139,7 +139,8 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 // Turned away, Do returns the zero T and a *RejectedError under every
 // rejection policy but RejectCallerRuns. That policy runs fn at once without
 // permits, unless the group is paused. A RejectionHandler decides as for a
-// task. Its value is returned if it is a T, and Rejection.Run runs fn. Do
+// task. Its value is returned if it is a T, and Rejection.Run runs fn: a
+// panic of fn that the handler lets go on up goes on up from Do. Do
 // returns the errors SubmitWith returns for bad input, a closed executor or
 // a group stopped while it waited.
 //

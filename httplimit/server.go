@@ -52,7 +52,9 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // A request that does not run gets the response of opts.ErrorHandler, or
 // of WriteError: 429 or 503 with Retry-After, as StatusCode says. A
 // RejectionHandler of e may return an http.Handler. It then serves the
-// turned-away request in next's place.
+// turned-away request in next's place. A RejectionHandler that runs the
+// request through Rejection.Run must return what Run returns: that value
+// tells Handler that next ran, and that there is no error to answer.
 //
 // A panic in next goes on up to net/http, unchanged. The permits are given
 // back first. So net/http recovers it and aborts the response as usual,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/kobe/groupconc"
@@ -11,14 +12,15 @@ import (
 
 // Transport is an http.RoundTripper that limits outgoing requests by group,
 // through groupconc.Do on an executor. By default a request's group is its
-// host, so the executor's per-group limits read "at most N calls at once
-// to a host".
+// host and port, so the executor's per-group limits read "at most N calls
+// at once to a host".
 //
 // A request holds its permits from when it is sent until its response body
 // is closed or read to io.EOF, like a connection. So the limit counts the
 // calls whose answers are still being read. A response whose body is never
 // closed keeps its permits, as it keeps its connection. A failed round trip,
-// and a response with http.NoBody, give them back at once.
+// and a response that has no body to read (http.NoBody, a Content-Length
+// of 0, an answer to HEAD), give them back at once.
 //
 // A request that waits for its permits is not sent yet. Its context bounds
 // the wait. Then it is sent with a context that derives from its own and
@@ -42,7 +44,7 @@ type Transport struct {
 	Base http.RoundTripper
 	// Executor holds the limits. It must not be nil.
 	Executor *groupconc.GroupExecutor
-	// Key returns the group key of a request. Nil means req.URL.Host. A
+	// Key returns the group key of a request. Nil means HostKey. A
 	// request whose key is "" is not sent, with ErrNoKey.
 	Key func(*http.Request) string
 	// Priority returns the priority of a request. Nil means Submit.Priority.
@@ -85,8 +87,10 @@ var errNoResponse = errors.New("httplimit: turned away, with no response to retu
 // cases it returns a *NotSentError. A RejectionHandler of the executor may
 // return a *http.Response. It is then returned in place of Base's.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := req.URL.Host
-	if t.Key != nil {
+	key := ""
+	if t.Key == nil {
+		key = HostKey(req)
+	} else {
 		key = t.Key(req)
 	}
 	if key == "" {
@@ -136,7 +140,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.release(err)
 		return nil, err
 	}
-	if resp.Body == nil || resp.Body == http.NoBody {
+	if noBody(req, resp) {
 		c.release(nil)
 		return resp, nil
 	}
@@ -158,6 +162,31 @@ func (t *Transport) base() http.RoundTripper {
 		return t.Base
 	}
 	return http.DefaultTransport
+}
+
+// HostKey returns the host and port req is sent to, as "host:port", the
+// port from the scheme (http 80, https 443) if the URL names none. It is
+// Transport's default key: a URL with the port and one without it are
+// one group, as they are one host to http.Transport.
+func HostKey(req *http.Request) string {
+	u := req.URL
+	if u.Port() != "" || u.Host == "" {
+		return u.Host
+	}
+	switch u.Scheme {
+	case "http":
+		return net.JoinHostPort(u.Hostname(), "80")
+	case "https":
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return u.Host
+}
+
+// noBody reports whether resp, the answer to req, has no body to read.
+// HTTP/2 gives such answers a body of its own, not http.NoBody.
+func noBody(req *http.Request, resp *http.Response) bool {
+	return resp.Body == nil || resp.Body == http.NoBody ||
+		resp.ContentLength == 0 || req.Method == http.MethodHead
 }
 
 func notSent(req *http.Request, key string, err error) error {

@@ -68,7 +68,7 @@ func (d *downstream) host() string {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return u.Host // the Transport's default group key
+	return u.Host // host:port, the Transport's default group key (httplimit.HostKey)
 }
 
 func run() bool {

@@ -27,7 +27,9 @@ import (
 //
 // Give the client interceptors an executor of their own. A call made from
 // a handler run by the server interceptors on the same executor takes no
-// permits of its own, since its context derives from a task of e.
+// permits of its own, since its context derives from a task of e. A
+// stream there is a task of its own (see StreamClientInterceptor), which
+// may wait for permits its handler holds.
 func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.UnaryClientInterceptor {
 	c := newConfig(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {

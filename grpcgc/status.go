@@ -35,9 +35,14 @@ func (e *callError) Unwrap() error { return e.err }
 //   - The end of the call's context is Canceled or DeadlineExceeded.
 //   - A closed executor, or a group shut down or evicted, is Unavailable.
 //   - A bad task (a cost or priority out of range) is InvalidArgument.
+//   - An error with a gRPC status of its own, such as a RejectionHandler
+//     may return, keeps it.
 //   - Anything else is Internal.
 func toStatus(ctx context.Context, err error) error {
 	var re *groupconc.RejectedError
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
 	switch {
 	case errors.As(err, &re):
 		code := codes.ResourceExhausted

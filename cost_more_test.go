@@ -132,3 +132,31 @@ func TestCostAtAnUnlimitedLayerNeverWaits(t *testing.T) {
 		})
 	})
 }
+
+// Costs too large to add up (two of math.MaxInt) count as a bounded
+// number of permits where no limit is set: the counts never wrap. So a
+// global cap set while they run holds the next task back until they end.
+func TestHugeCostsNeverWrapTheCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited))
+		a, b := newGatedTask(t, 1), newGatedTask(t, 2)
+		ha := submitGated(t, e, "g", "", a, groupconc.SubmitOptions{Cost: math.MaxInt})
+		hb := submitGated(t, e, "g", "", b, groupconc.SubmitOptions{Cost: math.MaxInt})
+		synctest.Wait()
+		assert.Positive(t, e.Stats().GlobalInFlight)
+		assert.Positive(t, groupStats(t, e, "g").RunningCost)
+		p, err := builder().DefaultMaxConcurrencyPerGroup(groupconc.Unlimited).GlobalMaxInFlight(4).Build()
+		require.NoError(t, err)
+		require.NoError(t, e.UpdatePolicy(p))
+		c := newGatedTask(t, 3)
+		hc := submitGated(t, e, "g", "", c, groupconc.SubmitOptions{})
+		synctest.Wait()
+		assert.False(t, c.started.Load(), "a task started over the global cap")
+		a.Release()
+		b.Release()
+		synctest.Wait()
+		assert.True(t, c.started.Load())
+		c.Release()
+		quiesce(t, e, ha, hb, hc)
+	})
+}

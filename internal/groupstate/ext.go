@@ -55,15 +55,15 @@ type kin[T any] struct {
 	buckets [2]*kidBucket[T]
 }
 
-// MaxCost bounds the permits a task takes at a layer with no limit. The
-// counts of a layer then cannot wrap: 2^23 such tasks fit in an int64.
+// MaxCost bounds the permits a task takes at a layer with no limit. So a
+// layer's count cannot wrap: it would take 2^23 tasks of that cost.
 const MaxCost = 1 << 40
 
 // Extend makes p an extended task of cost c (at least 1, at most MaxCost),
 // with e its Ext. Call it after Registry.Enter and before the first Try.
 // The Global's ext hook must return e for p's task from then on.
 func (p *Permits[T]) Extend(e *Ext, c int) {
-	e.cost = int64(min(max(c, 1), MaxCost))
+	e.cost = min(max(int64(c), 1), MaxCost)
 	if c > 1 {
 		e.amt = make([]int64, 3+2*int(p.group.depth()))
 	}

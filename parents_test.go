@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -160,5 +161,36 @@ func TestRacingFirstSubmitsShareOneParent(t *testing.T) {
 				quiesce(t, e, hs...)
 			})
 		}
+	})
+}
+
+// A parent's outcome counters cover its whole subtree since it was made:
+// they keep the outcomes of a child forgotten as idle, of an evicted
+// child, and of that child's task that ends after the eviction.
+func TestAParentKeepsTheOutcomesOfChildrenThatLeave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").IdleGroupTTL(time.Second).DefaultMaxConcurrencyPerGroup(5))
+		keep := newGatedTask(t, 0)
+		hk := submit(t, t.Context(), e, "t/keep", "keep", keep.Fn) // keeps t remembered
+		submit(t, t.Context(), e, "t/a", "a", func(context.Context) (int, error) { return 1, nil }).Wait()
+		synctest.Wait()
+		assert.Equal(t, uint64(1), groupStats(t, e, "t").Succeeded)
+		time.Sleep(3 * time.Second) // fake clock: t/a is forgotten
+		e.Stats()
+		_, ok := e.GroupStats("t/a")
+		require.False(t, ok, "t/a forgotten")
+		assert.Equal(t, uint64(1), groupStats(t, e, "t").Succeeded, "t/a's outcome after it was forgotten")
+
+		stubborn := make(chan struct{})
+		hb := submit(t, t.Context(), e, "t/b", "b", func(context.Context) (int, error) { <-stubborn; return 1, nil })
+		synctest.Wait()
+		e.EvictGroup("t/b")
+		close(stubborn)
+		hb.Wait()
+		synctest.Wait()
+		assert.Equal(t, uint64(2), groupStats(t, e, "t").Succeeded, "t/b's task that ended after t/b was evicted")
+		keep.Release()
+		quiesce(t, e, hk)
+		assert.Equal(t, uint64(3), groupStats(t, e, "t").Succeeded)
 	})
 }

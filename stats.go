@@ -225,7 +225,8 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 }
 
 // addSubtree adds to st, parent g's snapshot, the counts and ages of g's
-// subtree. g's bulkhead already counts the subtree's tasks in flight.
+// subtree. g's bulkhead already counts the subtree's tasks in flight, and
+// g's outcome counters their outcomes.
 func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) {
 	now := e.clock()
 	for _, d := range e.groups.Subtree(g) {
@@ -239,11 +240,6 @@ func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], ol
 		if start, ok := oldest[d]; ok {
 			st.OldestRunning = max(st.OldestRunning, time.Duration(now-start))
 		}
-		n := d.Outcomes()
-		st.Succeeded += n[outcomeIndex(StatusSuccess)]
-		st.Failed += n[outcomeIndex(StatusFailed)]
-		st.Cancelled += n[outcomeIndex(StatusCancelled)]
-		st.Rejected += n[outcomeIndex(StatusRejected)]
 	}
 	// A cost above g's limit takes no more than the limit there, and tasks
 	// holding it may wait at a later layer: the sum is capped by both.

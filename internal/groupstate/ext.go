@@ -53,6 +53,9 @@ type kin[T any] struct {
 	// buckets are its subtree's buckets in those layers' kidQueues, guarded
 	// by the parent's line of each.
 	buckets [2]*kidBucket[T]
+	// outcomes counts its descendants' tasks by how they ended (see
+	// Group.CountOutcome).
+	outcomes [NumOutcomes]atomic.Uint64
 }
 
 // MaxCost bounds the permits a task takes at a layer with no limit. So a

@@ -121,14 +121,26 @@ func (g *Group[T]) WaitingGlobal() int { return int(max(g.chain.n.Load(), 0)) }
 const NumOutcomes = 4
 
 // CountOutcome counts one of the group's tasks as ended the i-th way
-// (0 ≤ i < NumOutcomes). The caller says which way is which.
-func (g *Group[T]) CountOutcome(i int) { g.outcomes[i].Add(1) }
+// (0 ≤ i < NumOutcomes), and counts it in each ancestor's subtree. The
+// caller says which way is which.
+func (g *Group[T]) CountOutcome(i int) {
+	g.outcomes[i].Add(1)
+	for a := g.up(); a != nil; a = a.up() {
+		a.family().outcomes[i].Add(1)
+	}
+}
 
-// Outcomes reports the group's tasks by how they ended, as CountOutcome
-// counted them.
+// Outcomes reports the tasks of the group and of its descendants by how
+// they ended, as CountOutcome counted them. An ancestor keeps the counts of
+// its descendants' tasks, so they stay when a descendant is forgotten or
+// evicted.
 func (g *Group[T]) Outcomes() (n [NumOutcomes]uint64) {
+	k := g.kin.Load()
 	for i := range n {
 		n[i] = g.outcomes[i].Load()
+		if k != nil {
+			n[i] += k.outcomes[i].Load()
+		}
 	}
 	return n
 }

@@ -33,15 +33,24 @@ type reply struct {
 
 // send runs cl on a goroutine tracked by c.calls. Its context ends at its
 // bound. A client that ignores the context returns at its own timeout, or
-// when it is closed. The goroutine ends then.
+// when it is closed. The goroutine ends then. A client that panics fails
+// the call, as an error would, rather than the process.
 func (c *Coordinator) send(ctx context.Context, cl *call) {
 	cctx, cancel := context.WithDeadline(ctx, cl.bound)
 	cl.cancel, cl.done = cancel, make(chan reply, 1)
 	c.call = cl
 	c.calls.Go(func() {
 		defer cancel()
-		res, err := runSync(cctx, c.client, &c.opts, cl.member, cl.mode, cl.reqs)
-		cl.done <- reply{res: res, err: err}
+		var r reply
+		returned := false
+		defer func() {
+			if !returned { // a panic, or runtime.Goexit
+				r = reply{err: fmt.Errorf("redisgc: sync: the client panicked: %v", recover())}
+			}
+			cl.done <- r
+		}()
+		r.res, r.err = runSync(cctx, c.client, &c.opts, cl.member, cl.mode, cl.reqs)
+		returned = true
 	})
 }
 

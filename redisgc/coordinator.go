@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -68,9 +69,16 @@ type pool struct {
 	lastBusy time.Time
 }
 
+// isNilPointer reports whether v holds a nil pointer, such as a nil
+// *redis.Client, which compares unequal to a nil interface.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}
+
 // newCoordinator returns a Coordinator over t.
 func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator, error) {
-	if client == nil {
+	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisgc: nil client")
 	}
 	o, err := opts.withDefaults()

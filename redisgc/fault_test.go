@@ -1,6 +1,7 @@
 package redisgc
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -104,4 +105,27 @@ func TestAFleetWhoseRedisIsPausedFallsBackWithinItsLeases(t *testing.T) {
 	f.checkPeak(faultLimit, "with Redis paused,")
 	f.split(10*time.Second, faultEach, rs...)
 	f.checkPeak(faultLimit, "after Redis resumed,")
+}
+
+// Redis loses the members key alone, as an evicting maxmemory policy may:
+// every lease is gone, but the fleet state's birth is not. The state is
+// new all the same, with its grace: a replica that rejoins first does not
+// take the share of one that has not synced since, and still runs it.
+func TestTheMembersKeyLostAloneStartsANewState(t *testing.T) {
+	s := startRedis(t)
+	p := newFaultProxy(t, s.addr())
+	t.Cleanup(p.restore)
+	f := newLiveFleet(t, faultLimit, 0)
+	a, b := f.add("a", s.addr()), f.add("b", p.addr())
+	f.split(10*time.Second, faultLimit/2, a, b)
+	p.slow(60 * time.Millisecond) // b syncs at a slower pace, still connected
+	f.syncsOf(b, 3)
+	f.checkPeak(faultLimit, "connected,")
+	admin := s.client(t)
+	if err := admin.Del(context.Background(), (&Options{Prefix: "groupconc"}).membersKey()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.syncsOf(b, 3)
+	f.syncsOf(a, 10)
+	f.checkPeak(faultLimit, "after the members key was lost,")
 }

@@ -1,10 +1,13 @@
 package redisgc
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/kobe/groupconc"
 )
@@ -116,4 +119,39 @@ func (o Options) withDefaultsOrDie(t *testing.T) Options {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// A nil *redis.Client is a nil client, though it is not a nil interface.
+func TestNewRefusesANilClient(t *testing.T) {
+	exec := groupconc.New(nil)
+	t.Cleanup(func() { _ = exec.Close() })
+	for name, client := range map[string]redis.Scripter{"nil": nil, "nil *redis.Client": (*redis.Client)(nil)} {
+		if _, err := New(client, exec, Options{}); err == nil || !strings.Contains(err.Error(), "nil client") {
+			t.Errorf("%s: got %v, want an error naming the nil client", name, err)
+		}
+	}
+}
+
+// panicky is a client whose every call panics.
+type panicky struct{ redis.Scripter }
+
+// A client that panics fails its call, as an error would: the replica
+// holds and falls back, and the process goes on.
+func TestAClientThatPanicsFailsItsCall(t *testing.T) {
+	exec := groupconc.New(nil)
+	t.Cleanup(func() { _ = exec.Close() })
+	c, err := New(panicky{}, exec, Options{Limits: map[string]int{"t": 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	eventually(t, 10*time.Second, func() bool { return c.Status().Err != nil }, "no sync error")
+	if err := c.Status().Err; !strings.Contains(err.Error(), "panicked") {
+		t.Errorf("got %v, want it to say the client panicked", err)
+	}
+	cancel()
+	<-done
+	c.Close()
 }

@@ -15,7 +15,9 @@ type scriptFleet struct {
 	opts Options
 }
 
-// newScriptFleet starts a server whose fleet state is past its grace.
+// newScriptFleet starts a server whose fleet state is past its grace: born
+// long ago, with a member whose lease expired long ago (a state with no
+// members key at all is new).
 func newScriptFleet(t *testing.T, ttl time.Duration) *scriptFleet {
 	s := startRedis(t)
 	o, err := Options{LeaseTTL: ttl}.withDefaults()
@@ -23,7 +25,11 @@ func newScriptFleet(t *testing.T, ttl time.Duration) *scriptFleet {
 		t.Fatal(err)
 	}
 	f := &scriptFleet{t: t, c: s.client(t), opts: o}
-	if err := f.c.Set(context.Background(), o.bornKey(), 0, 0).Err(); err != nil {
+	ctx := context.Background()
+	if err := f.c.Set(ctx, o.bornKey(), 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.ZAdd(ctx, o.membersKey(), redis.Z{Score: 1, Member: "gone"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -22,6 +22,12 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local members, born = KEYS[1], KEYS[2]
 
+-- No members key at all means every lease is gone at once: a first start,
+-- or Redis lost the key (alone, as an evicting maxmemory policy may lose
+-- it, or with the rest). The fleet state is new from now (see born).
+if redis.call('EXISTS', members) == 0 then
+  redis.call('SET', born, now, 'PX', ttl)
+end
 redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
 local live = redis.call('ZSCORE', members, me)
 if mode == 'renew' and not live then

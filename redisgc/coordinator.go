@@ -123,7 +123,8 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 // before a call's reply, Run gives the call up and falls back, whatever the
 // client's own timeouts. Before it returns, Run waits for the goroutine of
 // each call it gave up. The client ends such a call at its own timeout
-// (its ReadTimeout), or when it is closed.
+// (its ReadTimeout), or when it is closed: a client with no ReadTimeout
+// holds Run on a link that hangs until the client is closed.
 func (c *Coordinator) Run(ctx context.Context) error {
 	c.mu.Lock()
 	switch {

@@ -194,3 +194,33 @@ func TestAParentKeepsTheOutcomesOfChildrenThatLeave(t *testing.T) {
 		assert.Equal(t, uint64(3), groupStats(t, e, "t").Succeeded)
 	})
 }
+
+// A child evicted while its task runs on (it ignores its context) still
+// holds its parent's permit: the parent's stats count that task until it
+// ends, so they say why its siblings wait.
+func TestAParentCountsTheTasksOfAnEvictedChildUntilTheyEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").PerGroupMaxConcurrency(map[string]int{"t": 1}).DefaultMaxConcurrencyPerGroup(5))
+		stubborn := make(chan struct{})
+		fn := func(context.Context) (int, error) { <-stubborn; return 1, nil }
+		ha := submit(t, t.Context(), e, "t/a", "a", fn)
+		synctest.Wait()
+		hb := submit(t, t.Context(), e, "t/b", "b", fn)
+		synctest.Wait()
+		e.EvictGroup("t/a")
+		time.Sleep(time.Second) // fake clock: t/a's task runs on
+		pos, ok := hb.Position()
+		require.True(t, ok)
+		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t"}, pos)
+		st := groupStats(t, e, "t")
+		assert.Equal(t, 1, st.Running, "t/a's task holds t's permit")
+		assert.Equal(t, 1, st.RunningCost)
+		assert.Equal(t, 1, st.Waiting)
+		assert.Positive(t, st.OldestRunning)
+		close(stubborn)
+		quiesce(t, e, ha, hb)
+		st = groupStats(t, e, "t")
+		assert.Zero(t, st.Running)
+		assert.Equal(t, uint64(2), st.Succeeded)
+	})
+}

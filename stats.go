@@ -229,7 +229,7 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 // g's outcome counters their outcomes.
 func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) {
 	now := e.clock()
-	for _, d := range e.groups.Subtree(g) {
+	for _, d := range e.groups.Counted(g) {
 		running, waiting, _ := d.Counts() // g's in flight count its subtree's
 		st.Running += running
 		st.Waiting += waiting

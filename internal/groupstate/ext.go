@@ -40,6 +40,10 @@ type kin[T any] struct {
 	children []*Group[T] // guarded by mu; those the registry holds
 	closed   bool        // guarded by mu; evicted: adopts no more children
 	at       int         // its index in its parent's children; guarded by the parent's mu
+	// departed are children evicted while busy, guarded by mu. Their tasks
+	// still hold the group's permits, so its stats count them until they
+	// end (see Registry.Counted).
+	departed []*Group[T]
 
 	// extra is what extended tasks add to the count Global.running reads
 	// for the group. running subtracts it back.
@@ -204,8 +208,24 @@ func (g *Group[T]) leaveParent() {
 	k.children[i].kin.Load().at = i
 	k.children[last] = nil
 	k.children = k.children[:last]
+	k.departed = stillBusy(k.departed)
+	if g.busy() { // evicted with tasks not over
+		k.departed = append(k.departed, g)
+	}
 	k.mu.Unlock()
 	p.exit()
+}
+
+// stillBusy returns those of gs that are busy, in gs's array.
+func stillBusy[T any](gs []*Group[T]) []*Group[T] {
+	out := gs[:0]
+	for _, g := range gs {
+		if g.busy() {
+			out = append(out, g)
+		}
+	}
+	clear(gs[len(out):])
+	return out
 }
 
 // up returns g's parent, or nil at the top.

@@ -169,12 +169,24 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 
 // Subtree returns g's descendants that r holds, parents before their
 // children.
-func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] { return r.subtree(g, false) }
+func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] { return r.subtree(g, walkHeld) }
 
-// subtree is Subtree. If closing, g and each of its descendants adopt no
-// child from then on, so that a child made as they are evicted is not left
-// under them (see create).
-func (r *Registry[T]) subtree(g *Group[T], closing bool) []*Group[T] {
+// Counted returns g's descendants whose tasks g's stats count: those r
+// holds, and those evicted while their tasks, which hold g's permits, are
+// not all over.
+func (r *Registry[T]) Counted(g *Group[T]) []*Group[T] { return r.subtree(g, walkCounted) }
+
+// How subtree walks.
+const (
+	walkHeld    = iota // the descendants r holds
+	walkCounted        // and the busy ones evicted (kin.departed)
+	walkClosing        // as walkHeld, closing each group to new children
+)
+
+// subtree is Subtree, Counted, or, closing, Subtree with g and each of its
+// descendants adopting no child from then on, so that a child made as they
+// are evicted is not left under them (see create).
+func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {
 	var out []*Group[T]
 	for i := -1; i < len(out); i++ {
 		a := g
@@ -182,13 +194,17 @@ func (r *Registry[T]) subtree(g *Group[T], closing bool) []*Group[T] {
 			a = out[i]
 		}
 		k := a.kin.Load()
-		if closing {
+		if walk == walkClosing {
 			k = a.family()
 		}
 		if k != nil {
 			k.mu.Lock()
-			k.closed = k.closed || closing
+			k.closed = k.closed || walk == walkClosing
 			out = append(out, k.children...)
+			if walk == walkCounted {
+				k.departed = stillBusy(k.departed)
+				out = append(out, k.departed...)
+			}
 			k.mu.Unlock()
 		}
 	}
@@ -235,7 +251,7 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 	if !ok {
 		return out
 	}
-	for _, d := range r.subtree(g, true) {
+	for _, d := range r.subtree(g, walkClosing) {
 		out = r.evictOne(d, cause, out)
 	}
 	return r.evictOne(g, cause, out)

@@ -184,7 +184,10 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			handed := p.bit == y.bit && p.flags&granted != 0
 			// A group slot taken here is kept until every permit is held, so
 			// the task is not turned away between the layers. An
-			// ancestor's is kept only while the task waits at its layer.
+			// ancestor's is kept until the walk stops, and then only if
+			// the task waits at that ancestor's layer (see step). So a
+			// caller handed an ancestor's slot (Block) still holds it at
+			// the ancestor's next layer.
 			var seen uint64
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
@@ -194,9 +197,6 @@ func (p *Permits[T]) advance() (Outcome, string) {
 					x.above, x.seen = lv, seen
 				}
 				return p.stop(out, reasonOf(y.slot))
-			}
-			if lv > 0 {
-				p.dropSlotAt(a, h)
 			}
 			if y.bit == heldGlobal {
 				gl.tookGlobal(p, handed)
@@ -210,6 +210,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 	gl.in.running.Add(1)
 	if x != nil {
 		p.countRunning(x, 1)
+		p.dropSlotsAbove(x, 0)
 	}
 	p.stopWaiting()
 	p.dropSlot(&g.queue, heldGroupSlot)
@@ -232,6 +233,9 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 	}
 	if !p.takeSlot(q, slot, h) && !p.makeRoom(q, slot, lv) {
 		return Rejected
+	}
+	if x != nil {
+		p.dropSlotsAbove(x, lv) // it waits here, holding this level's slot
 	}
 	if p.flags&pause != 0 {
 		return WouldWait

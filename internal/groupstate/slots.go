@@ -174,6 +174,17 @@ func (p *Permits[T]) dropSlotAt(a *Group[T], h *uint8) {
 	}
 }
 
+// dropSlotsAbove gives back the slots p, of Ext x, holds of its ancestors'
+// queues, but at level keep.
+func (p *Permits[T]) dropSlotsAbove(x *Ext, keep uint8) {
+	lv := uint8(1)
+	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
+		if lv != keep {
+			p.dropSlotAt(a, &x.anc[lv-1])
+		}
+	}
+}
+
 // dropSlot gives back the slot of q that p holds, if it holds one.
 func (p *Permits[T]) dropSlot(q *slots[T], slot uint8) {
 	if p.held&slot != 0 { // most tasks never held one: kept small enough to inline

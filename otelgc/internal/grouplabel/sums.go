@@ -1,6 +1,8 @@
 package grouplabel
 
 import (
+	"iter"
+	"slices"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -33,4 +35,36 @@ func (s *Sums) Add(g groupconc.GroupStats) {
 	for i, n := range [...]uint64{g.Succeeded, g.Failed, g.Cancelled, g.Rejected} {
 		s.Ended[i] += n
 	}
+}
+
+// Own returns the stats gs yields with each parent's counts made its own.
+// A parent's GroupStats covers its subtree, so its children's counts are
+// taken from it, and a task counts once, in its own group, whatever values
+// the groups are labelled with. Ages and limits stay as they are.
+func Own(gs iter.Seq[groupconc.GroupStats]) []groupconc.GroupStats {
+	all := slices.Collect(gs)
+	if !slices.ContainsFunc(all, func(g groupconc.GroupStats) bool { return g.Parent != "" }) {
+		return all
+	}
+	at := make(map[string]int, len(all))
+	for i, g := range all {
+		at[g.GroupKey] = i
+	}
+	sub := slices.Clone(all) // the subtrees' counts, as reported
+	for _, c := range sub {
+		i, ok := at[c.Parent]
+		if c.Parent == "" || !ok {
+			continue
+		}
+		p := &all[i]
+		p.Running = max(p.Running-c.Running, 0)
+		p.Waiting = max(p.Waiting-c.Waiting, 0)
+		p.Blocked = max(p.Blocked-c.Blocked, 0)
+		p.WaitingGlobal = max(p.WaitingGlobal-c.WaitingGlobal, 0)
+		p.Succeeded -= min(p.Succeeded, c.Succeeded)
+		p.Failed -= min(p.Failed, c.Failed)
+		p.Cancelled -= min(p.Cancelled, c.Cancelled)
+		p.Rejected -= min(p.Rejected, c.Rejected)
+	}
+	return all
 }

@@ -1,0 +1,50 @@
+package promgc_test
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/promgc"
+)
+
+// With parents, a parent's GroupStats cover its subtree. One task of
+// "acme/a" waits for the global permit: groupconc_tasks_waiting_global must
+// be 1, as groupconc_tasks{state="waiting"} is.
+// A parent's GroupStats cover its subtree: the metrics count each task
+// once, in its own group, with the group label off or on.
+func TestWaitingGlobalCountsATaskOnceWithParents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, c := newMetrics(t, promgc.Options{}, groupconc.NewPolicyBuilder().GlobalMaxInFlight(1).ParentSeparator("/"))
+		g := newGate(t)
+		submit(t, e, "acme/a", g.Task)
+		<-g.started
+		submit(t, e, "acme/b", g.Task)
+		synctest.Wait()
+		requireMetrics(t, c, `
+			groupconc_tasks{state="running"} 1
+			groupconc_tasks{state="waiting"} 1
+			groupconc_tasks_waiting_global 1
+		`)
+		g.Release()
+	})
+}
+
+// With a group label, the task gauges summed over the label's values must
+// be the executor's totals: one running, one waiting, not twice that.
+func TestGroupLabelTasksCountATaskOnceWithParents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		class := func(string) string { return "all" }
+		e, c := newMetrics(t, promgc.Options{GroupClass: class}, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).ParentSeparator("/"))
+		g := newGate(t)
+		submit(t, e, "acme/a", g.Task)
+		<-g.started
+		submit(t, e, "acme/a", g.Task)
+		synctest.Wait()
+		requireMetrics(t, c, `
+			groupconc_tasks{group="all",state="running"} 1
+			groupconc_tasks{group="all",state="waiting"} 1
+		`)
+		g.Release()
+	})
+}

@@ -201,11 +201,14 @@ func (h *Handler) nameOf(it *item) string {
 
 // top keeps the n groups that come first in an order. It is a heap whose
 // root is the last of those kept. So each group costs O(log n), and a
-// snapshot of G groups O(G log n), with n items held whatever G is.
+// snapshot of G groups O(G log n), with n items held whatever G is. Once a
+// group with a parent is offered, it keeps n×(maxDepth+1): a group whose
+// ancestors do not fit in the list leaves room for later ones (tree.go).
 type top struct {
 	h     *Handler
 	by    order
-	n     int
+	n     int // the list's length
+	keep  int // the groups kept
 	items []item
 }
 
@@ -229,7 +232,10 @@ func (t *top) before(a, b *item) bool {
 }
 
 func (t *top) offer(it item) {
-	if len(t.items) < t.n {
+	if it.st.Parent != "" && t.keep == t.n {
+		t.keep = t.n * (maxDepth + 1)
+	}
+	if len(t.items) < t.keep {
 		t.items = append(t.items, it)
 		for i := len(t.items) - 1; i > 0; {
 			p := (i - 1) / 2
@@ -265,7 +271,7 @@ func (t *top) offer(it item) {
 // prefix, and the first n of them in order by, with their ancestors (see
 // tree.go).
 func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, items []item) {
-	t := top{h: h, by: by, n: n, items: make([]item, 0, min(n, 64))}
+	t := top{h: h, by: by, n: n, keep: n, items: make([]item, 0, min(n, 64))}
 	for st := range from {
 		it := item{st: st}
 		if prefix != "" && !strings.HasPrefix(h.nameOf(&it), prefix) {

@@ -10,7 +10,8 @@ import (
 // child under its parent, so a child without its parent's row would be
 // orphaned. The first groups of the order are taken with the ancestors
 // they lack, as long as the list stays within its limit. A group whose
-// ancestors do not fit is left out, and a later one may take its place.
+// ancestors do not fit is left out, and a later one takes its place (top
+// keeps enough of them).
 // An ancestor counts in the list's limit but not in its total, so a prefix
 // filter's count stays that of the groups it matches. The list is then
 // sorted again. A parent's counts and ages cover its subtree, so by

@@ -147,3 +147,27 @@ func TestTheStreamCarriesEveryShownChildsParent(t *testing.T) {
 		}
 	})
 }
+
+// "alpha" is a child of "zeta". By key alpha comes first, but with its
+// parent it does not fit in a list of one. It is left out, and a later
+// group whose ancestors fit (zeta, at the top) takes its place: the list
+// is not empty while a group would fit.
+func TestALaterGroupTakesThePlaceOfOneWhoseAncestorsDoNotFit(t *testing.T) {
+	e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().ParentResolver(func(k string) string {
+		if k == "alpha" {
+			return "zeta"
+		}
+		return ""
+	}))
+	g := adaptertest.NewGate(t)
+	adaptertest.Submit(t, e, "alpha", g.Task)
+	g.WaitStarted(1)
+	h, err := httpgc.New(e, httpgc.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	w := get(h, "/api/groups?sort=key&limit=1")
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, []string{"zeta"}, groupNames(t, object(t, w)), "body: %s", w.Body)
+	w = get(h, "/api/groups?sort=key&limit=2")
+	assert.Equal(t, []string{"alpha", "zeta"}, groupNames(t, object(t, w)), "body: %s", w.Body)
+}

@@ -36,7 +36,9 @@
 // A group is named by its displayed key. In a path it is escaped as one
 // segment (url.PathEscape), so "a/b" is a%2Fb. A browser resolves a path
 // segment "." or "..", even as %2E. The query form reaches any key, and
-// the page uses it.
+// the page uses it. A key that is not valid UTF-8 is displayed with a
+// U+FFFD for each bad byte, as JSON carries it. When two groups are
+// displayed alike, a write to that name answers 409.
 //
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",

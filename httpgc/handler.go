@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 )
@@ -171,14 +173,16 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 // when two groups share the displayed name. With a DisplayKey, a read of
 // a group the stream shows takes its key from the stream's latest rows. A
 // write always looks at every group, so it never acts on one of two
-// groups that share a name.
+// groups that share a name. Without a DisplayKey the name is the key,
+// unless it has a U+FFFD, which may stand for a byte that is not UTF-8
+// (see display): then every group is looked at too.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, string, bool) {
 	name, ok := groupName(r)
 	if !ok {
 		fail(w, http.StatusBadRequest, "no group named: want api/group?group=NAME")
 		return groupconc.GroupStats{}, name, false
 	}
-	if h.o.DisplayKey == nil {
+	if h.o.DisplayKey == nil && !strings.ContainsRune(name, utf8.RuneError) {
 		st, ok := h.e.GroupStats(name)
 		if !ok {
 			fail(w, http.StatusNotFound, "no group "+quoted(name))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 )
@@ -148,16 +149,38 @@ func (h *Handler) parentName(key string) string {
 	return h.display(key)
 }
 
+// display returns the name a group of key is shown as: DisplayKey's, or
+// the key. Either is made valid UTF-8 as encoding/json makes it, each bad
+// byte a U+FFFD, so that the name the page sends back is the one shown.
 func (h *Handler) display(key string) (name string) {
 	if h.o.DisplayKey == nil {
-		return key
+		return validUTF8(key)
 	}
 	defer func() {
 		if recover() != nil {
 			name = "(DisplayKey panicked)"
 		}
 	}()
-	return h.o.DisplayKey(key)
+	return validUTF8(h.o.DisplayKey(key))
+}
+
+// validUTF8 returns s with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as encoding/json replaces it.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // order is how a list of groups is sorted. Ties go by displayed name.

@@ -25,7 +25,8 @@ type LimitSample struct {
 	RunTime time.Duration
 	// Running and Limit are the running tasks (itself included) and the
 	// limit in force when the task started: its group's, or for the
-	// global cap those of every group.
+	// global cap those of every group. A group's Running is in permits,
+	// as its limit is: a task of cost c counts c.
 	Running, Limit int
 	// Waiting is the tasks of its group waiting in line when it started,
 	// for either limit. Tasks waiting while the group runs below its
@@ -227,7 +228,8 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
 	if s.group != nil {
-		s.running, s.limit = g.Running(), g.Concurrency()
+		// In permits, as the limit is: a task of cost c holds c.
+		s.running, s.limit = g.RunningCost(), g.Concurrency()
 	}
 	if s.global = e.globalTuning.Load(); s.global != nil {
 		s.globalRunning, s.globalLimit = e.global.Running(), e.global.Limit()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The JSON form of a policy. Every field is optional. An absent one keeps
@@ -51,8 +52,9 @@ var isolationNames = []struct {
 //
 // Strict means that these are errors. They are an unknown field, a field
 // given twice, a value of the wrong type or range, and a limit below its
-// least value. So are weights without "isolation": "fair-share", and
-// anything after the policy object. The error wraps ErrInvalidPolicy and
+// least value. So are weights without "isolation": "fair-share", anything
+// after the policy object, and a document that is not valid UTF-8 (a key
+// JSON cannot carry as it is). The error wraps ErrInvalidPolicy and
 // names the JSON path of every bad value it found, e.g.
 // `perGroupMaxConcurrency["a"]: -1 is below 1`. A syntax error stops the
 // reading at its byte offset. It quotes a name or value it repeats, and cuts
@@ -62,6 +64,19 @@ var isolationNames = []struct {
 // YAML works by converting it to JSON first, for example with
 // sigs.k8s.io/yaml's YAMLToJSON. This package depends on no YAML library.
 func ParsePolicy(data []byte) (*PolicyBuilder, error) {
+	// encoding/json reads a byte that is not UTF-8 as U+FFFD. A key would
+	// then name another group, and a separator another string.
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return nil, fmt.Errorf("%w: the document is not valid UTF-8 (byte %d)", ErrInvalidPolicy, i)
+	}
 	r := &policyReader{dec: json.NewDecoder(bytes.NewReader(data)), b: NewPolicyBuilder()}
 	r.dec.UseNumber()
 	if err := r.policy(); err != nil {

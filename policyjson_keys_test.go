@@ -147,3 +147,17 @@ func TestPolicyJSONWithRandomKeysRoundTripsOrNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+// A document that is not valid UTF-8 is refused, naming where: JSON would
+// read the byte as U+FFFD, and the limit would land on another group.
+func TestParsePolicyRefusesBytesThatAreNotUTF8(t *testing.T) {
+	for _, doc := range []string{
+		"{\"perGroupMaxConcurrency\": {\"\xff\": 3}}",
+		"{\"parentSeparator\": \"\xfe\"}",
+	} {
+		b, err := groupconc.ParsePolicy([]byte(doc))
+		assert.Nil(t, b)
+		require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+		assert.ErrorContains(t, err, "not valid UTF-8 (byte ")
+	}
+}

@@ -113,6 +113,8 @@ func TestTheDefaultKeyNamesThePort(t *testing.T) {
 		"https://billing.internal/invoices": "billing.internal:443",
 		"https://billing.internal:8443/":    "billing.internal:8443",
 		"http://[::1]/":                     "[::1]:80",
+		"https://BILLING.Internal/":         "billing.internal:443",
+		"https://Billing.internal:8443/":    "billing.internal:8443",
 	} {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		require.NoError(t, err)

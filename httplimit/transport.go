@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/kobe/groupconc"
 )
@@ -164,22 +165,28 @@ func (t *Transport) base() http.RoundTripper {
 	return http.DefaultTransport
 }
 
-// HostKey returns the host and port req is sent to, as "host:port", the
-// port from the scheme (http 80, https 443) if the URL names none. It is
-// Transport's default key: a URL with the port and one without it are
-// one group, as they are one host to http.Transport.
+// HostKey returns the host and port req is sent to, as "host:port": the
+// host in lower case, the port from the scheme (http 80, https 443) if
+// the URL names none. It is Transport's default key: URLs that name one
+// host however they spell it are one group, as they are one host to
+// http.Transport.
 func HostKey(req *http.Request) string {
 	u := req.URL
-	if u.Port() != "" || u.Host == "" {
-		return u.Host
+	if u.Host == "" {
+		return ""
 	}
-	switch u.Scheme {
-	case "http":
-		return net.JoinHostPort(u.Hostname(), "80")
-	case "https":
-		return net.JoinHostPort(u.Hostname(), "443")
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		default:
+			return strings.ToLower(u.Host)
+		}
 	}
-	return u.Host
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // noBody reports whether resp, the answer to req, has no body to read.

@@ -224,3 +224,30 @@ func TestAParentCountsTheTasksOfAnEvictedChildUntilTheyEnd(t *testing.T) {
 		assert.Equal(t, uint64(2), st.Succeeded)
 	})
 }
+
+// A tenant's RunningCost is the permits its users' running tasks hold at
+// its own limit: alice's export of cost 4 holds her whole limit of 2, and
+// 4 of acme's 4, so bob waits at acme's limit and the stats say why.
+func TestATenantsRunningCostCountsPermitsAtItsOwnLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").GlobalMaxInFlight(8).
+				PerGroupMaxConcurrency(map[string]int{"acme": 4}).DefaultMaxConcurrencyPerGroup(2))
+			export, b := newGatedTask(t, 1), newGatedTask(t, 2)
+			he := submitGated(t, e, "acme/alice", "export", export, groupconc.SubmitOptions{Cost: 4})
+			hb := submitGated(t, e, "acme/bob", "b", b, groupconc.SubmitOptions{})
+			synctest.Wait()
+			pos, ok := hb.Position()
+			require.True(t, ok)
+			assert.Equal(t, "acme", pos.Group)
+			acme := groupStats(t, e, "acme")
+			assert.Equal(t, 4, acme.RunningCost, "acme's limit is full")
+			assert.Equal(t, 1, acme.Running)
+			assert.Equal(t, 2, groupStats(t, e, "acme/alice").RunningCost, "alice's whole limit")
+			export.Release()
+			b.Release()
+			quiesce(t, e, he, hb)
+			assert.Zero(t, groupStats(t, e, "acme").RunningCost)
+		})
+	})
+}

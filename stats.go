@@ -233,7 +233,6 @@ func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], ol
 		running, waiting, _ := d.Counts() // g's in flight count its subtree's
 		st.Running += running
 		st.Waiting += waiting
-		st.RunningCost += d.RunningCost()
 		st.WaitingGlobal += d.WaitingGlobal()
 		st.Blocked += d.Blocked()
 		st.OldestWait = max(st.OldestWait, time.Duration(d.OldestWait(now)))
@@ -241,7 +240,5 @@ func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], ol
 			st.OldestRunning = max(st.OldestRunning, time.Duration(now-start))
 		}
 	}
-	// A cost above g's limit takes no more than the limit there, and tasks
-	// holding it may wait at a later layer: the sum is capped by both.
-	st.RunningCost = min(st.RunningCost, g.ConcHeld())
+	st.RunningCost += g.SubtreeCost()
 }

@@ -50,7 +50,10 @@ type kin[T any] struct {
 	extra atomic.Int64
 	run   atomic.Int64 // the group's extended tasks running
 	cost  atomic.Int64 // the permits they hold at its concurrency limit
-	bulk  atomic.Int64 // its bulkhead's permits held beyond one per task, by its subtree's tasks
+	// subCost is the permits its descendants' running tasks hold at its
+	// concurrency limit.
+	subCost atomic.Int64
+	bulk    atomic.Int64 // its bulkhead's permits held beyond one per task, by its subtree's tasks
 	// held is, under fair share, the permits of its parent's bulkhead and
 	// concurrency layer held by its subtree's tasks (see kidQueue).
 	held [2]atomic.Int64

@@ -106,9 +106,7 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 }
 
 // RunningCost reports the permits held at g's concurrency limit by its own
-// running tasks. A parent's running cost, its subtree's, is the sum of
-// those of its subtree, capped by the permits held at its limit
-// (ConcHeld).
+// running tasks. A parent's subtree holds SubtreeCost more.
 func (g *Group[T]) RunningCost() int {
 	k := g.kin.Load()
 	if g.parent != nil {
@@ -121,9 +119,15 @@ func (g *Group[T]) RunningCost() int {
 	return int(max(n, 0))
 }
 
-// ConcHeld reports the permits held at g's concurrency limit, by tasks of
-// its subtree running or waiting at a later layer.
-func (g *Group[T]) ConcHeld() int { return int(max(g.conc.held.load(), 0)) }
+// SubtreeCost reports the permits g's descendants' running tasks hold at
+// g's concurrency limit. A parent's running cost is its own RunningCost
+// and this.
+func (g *Group[T]) SubtreeCost() int {
+	if k := g.kin.Load(); k != nil {
+		return int(max(k.subCost.Load(), 0))
+	}
+	return 0
+}
 
 // counted keeps the counts of group a right, as a task of Ext x takes
 // (sign 1) or gives back (-1) a's layer bit at level lv of its path. A
@@ -156,11 +160,16 @@ func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 }
 
 // countRunning counts the extended task p, of Ext x, in (sign 1) or out
-// (-1) of its group's running tasks and running cost.
+// (-1) of its group's running tasks and running cost, and of its
+// ancestors' running cost.
 func (p *Permits[T]) countRunning(x *Ext, sign int64) {
 	k := p.group.family()
 	k.run.Add(sign)
 	k.cost.Add(sign * x.amount(heldConc, 0))
+	lv := uint8(1)
+	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
+		a.family().subCost.Add(sign * x.amount(heldConc, lv))
+	}
 }
 
 // started counts a task of g running that took a global permit without

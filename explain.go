@@ -68,7 +68,10 @@ func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 // ExplainGroup returns Explain's answer for groupKey's group with the
 // executor's override (SetGroupOverride) on top. It returns false for a
 // group the executor does not know, as GroupStats does. Its values are the
-// limits in force, those GroupStats reports. It does not ask the resolvers
+// limits in force, those GroupStats reports, but for a limit an adaptive
+// limit moves (AdaptiveConcurrency, and the queue threshold it scales):
+// there Value is the setting's, the ceiling the limit moves under, and
+// GroupStats has the value in force. It does not ask the resolvers
 // again. A resolver's value is the answer it gave when the group's limits
 // were last resolved (first use, UpdatePolicy, SetGroupOverride). It waits
 // for an UpdatePolicy or SetGroupOverride in progress.

@@ -110,7 +110,7 @@ func (a *AIMD) Observe(s groupconc.LimitSample) int {
 	}
 	limit := int(a.cur)
 	switch {
-	case sig == Overload && s.Limit <= limit && !a.tally.quiet:
+	case sig == Overload && s.Limit <= limit && !a.tally.quietNow():
 		a.cur = max(a.cur*a.c.Backoff, a.lo)
 	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < int(a.hi):
 		a.cur = min(a.cur+a.c.Increase/a.cur, a.hi)

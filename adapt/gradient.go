@@ -196,7 +196,7 @@ func (g *Gradient) decideLocked(limit int) int {
 	// theirs. Their own limits act on it, not the cap.
 	shared := g.tally.close(2 * tol)
 	if !g.probe.done {
-		return g.probeLocked(limit, n)
+		return g.probeLocked(limit, n, shared)
 	}
 	r := float64(g.w.all.percentile(g.c.Percentile))
 	g.levels.add(int(math.Round(n)), r, g.c.Smoothing)
@@ -245,7 +245,7 @@ func (g *Gradient) decideLocked(limit int) int {
 		target := int(math.Round(base * (1 + tol/2) / max(ratio, 1+margin)))
 		floor := int(math.Ceil(base * (1 - g.c.MaxDecrease)))
 		return max(min(max(target, floor), limit-1), g.min)
-	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit) && g.w.over == 0:
+	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit) && (g.w.over == 0 || !shared):
 		g.atMin = 0
 		return min(limit+max(1, int(math.Round(float64(limit)*tol))), g.max)
 	}

@@ -43,11 +43,12 @@ func (g *Gradient) noiseLocked(r float64) float64 {
 // It judges only the tasks that started at a full limit. A task that
 // started while the limit was still filling found a shorter line in the
 // backend than the limit lets build up. Its run time lags the limit.
-func (g *Gradient) probeLocked(limit int, n float64) int {
+// Deadlines that passed count only if shared says the overload was.
+func (g *Gradient) probeLocked(limit int, n float64, shared bool) int {
 	p := &g.probe
 	tol := g.c.Tolerance
 	full := g.w.full.seen*2 >= g.w.all.seen && len(g.w.full.d) > 0
-	over := g.w.over*overShare > g.w.all.seen
+	over := g.w.over*overShare > g.w.all.seen && shared // one group's is its own
 	if !full && !over {
 		// Light load, or a limit still filling. The run time is the
 		// baseline once the running count no longer climbs.

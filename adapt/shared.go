@@ -22,7 +22,15 @@ type tally struct {
 	used  int
 	last  int  // the entry of the last sample, since most come from one group
 	quiet bool // whether the last window's overload was one group's
+	// judged is whether a window had groups enough to vote (see close).
+	judged bool
 }
+
+// quietNow reports whether overload is to be taken as one group's: as the
+// last window judged, or, before any window was judged, while more than
+// one group gives samples. So one tenant's overload in the first window
+// does not cut everyone's cap either.
+func (t *tally) quietNow() bool { return t.quiet || !t.judged && t.used > 1 }
 
 type groupTally struct {
 	key       string
@@ -111,5 +119,6 @@ func (t *tally) close(margin float64) bool {
 		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0
 	}
 	t.quiet = groups > 1 && (2*slow <= total || 2*slowGroups <= groups)
+	t.judged = t.judged || groups > 0
 	return !t.quiet
 }

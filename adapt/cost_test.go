@@ -66,22 +66,19 @@ func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLi
 	return lims
 }
 
-func TestAnAIMDLimitOfCostlyTasksRecovers(t *testing.T) {
-	for _, cost := range []int{1, 4} {
-		lims := costRecovery(t, adapt.AIMDConfig{}.New, cost)
-		t.Logf("cost %d: limit every 100ms: %v", cost, lims)
-		if last := lims[len(lims)-1]; last < 12 {
-			t.Errorf("cost %d: limit %d after 2.8s of healthy load that fills it, want >= 12 (it was cut by early failures)", cost, last)
-		}
-	}
-}
-
-func TestAGradientLimitOfCostlyTasksRecovers(t *testing.T) {
-	for _, cost := range []int{1, 4} {
-		lims := costRecovery(t, adapt.GradientConfig{Classify: adapt.FailuresOverload}.New, cost)
-		t.Logf("cost %d: limit every 100ms: %v", cost, lims)
-		if last := lims[len(lims)-1]; last < 12 {
-			t.Errorf("cost %d: limit %d after 2.8s of healthy load that fills it, want >= 12 (it was cut by early failures)", cost, last)
+func TestALimitOfCostlyTasksRecovers(t *testing.T) {
+	for name, algo := range map[string]func(string, int, int) groupconc.AdaptiveLimit{
+		"aimd":     adapt.AIMDConfig{}.New,
+		"gradient": adapt.GradientConfig{Classify: adapt.FailuresOverload}.New,
+	} {
+		for _, cost := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/cost=%d", name, cost), func(t *testing.T) {
+				lims := costRecovery(t, algo, cost)
+				t.Logf("limit every 100ms: %v", lims)
+				if last := lims[len(lims)-1]; last < 12 {
+					t.Errorf("limit %d after 2.8s of healthy load that fills it, want >= 12 (it was cut by early failures)", last)
+				}
+			})
 		}
 	}
 }

@@ -84,24 +84,20 @@ func tenantsUnderOneCap(t *testing.T, algo func(string, int, int) groupconc.Adap
 
 // One tenant whose backend times out every call, from the start, must not
 // cut the adaptive global cap of every tenant.
-func TestOneTenantsDeadlinesDoNotCutTheGradientCap(t *testing.T) {
-	caps := tenantsUnderOneCap(t, adapt.GradientConfig{}.New, 30, 2, 5*time.Second)
-	t.Logf("global cap every 100ms: %v", caps)
-	if lo := slices.Min(caps); lo < 16 {
-		t.Errorf("global cap fell to %d, want >= 16: only tenant bad's backend is overloaded", lo)
-	}
-	if last := caps[len(caps)-1]; last < 25 {
-		t.Errorf("global cap %d after 5s, want >= 25: tenant good alone fills its limit of 24", last)
-	}
-}
-
-func TestOneTenantsDeadlinesDoNotCutTheAIMDCap(t *testing.T) {
-	caps := tenantsUnderOneCap(t, adapt.AIMDConfig{}.New, 30, 2, 5*time.Second)
-	t.Logf("global cap every 100ms: %v", caps)
-	if lo := slices.Min(caps); lo < 16 {
-		t.Errorf("global cap fell to %d, want >= 16: only tenant bad's backend is overloaded", lo)
-	}
-	if last := caps[len(caps)-1]; last < 25 {
-		t.Errorf("global cap %d after 5s, want >= 25: tenant good alone fills its limit of 24", last)
+func TestOneTenantsDeadlinesDoNotCutTheGlobalCap(t *testing.T) {
+	for name, algo := range map[string]func(string, int, int) groupconc.AdaptiveLimit{
+		"gradient": adapt.GradientConfig{}.New,
+		"aimd":     adapt.AIMDConfig{}.New,
+	} {
+		t.Run(name, func(t *testing.T) {
+			caps := tenantsUnderOneCap(t, algo, 30, 2, 5*time.Second)
+			t.Logf("global cap every 100ms: %v", caps)
+			if lo := slices.Min(caps); lo < 16 {
+				t.Errorf("global cap fell to %d, want >= 16: only tenant bad's backend is overloaded", lo)
+			}
+			if last := caps[len(caps)-1]; last < 25 {
+				t.Errorf("global cap %d after 5s, want >= 25: tenant good alone fills its limit of 24", last)
+			}
+		})
 	}
 }

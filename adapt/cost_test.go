@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -18,52 +16,25 @@ import (
 // fill it. A burst of failures early cuts the limit; then the backend is
 // healthy and the load keeps the limit full. The limit must rise again.
 func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLimit, cost int) []int {
-	var lims []int
-	synctest.Test(t, func(t *testing.T) {
-		p, err := groupconc.NewPolicyBuilder().
-			DefaultMaxConcurrencyPerGroup(16).
-			AdaptiveConcurrency(groupconc.AdaptiveConfig{New: algo, Min: 1}).
-			Build()
-		if err != nil {
-			t.Fatal(err)
+	var (
+		once  sync.Once
+		start time.Time // the first call's, on the bubble's clock
+	)
+	task := func(context.Context) (int, error) {
+		once.Do(func() { start = time.Now() })
+		time.Sleep(10 * time.Millisecond) // fake clock: the work
+		if time.Since(start) < 200*time.Millisecond {
+			return 0, errors.New("503") // overloaded, early on
 		}
-		e := groupconc.New(p)
-		ctx, stop := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		var id atomic.Int64
-		start := time.Now()
-		task := func(ctx context.Context) (int, error) {
-			time.Sleep(10 * time.Millisecond) // fake clock: the work
-			if time.Since(start) < 200*time.Millisecond {
-				return 0, errors.New("503") // overloaded, early on
-			}
-			return 1, nil
-		}
-		for range 64 / cost {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ctx.Err() == nil {
-					h, err := groupconc.SubmitWith(ctx, e, "g", fmt.Sprint(id.Add(1)), task, groupconc.SubmitOptions{Cost: cost, Block: true})
-					if err != nil {
-						return
-					}
-					h.Wait()
-				}
-			}()
-		}
-		for range 30 {
-			time.Sleep(100 * time.Millisecond) // fake clock
-			s, _ := e.GroupStats("g")
-			lims = append(lims, s.MaxConcurrency)
-		}
-		stop()
-		wg.Wait()
-		if err := e.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		return 1, nil
+	}
+	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(16).
+		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: algo, Min: 1})
+	cs := []callers{{n: 64 / cost, group: "g", task: task, opts: groupconc.SubmitOptions{Cost: cost, Block: true}}}
+	return underLoad(t, b, cs, 30, func(e *groupconc.GroupExecutor) int {
+		s, _ := e.GroupStats("g")
+		return s.MaxConcurrency
 	})
-	return lims
 }
 
 func TestALimitOfCostlyTasksRecovers(t *testing.T) {

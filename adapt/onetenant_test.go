@@ -2,84 +2,44 @@ package adapt_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/adapt"
 )
 
-// tenantsUnderOneCap runs tenant "good" (goodWorkers closed-loop callers, each task
-// 10ms on a backend with spare capacity) and tenant "bad" (badWorkers
-// callers whose backend never answers: every task runs out its 5ms deadline)
-// under fair share, a global cap of 32 made adaptive by algo, and adaptive
-// group limits of 24. It returns the global cap sampled every 100ms.
+// tenantsUnderOneCap runs tenant "good" (goodWorkers closed-loop callers,
+// each task 10ms on a backend with spare capacity) and tenant "bad"
+// (badWorkers callers whose backend never answers: every task runs out its
+// 5ms deadline) under fair share, a global cap of 32 made adaptive by
+// algo, and adaptive group limits of 24. It returns the global cap sampled
+// every 100ms.
 func tenantsUnderOneCap(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLimit, goodWorkers, badWorkers int, d time.Duration) []int {
-	var caps []int
-	synctest.Test(t, func(t *testing.T) {
-		p, err := groupconc.NewPolicyBuilder().
-			Isolation(groupconc.IsolationFairShare).
-			GlobalMaxInFlight(32).
-			DefaultMaxConcurrencyPerGroup(24).
-			AdaptiveConcurrency(groupconc.AdaptiveConfig{New: algo, Min: 1}).
-			AdaptiveGlobal(groupconc.AdaptiveConfig{New: algo, Min: 1}).
-			Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := groupconc.New(p)
-		ctx, stop := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		var id atomic.Int64
-		worker := func(group string, task groupconc.Task[int], timeout time.Duration) {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				tctx, cancel := context.WithTimeout(ctx, timeout)
-				h, err := groupconc.Submit(tctx, e, group, fmt.Sprint(id.Add(1)), task)
-				if err != nil {
-					cancel()
-					return
-				}
-				h.Wait()
-				cancel()
-			}
-		}
-		good := func(ctx context.Context) (int, error) {
-			select {
-			case <-time.After(10 * time.Millisecond):
-				return 1, nil
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
-		}
-		bad := func(ctx context.Context) (int, error) {
-			<-ctx.Done()
+	good := func(ctx context.Context) (int, error) {
+		select {
+		case <-time.After(10 * time.Millisecond):
+			return 1, nil
+		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		for range goodWorkers {
-			wg.Add(1)
-			go worker("good", good, time.Hour)
-		}
-		for range badWorkers {
-			wg.Add(1)
-			go worker("bad", bad, 5*time.Millisecond)
-		}
-		for range int(d / (100 * time.Millisecond)) {
-			time.Sleep(100 * time.Millisecond) // fake clock
-			caps = append(caps, e.Stats().GlobalMaxInFlight)
-		}
-		stop()
-		wg.Wait()
-		if err := e.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	}
+	bad := func(ctx context.Context) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+		GlobalMaxInFlight(32).DefaultMaxConcurrencyPerGroup(24).
+		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: algo, Min: 1}).
+		AdaptiveGlobal(groupconc.AdaptiveConfig{New: algo, Min: 1})
+	cs := []callers{
+		{n: goodWorkers, group: "good", task: good},
+		{n: badWorkers, group: "bad", task: bad, timeout: 5 * time.Millisecond},
+	}
+	return underLoad(t, b, cs, int(d/(100*time.Millisecond)), func(e *groupconc.GroupExecutor) int {
+		return e.Stats().GlobalMaxInFlight
 	})
-	return caps
 }
 
 // One tenant whose backend times out every call, from the start, must not

@@ -105,30 +105,6 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 	return n
 }
 
-// RunningCost reports the permits held at g's concurrency limit by its own
-// running tasks. A parent's subtree holds SubtreeCost more.
-func (g *Group[T]) RunningCost() int {
-	k := g.kin.Load()
-	if g.parent != nil {
-		return int(max(k.cost.Load(), 0))
-	}
-	n := g.global.running(g)
-	if k != nil {
-		n += k.cost.Load() - k.run.Load() // a plain task costs one
-	}
-	return int(max(n, 0))
-}
-
-// SubtreeCost reports the permits g's descendants' running tasks hold at
-// g's concurrency limit. A parent's running cost is its own RunningCost
-// and this.
-func (g *Group[T]) SubtreeCost() int {
-	if k := g.kin.Load(); k != nil {
-		return int(max(k.subCost.Load(), 0))
-	}
-	return 0
-}
-
 // counted keeps the counts of group a right, as a task of Ext x takes
 // (sign 1) or gives back (-1) a's layer bit at level lv of its path. A
 // group at the top keeps what extended tasks add to the count

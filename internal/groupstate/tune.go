@@ -14,6 +14,30 @@ func (g *Group[T]) Running() int {
 	return max(int(g.global.running(g)), 0)
 }
 
+// RunningCost reports the permits held at g's concurrency limit by its own
+// running tasks. A parent's subtree holds SubtreeCost more.
+func (g *Group[T]) RunningCost() int {
+	k := g.kin.Load()
+	if g.parent != nil {
+		return int(max(k.cost.Load(), 0))
+	}
+	n := g.global.running(g)
+	if k != nil {
+		n += k.cost.Load() - k.run.Load() // a plain task costs one
+	}
+	return int(max(n, 0))
+}
+
+// SubtreeCost reports the permits g's descendants' running tasks hold at
+// g's concurrency limit. A parent's running cost is its own RunningCost
+// and this.
+func (g *Group[T]) SubtreeCost() int {
+	if k := g.kin.Load(); k != nil {
+		return int(max(k.subCost.Load(), 0))
+	}
+	return 0
+}
+
 // Concurrency returns the group's concurrency limit in force.
 // A paused group's is its limits', since the line's is 0 meanwhile.
 func (g *Group[T]) Concurrency() int {

@@ -94,9 +94,12 @@
 // Without Options.Authorize only loopback clients are served (403
 // otherwise). Writes get 405 unless Options.AllowWrites, which needs
 // Authorize (New refuses it alone). A write must be same-origin
-// (http.CrossOriginProtection, 403). It must carry the Content-Type
-// application/json (415) and a body of at most 64 KiB (413). No response
-// carries CORS headers. The page is served with a Content-Security-Policy
+// (http.CrossOriginProtection, 403). So must a read of api/, the stream
+// included: another origin's page gets 403 before it takes a stream slot
+// (MaxClients) or costs a pass over the groups. It could not read the
+// answer anyway. The page itself is served to any origin, so a link to it
+// works. A write must carry the Content-Type application/json (415) and
+// a body of at most 64 KiB (413). No response carries CORS headers. The page is served with a Content-Security-Policy
 // that allows its own inline script and style only, by nonce. The
 // handler never runs code and never fetches a URL it is given. It shows
 // no task ids, payloads or errors. Group keys go through
@@ -108,11 +111,11 @@
 //
 //	header           trusted for                  why it is safe
 //	Host             the Host check; the origin   a browser sets it from the URL it fetches, and a script
-//	                 a write must come from       cannot; a non-browser client that forges it only reaches
-//	                                              what its own address and Authorize allow
+//	                 a write or api/ read must    cannot; a non-browser client that forges it only reaches
+//	                 come from                    what its own address and Authorize allow
 //	Origin,          http.CrossOriginProtection   a browser sets them and a script cannot; they are compared
-//	Sec-Fetch-Site   for writes (same-origin)     with the checked Host; a client with neither passes, and
-//	                                              Authorize still decides
+//	Sec-Fetch-Site   for writes and api/ reads,   with the checked Host; a client with neither passes, and
+//	                 the stream too (same-origin) Authorize still decides
 //	Content-Type     writes: application/json     only narrows: a cross-site form or a simple fetch cannot
 //	                 or 415                       send it without a CORS preflight, and none is answered
 //	Content-Length   refusing a body over 64 KiB  a body is read through http.MaxBytesReader whatever it

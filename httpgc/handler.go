@@ -60,12 +60,12 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	h.startHistory()
 
 	h.mux.Handle("GET /{$}", h.read(h.page))
-	h.mux.Handle("GET /api/stats", h.read(h.getStats))
-	h.mux.Handle("GET /api/groups", h.read(h.getGroups))
-	h.mux.Handle("GET /api/groups/{group}", h.read(h.getGroup))
-	h.mux.Handle("GET /api/groups/{group}/explain", h.read(h.getExplain))
-	h.mux.Handle("GET /api/warnings", h.read(h.getWarnings))
-	h.mux.Handle("GET /api/events", h.read(h.events))
+	h.mux.Handle("GET /api/stats", h.readAPI(h.getStats))
+	h.mux.Handle("GET /api/groups", h.readAPI(h.getGroups))
+	h.mux.Handle("GET /api/groups/{group}", h.readAPI(h.getGroup))
+	h.mux.Handle("GET /api/groups/{group}/explain", h.readAPI(h.getExplain))
+	h.mux.Handle("GET /api/warnings", h.readAPI(h.getWarnings))
+	h.mux.Handle("GET /api/events", h.readAPI(h.events))
 	h.writeRoutes = map[string]Action{}
 	for _, wr := range []struct {
 		pattern string
@@ -83,8 +83,8 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 		h.mux.Handle(wr.pattern, h.write(wr.a, wr.fn))
 		h.writeRoutes[wr.pattern] = wr.a
 	}
-	h.mux.Handle("GET /api/group", h.read(h.getGroup))
-	h.mux.Handle("GET /api/group/explain", h.read(h.getExplain))
+	h.mux.Handle("GET /api/group", h.readAPI(h.getGroup))
+	h.mux.Handle("GET /api/group/explain", h.readAPI(h.getExplain))
 	h.unwatch = e.WatchPressure(h.PressureWarning)
 	return h, nil
 }
@@ -121,6 +121,40 @@ func (h *Handler) read(fn http.HandlerFunc) http.Handler {
 	})
 }
 
+// readAPI guards a read of the API. First it writes 403 to a request that
+// another origin's page made (see crossOrigin). Such a page could never
+// read the answer, since none carries CORS headers. So refusing it loses
+// nothing, and it saves the work: a stream slot (MaxClients), which a
+// hostile page could otherwise hold until the operator's page gets 503,
+// or a pass over every group. The page itself (GET /) is not guarded, so
+// a link from another site still opens the dashboard.
+func (h *Handler) readAPI(fn http.HandlerFunc) http.Handler {
+	guarded := h.read(fn)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := h.crossOrigin(r); why != "" {
+			fail(w, http.StatusForbidden, "forbidden: another origin's page may not read the API: "+why)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
+}
+
+// crossOrigin says why r comes from another origin's page, or returns ""
+// if it does not. It asks http.CrossOriginProtection, as a write does. A
+// request with neither Sec-Fetch-Site nor Origin passes: it is no
+// browser's (curl, a Go client), and Authorize still decides.
+func (h *Handler) crossOrigin(r *http.Request) string {
+	asWrite := *r // Check passes every GET, so judge r as a write
+	asWrite.Method = http.MethodPost
+	if h.csrf.Check(&asWrite) == nil {
+		return ""
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return "Sec-Fetch-Site " + quoted(site) + ", want same-origin or none"
+	}
+	return "Origin " + quoted(r.Header.Get("Origin")) + " is not Host " + quoted(r.Host)
+}
+
 // allowed reports whether Authorize, if set, lets r perform a. If not, it
 // writes 403.
 func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Action) bool {
@@ -145,7 +179,7 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 			fail(w, http.StatusMethodNotAllowed, "read-only: writes are off (Options.AllowWrites)")
 			return
 		}
-		if err := h.csrf.Check(r); err != nil {
+		if h.crossOrigin(r) != "" {
 			fail(w, http.StatusForbidden, "forbidden: cross-origin write")
 			return
 		}

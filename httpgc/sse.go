@@ -158,7 +158,8 @@ func (h *Handler) publish() {
 // events serves GET api/events. It sends a snapshot at once, then one per
 // Interval. It sends the recent warnings whenever they change, and a
 // heartbeat comment every Heartbeat. A reconnecting client (Last-Event-ID)
-// gets the current snapshot, and old ones are not replayed.
+// gets the current snapshot, and old ones are not replayed. Another
+// origin's page never gets here (readAPI), so it takes no slot.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	if r.Method == http.MethodHead {

@@ -238,7 +238,7 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 		return e.run(t, start)
 	}
 	_, s.waiting, _ = g.Counts()
-	notifyStarted(e.listener(), t.key(), t.id)
+	t.tell(e.listener(), notifyStarted)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	t.began(start)

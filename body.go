@@ -109,19 +109,19 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		start  int64    // guarded by mu
 		fnOver bool     // guarded by mu: f did not return, by a panic or runtime.Goexit
 	)
-	r := &Rejection{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
+	r := &Rejection{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()}
 	r.run = func(ctx context.Context) (any, error) {
 		mu.Lock()
 		switch state {
 		case runDone:
 			mu.Unlock()
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.id), quoted(t.key()))
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.taskID()), quoted(t.key()))
 		case runLate:
 			mu.Unlock()
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.id), quoted(t.key()))
+			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.taskID()), quoted(t.key()))
 		}
 		state, start = runDone, t.since()
-		notifyStarted(l, t.key(), t.id)
+		t.tell(l, notifyStarted)
 		mu.Unlock()
 		ok := false
 		defer func() {
@@ -156,7 +156,7 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		case errors.Is(err, ErrRejected):
 			status = StatusRejected
 			if !errors.As(err, new(*RejectedError)) {
-				err = &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()}
+				err = &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()}
 			}
 		default:
 			status = failedOrCancelled(ctx, err)

@@ -26,13 +26,14 @@ type doCall[T any] struct {
 	handed   bool // the permits are held: the caller runs the task
 	ran      bool // fn was called by call
 	panicked bool
+	idLen    uint8 // the task ID's length in id, once made
 	ch       chan struct{}
 	start    int64 // when the last permit was held, as runOne takes it
 
 	err error // what fn returned, with h.value
 	pv  any   // what fn panicked with
 
-	id [24]byte // the task ID's bytes
+	id [24]byte // the task ID's bytes, made on first need (taskID)
 }
 
 // The states of doCall.state.
@@ -47,11 +48,10 @@ const (
 func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o SubmitOptions) (T, error) {
 	c, b := newDoCall(e, fn, o.Cost)
 	c.h.t.state.Store(inlineBit)
-	// The ID's bytes are c's own and never change, so the string shares
-	// them. The record is the one allocation of a Do that need not wait.
-	// It cannot be reused, because it is fn's context, which fn may keep.
-	n := len(strconv.AppendUint(append(c.id[:0], "do-"...), e.doCalls.Add(1), 10))
-	if err := e.submit(ctx, &c.h.t, b, key, unsafe.String(&c.id[0], n), o); err != nil {
+	// The record is the one allocation of a Do that need not wait. It
+	// cannot be reused, because it is fn's context, which fn may keep. The
+	// task has no ID until one is asked for (taskID).
+	if err := e.submit(ctx, &c.h.t, b, key, "", o); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -111,6 +111,17 @@ func (c *doCall[T]) wake(handed bool, start int64) {
 	if !c.state.CompareAndSwap(doIdle, doWoken) {
 		close(c.ch) // parked
 	}
+}
+
+// taskID returns the task's ID, "do-" and a number of e's, made the first
+// time a listener, an error or a result needs it. Most Do calls never need
+// one. Only the task's owner asks, so the bytes need no lock. They never
+// change once made, so the string shares them.
+func (c *doCall[T]) taskID(e *GroupExecutor) string {
+	if c.idLen == 0 {
+		c.idLen = uint8(len(strconv.AppendUint(append(c.id[:0], "do-"...), e.doCalls.Add(1), 10)))
+	}
+	return unsafe.String(&c.id[0], c.idLen)
 }
 
 // ended wakes the caller of a task that ends without being handed to it.

@@ -71,7 +71,9 @@ func TestDoRunsOnTheCallersGoroutineUnderTheGroupsLimit(t *testing.T) {
 			st := e.Stats()
 			assert.Equal(t, uint64(3), st.Submitted)
 			assert.Equal(t, uint64(3), st.Succeeded)
-			assert.Equal(t, []string{evSubmitted, evStarted, evCompleted}, rec.Events("a", "do-1"), "the listener hears of do-1 as of a task")
+			for _, id := range []string{"do-1", "do-2", "do-3"} {
+				assert.Equal(t, []string{evSubmitted, evStarted, evCompleted}, rec.Events("a", id), "the listener hears of %s as of a task, under one ID", id)
+			}
 		})
 	})
 }
@@ -108,6 +110,7 @@ func TestDoTurnedAwayIsAnErrorUnderEveryPolicyButCallerRuns(t *testing.T) {
 					var re *groupconc.RejectedError
 					require.ErrorAs(t, err, &re)
 					assert.Equal(t, groupconc.ReasonGroupQueueFull, re.Reason)
+					assert.Equal(t, "do-1", re.TaskID, "the error names the Do's task, with no listener to ask first")
 					assert.Zero(t, v)
 				}
 				k.Release()

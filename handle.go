@@ -26,7 +26,7 @@ type TaskHandle[T any] struct {
 func (h *TaskHandle[T]) GroupKey() string { return h.t.key() }
 
 // TaskID returns the task's ID.
-func (h *TaskHandle[T]) TaskID() string { return h.t.id }
+func (h *TaskHandle[T]) TaskID() string { return h.t.taskID() }
 
 // Done returns a channel that is closed when the handle completes.
 func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
@@ -68,7 +68,7 @@ func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
 	err := ctx.Err()
 	return GroupResult[T]{
 		GroupKey:  h.t.key(),
-		TaskID:    h.t.id,
+		TaskID:    h.t.taskID(),
 		Status:    StatusCancelled,
 		Err:       err,
 		Submitted: h.t.at(0),
@@ -125,7 +125,7 @@ func (h *TaskHandle[T]) resultOf(status TaskStatus, start, end int64, err error)
 	submitted := t.at(0)
 	r := GroupResult[T]{
 		GroupKey:  t.key(),
-		TaskID:    t.id,
+		TaskID:    t.taskID(),
 		Status:    status,
 		Err:       err,
 		Submitted: submitted,

@@ -145,3 +145,18 @@ func notifyRejected(l TaskLifecycleListener, groupKey, taskID, reason string) {
 }
 
 func ignorePanic() { _ = recover() }
+
+// tell tells l, if any, of an event of t through notify. A Do's task ID is
+// made only then (see taskID).
+func (t *task) tell(l TaskLifecycleListener, notify func(l TaskLifecycleListener, groupKey, taskID string)) {
+	if l != nil {
+		notify(l, t.key(), t.taskID())
+	}
+}
+
+// tellRejected tells l, if any, that t was turned away for reason.
+func (t *task) tellRejected(l TaskLifecycleListener, reason string) {
+	if l != nil {
+		notifyRejected(l, t.key(), t.taskID(), reason)
+	}
+}

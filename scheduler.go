@@ -135,6 +135,8 @@ func (x *extBody) wake(handed bool, start int64) { x.body.(inlineCaller).wake(ha
 
 func (x *extBody) ended() { x.body.(inlineCaller).ended() }
 
+func (x *extBody) taskID(e *GroupExecutor) string { return x.body.(inlineCaller).taskID(e) }
+
 // accepted sets going t, which was accepted into group g and is counted by
 // the gate. It holds what a paused walk may have taken (see admitBlocking).
 // A task given a reason is turned away for it.
@@ -145,7 +147,7 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 			e.end(t, handOffSpawn, noTime)
 		}
 	}()
-	notifySubmitted(e.listener(), t.key(), t.id)
+	t.tell(e.listener(), notifySubmitted)
 	if t.context().Err() != nil {
 		e.finishCancelled(t)
 		return nil
@@ -278,7 +280,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 // policy decides its outcome. Otherwise it finishes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	t.setReason(reason)
-	notifyRejected(e.listener(), t.key(), t.id, reason)
+	t.tellRejected(e.listener(), reason)
 	p := e.policy.Load()
 	if p.rejectionHandler != nil || p.rejection == RejectCallerRuns && !t.permits.Group().Paused() {
 		return true

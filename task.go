@@ -118,6 +118,15 @@ func (t *task) inline() bool { return t.state.Load()&inlineBit != 0 }
 type inlineCaller interface {
 	wake(handed bool, start int64)
 	ended()
+	taskID(e *GroupExecutor) string
+}
+
+// taskID returns t's ID. A Do's task has none until asked (doCall.taskID).
+func (t *task) taskID() string {
+	if t.id == "" {
+		return t.body.(inlineCaller).taskID(t.exec())
+	}
+	return t.id
 }
 
 // exec returns t's executor, the owner of its group's registry. A task keeps

@@ -143,11 +143,11 @@ func (e *GroupExecutor) goEndDisplaced(t *task) {
 func (e *GroupExecutor) endDisplaced(t *task) {
 	e.endOutOfLine(t, func() {
 		t.setReason(ReasonDisplaced)
-		notifyRejected(e.listener(), t.key(), t.id, ReasonDisplaced)
+		t.tellRejected(e.listener(), ReasonDisplaced)
 		now := t.since()
 		e.finish(t, &outcome{
 			status: StatusRejected,
-			err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: ReasonDisplaced},
+			err:    &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: ReasonDisplaced},
 			start:  now, end: now,
 		})
 	})
@@ -213,7 +213,7 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 // clock reading it returns. A panic is FAILED. So is runtime.Goexit, which
 // finishes t as it unwinds. (runSampled is run for adaptive limits.)
 func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
-	notifyStarted(e.listener(), t.key(), t.id)
+	t.tell(e.listener(), notifyStarted)
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	t.began(start)
@@ -252,7 +252,7 @@ func (e *GroupExecutor) reject(t *task, abort bool) {
 	now := t.since()
 	e.finish(t, &outcome{
 		status: StatusRejected,
-		err:    &RejectedError{GroupKey: t.key(), TaskID: t.id, Reason: t.reason()},
+		err:    &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()},
 		start:  now, end: now,
 		abort: abort || e.policy.Load().rejection == RejectAbort,
 	})

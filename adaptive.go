@@ -25,8 +25,8 @@ type LimitSample struct {
 	RunTime time.Duration
 	// Running and Limit are the running tasks (itself included) and the
 	// limit in force when the task started: its group's, or for the
-	// global cap those of every group. A group's Running is in permits,
-	// as its limit is: a task of cost c counts c.
+	// global cap those of every group. Running is in permits, as the
+	// limit is, for the global cap too: a task of cost c counts c.
 	Running, Limit int
 	// Waiting is the tasks of its group waiting in line when it started,
 	// for either limit. Tasks waiting while the group runs below its
@@ -232,7 +232,8 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 		s.running, s.limit = g.RunningCost(), g.Concurrency()
 	}
 	if s.global = e.globalTuning.Load(); s.global != nil {
-		s.globalRunning, s.globalLimit = e.global.Running(), e.global.Limit()
+		// In permits, as the cap is: the global permits held.
+		s.globalRunning, s.globalLimit = e.global.RunningCost(), e.global.Limit()
 	}
 	if s.group == nil && s.global == nil {
 		return e.run(t, start)

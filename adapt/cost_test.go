@@ -12,10 +12,11 @@ import (
 	"github.com/kobe/groupconc/adapt"
 )
 
-// A group of cost-4 tasks under an adaptive limit of 16 permits: 4 tasks
-// fill it. A burst of failures early cuts the limit; then the backend is
-// healthy and the load keeps the limit full. The limit must rise again.
-func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLimit, cost int) []int {
+// An adaptive limit of 16 permits, a group's or the global cap, under
+// tasks of one cost: 16/cost tasks fill it. A burst of failures early cuts
+// the limit; then the backend is healthy and the load keeps the limit
+// full. The limit must rise again.
+func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLimit, cost int, global bool) []int {
 	var (
 		once  sync.Once
 		start time.Time // the first call's, on the bubble's clock
@@ -28,13 +29,20 @@ func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLi
 		}
 		return 1, nil
 	}
-	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(16).
-		AdaptiveConcurrency(groupconc.AdaptiveConfig{New: algo, Min: 1})
-	cs := []callers{{n: 64 / cost, group: "g", task: task, opts: groupconc.SubmitOptions{Cost: cost, Block: true}}}
-	return underLoad(t, b, cs, 30, func(e *groupconc.GroupExecutor) int {
+	c := groupconc.AdaptiveConfig{New: algo, Min: 1}
+	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(16).AdaptiveConcurrency(c)
+	limit := func(e *groupconc.GroupExecutor) int {
 		s, _ := e.GroupStats("g")
 		return s.MaxConcurrency
-	})
+	}
+	if global {
+		// The group's limit stays above the cap, so the cap binds.
+		b = groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			DefaultMaxConcurrencyPerGroup(64).GlobalMaxInFlight(16).AdaptiveGlobal(c)
+		limit = func(e *groupconc.GroupExecutor) int { return e.Stats().GlobalMaxInFlight }
+	}
+	cs := []callers{{n: 64 / cost, group: "g", task: task, opts: groupconc.SubmitOptions{Cost: cost, Block: true}}}
+	return underLoad(t, b, cs, 30, limit)
 }
 
 func TestALimitOfCostlyTasksRecovers(t *testing.T) {
@@ -42,14 +50,16 @@ func TestALimitOfCostlyTasksRecovers(t *testing.T) {
 		"aimd":     adapt.AIMDConfig{}.New,
 		"gradient": adapt.GradientConfig{Classify: adapt.FailuresOverload}.New,
 	} {
-		for _, cost := range []int{1, 4} {
-			t.Run(fmt.Sprintf("%s/cost=%d", name, cost), func(t *testing.T) {
-				lims := costRecovery(t, algo, cost)
-				t.Logf("limit every 100ms: %v", lims)
-				if last := lims[len(lims)-1]; last < 12 {
-					t.Errorf("limit %d after 2.8s of healthy load that fills it, want >= 12 (it was cut by early failures)", last)
-				}
-			})
+		for _, scope := range []string{"group", "global"} {
+			for _, cost := range []int{1, 4} {
+				t.Run(fmt.Sprintf("%s/%s/cost=%d", name, scope, cost), func(t *testing.T) {
+					lims := costRecovery(t, algo, cost, scope == "global")
+					t.Logf("limit every 100ms: %v", lims)
+					if last := lims[len(lims)-1]; last < 12 {
+						t.Errorf("limit %d after 2.8s of healthy load that fills it, want >= 12 (it was cut by early failures)", last)
+					}
+				})
+			}
 		}
 	}
 }

@@ -82,6 +82,13 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 // Running reports the tasks running in every group.
 func (gl *Global[T]) Running() int { return count(&gl.in.running, &gl.out.running) }
 
+// RunningCost reports the global permits held. Under fair share only
+// running tasks hold one, so these are its running tasks' permits.
+func (gl *Global[T]) RunningCost() int {
+	inFlight, _ := gl.Held()
+	return max(inFlight, 0)
+}
+
 // Limit returns the global limit in force.
 func (gl *Global[T]) Limit() int { return int(gl.line.limit.Load()) }
 

@@ -87,6 +87,7 @@ func TestTuneGlobalUnderFairShare(t *testing.T) {
 		ks = append(ks, k)
 	}
 	assert.Equal(t, 2, f.gl.Running())
+	assert.Equal(t, 2, f.gl.RunningCost(), "plain tasks hold one global permit each")
 	old, c := f.gl.TuneGlobal(4)
 	assert.Equal(t, 2, old)
 	assert.ElementsMatch(t, []string{"a2", "b2"}, resume(c.Handed))

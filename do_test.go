@@ -214,3 +214,36 @@ func TestDoRefusesBadInputNamingIt(t *testing.T) {
 	assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
 	assert.ErrorContains(t, err, "Cost")
 }
+
+// A Do's task ID is made when first asked for, by whichever goroutine owns
+// the task then: here the one that takes a waiting Do out of line when its
+// caller leaves, and the one that turns a Do away. Each Do keeps one ID
+// from its first event to the error its caller gets.
+func TestDoKeepsOneTaskIDWhoeverAsksFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1).TaskLifecycleListener(rec))
+		k := newGatedTask(t, 0)
+		h := submit(t, t.Context(), e, "a", "run", k.Fn)
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(t.Context())
+		waiting := goDo(ctx, e, "a", func(context.Context) (int, error) { return 1, nil }, groupconc.SubmitOptions{})
+		synctest.Wait()
+		_, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 2, nil }, groupconc.SubmitOptions{})
+		var re *groupconc.RejectedError
+		require.ErrorAs(t, err, &re)
+		cancel()
+		<-waiting.done
+		require.ErrorIs(t, waiting.err, context.Canceled)
+		k.Release()
+		quiesce(t, e, h)
+
+		assert.Equal(t, "do-2", re.TaskID)
+		assert.Equal(t, []string{evSubmitted, evRejected}, rec.Events("a", "do-2"), "the turned-away Do")
+		assert.Equal(t, []string{evSubmitted, evCompleted}, rec.Events("a", "do-1"), "the Do whose caller left")
+		r, ok := rec.Result("a", "do-1")
+		require.True(t, ok)
+		assert.Equal(t, groupconc.StatusCancelled, r.Status)
+		assert.Equal(t, "do-1", r.TaskID)
+	})
+}

@@ -243,7 +243,7 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	t.began(start)
-	o.status, o.err = t.body.call(t, t.context())
+	o.status, o.claimed, o.err = t.body.call(t, t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
 	// Before the deferred finish. A function that called runtime.Goexit

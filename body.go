@@ -20,11 +20,16 @@ type body interface {
 	// call calls the task's function on the calling goroutine and returns
 	// how it ended. A value it returned is kept in the handle, to be shown
 	// only if the result says SUCCESS. A panic becomes FAILED. On
-	// runtime.Goexit call does not return.
-	call(t *task, ctx context.Context) (TaskStatus, error)
+	// runtime.Goexit call does not return. As the function returns, call
+	// claims t (see claim), before it looks at the context to classify an
+	// error. So a Cancel, or an ExecuteAll whose ctx ends, after that
+	// moment loses: the function's outcome stands. It reports whether it
+	// claimed t. If not, Cancel came first.
+	call(t *task, ctx context.Context) (status TaskStatus, claimed bool, err error)
 	// callHandler runs h for the rejected task, which h may run through
 	// Rejection.Run, and then l hears OnStarted. It records in o how it
-	// ended, even when h panics or calls runtime.Goexit.
+	// ended, even when h panics or calls runtime.Goexit. It claims t as h
+	// ends, as call does, and records in o whether it did.
 	callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
 	// tellCompleted tells l the task's result. That is o, which its claimer
 	// is about to publish, or the result Cancel publishes when o is the zero
@@ -51,13 +56,14 @@ func handleOf[T any](t *task) *TaskHandle[T] {
 	return (*TaskHandle[T])(unsafe.Add(unsafe.Pointer(t), -unsafe.Offsetof(h.t)))
 }
 
-func (f fnBody[T]) call(t *task, ctx context.Context) (TaskStatus, error) {
+func (f fnBody[T]) call(t *task, ctx context.Context) (TaskStatus, bool, error) {
 	v, perr, err := callTask(Task[T](f), ctx)
+	claimed := t.claim()
 	status, err := statusOf(ctx, perr, err)
 	if status == StatusSuccess {
 		handleOf[T](t).value = v
 	}
-	return status, err
+	return status, claimed, err
 }
 
 // callTask calls f. It returns what f returned, or the panic it recovered.
@@ -141,6 +147,9 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		returned bool
 	)
 	defer func() {
+		// The handler has ended, so its outcome stands against a later
+		// Cancel, as a function's does (see body.call).
+		o.claimed = t.claim()
 		status := StatusSuccess
 		switch {
 		case !returned:

@@ -7,13 +7,15 @@ import (
 
 // A task's ending. Every task ends once, through end, on its owner's
 // goroutine (see scheduler.go). Its handle completes once, by whoever claims
-// it first: finish (the owner, with the outcome) or cancel (Cancel, from any
-// goroutine). The handle's state is one word, task.state. Its bits are set
-// once and never cleared.
+// it first: the owner or cancel (Cancel, from any goroutine). The owner
+// claims as the task's function or rejection handler returns (body.call,
+// callHandler), or else in finish. So a Cancel that comes once the function
+// has returned loses, and the function's outcome stands. The handle's state
+// is one word, task.state. Its bits are set once and never cleared.
 //
 //	bit           set by                     written before         read by
 //	------------  -------------------------  ---------------------  ------------------------------
-//	claimedBit    claim: finish, end, cancel the outcome's fields   claim (who completes), stopRequested
+//	claimedBit    claim: the owner, cancel   —                      claim (who completes), stopRequested
 //	startedBit    began (run)                task.start             cancel (Start of a cancelled run)
 //	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan, finalResult
 //	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
@@ -59,6 +61,7 @@ type outcome struct {
 	start, end int64 // offsets from Submitted (see task.since)
 	abort      bool  // Await returns err too (RejectAbort)
 	told       bool  // the listener hears OnCompleted: the task ran, or was cancelled waiting
+	claimed    bool  // the owner claimed the handle as the function returned (see body.call)
 }
 
 // claim reports whether the caller is the one to complete the handle.
@@ -234,7 +237,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if !o.told {
 		l = nil
 	}
-	if !t.claim() {
+	if !o.claimed && !t.claim() {
 		// Cancel completed the handle at once, and the listener hears its
 		// result.
 		if l != nil {

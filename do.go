@@ -133,14 +133,16 @@ func (c *doCall[T]) ended() {
 
 // call calls fn, as fnBody's call does. It keeps what fn returned, even with
 // an error, and what it panicked with, for Do to return or panic with.
-func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, error) {
+func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, bool, error) {
 	c.ran = true
 	v, perr, err := callTask(c.fn, ctx)
+	claimed := t.claim()
 	c.h.value, c.err = v, err
 	if perr != nil {
 		c.panicked, c.pv = true, perr.Value
 	}
-	return statusOf(ctx, perr, err)
+	status, err := statusOf(ctx, perr, err)
+	return status, claimed, err
 }
 
 // callHandler has the handler decide, as fnBody's does. A panic of fn,

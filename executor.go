@@ -192,10 +192,14 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 // Every task is validated first. If one is invalid, nothing is submitted,
 // and the error (wrapping ErrInvalidTask) names its index. If ctx ends
 // before every task has finished, the unfinished ones are cancelled and
-// reported CANCELLED. The finished ones keep their result. ExecuteAll then
-// returns all len(tasks) results with ctx.Err(). If the executor closes part
-// way, the tasks it did not accept are reported CANCELLED with Err
-// ErrClosed. ExecuteAll then returns ErrClosed.
+// reported CANCELLED. The finished ones keep their result. A task has
+// finished once its function (or rejection handler) has returned, even if
+// its handle is not complete yet. ExecuteAll then returns all len(tasks)
+// results with ctx.Err(). It does so whenever ctx has ended by the time it
+// has every result, even just after the last task finished. The results
+// then say that every task finished. If the executor closes part way, the
+// tasks it did not accept are reported CANCELLED with Err ErrClosed.
+// ExecuteAll then returns ErrClosed.
 func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T]) ([]GroupResult[T], error) {
 	return ExecuteAllWith(ctx, e, tasks, SubmitOptions{})
 }

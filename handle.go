@@ -38,7 +38,9 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 // completes the handle at once as CANCELLED with Err context.Canceled and
 // End now. Start is when the task came to hold its permits if its function
 // had begun, or now if not. Cancel reports whether it did so. It reports
-// false if the handle had already completed. A task still waiting for
+// false if the handle had already completed. It reports false too once the
+// function has returned, or the rejection handler: that outcome stands,
+// and the handle completes with it a moment later. A task still waiting for
 // permits leaves its line before Cancel returns. It gives back the permits
 // of earlier layers and its queue slot a moment later, on a goroutine of the
 // executor. A running function sees its context cancelled and keeps its

@@ -217,7 +217,7 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	o := outcome{start: start, told: true}
 	defer e.finish(t, &o)
 	t.began(start)
-	o.status, o.err = t.body.call(t, t.context())
+	o.status, o.claimed, o.err = t.body.call(t, t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
 	return ended

@@ -2,14 +2,24 @@ package groupconc
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
+// errNoHandle is the Err of the result of a nil or zero TaskHandle.
+var errNoHandle = fmt.Errorf("%w: nil or zero TaskHandle, not returned by Submit", ErrInvalidTask)
+
 // TaskHandle is the caller's view of one submitted task. It gives its
-// result, a way to wait for it, and a way to cancel it. Submit returns it,
-// and the zero value is not usable. It is safe for concurrent use. Any
-// number of goroutines may Await, Wait or Cancel the same handle and all see
-// the same result.
+// result, a way to wait for it, and a way to cancel it. Submit returns it.
+// It is safe for concurrent use. Any number of goroutines may Await, Wait or
+// Cancel the same handle and all see the same result.
+//
+// A nil *TaskHandle, such as Submit returns with an error, or a zero
+// TaskHandle, stands for no task. It acts as a handle already complete. Its
+// result is CANCELLED, with zero times and an Err matching ErrInvalidTask,
+// and Await returns that error too. GroupKey and TaskID are empty, Cancel
+// reports false, and Position reports false. So the misuse shows as an
+// error, not as a panic or a wait that never ends.
 //
 // The handle completes exactly once. Completing it does not stop a running
 // function, whose goroutine belongs to the executor. After Cancel, the
@@ -23,16 +33,31 @@ type TaskHandle[T any] struct {
 }
 
 // GroupKey returns the task's group key.
-func (h *TaskHandle[T]) GroupKey() string { return h.t.key() }
+func (h *TaskHandle[T]) GroupKey() string {
+	if !h.made() {
+		return ""
+	}
+	return h.t.key()
+}
 
 // TaskID returns the task's ID.
-func (h *TaskHandle[T]) TaskID() string { return h.t.taskID() }
+func (h *TaskHandle[T]) TaskID() string {
+	if !h.made() {
+		return ""
+	}
+	return h.t.taskID()
+}
 
 // Done returns a channel that is closed when the handle completes.
-func (h *TaskHandle[T]) Done() <-chan struct{} { return h.t.doneChan() }
+func (h *TaskHandle[T]) Done() <-chan struct{} {
+	if !h.made() {
+		return closedChan
+	}
+	return h.t.doneChan()
+}
 
 // IsDone reports whether the handle has completed.
-func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
+func (h *TaskHandle[T]) IsDone() bool { return !h.made() || h.t.isDone() }
 
 // Cancel cancels the task's context, with cause context.Canceled. It
 // completes the handle at once as CANCELLED with Err context.Canceled and
@@ -45,7 +70,12 @@ func (h *TaskHandle[T]) IsDone() bool { return h.t.isDone() }
 // of earlier layers and its queue slot a moment later, on a goroutine of the
 // executor. A running function sees its context cancelled and keeps its
 // permits until it returns.
-func (h *TaskHandle[T]) Cancel() bool { return h.t.exec().cancel(&h.t, context.Canceled) }
+func (h *TaskHandle[T]) Cancel() bool {
+	if !h.made() {
+		return false
+	}
+	return h.t.exec().cancel(&h.t, context.Canceled)
+}
 
 // Await waits until the handle completes or ctx ends, whichever comes first.
 //
@@ -55,6 +85,9 @@ func (h *TaskHandle[T]) Cancel() bool { return h.t.exec().cancel(&h.t, context.C
 // ends first, Await returns a CANCELLED result with Err ctx.Err(), and
 // ctx.Err(). The task goes on. A nil ctx waits like Wait.
 func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
+	if !h.made() {
+		return noTask[T](), errNoHandle
+	}
 	if ctx == nil || h.t.isDone() {
 		return h.Wait(), h.t.awaitErr()
 	}
@@ -81,6 +114,9 @@ func (h *TaskHandle[T]) Await(ctx context.Context) (GroupResult[T], error) {
 
 // Wait blocks until the handle completes and returns its result.
 func (h *TaskHandle[T]) Wait() GroupResult[T] {
+	if !h.made() {
+		return noTask[T]()
+	}
 	h.t.wait()
 	return h.result()
 }
@@ -112,6 +148,15 @@ type roomy[R any] struct {
 // each task that needs one.
 func (e *GroupExecutor) withExt(cost int) bool {
 	return cost > 1 || e.policy.Load().hasParents()
+}
+
+// made reports whether Submit returned h. A nil or zero handle stands for
+// no task (see TaskHandle). Submit sets caller before it returns h.
+func (h *TaskHandle[T]) made() bool { return h != nil && h.t.caller != nil }
+
+// noTask is the result of a nil or zero handle.
+func noTask[T any]() GroupResult[T] {
+	return GroupResult[T]{Status: StatusCancelled, Err: errNoHandle}
 }
 
 // result builds the result. Call it only once the task has completed.
@@ -161,6 +206,9 @@ type WaitPosition struct {
 // walks the task's line under the line's lock. So it costs the length of
 // the line, and is meant for explaining a wait, not for polling.
 func (h *TaskHandle[T]) Position() (WaitPosition, bool) {
+	if !h.made() {
+		return WaitPosition{}, false
+	}
 	limit, group, ahead, ok := h.t.permits.Where()
 	return WaitPosition{Limit: limit, Group: group, Ahead: ahead}, ok
 }

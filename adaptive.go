@@ -90,6 +90,9 @@ type LimitChange struct {
 //
 // c.New must not be nil; c.Min and c.QueueFactor must be >= 0.
 func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.adaptive = &c
 	return b
 }
@@ -104,6 +107,9 @@ func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {
 //
 // c.New must not be nil, c.Min must be >= 0 and c.QueueFactor 0.
 func (b *PolicyBuilder) AdaptiveGlobal(c AdaptiveConfig) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.adaptiveGlobal = &c
 	return b
 }
@@ -115,6 +121,9 @@ func (b *PolicyBuilder) AdaptiveGlobal(c AdaptiveConfig) *PolicyBuilder {
 // ignored. Changes made by UpdatePolicy are not told: they are the
 // caller's.
 func (b *PolicyBuilder) LimitChanges(fn func(LimitChange)) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.limitChanges = fn
 	return b
 }

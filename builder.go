@@ -14,6 +14,12 @@ import (
 // reach the builder or any policy it built. A builder may be reused after
 // Build. Its zero value is ready to use and equal to NewPolicyBuilder(). It
 // is not safe for concurrent use.
+//
+// A nil *PolicyBuilder, such as ParsePolicy returns with an error, holds no
+// settings. Its setters do nothing and return nil, so a chain of them ends
+// at Build, which returns an error wrapping ErrInvalidPolicy. A nil builder
+// never builds DefaultPolicy in silence, since the settings meant for it
+// are lost.
 type PolicyBuilder struct {
 	concurrency      map[string]int
 	resolver         func(groupKey string) int
@@ -41,12 +47,18 @@ type PolicyBuilder struct {
 	parentSeparator  *string
 }
 
+// errNilBuilder is what Build returns on a nil builder.
+var errNilBuilder = fmt.Errorf("%w: nil PolicyBuilder: make one with NewPolicyBuilder, or check ParsePolicy's error", ErrInvalidPolicy)
+
 // NewPolicyBuilder returns a builder holding the DefaultPolicy settings.
 func NewPolicyBuilder() *PolicyBuilder { return &PolicyBuilder{} }
 
 // PerGroupMaxConcurrency sets the concurrency limit of the listed groups.
 // They win over the resolver and the default. Each value must be >= 1.
 func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.concurrency = maps.Clone(m)
 	return b
 }
@@ -59,6 +71,9 @@ func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder 
 // the group. So a slow resolver makes that Submit slow, and it should be
 // quick.
 func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.resolver = f
 	return b
 }
@@ -67,6 +82,9 @@ func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *Policy
 // neither the map nor the resolver covers. It must be >= 1. The default is
 // 1.
 func (b *PolicyBuilder) DefaultMaxConcurrencyPerGroup(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.defaultConc = &n
 	return b
 }
@@ -75,6 +93,9 @@ func (b *PolicyBuilder) DefaultMaxConcurrencyPerGroup(n int) *PolicyBuilder {
 // together. See GroupPolicy.GlobalMaxInFlight for how waiting tasks count.
 // It must be >= 1. The default is Unlimited.
 func (b *PolicyBuilder) GlobalMaxInFlight(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.globalInFlight = &n
 	return b
 }
@@ -84,6 +105,9 @@ func (b *PolicyBuilder) GlobalMaxInFlight(n int) *PolicyBuilder {
 // for a concurrency permit or running. It must be >= 1. The default is
 // Unlimited.
 func (b *PolicyBuilder) DefaultMaxInFlightPerGroup(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.defaultInFlight = &n
 	return b
 }
@@ -91,6 +115,9 @@ func (b *PolicyBuilder) DefaultMaxInFlightPerGroup(n int) *PolicyBuilder {
 // PerGroupMaxInFlight sets the bulkhead of the listed groups. Each value
 // must be >= 1.
 func (b *PolicyBuilder) PerGroupMaxInFlight(m map[string]int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.inFlight = maps.Clone(m)
 	return b
 }
@@ -101,6 +128,9 @@ func (b *PolicyBuilder) PerGroupMaxInFlight(m map[string]int) *PolicyBuilder {
 // waits here before it reaches its group, so only this threshold counts it
 // there. Under IsolationFairShare Build refuses any value but Unlimited.
 func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.globalQueue = &n
 	return b
 }
@@ -116,6 +146,9 @@ func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
 // GlobalQueueThreshold. Under IsolationFairShare it counts the group's
 // waiting tasks at every layer, so it bounds each group's backlog.
 func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.defaultQueue = &n
 	return b
 }
@@ -123,6 +156,9 @@ func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
 // PerGroupQueueThreshold sets the queue threshold of the listed groups. Each
 // value must be >= 0. It counts where DefaultQueueThresholdPerGroup says.
 func (b *PolicyBuilder) PerGroupQueueThreshold(m map[string]int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.queue = maps.Clone(m)
 	return b
 }
@@ -130,6 +166,9 @@ func (b *PolicyBuilder) PerGroupQueueThreshold(m map[string]int) *PolicyBuilder 
 // RejectionPolicy sets what happens to a task turned away by a queue
 // threshold when no RejectionHandler is set. The default is RejectAbort.
 func (b *PolicyBuilder) RejectionPolicy(p RejectionPolicy) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.rejection = p
 	return b
 }
@@ -137,12 +176,18 @@ func (b *PolicyBuilder) RejectionPolicy(p RejectionPolicy) *PolicyBuilder {
 // RejectionHandler sets a function that decides the outcome of every
 // rejected task. When set, it replaces the RejectionPolicy.
 func (b *PolicyBuilder) RejectionHandler(h RejectionHandler) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.rejectionHandler = h
 	return b
 }
 
 // TaskLifecycleListener sets the listener told of every task's events.
 func (b *PolicyBuilder) TaskLifecycleListener(l TaskLifecycleListener) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.listener = l
 	return b
 }
@@ -151,6 +196,9 @@ func (b *PolicyBuilder) TaskLifecycleListener(l TaskLifecycleListener) *PolicyBu
 // IsolationOff. An executor keeps its mode for life, so UpdatePolicy refuses
 // a policy of another mode.
 func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.isolation = m
 	return b
 }
@@ -160,6 +208,9 @@ func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
 // IsolationFairShare. Under IsolationOff, Build refuses any map, even an
 // empty one. A nil map sets none.
 func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.weights = maps.Clone(m)
 	return b
 }
@@ -168,6 +219,9 @@ func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
 // in PerGroupWeight. It is called once per group as ConcurrencyResolver is.
 // A panic in it yields the default, and a value below 1 becomes 1.
 func (b *PolicyBuilder) WeightResolver(f func(groupKey string) int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.weightResolver = f
 	return b
 }
@@ -175,6 +229,9 @@ func (b *PolicyBuilder) WeightResolver(f func(groupKey string) int) *PolicyBuild
 // DefaultWeightPerGroup sets the weight of groups that neither the map nor
 // the resolver covers. It must be >= 1. The default is 1.
 func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.defaultWeight = &n
 	return b
 }
@@ -187,6 +244,9 @@ func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 // to submit to a group (SubmitOptions.Block) keeps it too. Zero, the
 // default, remembers groups until EvictGroup. It must be >= 0.
 func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.idleTTL = d
 	return b
 }
@@ -199,6 +259,9 @@ func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 // than 8 ancestors, or a cycle of parents, is refused by Submit. So is a
 // group whose resolver panics.
 func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.parentResolver = f
 	return b
 }
@@ -208,14 +271,20 @@ func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBu
 // parent "a/b", whose parent is "a", and "/a" has none. An empty sep is a
 // Build error, whether or not a ParentResolver is set.
 func (b *PolicyBuilder) ParentSeparator(sep string) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.parentSeparator = &sep
 	return b
 }
 
 // Build validates the settings and returns the policy. On a bad setting it
 // returns nil and one error, wrapping ErrInvalidPolicy, that names every bad
-// field and its value.
+// field and its value. On a nil builder it returns nil and such an error.
 func (b *PolicyBuilder) Build() (*GroupPolicy, error) {
+	if b == nil {
+		return nil, errNilBuilder
+	}
 	p := &GroupPolicy{
 		built:            true,
 		concurrency:      maps.Clone(b.concurrency),

@@ -81,6 +81,9 @@ type PressureWarning struct {
 // It sets both the config and fn. To add fn to a config that ParsePolicy
 // read, call PressureWarningFunc instead.
 func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWarning)) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.pressure, b.pressureFn = cfg, fn
 	return b
 }
@@ -90,6 +93,9 @@ func (b *PolicyBuilder) PressureWarnings(cfg PressureConfig, fn func(PressureWar
 // policy's JSON "pressure" object gave ParsePolicy, or the defaults. The
 // JSON form holds the config only, and the function comes from code.
 func (b *PolicyBuilder) PressureWarningFunc(fn func(PressureWarning)) *PolicyBuilder {
+	if b == nil {
+		return nil
+	}
 	b.pressureFn = fn
 	return b
 }

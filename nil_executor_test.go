@@ -34,6 +34,11 @@ func TestEveryCallOnANilOrZeroExecutorActsAsOnAClosedOne(t *testing.T) {
 					_, err := groupconc.ExecuteAllWith(ctx, e, batch, groupconc.SubmitOptions{})
 					return err
 				}},
+				{"Do", func() error {
+					v, err := groupconc.Do(ctx, e, "g", fn, groupconc.SubmitOptions{})
+					assert.Zero(t, v, "Do's value")
+					return err
+				}},
 				{"UpdatePolicy", func() error { return e.UpdatePolicy(p) }},
 				{"Shutdown", func() error { return e.Shutdown(ctx) }},
 				{"Close", func() error { return e.Close() }},
@@ -65,6 +70,12 @@ func TestEveryCallOnANilOrZeroExecutorActsAsOnAClosedOne(t *testing.T) {
 				for range e.GroupOverrides() {
 					t.Error("GroupOverrides yields an override")
 				}
+				for range e.ActiveGroupStats() {
+					t.Error("ActiveGroupStats yields a group")
+				}
+				stop := e.WatchPressure(func(groupconc.PressureWarning) {})
+				require.NotNil(t, stop, "WatchPressure's stop")
+				stop()
 			})
 		})
 	}

@@ -199,7 +199,9 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 // has every result, even just after the last task finished. The results
 // then say that every task finished. If the executor closes part way, the
 // tasks it did not accept are reported CANCELLED with Err ErrClosed.
-// ExecuteAll then returns ErrClosed.
+// ExecuteAll then returns ErrClosed. A task whose group has a wrong chain
+// of parents (see ParentResolver) is reported CANCELLED with that error,
+// wrapping ErrInvalidPolicy, and the others go on.
 func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T]) ([]GroupResult[T], error) {
 	return ExecuteAllWith(ctx, e, tasks, SubmitOptions{})
 }

@@ -193,8 +193,9 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 		switch {
 		case serr == nil:
 			continue
-		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted):
-			// Its group stopped while it waited for room, and the others go
+		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted), errors.Is(serr, ErrInvalidPolicy):
+			// Its group stopped while it waited for room, or its chain of
+			// parents is wrong. Either is that task's alone: the others go
 			// on.
 			results[i] = notSubmitted(gt, serr)
 			continue

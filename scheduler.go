@@ -83,17 +83,20 @@ func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load(
 // layers are tried at once, on the caller's goroutine. So a task that can
 // start, and a task that must be rejected, is known before Submit returns.
 func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority, cost int) error {
-	// After this, Shutdown waits for t. No task is accepted after the drain
-	// started, because enter fails once Shutdown or Close has begun.
-	if !e.gate.enter() {
-		return ErrClosed
+	if e.gate.closed.Load() {
+		return ErrClosed // and no group is made for it
 	}
 	e.groups.ForgetIdle()
 	t.body, t.id, t.caller = b, id, ctx
 	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
 	if err != nil {
-		e.gate.leave()
-		return err
+		return err // a chain of parents the policy refuses: nothing was accepted
+	}
+	// After this, Shutdown waits for t. No task is accepted after the drain
+	// started, because enter fails once Shutdown or Close has begun.
+	if !e.gate.enter() {
+		t.permits.Exit()
+		return ErrClosed
 	}
 	e.extend(t, cost)
 	if prio != PriorityNormal {

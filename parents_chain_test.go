@@ -1,0 +1,68 @@
+package groupconc_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// A chain the policy cannot resolve fails every entry point with an error
+// wrapping ErrInvalidPolicy that names the chain. It makes no group, and
+// accepts no task: none is counted in Submitted or told to the listener.
+func TestEveryEntryPointRefusesABadChain(t *testing.T) {
+	parents := map[string]string{"c": "d", "d": "c"}
+	var told atomic.Int64
+	l := groupconc.ListenerFuncs{Submitted: func(string, string) { told.Add(1) }}
+	p := mustBuild(t, builder().TaskLifecycleListener(l).ParentSeparator("/").ParentResolver(func(k string) string {
+		if k == "boom" {
+			panic("no tenant")
+		}
+		if p, ok := parents[k]; ok {
+			return p
+		}
+		if i := len(k) - 3; i > 0 && k[i] == '/' {
+			return k[:i] // "k0/k1/…": a chain as deep as the key
+		}
+		return ""
+	}))
+	deep := deepKey(groupconc.MaxAncestors + 1)
+	want := map[string]string{
+		"c":    `"c" → "d" → "c"`,
+		"boom": `ParentResolver panicked for "boom": "no tenant"`,
+		deep:   `has more than 8 ancestors: "` + deep + `" → "` + deep[:len(deep)-3] + `"`,
+	}
+	e := groupconc.New(p)
+	defer e.Close()
+	ctx := context.Background()
+	for key, w := range want {
+		check := func(what string, err error) {
+			t.Helper()
+			assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy, "%s %s", what, key)
+			assert.ErrorContains(t, err, w, "%s %s", what, key)
+		}
+		_, err := groupconc.Submit(ctx, e, key, "t", succeed)
+		check("Submit", err)
+		_, err = groupconc.SubmitWith(ctx, e, key, "t", succeed, groupconc.SubmitOptions{Block: true, Cost: 2})
+		check("SubmitWith", err)
+		_, err = groupconc.Do(ctx, e, key, succeed, groupconc.SubmitOptions{})
+		check("Do", err)
+		rs, err := groupconc.ExecuteAll(ctx, e, []groupconc.GroupTask[int]{{GroupKey: key, TaskID: "t", Task: succeed}})
+		check("ExecuteAll", err)
+		require.Len(t, rs, 1)
+		assert.NotEqual(t, groupconc.StatusSuccess, rs[0].Status)
+		_, err = groupconc.ExecuteAllWith(ctx, e, []groupconc.GroupTask[int]{{GroupKey: key, TaskID: "t", Task: succeed}}, groupconc.SubmitOptions{Block: true})
+		check("ExecuteAllWith", err)
+	}
+	assert.Zero(t, e.Stats().Groups, "no group is made for a bad chain")
+	assert.Zero(t, e.Stats().Submitted, "Submitted counts accepted tasks only")
+	assert.Zero(t, told.Load(), "OnSubmitted")
+	h, err := groupconc.Submit(ctx, e, deepKey(groupconc.MaxAncestors), "t", succeed)
+	require.NoError(t, err, "8 ancestors are allowed")
+	assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
+	assert.Equal(t, groupconc.MaxAncestors+1, e.Stats().Groups)
+}

@@ -165,6 +165,40 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 	return true
 }
 
+// keepSlot takes a slot of group queue q over its threshold for a task
+// that waits already in a group's queue, its own or an ancestor's. It
+// reports whether it took one. Such a task was accepted, and is never
+// turned away after Submit for a group's queue. It waits on, as a task
+// waiting when a threshold is lowered does, and new tasks are turned away
+// until the queue is below its threshold again. A task that waited only
+// for the global cap (IsolationOff) holds no group slot, so a full group
+// queue still turns it away, as the seed's order does.
+func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext) bool {
+	if slot != heldGroupSlot || p.held&countedWaiting == 0 || p.flags&pause != 0 || !p.holdsGroupSlot(x) {
+		return false
+	}
+	q.held.takeN(1, Unlimited)
+	*h |= slot
+	return true
+}
+
+// holdsGroupSlot reports whether p, of Ext x, holds a slot of its group's
+// queue or of an ancestor's.
+func (p *Permits[T]) holdsGroupSlot(x *Ext) bool {
+	if p.held&heldGroupSlot != 0 {
+		return true
+	}
+	if x == nil {
+		return false
+	}
+	for _, b := range x.anc {
+		if b&heldGroupSlot != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // dropSlotAt gives back the slot of ancestor a's queue that p holds, if
 // h, its bits at a's level, say it holds one.
 func (p *Permits[T]) dropSlotAt(a *Group[T], h *uint8) {

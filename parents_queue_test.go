@@ -1,0 +1,158 @@
+package groupconc_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// An ancestor's queue threshold counts only the tasks waiting for that
+// ancestor's limit: a task waiting for its own group's limit takes no slot
+// of its tenant's queue, even one of threshold 0.
+func TestAnAncestorsQueueCountsOnlyTasksWaitingForItsLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(1).
+				PerGroupMaxConcurrency(map[string]int{"acme": 3}).PerGroupQueueThreshold(map[string]int{"acme": 0}))
+			ks, hs := submitEach(t, e, "acme/u1", "acme/u1", "acme/u1")
+			synctest.Wait()
+			assert.True(t, ks[0].started.Load())
+			requireWaiting(t, hs[1], ks[1])
+			requireWaiting(t, hs[2], ks[2])
+			pos, ok := hs[1].Position()
+			require.True(t, ok)
+			assert.Equal(t, "acme/u1", pos.Group, "it waits for its own group's limit")
+			ks[0].Release()
+			synctest.Wait()
+			assert.True(t, ks[1].started.Load())
+			releaseAll(t, e, ks, hs)
+		})
+	})
+}
+
+// A task accepted while it waited for its own group's limit is never
+// rejected later for finding its tenant's queue full: rejections happen
+// inside Submit. Here the tenant's limit was lowered meanwhile.
+func TestAnAcceptedTaskIsNeverRejectedByAnAncestorsQueueLater(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			limits := func(acme int) *groupconc.PolicyBuilder {
+				return modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+					PerGroupMaxConcurrency(map[string]int{"acme": acme, "acme/u1": 1}).
+					PerGroupQueueThreshold(map[string]int{"acme": 0})
+			}
+			e := newExecutor(t, limits(2))
+			ks, hs := submitEach(t, e, "acme/u1", "acme/u2", "acme/u1")
+			synctest.Wait()
+			require.Equal(t, 2, startedCount(ks[:2]...))
+			requireWaiting(t, hs[2], ks[2])
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, limits(1))))
+			ks[0].Release()
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // now at acme's full limit
+			pos, ok := hs[2].Position()
+			require.True(t, ok)
+			assert.Equal(t, "acme", pos.Group)
+			ks[1].Release()
+			synctest.Wait()
+			assert.True(t, ks[2].started.Load())
+			releaseAll(t, e, ks, hs)
+		})
+	})
+}
+
+// A grandparent's full queue turns a task away with ReasonGroupQueueFull
+// and the task's own group, wherever that shows: the handle's error, the
+// listener, a rejection handler, Do's error, and each level's counters.
+func TestAGrandparentsFullQueueNamesTheTasksOwnGroup(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			var heard, handled []string
+			l := groupconc.ListenerFuncs{Rejected: func(g, _, reason string) {
+				mu.Lock()
+				defer mu.Unlock()
+				heard = append(heard, g+" "+reason)
+			}}
+			b := modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).TaskLifecycleListener(l).
+				PerGroupMaxConcurrency(map[string]int{"org": 1}).PerGroupQueueThreshold(map[string]int{"org": 1})
+			e := newExecutor(t, b)
+			ks, hs := submitEach(t, e, "org/acme/u1", "org/beta/u1", "org/acme/u2")
+			synctest.Wait()
+			requireWaiting(t, hs[1], ks[1])
+			re := requireRejected(t, hs[2], "group")
+			assert.Equal(t, groupconc.ReasonGroupQueueFull, re.Reason)
+			assert.Equal(t, "org/acme/u2", re.GroupKey)
+
+			_, err := groupconc.Do(context.Background(), e, "org/beta/u2", succeed, groupconc.SubmitOptions{})
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, groupconc.RejectedError{GroupKey: "org/beta/u2", TaskID: re.TaskID, Reason: groupconc.ReasonGroupQueueFull}, *re)
+
+			h := func(_ context.Context, r *groupconc.Rejection) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				handled = append(handled, r.GroupKey+" "+r.Reason)
+				return 7, nil
+			}
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, b.RejectionHandler(h))))
+			hh := submit(t, context.Background(), e, "org/acme/u3", "h", succeed)
+			assert.Equal(t, 7, hh.Wait().Value)
+
+			mu.Lock()
+			assert.Equal(t, []string{"org/acme/u2 group_queue_full", "org/beta/u2 group_queue_full", "org/acme/u3 group_queue_full"}, heard)
+			assert.Equal(t, []string{"org/acme/u3 group_queue_full"}, handled)
+			mu.Unlock()
+			assert.Equal(t, uint64(1), groupStats(t, e, "org/acme/u2").Rejected)
+			assert.Equal(t, uint64(1), groupStats(t, e, "org/acme").Rejected)
+			assert.Equal(t, uint64(2), groupStats(t, e, "org").Rejected)
+			assert.Equal(t, uint64(1), groupStats(t, e, "org").Succeeded, "the handler's success")
+			releaseAll(t, e, ks, hs)
+		})
+	})
+}
+
+// A task accepted while it waited for its own group's limit is not turned
+// away when it moves on to its tenant's queue and finds the slot just
+// handed to a blocked caller: both wait, and both run.
+func TestAnAcceptedTaskKeepsWaitingWhenABlockedCallerTakesTheAncestorsSlot(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+				PerGroupMaxConcurrency(map[string]int{"acme": 1, "acme/u1": 1}).
+				PerGroupQueueThreshold(map[string]int{"acme": 1}))
+			ks, hs := submitEach(t, e, "acme/u2", "acme/u1", "acme/u1")
+			synctest.Wait()
+			require.True(t, ks[0].started.Load())
+			requireWaiting(t, hs[1], ks[1]) // holds u1's permit, waits for acme's
+			requireWaiting(t, hs[2], ks[2]) // waits for u1's
+			blocked := newGatedTask(t, 9)
+			got := make(chan *groupconc.TaskHandle[int], 1)
+			go func() {
+				h, err := groupconc.SubmitWith(context.Background(), e, "acme/u3", "blocked", blocked.Fn, groupconc.SubmitOptions{Block: true})
+				assert.NoError(t, err)
+				got <- h
+			}()
+			synctest.Wait()
+			require.Equal(t, 1, groupStats(t, e, "acme").Blocked)
+			require.True(t, hs[1].Cancel())
+			hb := <-got
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2])
+			requireWaiting(t, hb, blocked)
+			ks[0].Release()
+			synctest.Wait()
+			assert.Equal(t, 1, startedCount(ks[2], blocked), "acme's limit of 1")
+			ks[2].Release()
+			blocked.Release()
+			quiesce(t, e, append(hs, hb)...)
+			assert.Equal(t, groupconc.StatusSuccess, hs[2].Wait().Status)
+			assert.Equal(t, groupconc.StatusSuccess, hb.Wait().Status)
+		})
+	})
+}

@@ -228,11 +228,7 @@ func (e *GroupExecutor) ShutdownGroup(groupKey string) {
 		return
 	}
 	if g, ok := e.groups.Lookup(groupKey); ok {
-		var out []*task
-		for _, d := range e.groups.Subtree(g) {
-			out = d.Shutdown(ErrGroupShutdown, out)
-		}
-		e.endAllCancelled(g.Shutdown(ErrGroupShutdown, out))
+		e.endAllCancelled(e.groups.Shutdown(g, ErrGroupShutdown, nil))
 	}
 }
 

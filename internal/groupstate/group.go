@@ -257,12 +257,24 @@ func appendOwners[T any](chain *Permits[T], out []*T) []*T {
 // never revives an evicted group. Other scopes are cancelled once replaced
 // (here, after the swap).
 func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
+	old := g.detach()
+	if old == nil {
+		return out
+	}
+	old.cancel(&cause)
+	return g.sweepScope(old, out)
+}
+
+// detach gives the group a fresh scope and returns the one it replaced,
+// for the caller to cancel and then sweep (sweepScope). It returns nil
+// for an evicted or forgotten group, whose scope is cancelled for good.
+func (g *Group[T]) detach() *scope {
 	var fresh *scope
 	for {
 		old := g.scope.Load()
 		if old.cancelled() {
 			if g.scope.Load() == old {
-				return out // cancelled for good
+				return nil // cancelled for good
 			}
 			continue // cancelled by a shutdown that has replaced it
 		}
@@ -270,16 +282,27 @@ func (g *Group[T]) Shutdown(cause error, out []*T) []*T {
 			fresh = newScope(old.root)
 		}
 		if g.scope.CompareAndSwap(old, fresh) {
-			old.cancel(&cause)
-			return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
+			return old
 		}
 	}
 }
 
-func (g *Group[T]) evict(cause error, out []*T) []*T {
+// sweepScope sweeps the group's waiting tasks of scope old, cancelled.
+func (g *Group[T]) sweepScope(old *scope, out []*T) []*T {
+	return g.sweep(func(p *Permits[T]) bool { return p.group == g && p.scope == old }, out)
+}
+
+// evictScope gives the group, just removed from its registry, a final
+// scope made cancelled with cause. It returns the scope it replaced, for
+// the caller to cancel and then sweep (sweepEvicted).
+func (g *Group[T]) evictScope(cause error) *scope {
 	final := newScope(&g.reg.root)
 	final.cause.Store(&cause)
-	g.scope.Swap(final).cancel(&cause)
+	return g.scope.Swap(final)
+}
+
+// sweepEvicted sweeps every waiting task of the evicted group.
+func (g *Group[T]) sweepEvicted(out []*T) []*T {
 	return g.sweep(func(p *Permits[T]) bool { return p.group == g }, out)
 }
 

@@ -245,23 +245,50 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 // it. The next Enter of key creates a new group with freshly resolved
 // limits.
 //
-// Evicting a parent evicts its subtree too.
+// Evicting a parent evicts its subtree too. The scopes are replaced and
+// cancelled together, as in Shutdown.
 func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 	g, ok := r.Lookup(key)
 	if !ok {
 		return out
 	}
-	for _, d := range r.subtree(g, walkClosing) {
-		out = r.evictOne(d, cause, out)
+	gs := append(r.subtree(g, walkClosing), g)
+	olds := make([]*scope, len(gs))
+	for i, d := range gs {
+		if r.remove(d) {
+			olds[i] = d.evictScope(cause)
+		}
 	}
-	return r.evictOne(g, cause, out)
+	cancelScopes(olds, cause)
+	for i, d := range gs {
+		if olds[i] != nil {
+			out = d.sweepEvicted(out)
+		}
+	}
+	return out
 }
 
-func (r *Registry[T]) evictOne(g *Group[T], cause error, out []*T) []*T {
-	if !r.remove(g) {
-		return out
+// Shutdown cancels every task of g and of its subtree with cause, as
+// Group.Shutdown does for one group, and appends their waiting tasks to
+// out. The caller owns them now, and ends them.
+//
+// Every group's scope is replaced, and then the old ones are cancelled
+// together (cancelScopes), before any is swept. A cancelled running task
+// may end at once and hand its parent's permit on. The task it goes to is
+// then of a cancelled scope, so it ends cancelled too, and never starts.
+func (r *Registry[T]) Shutdown(g *Group[T], cause error, out []*T) []*T {
+	gs := append(r.Subtree(g), g)
+	olds := make([]*scope, len(gs))
+	for i, d := range gs {
+		olds[i] = d.detach()
 	}
-	return g.evict(cause, out)
+	cancelScopes(olds, cause)
+	for i, d := range gs {
+		if olds[i] != nil {
+			out = d.sweepScope(olds[i], out)
+		}
+	}
+	return out
 }
 
 // SweepAll takes every waiting task out of the global line and the lines

@@ -57,15 +57,44 @@ func (s *scope) cancelled() bool { return s.cause.Load() != nil }
 // cancelled before. The first cause sticks, as with a standard context.
 //
 // Interleaving: build publishes the made context and then looks for a
-// cause. cancel records the cause and then looks for a made context. So
-// one of them sees the other, and the made context is cancelled with the
-// cause whichever comes first.
+// cause. cancel records the cause (mark) and then looks for a made context
+// (fire). So one of them sees the other, and the made context is cancelled
+// with the cause whichever comes first.
 func (s *scope) cancel(cause *error) {
-	if s.root.ctx.Err() != nil || !s.cause.CompareAndSwap(nil, cause) {
-		return
+	if s.mark(cause) {
+		s.fire()
 	}
+}
+
+// mark records cause as s's, unless s or its root was cancelled before,
+// and reports whether it did. From then on s reads as cancelled to a task
+// that checks it. A task blocked on its Done wakes only at fire. So a
+// subtree's scopes are all marked before any is fired (cancelScopes).
+func (s *scope) mark(cause *error) bool {
+	return s.root.ctx.Err() == nil && s.cause.CompareAndSwap(nil, cause)
+}
+
+// fire cancels the made context, if any, with the cause mark recorded.
+func (s *scope) fire() {
 	if m := s.made.Load(); m != nil {
-		m.cancel(*cause)
+		m.cancel(*s.cause.Load())
+	}
+}
+
+// cancelScopes cancels each scope of ss that is not nil with cause. It
+// marks every one before it fires any. A running task its cancel wakes may
+// end at once and hand an ancestor's permit to a waiting task of another
+// of the scopes. That task then finds its scope cancelled, and ends
+// cancelled without starting.
+func cancelScopes(ss []*scope, cause error) {
+	marked := ss[:0:0]
+	for _, s := range ss {
+		if s != nil && s.mark(&cause) {
+			marked = append(marked, s)
+		}
+	}
+	for _, s := range marked {
+		s.fire()
 	}
 }
 

@@ -1,0 +1,156 @@
+package groupconc_test
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// flow is a set of gated tasks whose ends the test drives one at a time.
+type flow struct {
+	keys []string
+	ks   []*gatedTask
+	hs   []*groupconc.TaskHandle[int]
+	done []bool
+}
+
+// newFlow submits one gated task to each key in order, with opts.
+func newFlow(t *testing.T, e *groupconc.GroupExecutor, opts []groupconc.SubmitOptions, keys ...string) *flow {
+	t.Helper()
+	f := &flow{keys: keys, done: make([]bool, len(keys))}
+	for i, key := range keys {
+		k := newGatedTask(t, i)
+		var o groupconc.SubmitOptions
+		if i < len(opts) {
+			o = opts[i]
+		}
+		f.ks = append(f.ks, k)
+		f.hs = append(f.hs, submitGated(t, e, key, "", k, o))
+	}
+	return f
+}
+
+// endOldest ends the running task submitted first, and reports its index.
+func (f *flow) endOldest() int {
+	for i, k := range f.ks {
+		if k.started.Load() && !f.done[i] {
+			f.done[i] = true
+			k.Release()
+			synctest.Wait()
+			return i
+		}
+	}
+	return -1
+}
+
+// running counts the running tasks by key.
+func (f *flow) running() map[string]int {
+	m := map[string]int{}
+	for i, k := range f.ks {
+		if k.started.Load() && !f.done[i] {
+			m[f.keys[i]]++
+		}
+	}
+	return m
+}
+
+// finish ends every task and checks every permit is back.
+func (f *flow) finish(t *testing.T, e *groupconc.GroupExecutor) {
+	t.Helper()
+	releaseAll(t, e, f.ks, f.hs)
+}
+
+func repeat(key string, n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = key
+	}
+	return ks
+}
+
+// Under fair share, a parent's limit is shared among its children by
+// weight: u1 of weight 2 holds two of acme's 3 permits, u2 of weight 1
+// one, whoever came first.
+func TestAParentsLimitIsSharedByTheChildrensWeights(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
+			DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 3}).
+			PerGroupWeight(map[string]int{"acme/u1": 2}))
+		f := newFlow(t, e, nil, append(repeat("acme/u1", 8), repeat("acme/u2", 8)...)...)
+		synctest.Wait()
+		require.Equal(t, map[string]int{"acme/u1": 3}, f.running())
+		for range 6 {
+			f.endOldest()
+			r := f.running()
+			assert.Equal(t, 3, r["acme/u1"]+r["acme/u2"], "acme's limit is used")
+		}
+		assert.Equal(t, map[string]int{"acme/u1": 2, "acme/u2": 1}, f.running())
+		f.finish(t, e)
+	})
+}
+
+// A parent's own tasks take their turn at its limit as a child would,
+// under fair share: a child's backlog does not hold them back.
+func TestAParentsOwnTasksTakeTheirTurnAtItsLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
+			DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 2}))
+		f := newFlow(t, e, nil, append(repeat("acme/u1", 6), repeat("acme", 3)...)...)
+		synctest.Wait()
+		require.Equal(t, map[string]int{"acme/u1": 2}, f.running())
+		f.endOldest()
+		assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running(), "acme's own task, running none, comes first")
+		f.endOldest()
+		assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running())
+		f.finish(t, e)
+	})
+}
+
+// Under IsolationOff the children's tasks waiting for their parent's limit
+// start in arrival order, whatever the weights.
+func TestAParentsLimitServesChildrenInArrivalOrderUnderIsolationOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").
+			DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 1}))
+		keys := []string{"acme/u1", "acme/u1", "acme/u2", "acme", "acme/u1", "acme/u3", "acme/u2"}
+		f := newFlow(t, e, nil, keys...)
+		synctest.Wait()
+		var order []int
+		for range keys {
+			order = append(order, f.endOldest())
+		}
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order)
+		f.finish(t, e)
+	})
+}
+
+// A costly task waiting for its parent's limit is not overtaken by cheaper
+// tasks of a sibling: the permits freed one by one stay free until it
+// starts, in both modes.
+func TestACostlyTaskAtAParentsLimitIsNotOvertaken(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").
+				DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 4}))
+			opts := []groupconc.SubmitOptions{4: {Cost: 3}}
+			keys := append(repeat("acme/u2", 4), "acme/u1")
+			keys = append(keys, repeat("acme/u2", 3)...)
+			f := newFlow(t, e, opts, keys...)
+			synctest.Wait()
+			require.Equal(t, map[string]int{"acme/u2": 4}, f.running())
+			for range 2 {
+				f.endOldest()
+				assert.Equal(t, 0, f.running()["acme/u1"])
+				assert.Less(t, f.running()["acme/u2"], 4, "a freed permit is kept for the costly task")
+			}
+			f.endOldest()
+			assert.Equal(t, map[string]int{"acme/u1": 1, "acme/u2": 1}, f.running())
+			assert.Equal(t, 4, groupStats(t, e, "acme").RunningCost)
+			f.finish(t, e)
+		})
+	})
+}

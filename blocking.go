@@ -145,7 +145,15 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 	var err error
 	select {
 	case <-woken:
-		return nil
+		if p.Scope().Err() == nil {
+			return nil
+		}
+		// ShutdownGroup and EvictGroup cancel the scope, then end the
+		// waiting tasks, whose slots may come here before the cancel is
+		// seen. The end still wins: the caller gets its cause, not a
+		// task cancelled at once.
+		e.giveBack(p)
+		return context.Cause(p.Scope())
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-*timeout:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,4 +66,25 @@ func TestEveryEntryPointRefusesABadChain(t *testing.T) {
 	require.NoError(t, err, "8 ancestors are allowed")
 	assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
 	assert.Equal(t, groupconc.MaxAncestors+1, e.Stats().Groups)
+}
+
+// UpdatePolicy changes limits, not parents: after a change to a resolver
+// that panics, the groups made before keep their chains and take tasks,
+// and only a new group is refused.
+func TestAResolverThatPanicsAfterUpdatePolicyRefusesOnlyNewGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/"))
+		_, err := groupconc.Do(context.Background(), e, "a/b", succeed, groupconc.SubmitOptions{})
+		require.NoError(t, err)
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().ParentResolver(func(string) string { panic("x") }))))
+		_, err = groupconc.Do(context.Background(), e, "a/b", succeed, groupconc.SubmitOptions{})
+		assert.NoError(t, err)
+		_, err = groupconc.Do(context.Background(), e, "a", succeed, groupconc.SubmitOptions{})
+		assert.NoError(t, err)
+		_, err = groupconc.Do(context.Background(), e, "a/c", succeed, groupconc.SubmitOptions{})
+		assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+		st := groupStats(t, e, "a")
+		assert.Equal(t, uint64(3), st.Succeeded)
+		assert.Equal(t, e.Stats().Submitted, e.Stats().Succeeded)
+	})
 }

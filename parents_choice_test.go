@@ -154,3 +154,37 @@ func TestACostlyTaskAtAParentsLimitIsNotOvertaken(t *testing.T) {
 		})
 	})
 }
+
+// The contract's example, in every order of arrival and with a global
+// cap: tenant limit 3, user limits 2, three tasks of u1 and one of u2 run
+// 3 at once, and again once one of them ends.
+func TestThreeOfU1AndOneOfU2RunThreeAtOnceInAnyOrder(t *testing.T) {
+	for _, keys := range [][]string{
+		{"t/u1", "t/u1", "t/u1", "t/u2"},
+		{"t/u2", "t/u1", "t/u1", "t/u1"},
+		{"t/u1", "t/u2", "t/u1", "t/u1"},
+		{"t/u1", "t/u1", "t/u2", "t/u1"},
+	} {
+		forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2).
+					PerGroupMaxConcurrency(map[string]int{"t": 3}))
+				f := newFlow(t, e, nil, keys...)
+				synctest.Wait()
+				assert.Equal(t, map[string]int{"t/u1": 2, "t/u2": 1}, f.running(), "%v", keys)
+				st := groupStats(t, e, "t")
+				assert.Equal(t, [2]int{3, 1}, [2]int{st.Running, st.Waiting}, "%v", keys)
+				for i, key := range keys {
+					if key == "t/u1" && f.ks[i].started.Load() {
+						f.done[i] = true
+						f.ks[i].Release()
+						break
+					}
+				}
+				synctest.Wait()
+				assert.Equal(t, map[string]int{"t/u1": 2, "t/u2": 1}, f.running(), "%v: u1's third starts", keys)
+				f.finish(t, e)
+			})
+		})
+	}
+}

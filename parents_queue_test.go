@@ -145,6 +145,9 @@ func TestAnAcceptedTaskKeepsWaitingWhenABlockedCallerTakesTheAncestorsSlot(t *te
 			synctest.Wait()
 			requireWaiting(t, hs[2], ks[2])
 			requireWaiting(t, hb, blocked)
+			assert.Equal(t, 2, groupStats(t, e, "acme").Waiting, "one over acme's threshold of 1")
+			late := submit(t, context.Background(), e, "acme/u4", "late", succeed)
+			assert.Equal(t, groupconc.ReasonGroupQueueFull, requireRejected(t, late, "group").Reason, "new tasks are turned away meanwhile")
 			ks[0].Release()
 			synctest.Wait()
 			assert.Equal(t, 1, startedCount(ks[2], blocked), "acme's limit of 1")
@@ -155,4 +158,59 @@ func TestAnAcceptedTaskKeepsWaitingWhenABlockedCallerTakesTheAncestorsSlot(t *te
 			assert.Equal(t, groupconc.StatusSuccess, hb.Wait().Status)
 		})
 	})
+}
+
+// An ancestor's queue threshold counts tasks, not cost: two costly tasks
+// take its two slots, and a third task is turned away.
+func TestAnAncestorsQueueCountsTasksNotCost(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+				PerGroupMaxConcurrency(map[string]int{"acme": 4}).PerGroupQueueThreshold(map[string]int{"acme": 2}))
+			first, a, b := newGatedTask(t, 0), newGatedTask(t, 1), newGatedTask(t, 2)
+			h0 := submitGated(t, e, "acme/u1", "", first, groupconc.SubmitOptions{Cost: 4})
+			ha := submitGated(t, e, "acme/u2", "", a, groupconc.SubmitOptions{Cost: 3})
+			hb := submitGated(t, e, "acme/u3", "", b, groupconc.SubmitOptions{Cost: 2})
+			synctest.Wait()
+			requireWaiting(t, ha, a)
+			requireWaiting(t, hb, b)
+			late := submit(t, context.Background(), e, "acme/u4", "late", succeed)
+			requireRejected(t, late, "group")
+			releaseAll(t, e, []*gatedTask{first, a, b}, []*groupconc.TaskHandle[int]{h0, ha, hb})
+		})
+	})
+}
+
+// A caller blocked on the global queue for a task of a parent's subtree
+// gives up with ErrGroupShutdown or ErrGroupEvicted when the parent is
+// stopped.
+func TestStoppingAParentEndsACallerBlockedOnTheGlobalQueue(t *testing.T) {
+	for name, c := range map[string]struct {
+		stop  func(*groupconc.GroupExecutor, string)
+		cause error
+	}{
+		"ShutdownGroup": {(*groupconc.GroupExecutor).ShutdownGroup, groupconc.ErrGroupShutdown},
+		"EvictGroup":    {(*groupconc.GroupExecutor).EvictGroup, groupconc.ErrGroupEvicted},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().ParentSeparator("/").GlobalMaxInFlight(1).GlobalQueueThreshold(0))
+				k := newGatedTask(t, 0)
+				h := submitGated(t, e, "other", "", k, groupconc.SubmitOptions{})
+				_, err := groupconc.Do(context.Background(), e, "org/acme/u1", succeed, groupconc.SubmitOptions{})
+				require.ErrorIs(t, err, groupconc.ErrRejected, "the global queue takes none")
+				errs := make(chan error, 1)
+				go func() {
+					_, err := groupconc.SubmitWith(context.Background(), e, "org/acme/u1", "blocked", succeed, groupconc.SubmitOptions{Block: true})
+					errs <- err
+				}()
+				synctest.Wait()
+				require.Equal(t, 1, e.Stats().Blocked)
+				c.stop(e, "org")
+				assert.ErrorIs(t, <-errs, c.cause)
+				k.Release()
+				quiesce(t, e, h)
+			})
+		})
+	}
 }

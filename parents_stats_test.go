@@ -151,3 +151,27 @@ func TestAllGroupStatsYieldsEveryParent(t *testing.T) {
 		})
 	})
 }
+
+// A task of cost 6 holds at each level the whole limit or its cost: 6 of
+// org's 10, 4 of acme's 4, 5 of u1's 5. It is one running task at each,
+// and a task waiting for acme holds none of u2's RunningCost.
+func TestACostlyTaskCountsAtEachLevelsLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+				PerGroupMaxConcurrency(map[string]int{"org": 10, "org/acme": 4}))
+			big := newGatedTask(t, 0)
+			hb := submitGated(t, e, "org/acme/u1", "", big, groupconc.SubmitOptions{Cost: 6})
+			w := newGatedTask(t, 0)
+			hw := submitGated(t, e, "org/acme/u2", "", w, groupconc.SubmitOptions{Cost: 2})
+			synctest.Wait()
+			for k, c := range map[string][3]int{"org": {1, 6, 1}, "org/acme": {1, 4, 1}, "org/acme/u1": {1, 5, 0}, "org/acme/u2": {0, 0, 1}} {
+				st := groupStats(t, e, k)
+				assert.Equal(t, c, [3]int{st.Running, st.RunningCost, st.Waiting}, k)
+			}
+			big.Release()
+			w.Release()
+			quiesce(t, e, hb, hw)
+		})
+	})
+}

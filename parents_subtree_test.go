@@ -145,3 +145,42 @@ func TestAParentIsRememberedWhileAPausedChildIs(t *testing.T) {
 		assert.Zero(t, e.Stats().Groups)
 	})
 }
+
+// A parent shut down keeps its limit, held by a task that ignores its
+// context, so a child's new task waits. Evicted, it is made again: a
+// child's new task starts, and the old task gives back the old parent's
+// permit, never the new one's.
+func TestAParentStoppedUnderAStubbornTask(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+				PerGroupMaxConcurrency(map[string]int{"acme": 1}))
+			old := newGatedTask(t, 0)
+			ho := submitGated(t, e, "acme/u1", "", old, groupconc.SubmitOptions{})
+			synctest.Wait()
+			e.ShutdownGroup("acme")
+			k := newGatedTask(t, 0)
+			hk := submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{})
+			synctest.Wait()
+			assert.False(t, k.started.Load(), "ShutdownGroup keeps the limit: the stubborn task holds it")
+			st := groupStats(t, e, "acme")
+			assert.Equal(t, [2]int{1, 1}, [2]int{st.Running, st.Waiting})
+			hk.Cancel()
+			e.EvictGroup("acme")
+			n := newGatedTask(t, 0)
+			hn := submitGated(t, e, "acme/u2", "", n, groupconc.SubmitOptions{})
+			synctest.Wait()
+			assert.True(t, n.started.Load(), "new groups after EvictGroup")
+			st = groupStats(t, e, "acme")
+			assert.Equal(t, [2]int{1, 0}, [2]int{st.Running, st.Waiting})
+			n2 := submit(t, context.Background(), e, "acme/u1", "n2", succeed)
+			synctest.Wait()
+			assert.False(t, n2.IsDone(), "acme's new limit of 1 held by u2's task")
+			old.Release()
+			synctest.Wait()
+			assert.False(t, n2.IsDone(), "the old task released into the old acme")
+			n.Release()
+			quiesce(t, e, ho, hk, hn, n2)
+		})
+	})
+}

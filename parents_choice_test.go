@@ -188,3 +188,20 @@ func TestThreeOfU1AndOneOfU2RunThreeAtOnceInAnyOrder(t *testing.T) {
 		})
 	}
 }
+
+// Under IsolationOff the global line stays first come, first served,
+// whatever the tenants and users of the tasks in it.
+func TestTheGlobalLineIsFirstComeFirstServedUnderIsolationOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(10))
+		keys := []string{"a/u1", "b/u1", "a/u1", "a/u2", "b/u1", "a", "b/u2"}
+		f := newFlow(t, e, nil, keys...)
+		synctest.Wait()
+		var order []int
+		for range keys {
+			order = append(order, f.endOldest())
+		}
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order)
+		f.finish(t, e)
+	})
+}

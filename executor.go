@@ -200,8 +200,9 @@ func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID strin
 // then say that every task finished. If the executor closes part way, the
 // tasks it did not accept are reported CANCELLED with Err ErrClosed.
 // ExecuteAll then returns ErrClosed. A task whose group has a wrong chain
-// of parents (see ParentResolver) is reported CANCELLED with that error,
-// wrapping ErrInvalidPolicy, and the others go on.
+// of parents (see ParentResolver) is reported CANCELLED with the error
+// Submit would return, wrapping ErrInvalidPolicy. The others go on, and
+// ExecuteAll returns that error unless ctx ended.
 func ExecuteAll[T any](ctx context.Context, e *GroupExecutor, tasks []GroupTask[T]) ([]GroupResult[T], error) {
 	return ExecuteAllWith(ctx, e, tasks, SubmitOptions{})
 }

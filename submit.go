@@ -1,6 +1,7 @@
 package groupconc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,17 +187,20 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 	}
 	handles := make([]TaskHandle[T], len(tasks))
 	results := make([]GroupResult[T], len(tasks))
-	var err error
+	var err, policyErr error
 	for i, gt := range tasks {
 		h := &handles[i]
 		serr := e.submit(ctx, &h.t, fnBody[T](gt.Task), gt.GroupKey, gt.TaskID, opts)
 		switch {
 		case serr == nil:
 			continue
-		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted), errors.Is(serr, ErrInvalidPolicy):
-			// Its group stopped while it waited for room, or its chain of
-			// parents is wrong. Either is that task's alone: the others go
-			// on.
+		case errors.Is(serr, ErrInvalidPolicy):
+			// Its group's chain of parents is wrong. The batch reports it,
+			// as Submit would, but the others go on.
+			policyErr = cmp.Or(policyErr, serr)
+			fallthrough
+		case errors.Is(serr, ErrGroupShutdown), errors.Is(serr, ErrGroupEvicted):
+			// Its group stopped while it waited for room: the others go on.
 			results[i] = notSubmitted(gt, serr)
 			continue
 		}
@@ -222,10 +226,7 @@ func ExecuteAllWith[T any](ctx context.Context, e *GroupExecutor, tasks []GroupT
 		}
 		results[i] = h.result()
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return results, err
+	return results, cmp.Or(err, ctx.Err(), policyErr)
 }
 
 // notSubmitted is the result of a task of a batch that was never accepted.

@@ -38,6 +38,10 @@ func (c *tally) takeN(n, limit int64) bool {
 	}
 }
 
+// add takes a permit whatever the limit. The count may pass it then, as
+// it does when a limit is lowered.
+func (c *tally) add() { c.n.Add(1) }
+
 // give gives one permit back.
 func (c *tally) give() { c.giveN(1) }
 

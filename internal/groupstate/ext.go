@@ -19,6 +19,9 @@ type Ext struct {
 	cost  int64
 	level uint8 // the ancestor level of the layer it waits at; 0 is its group
 	above uint8 // the level of the ancestor whose queue turned the last walk away; 0: none
+	// resumed is set once a resume took the task out of a pause line. A
+	// full ancestor's queue does not turn it away then (see keepSlot).
+	resumed bool
 	// seen is that queue's nudges before the walk tried its permit (see
 	// Block).
 	seen uint64

@@ -1,6 +1,9 @@
 package groupstate
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Answers are what the caller's resolvers answered when the limits were
 // resolved. A 0 means not asked, or no answer. They are kept with the
@@ -139,9 +142,32 @@ func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
 	return p.group.depth() - a.depth()
 }
 
-// sortBySubmitted orders ws oldest first.
+// sortBySubmitted orders ws, taken out of several lines, oldest first.
+// Tasks submitted at one clock reading are told apart by how far along
+// their walk they wait, furthest first. Within one group and priority, a
+// task further along came first, as nobody passes a waiter. Tasks of one
+// line keep its order.
 func sortBySubmitted[T any](ws []*Permits[T]) {
-	slices.SortStableFunc(ws, func(a, b *Permits[T]) int { return int(a.submitted - b.submitted) })
+	slices.SortStableFunc(ws, func(a, b *Permits[T]) int {
+		if a.submitted != b.submitted {
+			return cmp.Compare(a.submitted, b.submitted)
+		}
+		return cmp.Compare(b.walkRank(), a.walkRank())
+	})
+}
+
+// walkRank places the line p waits in along the walk: each layer of the
+// mode (walks), and within one the line of the nearest group first. It
+// is the same for every task waiting in one line.
+func (p *Permits[T]) walkRank() int {
+	i := 0
+	for j, y := range p.group.global.walk {
+		if y.bit == p.bit {
+			i = j
+		}
+	}
+	lineDepth := int(p.group.depth()) - int(p.x().lvl())
+	return i*(MaxAncestors+1) + MaxAncestors - lineDepth
 }
 
 // Update makes limit and queueThreshold the global limits. It makes

@@ -7,10 +7,11 @@ package groupstate
 //
 // Pausing goes the way a lowered limit goes (see limits.go). The tasks of
 // the group waiting in any line give back what they took of the layers.
-// They wait again in the pause line, in their order. Its concurrency limit
-// is held at 0 meanwhile, so a task that passed the gate as the pause
-// came waits at its concurrency layer and does not start. Resuming hands
-// the pause line's tasks back to the caller, in order, to walk on.
+// They wait again in the pause line, in their order, each holding a slot
+// of its own group's queue (holdGroupSlot). Its concurrency limit is held
+// at 0 meanwhile, so a task that passed the gate as the pause came waits
+// at its concurrency layer and does not start. Resuming hands the pause
+// line's tasks back to the caller, in order, to walk on.
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
 // is no bit of Permits.held, because the line holds no permit.
@@ -96,6 +97,7 @@ func (g *Group[T]) park(c *Changes[T]) {
 	for _, p := range ws {
 		p.yield(p.group.global.after(p.group, 0, 0), c)
 		p.dropSlot(g.global.queue, heldGlobalSlot)
+		p.holdGroupSlot()
 		c.Requeued = append(c.Requeued, p.task())
 	}
 	r := pl.lock()
@@ -105,6 +107,18 @@ func (g *Group[T]) park(c *Changes[T]) {
 		w.bit = pauseBit
 		pl.waiting.Add(1)
 		pl.pushLocked(r, w, true)
+	}
+}
+
+// holdGroupSlot makes p, parked, hold a slot of its own group's queue. A
+// paused group's waiting tasks count against their group's threshold. A
+// task that waited without one (for a global permit, or at an ancestor's
+// layer) takes one even past the threshold. A lowered threshold never
+// turns a waiting task away either.
+func (p *Permits[T]) holdGroupSlot() {
+	if p.held&heldGroupSlot == 0 {
+		p.held |= heldGroupSlot
+		p.group.queue.held.add()
 	}
 }
 
@@ -140,6 +154,9 @@ func (g *Group[T]) unpark(c *Changes[T]) {
 		return
 	}
 	for _, w := range pl.takeOut(g, nil, nil) {
+		if x := w.x(); x != nil {
+			x.resumed = true
+		}
 		c.Resumed = append(c.Resumed, w.task())
 	}
 }

@@ -231,7 +231,7 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		*h |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot, h) && !p.keepSlot(q, slot, h, x) && !p.makeRoom(q, slot, lv) {
+	if !p.takeSlot(q, slot, h) && !p.keepSlot(q, slot, h, x, lv) && !p.makeRoom(q, slot, lv) {
 		return Rejected
 	}
 	if x != nil {

@@ -165,19 +165,26 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 	return true
 }
 
-// keepSlot takes a slot of group queue q over its threshold for a task
-// that waits already in a group's queue, its own or an ancestor's. It
-// reports whether it took one. Such a task was accepted, and is never
-// turned away after Submit for a group's queue. It waits on, as a task
+// keepSlot takes a slot of queue q past its threshold for a task that was
+// accepted and waits already, and reports whether it took one. h holds the
+// task's bits at the queue's level lv, and x is its Ext. Such a task is
+// never turned away after Submit for a full queue. It waits on, as a task
 // waiting when a threshold is lowered does, and new tasks are turned away
-// until the queue is below its threshold again. A task that waited only
-// for the global cap (IsolationOff) holds no group slot, so a full group
-// queue still turns it away, as the seed's order does.
-func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext) bool {
-	if slot != heldGroupSlot || p.held&countedWaiting == 0 || p.flags&pause != 0 || !p.holdsGroupSlot(x) {
+// until the queue is below its threshold again. That is a task that waits
+// in a group's queue, its own or an ancestor's, and one a resume walks on:
+// it parked holding its own group's slot (see park), so under IsolationOff
+// it comes to the global queue holding that. A task that waited only for
+// the global cap (IsolationOff) holds no group slot, so a full group queue
+// still turns it away, as the seed's order does.
+func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8) bool {
+	switch {
+	case slot == heldGlobalSlot && p.held&heldGroupSlot != 0: // resumed
+	case lv > 0 && x.resumed:
+	case slot == heldGroupSlot && p.held&countedWaiting != 0 && p.flags&pause == 0 && p.holdsGroupSlot(x):
+	default:
 		return false
 	}
-	q.held.takeN(1, Unlimited)
+	q.held.add()
 	*h |= slot
 	return true
 }

@@ -309,18 +309,26 @@ func (g *Group[T]) sweepEvicted(out []*T) []*T {
 // sweep takes the waiting tasks that match out of the group's lines and
 // the global one. It runs after their scope was cancelled. So a task that
 // joins a line meanwhile sees that when it looks after joining, and leaves.
+//
+// Where costs differ, the tasks left behind a swept one may fit in the
+// permits free now. So each line it took from hands them on, to the first
+// swept task's owner (Handed), as a release would.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
+	var c Changes[T]
 	var ws []*Permits[T]
 	for _, l := range g.waitLines() {
 		if l != nil {
-			ws = l.takeOut(g, match, ws)
+			ws = c.takeOut(l, g, match, ws)
 		}
 	}
 	for a := g.up(); a != nil; a = a.up() { // its tasks waiting at an ancestor's layer, or pause
-		ws = a.conc.takeOut(g, match, a.bulkhead.takeOut(g, match, ws))
+		ws = c.takeOut(&a.conc, g, match, c.takeOut(&a.bulkhead, g, match, ws))
 		if pl := a.pauseLine.Load(); pl != nil {
 			ws = pl.takeOut(g, match, ws)
 		}
+	}
+	for _, l := range c.lines {
+		ws[0].keep(l.grant())
 	}
 	for _, w := range ws {
 		out = append(out, w.task())

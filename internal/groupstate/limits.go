@@ -111,7 +111,7 @@ func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T]) {
 	for _, d := range append(g.reg.Subtree(g), g) {
 		of := func(w *Permits[T]) bool { return w.group == d }
 		for _, m := range g.global.after(d, bit, d.depth()-g.depth()) {
-			ws = m.l.takeOut(d, of, ws)
+			ws = c.takeOut(m.l, d, of, ws)
 		}
 	}
 	requeue(l, bit, g, ws, c)

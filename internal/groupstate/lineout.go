@@ -23,6 +23,18 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 	return ws
 }
 
+// takeOut is l.takeOut in a change of limits. A line some were taken out
+// of is kept to settle: where costs differ, the permits free may fit those
+// behind them now.
+func (c *Changes[T]) takeOut(l *line[T], g *Group[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
+	n := len(ws)
+	ws = l.takeOut(g, match, ws)
+	if len(ws) > n {
+		c.lines = append(c.lines, l)
+	}
+	return ws
+}
+
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
 // back in the queue ahead of their priority, in order. It takes their
 // permits back. The change of limits grants them on (Changes.settle).
@@ -82,7 +94,8 @@ func (w *Permits[T]) leave() bool {
 }
 
 // leaveFrom is leave for a w that is to be taken out only if it still
-// waits in l, holding every bit of slots.
+// waits in l, holding every bit of slots. The waiters its leaving lets
+// through are handed to w's owner, as its releases' are (Handed).
 func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	r := l.lock()
 	defer r.unlock()
@@ -91,5 +104,11 @@ func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 		return false
 	}
 	l.removeLocked(r.q(), w)
+	if w.bit&(heldGlobal|heldBulkhead|heldConc) != 0 {
+		// Where costs differ, permits may be free while w waited for more:
+		// those behind it may fit now, and no release is coming for them
+		// (golang/go#37852). Its new owner carries them on (Handed).
+		w.keep(l.grantLocked(r))
+	}
 	return true
 }

@@ -89,7 +89,7 @@ func (g *Group[T]) park(c *Changes[T]) {
 	if !g.paused.Load() || pl == nil {
 		return
 	}
-	ws := g.takeOutSubtree()
+	ws := g.takeOutSubtree(c)
 	if len(ws) == 0 {
 		return
 	}
@@ -123,14 +123,14 @@ func (p *Permits[T]) holdGroupSlot() {
 }
 
 // takeOutSubtree takes the waiting tasks of g's subtree out of the lines of
-// its layers. A group with children looks in every line its subtree's
-// tasks may wait in.
-func (g *Group[T]) takeOutSubtree() []*Permits[T] {
+// its layers, in a change of limits c. A group with children looks in
+// every line its subtree's tasks may wait in.
+func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 	var ws []*Permits[T]
 	in := func(p *Permits[T]) bool { return p.group.under(g) } // an ancestor's lines hold others' tasks too
 	if !g.hasKids() {
 		for _, l := range g.layerLines() {
-			ws = l.takeOut(g, in, ws)
+			ws = c.takeOut(l, g, in, ws)
 		}
 		return ws
 	}
@@ -139,7 +139,7 @@ func (g *Group[T]) takeOutSubtree() []*Permits[T] {
 		for _, l := range d.layerLines() {
 			if !seen[l] {
 				seen[l] = true
-				ws = l.takeOut(nil, in, ws)
+				ws = c.takeOut(l, nil, in, ws)
 			}
 		}
 	}

@@ -172,3 +172,108 @@ func TestCostDisplacedLetsTheNextStart(t *testing.T) {
 		})
 	})
 }
+
+// Under fair share, shares are in permits at every level: two tenants of
+// equal weight under the global cap, and two users of equal weight under
+// their tenant's own limit, one with cost-4 tasks and one with cost-1
+// tasks, hold equal permits.
+func TestCostFairShareInPermitsInATree(t *testing.T) {
+	for _, at := range []string{"global", "parent"} {
+		t.Run(at, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(20)
+				heavy, light := "acme/u1", "initech/u1"
+				if at == "global" {
+					b.GlobalMaxInFlight(8)
+				} else {
+					b.PerGroupMaxConcurrency(map[string]int{"acme": 8})
+					light = "acme/u2"
+				}
+				e := newExecutor(t, b)
+				top := "acme"
+				if at == "global" {
+					top = "x"
+				}
+				hold := newGatedTask(t, 0)
+				hh := submitGated(t, e, top+"/hold", "", hold, groupconc.SubmitOptions{Cost: 8})
+				synctest.Wait()
+				var ks []*gatedTask
+				hs := []*groupconc.TaskHandle[int]{hh}
+				for range 4 {
+					for _, g := range []struct {
+						key  string
+						cost int
+					}{{heavy, 4}, {light, 1}, {light, 1}, {light, 1}, {light, 1}} {
+						k := newGatedTask(t, 0)
+						ks = append(ks, k)
+						hs = append(hs, submitGated(t, e, g.key, "", k, groupconc.SubmitOptions{Cost: g.cost}))
+					}
+				}
+				hold.Release()
+				synctest.Wait()
+				h, l := groupStats(t, e, heavy), groupStats(t, e, light)
+				assert.Equal(t, [2]int{1, 4}, [2]int{h.Running, l.Running}, "tasks running, heavy and light")
+				if at == "global" {
+					assert.Equal(t, 8, e.Stats().GlobalInFlight)
+				} else {
+					assert.Equal(t, [2]int{4, 4}, [2]int{h.RunningCost, l.RunningCost}, "permits held, heavy and light")
+				}
+				for _, k := range ks {
+					k.Release()
+				}
+				quiesce(t, e, hs...)
+			})
+		})
+	}
+}
+
+// WaitingGlobal counts tasks waiting for the global cap, whatever their
+// cost, and they hold none of it while they wait there.
+func TestCostWaitingGlobalCountsTasks(t *testing.T) {
+	forEachEntry(t, costEntries, func(t *testing.T, mode groupconc.IsolationMode, en entry) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(10))
+			run := newGatedTask(t, 0)
+			hr := submitGated(t, e, "g", "run", run, groupconc.SubmitOptions{Cost: 3})
+			synctest.Wait()
+			c1 := en.start(t, t.Context(), e, "g", "c1", 3, succeed)
+			c2 := en.start(t, t.Context(), e, "g", "c2", 2, succeed)
+			gs := groupStats(t, e, "g")
+			assert.Equal(t, [4]int{1, 3, 2, 2}, [4]int{gs.Running, gs.RunningCost, gs.Waiting, gs.WaitingGlobal}, "Running, RunningCost, Waiting, WaitingGlobal")
+			assert.Equal(t, 3, e.Stats().GlobalInFlight)
+			run.Release()
+			for _, c := range []*call{c1, c2} {
+				st, err := c.status()
+				assert.Equal(t, groupconc.StatusSuccess, st, "%v", err)
+			}
+			quiesce(t, e, append(handles(c1, c2), hr)...)
+		})
+	})
+}
+
+// The shares a parent's fair choice weighs go back to nothing as the tasks
+// handed its permits end: a child that waited often is not held back
+// later, and the first to wait is served first.
+func TestParentShareForgetsEndedTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
+			DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 1}))
+		var hs []*groupconc.TaskHandle[int]
+		for range 3 { // u1's tasks wait at acme's limit, and are handed it
+			k := newGatedTask(t, 0)
+			k.Release()
+			hs = append(hs, submitGated(t, e, "acme/u1", "", k, groupconc.SubmitOptions{Cost: 2}))
+		}
+		quiesce(t, e, hs...)
+		x := newGatedTask(t, 0)
+		hx := submitGated(t, e, "acme/x", "x", x, groupconc.SubmitOptions{})
+		synctest.Wait()
+		var log startLog
+		h1 := submit(t, t.Context(), e, "acme/u1", "u1", log.task("u1"))
+		h2 := submit(t, t.Context(), e, "acme/u2", "u2", log.task("u2"))
+		synctest.Wait()
+		x.Release()
+		quiesce(t, e, hx, h1, h2)
+		assert.Equal(t, []string{"u1", "u2"}, log.order(), "neither holds anything: the first to wait goes first")
+	})
+}

@@ -104,9 +104,17 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 	return k.chosen
 }
 
+// pop takes out the waiter the fair choice falls on, and counts the
+// permits it is handed in its bucket's share at once. A release of several
+// permits (a costly task's) hands them out in one go. Each choice must see
+// the ones before it, or one child would take them all. The waiter's walk
+// then does not count them again (Permits.advance).
 func (k *kidQueue[T]) pop() *Permits[T] {
 	w := k.peek()
 	k.remove(w)
+	if lv := w.levelOf(k.owner); lv > 0 {
+		kidHeldFair(w.group, w.x(), w.bit, lv, 1)
+	}
 	return w
 }
 

@@ -217,3 +217,32 @@ func TestResumedTasksAreNotTurnedAwayByAQueueTheyJoinLate(t *testing.T) {
 		})
 	}
 }
+
+// Under RejectDiscardOldest a paused group's queue is full with its
+// waiting tasks, those that waited for a global permit before the pause
+// included: a newcomer displaces the oldest of them.
+func TestPausedQueueUnderDiscardOldest(t *testing.T) {
+	forEachEntry(t, entries[:2], func(t *testing.T, mode groupconc.IsolationMode, en entry) {
+		synctest.Test(t, func(t *testing.T) {
+			rec := newRecorder()
+			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(1).DefaultQueueThresholdPerGroup(2).
+				RejectionPolicy(groupconc.RejectDiscardOldest).TaskLifecycleListener(rec))
+			run := newGatedTask(t, 0)
+			hr := submitGated(t, e, "b", "run", run, groupconc.SubmitOptions{})
+			synctest.Wait()
+			oldest := submit(t, t.Context(), e, "a", "oldest", succeed) // waits for the global permit
+			synctest.Wait()
+			pause(t, e, "a", true)
+			next := submit(t, t.Context(), e, "a", "next", succeed)
+			newer := en.start(t, t.Context(), e, "a", "newer", 0, succeed)
+			requireDisplaced(t, oldest, rec)
+			assert.False(t, next.IsDone() || newer.done(), "the others wait")
+			assert.Equal(t, 2, groupStats(t, e, "a").Waiting)
+			pause(t, e, "a", false)
+			run.Release()
+			st, err := newer.status()
+			assert.Equal(t, groupconc.StatusSuccess, st, "%v", err)
+			quiesce(t, e, append(handles(newer), hr, oldest, next)...)
+		})
+	})
+}

@@ -171,11 +171,11 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 // never turned away after Submit for a full queue. It waits on, as a task
 // waiting when a threshold is lowered does, and new tasks are turned away
 // until the queue is below its threshold again. That is a task that waits
-// in a group's queue, its own or an ancestor's, and one a resume walks on:
-// it parked holding its own group's slot (see park), so under IsolationOff
-// it comes to the global queue holding that. A task that waited only for
-// the global cap (IsolationOff) holds no group slot, so a full group queue
-// still turns it away, as the seed's order does.
+// in a group's queue, its own or an ancestor's, and one a resume walks on.
+// The latter parked holding its own group's slot (holdGroupSlot), so under
+// IsolationOff it comes to the global queue holding that. A task that
+// waited only for the global cap (IsolationOff) holds no group slot, so a
+// full group queue still turns it away, as the seed's order does.
 func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8) bool {
 	switch {
 	case slot == heldGlobalSlot && p.held&heldGroupSlot != 0: // resumed

@@ -71,6 +71,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	p.SetPriority(o.Priority.rank())
 	p.Pause(true)
 	var timeout <-chan time.Time
+	var watch groupstate.Watch[task]
 	reason := ""
 	waited := false
 	for {
@@ -92,6 +93,10 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 				defer tm.Stop()
 				timeout = tm.C
 			}
+			var ok bool
+			if watch, ok = p.WatchGlobal(); ok {
+				continue // walk again, watched (see WatchGlobal)
+			}
 		}
 		seen := group
 		if why == ReasonGlobalQueueFull {
@@ -103,11 +108,13 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 			break
 		}
 		if err != nil {
+			watch.Stop()
 			e.blocking.done()
 			p.Exit()
 			return err
 		}
 	}
+	watch.Stop()
 	if waited {
 		// No user code runs from here until the gate decides, so Close
 		// need not wait for a listener (which might call Close).

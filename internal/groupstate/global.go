@@ -25,6 +25,7 @@ type Global[T any] struct {
 
 	displacing atomic.Bool  // see SetDisplacing
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
+	watch      watched[T]   // queues nudged by a global permit (see WatchGlobal)
 
 	// Counts across all groups, so that Stats reads them without visiting
 	// any group. Each is the difference of two sums that only grow. A task

@@ -59,6 +59,9 @@ func (p *Permits[T]) release() {
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 {
 		p.nudge(&g.queue)
 	}
+	if had&heldGlobal != 0 && p.flags&quietRelease == 0 {
+		gl.nudgeWatched(&g.queue) // nudged just above
+	}
 	p.held = 0
 }
 

@@ -106,5 +106,6 @@ func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
 	l.setLimit(n)
 	c = new(Changes[T])
 	gl.grant(c)
+	gl.nudgeWatched(nil)
 	return old, c
 }

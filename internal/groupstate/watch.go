@@ -1,0 +1,94 @@
+package groupstate
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Under fair share a group's queue threshold counts its tasks waiting for
+// a global permit too. So a caller blocked on a group's queue of no slots
+// may wait for a global permit, which a task of any group gives back.
+// That group's own release nudges only its own queue. So the callers that
+// may wait so are watched: the queues they block on are listed, and every
+// global permit given back, or freed by an adaptive cap raised, nudges
+// them. UpdatePolicy needs no watch: it nudges every group's queue.
+
+// watched lists the group queues whose callers are watched.
+type watched[T any] struct {
+	n  atomic.Int64 // callers watched, all queues
+	mu sync.Mutex
+	qs map[*slots[T]]int // guarded by mu: callers watched per queue
+}
+
+// Watch is a caller's watch of its group's queue (see WatchGlobal). Its
+// zero value watches nothing.
+type Watch[T any] struct {
+	gl *Global[T]
+	q  *slots[T]
+}
+
+// WatchGlobal has every global permit given back nudge the task's group
+// queue from now on, until Stop, if the caller may wait there for one. It
+// reports false if it need not (not under fair share). Call it when the
+// caller is about to block for the first time. Then walk again, reading
+// Nudges anew, before any Block. A permit given back before the watch
+// began is then seen by that walk, and one given back after by the watch.
+func (p *Permits[T]) WatchGlobal() (Watch[T], bool) {
+	gl := p.group.global
+	if !gl.fair {
+		return Watch[T]{}, false
+	}
+	q := &p.group.queue
+	w := &gl.watch
+	w.mu.Lock()
+	if w.qs == nil {
+		w.qs = map[*slots[T]]int{}
+	}
+	w.qs[q]++
+	w.n.Add(1) // after the queue is listed: see nudgeWatched
+	w.mu.Unlock()
+	return Watch[T]{gl, q}, true
+}
+
+// Stop ends the watch. It may be called more than once.
+func (wa *Watch[T]) Stop() {
+	if wa.gl == nil {
+		return
+	}
+	w := &wa.gl.watch
+	w.mu.Lock()
+	if w.qs[wa.q]--; w.qs[wa.q] <= 0 {
+		delete(w.qs, wa.q)
+	}
+	w.n.Add(-1)
+	w.mu.Unlock()
+	wa.gl = nil
+}
+
+// nudgeWatched nudges every watched queue but skip, after a global permit
+// was given back or a raised limit freed some. Each queue of no slots
+// wakes its first caller, whose task may start now (see slots.nudge). A
+// queue is nudged once per permit given back: a second nudge would wake
+// its second caller beside the first, out of their order.
+//
+// Interleaving: the permit is free before n is read. A watcher counts
+// itself in n before it reads its queue's nudges and walks again. So
+// either its walk finds the permit free, or this sees it and nudges its
+// queue, which its Block then sees.
+func (gl *Global[T]) nudgeWatched(skip *slots[T]) {
+	w := &gl.watch
+	if w.n.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	qs := make([]*slots[T], 0, len(w.qs))
+	for q := range w.qs {
+		if q != skip {
+			qs = append(qs, q)
+		}
+	}
+	w.mu.Unlock()
+	for _, q := range qs {
+		gl.handSlots(q.nudge(), 0)
+	}
+}

@@ -282,9 +282,11 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 // goroutine of the executor. There its rejection handler or the caller-runs
 // policy decides its outcome. Otherwise it finishes t REJECTED here.
 func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
-	t.setReason(reason)
-	t.tellRejected(e.listener(), reason)
+	// The policy in force now decides, even if UpdatePolicy returns before
+	// the task's goroutine gets to run its handler or the task.
 	p := e.policy.Load()
+	t.turnedAway(reason, p)
+	t.tellRejected(p.listener, reason)
 	if p.rejectionHandler != nil || p.rejection == RejectCallerRuns && !t.permits.Group().Paused() {
 		return true
 	}

@@ -76,8 +76,10 @@ type task struct {
 // taskAside is the part of a task that few tasks need.
 type taskAside struct {
 	// reason is set once the task is rejected, by the goroutine owning the
-	// task, and read only by the task's owners.
+	// task, and read only by the task's owners. So is policy, the policy in
+	// force then, which decides what becomes of the task (see turnAway).
 	reason string
+	policy *GroupPolicy
 
 	// woken is closed when a slot is handed to the task's blocked caller
 	// (see waitSlot). The caller sets it before it joins the line.
@@ -151,6 +153,22 @@ func (t *task) getAside() *taskAside {
 // setReason records why t was rejected. Only the goroutine owning t calls
 // it, and reason.
 func (t *task) setReason(reason string) { t.getAside().reason = reason }
+
+// turnedAway records why t was turned away, and p, the policy in force
+// then. Only the goroutine owning t calls it, and rejectedUnder.
+func (t *task) turnedAway(reason string, p *GroupPolicy) {
+	a := t.getAside()
+	a.reason, a.policy = reason, p
+}
+
+// rejectedUnder returns the policy in force when t was turned away, or
+// else the one in force now.
+func (t *task) rejectedUnder(e *GroupExecutor) *GroupPolicy {
+	if a := t.aside.Load(); a != nil && a.policy != nil {
+		return a.policy
+	}
+	return e.policy.Load()
+}
 
 // reason returns why t was rejected, or "" if it was not.
 func (t *task) reason() string {

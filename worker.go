@@ -227,7 +227,7 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 // Its handler decides, or the caller-runs policy, or else it ends REJECTED.
 func (e *GroupExecutor) runRejected(t *task) {
 	ctx := t.context()
-	switch p := e.policy.Load(); {
+	switch p := t.rejectedUnder(e); {
 	case p.rejectionHandler != nil:
 		var o outcome
 		defer e.finish(t, &o)
@@ -254,6 +254,6 @@ func (e *GroupExecutor) reject(t *task, abort bool) {
 		status: StatusRejected,
 		err:    &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()},
 		start:  now, end: now,
-		abort: abort || e.policy.Load().rejection == RejectAbort,
+		abort: abort || t.rejectedUnder(e).rejection == RejectAbort,
 	})
 }

@@ -261,6 +261,13 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // wait in too, and for g's queue the pause lines of g and its ancestors.
 // A task a lowered limit sent back to an earlier line may hold no slot of
 // that line's queue.
+//
+// Tasks submitted at one clock reading tie (as in a synctest bubble). Of
+// those, the first one looked at is taken. A task of one priority in a
+// later layer passed the earlier ones before any of its priority now
+// waiting there joined them: nothing overtakes in a line. So the layers
+// are looked at last first, and the pause lines after them, as their
+// tasks walk on in arrival order once resumed.
 func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	holds := func(w *Permits[T]) bool {
@@ -286,14 +293,15 @@ func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T])
 		r.q().heads(g, holds, consider)
 		r.unlock()
 	}
+	ys := g.global.layers(g)
+	for i := len(ys) - 1; i >= 0; i-- {
+		if ys[i].slot == bit {
+			look(ys[i].l)
+		}
+	}
 	if bit == heldGroupSlot {
 		for a := g; a != nil; a = a.up() {
 			look(a.pauseLine.Load())
-		}
-	}
-	for _, y := range g.global.layers(g) {
-		if y.slot == bit {
-			look(y.l)
 		}
 	}
 	return best, in

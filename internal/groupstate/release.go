@@ -12,7 +12,9 @@ package groupstate
 // once the slot is back. Release is a no-op the second time, and must not
 // be called while the task is in a line.
 func (p *Permits[T]) Release() {
-	if p.flags&doors != 0 { // its blocked caller gives up, or walks on to wait elsewhere
+	// Its blocked caller gives up, or walks on to wait elsewhere. A walk
+	// turned away keeps a nudge's door: its caller waits again (Block).
+	if p.flags&doors != 0 || p.flags&(nudged|quietRelease) == nudged {
 		d := p.TakeDoor()
 		p.release()
 		d.Pass()

@@ -9,7 +9,7 @@ package groupstate
 // Bits of Permits.flags.
 const (
 	pause        uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
-	nudged                         // its caller was woken without a slot (see slots.nudge)
+	nudged                         // its caller was woken without a slot, with the door (see slots.nudge)
 	quietRelease                   // a Rejected walk gives back what it took: no nudge
 	granted                        // Resume: the permit of the layer bit was handed over
 	countedFlag                    // the task is counted in its group's refs (see Registry.Enter)
@@ -86,13 +86,28 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 			lv, seen = x.above, x.seen
 			q = &g.ancestor(lv).queue
 		}
-		x.level = lv
+	}
+	// A caller a nudge woke holds that queue's door (see slots.nudge). It
+	// gives it back in q's block if it waits there again, else here.
+	front := p.flags&nudged != 0 // first in line again
+	holder := false
+	if front {
+		if d := p.takeDoor(); d.q == q {
+			holder = true
+			p.flags |= nudged
+		} else {
+			d.Pass()
+		}
+	}
+	if p.flags&extended != 0 {
+		p.ext().level = lv
 	}
 	p.bit = slot
-	acquired, retry := q.block(p, seen)
+	acquired, retry, handed := q.block(p, seen, holder, front)
 	if acquired {
 		*p.heldAt(lv) |= slot
 	}
+	g.global.handSlots(handed, slot)
 	return !acquired && !retry
 }
 
@@ -178,7 +193,15 @@ func (d Door[T]) Pass() {
 	switch {
 	case d.q == nil:
 	case d.bit == 0:
-		d.gl.handSlots(d.q.nudge(), 0)
+		w, slot := d.q.passNudge()
+		bit := uint8(0)
+		if slot {
+			bit = heldGroupSlot
+			if d.q == d.gl.queue {
+				bit = heldGlobalSlot
+			}
+		}
+		d.gl.handSlots(w, bit)
 	default:
 		d.gl.handSlots(d.q.pass(), d.bit)
 	}

@@ -89,34 +89,57 @@ func (s *slots[T]) pass() *Permits[T] {
 // of no slots, it reports retry if a nudge came since the caller read
 // seen, as its task may start at once now. Otherwise it puts w in the line
 // of waiting callers, by priority and then arrival, and reports neither. A
-// caller nudged before goes back to the head of its priority. The line
-// owns w then, until give, pass or nudge hands it on, or w leaves.
-func (s *slots[T]) block(w *Permits[T], seen uint64) (acquired, retry bool) {
+// caller nudged before (front) goes back to the head of its priority. The
+// line owns w then, until give, pass or nudge hands it on, or w leaves.
+//
+// holder says that w's caller holds the door a nudge of this queue gave
+// it, and its walk found no permit. It keeps the door to walk again if
+// another nudge came since seen. Otherwise it gives the door back, and
+// waits first in line. If the queue has slots by now, the caller a free
+// slot goes to is returned as give does.
+func (s *slots[T]) block(w *Permits[T], seen uint64, holder, front bool) (acquired, retry bool, handed *Permits[T]) {
 	r := s.lock()
 	defer r.unlock()
 	q := r.q()
+	if holder {
+		if s.limit.Load() == 0 && s.nudges() != seen {
+			return false, true, nil
+		}
+		s.freed.And(^doorHeld)
+		w.flags &^= nudged
+		defer func() {
+			if !acquired && !retry {
+				handed = s.handLocked(q)
+			}
+		}()
+	}
 	if s.freed.Load()&doorHeld != 0 {
 		// It came after the door's holder. So it waits for its turn, and
 		// the slot it may have seen free is the holder's to hand on.
 		s.waiting.Add(1) // as enterLocked announces a joiner
 	} else if s.enterLocked(q) {
-		return true, false
+		return true, false, nil
 	}
-	// Interleaving: a nudge adds to freed before it looks for waiters.
-	if q.empty() && s.limit.Load() == 0 && s.nudges() != seen {
+	// Interleaving: a nudge adds to freed before it looks for waiters. One
+	// that found the door held left the next turn to the door's holder.
+	if q.empty() && s.limit.Load() == 0 && s.nudges() != seen && s.freed.Load()&doorHeld == 0 {
 		s.withdrawLocked()
-		return false, true
+		return false, true, nil
 	}
-	front := w.flags&nudged != 0
-	w.flags &^= nudged
 	s.pushLocked(r, w, front)
-	return false, false
+	return false, false, nil
 }
 
 // nudge, for a queue of no slots, takes the first waiting caller out of
 // line, without a slot, to be woken. A permit was just given back, and its
 // task may start on it at once. No slot ever frees in such a queue, so
 // this is what ends such a wait. It returns the caller as give does.
+//
+// The caller woken holds the queue's door, as one handed a slot does,
+// until its task has its place or it waits again (see block). A nudge
+// meanwhile wakes nobody: the holder lets the next caller in (passNudge),
+// or walks again itself. So callers nudged together, by tasks ending
+// together or a raise, are still let in one at a time, in their order.
 func (s *slots[T]) nudge() *Permits[T] {
 	if s.limit.Load() != 0 {
 		return nil
@@ -127,13 +150,34 @@ func (s *slots[T]) nudge() *Permits[T] {
 	}
 	r := s.lock()
 	defer r.unlock()
-	q := r.q()
-	if q.empty() {
+	return s.nudgeLocked(r.q())
+}
+
+// nudgeLocked takes the first waiting caller out of line, with the door,
+// unless the door is held, and returns it as nudge does.
+func (s *slots[T]) nudgeLocked(q queue[T]) *Permits[T] {
+	if s.freed.Load()&doorHeld != 0 || q.empty() {
 		return nil
 	}
+	s.freed.Or(doorHeld)
 	w := s.popLocked(q)
 	w.flags |= nudged
 	return w
+}
+
+// passNudge takes the door back from a caller a nudge woke, and hands it
+// on: with a nudge to the next waiting caller, or with a free slot if the
+// queue has slots by now. It returns that caller, and whether it was
+// handed a slot.
+func (s *slots[T]) passNudge() (w *Permits[T], slot bool) {
+	r := s.lock()
+	defer r.unlock()
+	s.freed.And(^doorHeld)
+	q := r.q()
+	if s.limit.Load() != 0 {
+		return s.handLocked(q), true
+	}
+	return s.nudgeLocked(q), false
 }
 
 // handOut hands a slot a raised limit frees to the first waiting caller,

@@ -67,9 +67,8 @@ func (wa *Watch[T]) Stop() {
 
 // nudgeWatched nudges every watched queue but skip, after a global permit
 // was given back or a raised limit freed some. Each queue of no slots
-// wakes its first caller, whose task may start now (see slots.nudge). A
-// queue is nudged once per permit given back: a second nudge would wake
-// its second caller beside the first, out of their order.
+// wakes its first caller, whose task may start now (see slots.nudge).
+// Release nudges the releasing task's own queue already: that is skip.
 //
 // Interleaving: the permit is free before n is read. A watcher counts
 // itself in n before it reads its queue's nudges and walks again. So

@@ -224,7 +224,8 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 }
 
 // runRejected decides what becomes of a task a queue threshold turned away.
-// Its handler decides, or the caller-runs policy, or else it ends REJECTED.
+// The policy in force then decides (see turnAway), not the one in force
+// now: its handler, or the caller-runs policy, or else it ends REJECTED.
 func (e *GroupExecutor) runRejected(t *task) {
 	ctx := t.context()
 	switch p := t.rejectedUnder(e); {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The fault tests run three busy replicas on a limit of 12, with a
@@ -25,10 +27,16 @@ func cutOff(t *testing.T, fault func(*faultProxy)) { cutOffAfter(t, nil, fault) 
 
 // cutOffAfter is cutOff with a first phase, run once the fleet has split.
 func cutOffAfter(t *testing.T, first func(*liveFleet, *faultProxy, *liveReplica), fault func(*faultProxy)) {
+	cutOffWith(t, redis.Options{}, first, fault)
+}
+
+// cutOffWith is cutOffAfter with a's client built from o (its Addr set here).
+func cutOffWith(t *testing.T, o redis.Options, first func(*liveFleet, *faultProxy, *liveReplica), fault func(*faultProxy)) {
 	s := startRedis(t)
 	p := newFaultProxy(t, s.addr())
 	f := newLiveFleet(t, faultLimit, faultExpected)
-	a, b, c := f.add("a", p.addr()), f.add("b", s.addr()), f.add("c", s.addr())
+	o.Addr = p.addr()
+	a, b, c := f.addWith("a", &o), f.add("b", s.addr()), f.add("c", s.addr())
 	// Runs before the replicas close: a call held by the proxy ends.
 	t.Cleanup(p.restore)
 	f.split(10*time.Second, faultEach, a, b, c)
@@ -56,6 +64,13 @@ func cutOffAfter(t *testing.T, first func(*liveFleet, *faultProxy, *liveReplica)
 
 func TestAReplicaWhoseLinkFreezesFallsBackWithinItsLease(t *testing.T) {
 	cutOff(t, (*faultProxy).freeze)
+}
+
+// A client with no timeouts of its own waits on a frozen link for ever. The
+// replica still falls back within its lease: it never waits on the client.
+func TestAReplicaWhoseClientHasNoTimeoutsFallsBackWithinItsLeaseOnAFrozenLink(t *testing.T) {
+	noTimeouts := redis.Options{DialTimeout: time.Hour, ReadTimeout: -1, WriteTimeout: -1, PoolTimeout: time.Hour, MaxRetries: -1}
+	cutOffWith(t, noTimeouts, nil, (*faultProxy).freeze)
 }
 
 func TestAReplicaWhoseLinkIsCutFallsBackWithinItsLease(t *testing.T) {

@@ -76,8 +76,13 @@ func newLiveFleet(t *testing.T, limit, expected int) *liveFleet {
 // add starts a replica whose client reaches Redis at addr, built as the
 // README shows: no timeout of its own is set.
 func (f *liveFleet) add(name, addr string) *liveReplica {
+	return f.addWith(name, &redis.Options{Addr: addr})
+}
+
+// addWith is add with a client built from o.
+func (f *liveFleet) addWith(name string, o *redis.Options) *liveReplica {
 	t := f.t
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	client := redis.NewClient(o)
 	t.Cleanup(func() { _ = client.Close() })
 	r := &liveReplica{name: name, f: f, exec: groupconc.New(nil)}
 	c, err := New(client, r.exec, f.opts)

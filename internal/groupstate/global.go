@@ -25,7 +25,6 @@ type Global[T any] struct {
 
 	displacing atomic.Bool  // see SetDisplacing
 	blocked    atomic.Int64 // callers waiting for a queue slot, all groups
-	watch      watched[T]   // queues nudged by a global permit (see WatchGlobal)
 
 	// Counts across all groups, so that Stats reads them without visiting
 	// any group. Each is the difference of two sums that only grow. A task
@@ -35,6 +34,8 @@ type Global[T any] struct {
 	// no faster (BenchmarkFairLine, benchmarks/RESULTS.md).
 	in  globalCounts
 	out globalCounts
+
+	watch watched[T] // queues nudged by a global permit (see WatchGlobal)
 }
 
 type globalCounts struct {

@@ -72,6 +72,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 	p.Pause(true)
 	var timeout <-chan time.Time
 	var watch groupstate.Watch[task]
+	watching := false
 	reason := ""
 	waited := false
 	for {
@@ -93,8 +94,9 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 				defer tm.Stop()
 				timeout = tm.C
 			}
-			var ok bool
-			if watch, ok = p.WatchGlobal(); ok {
+		}
+		if !watching && why == ReasonGroupQueueFull {
+			if watch, watching = p.WatchGlobal(); watching {
 				continue // walk again, watched (see WatchGlobal)
 			}
 		}

@@ -29,16 +29,19 @@ type Watch[T any] struct {
 
 // WatchGlobal has every global permit given back nudge the task's group
 // queue from now on, until Stop, if the caller may wait there for one. It
-// reports false if it need not (not under fair share). Call it when the
-// caller is about to block for the first time. Then walk again, reading
+// reports false if it need not: not under fair share, or the queue has
+// slots (a slot comes free as a waiting task starts). Call it when the
+// caller's walk was turned away by that queue. Then walk again, reading
 // Nudges anew, before any Block. A permit given back before the watch
 // began is then seen by that walk, and one given back after by the watch.
+// A queue's threshold lowered to 0 later nudges its callers, who then
+// watch.
 func (p *Permits[T]) WatchGlobal() (Watch[T], bool) {
 	gl := p.group.global
-	if !gl.fair {
+	q := &p.group.queue
+	if !gl.fair || q.limit.Load() != 0 {
 		return Watch[T]{}, false
 	}
-	q := &p.group.queue
 	w := &gl.watch
 	w.mu.Lock()
 	if w.qs == nil {
@@ -79,8 +82,9 @@ func (gl *Global[T]) nudgeWatched(skip *slots[T]) {
 	if w.n.Load() == 0 {
 		return
 	}
+	var buf [8]*slots[T]
+	qs := buf[:0]
 	w.mu.Lock()
-	qs := make([]*slots[T], 0, len(w.qs))
 	for q := range w.qs {
 		if q != skip {
 			qs = append(qs, q)

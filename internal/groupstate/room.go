@@ -286,11 +286,11 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // that line's queue.
 //
 // Tasks submitted at one clock reading tie (as in a synctest bubble). Of
-// those, the first one looked at is taken. A task of one priority in a
-// later layer passed the earlier ones before any of its priority now
-// waiting there joined them: nothing overtakes in a line. So the layers
-// are looked at last first, and the pause lines after them, as their
-// tasks walk on in arrival order once resumed.
+// those, the first one looked at is taken. Nothing overtakes in a line.
+// So a task in a later layer came before the tasks of its priority that
+// still wait in an earlier one. So the layers are looked at last first.
+// The pause lines come after them: their tasks walk on in arrival order
+// once resumed.
 func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	holds := func(w *Permits[T]) bool {

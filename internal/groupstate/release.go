@@ -61,7 +61,9 @@ func (p *Permits[T]) release() {
 	if had&(heldGlobal|heldBulkhead|heldConc) != 0 {
 		p.nudge(&g.queue)
 	}
-	if had&heldGlobal != 0 && gl.watch.n.Load() != 0 && p.flags&quietRelease == 0 {
+	// Only under fair share are callers watched (WatchGlobal), so no
+	// other release reads the watch.
+	if had&heldGlobal != 0 && gl.fair && gl.watch.n.Load() != 0 && p.flags&quietRelease == 0 {
 		gl.nudgeWatched(&g.queue) // nudged just above
 	}
 	p.held = 0

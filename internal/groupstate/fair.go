@@ -282,6 +282,7 @@ func (p *Permits[T]) releaseFair() {
 	handed, joined := gl.line.releaseJoin(p, w)
 	p.keep(handed)
 	if !joined || (gl.stopped(w.task()) && w.leave()) {
+		p.Adopt(w) // whom its leaving let through: w walks on and may join a line
 		w.held &^= heldConc
 		w.bit = heldConc
 		p.keep(w)

@@ -214,3 +214,37 @@ func TestFairReleaseHandsBackATaskAskedToStop(t *testing.T) {
 	}
 	requireFairReleaseQuiet(t, f)
 }
+
+// TestFairReleaseKeepsWhomAStoppedTasksLeavingLetThrough: the task that
+// joined the global line in the release and leaves it for a stop may let
+// waiters through as it leaves (here a raised limit not yet granted). They
+// go to the releaser, not to the leaving task, whose walk goes on and may
+// join a line again: there they would be lost, holding a permit for ever.
+func TestFairReleaseKeepsWhomAStoppedTasksLeavingLetThrough(t *testing.T) {
+	f, a1, a2, b1, b2, b3 := fairReleaseFixture(t)
+	f.gl.SetHooks(func(*tk) {}, func(*tk) {}, func(k *tk) bool {
+		if k != a2 {
+			return false
+		}
+		f.gl.line.setLimit(3) // raised: granted as a2 leaves
+		return true
+	})
+	a1.p.Release()
+	var handed []*tk
+	for h := a1.p.Handed(); h != nil; h = a1.p.Handed() {
+		handed = append(handed, h)
+	}
+	require.ElementsMatch(t, []*tk{b2, b3, a2}, handed, "b3 got the permit a2's leaving freed")
+	out, _ := a2.p.Resume()
+	require.Equal(t, MustWait, out, "a2's walk goes on to the global line")
+	require.True(t, a2.p.Leave())
+	a2.p.Release()
+	for _, k := range []*tk{b2, b3} {
+		out, _ = k.p.Resume()
+		require.Equal(t, Admitted, out)
+	}
+	for _, k := range []*tk{b1, b2, b3} {
+		require.Empty(t, f.end(t, k))
+	}
+	requireFairReleaseQuiet(t, f)
+}

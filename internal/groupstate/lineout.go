@@ -95,7 +95,8 @@ func (w *Permits[T]) leave() bool {
 
 // leaveFrom is leave for a w that is to be taken out only if it still
 // waits in l, holding every bit of slots. The waiters its leaving lets
-// through are handed to w's owner, as its releases' are (Handed).
+// through are handed to w's owner, as its releases' are (Handed). The
+// owner takes them before w joins a line again, whose links hold them.
 func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	r := l.lock()
 	defer r.unlock()

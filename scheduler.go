@@ -11,7 +11,9 @@ package groupconc
 //	          accepted yet, see blocking.go)                             nothing was submitted)
 //	admitted  inside Submit (admit)         the submitting goroutine     waiting, ready, ended
 //	waiting   a groupstate line, as a       the line                     carried (a releaser's Handed),
-//	          record (no goroutine)                                      leaving (Leave, a group sweep)
+//	          record (no goroutine)                                      turn, leaving (Leave, a group sweep)
+//	turn      handed a permit, out of line, its group's turns            carried (the Resume of the task
+//	          behind another's walk on      (groupstate/turn.go)         ahead of it hands it on)
 //	carried   carryOn, just handed a permit the goroutine that took it   running, waiting, ended
 //	ready     the ready queue (readyq)      the queue                    running (a worker's Take)
 //	leaving   out of its line, cancelled    endCancelled's goroutine     ended
@@ -225,27 +227,29 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // when the permit was given back, if known (>= 0). So a task handed its
 // permits by a task that ended starts at that task's End. W2 of the
 // benchmarks module reads the clock once less per task because of this.
-func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64) {
-	out, reason := t.permits.Resume()
+// It also returns a task of t's group whose turn came, for the caller to
+// carry on (see Permits.Resume).
+func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
+	out, reason, next := t.permits.Resume()
 	switch out {
 	case groupstate.Admitted:
 		if now < 0 {
-			return stepRun, t.since()
+			return stepRun, t.since(), next
 		}
-		return stepRun, max(now-t.permits.Submitted(), 0)
+		return stepRun, max(now-t.permits.Submitted(), 0), next
 	case groupstate.MustWait:
 		if e.stopRequested(t) && t.permits.Leave() {
 			e.finishCancelled(t)
 			e.end(t, handOffKeep, noTime)
-			return stepEnded, 0
+			return stepEnded, 0, next
 		}
-		return stepWaiting, 0
+		return stepWaiting, 0, next
 	}
 	if e.turnAway(t, reason) {
-		return stepRun, 0
+		return stepRun, 0, next
 	}
 	e.end(t, handOffKeep, noTime)
-	return stepEnded, 0
+	return stepEnded, 0, next
 }
 
 // handOn carries on with the tasks that p's releases handed a permit to, as
@@ -258,12 +262,14 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 	if how == handOffKeep {
 		return nil, 0
 	}
-	for t := p.Handed(); t != nil; t = p.Handed() {
+	for t := p.Handed(); t != nil; {
 		if how == handOffSpawn {
 			e.goResume(t)
+			t = p.Handed()
 			continue
 		}
-		switch s, at := e.carryOn(t, now); {
+		s, at, turn := e.carryOn(t, now)
+		switch {
 		case s == stepEnded:
 			p.Adopt(&t.permits) // t's releases handed permits on too
 		case s == stepRun && t.inline():
@@ -272,6 +278,9 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 			next, start = t, at
 		case s == stepRun:
 			e.goCarry(t, at)
+		}
+		if t = turn; t == nil { // a task whose turn came goes first
+			t = p.Handed()
 		}
 	}
 	return next, start
@@ -331,7 +340,11 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// A resumed group's tasks walk on here, one after another, so that
 	// they join their next lines in their order.
 	for _, t := range c.Resumed {
-		switch s, start := e.carryOn(t, noTime); s {
+		s, start, turn := e.carryOn(t, noTime)
+		if turn != nil {
+			e.goResume(turn)
+		}
+		switch s {
 		case stepRun:
 			e.goCarry(t, start)
 		case stepEnded:

@@ -112,7 +112,11 @@ func (e *GroupExecutor) carry(t *task, start int64) {
 // no goroutine was free to carry it on (handOffSpawn).
 func (e *GroupExecutor) resume(t *task) {
 	defer e.crew.exit()
-	switch s, start := e.carryOn(t, noTime); s {
+	s, start, turn := e.carryOn(t, noTime)
+	if turn != nil {
+		e.goResume(turn)
+	}
+	switch s {
 	case stepRun:
 		e.work(t, start)
 	case stepEnded:

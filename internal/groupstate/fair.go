@@ -285,6 +285,8 @@ func (p *Permits[T]) releaseFair() {
 		p.Adopt(w) // whom its leaving let through: w walks on and may join a line
 		w.held &^= heldConc
 		w.bit = heldConc
-		p.keep(w)
+		p.keep(w) // its turn ends as its owner's Resume stops
+		return
 	}
+	p.keep(g.passTurn()) // w's walk stopped in the global line
 }

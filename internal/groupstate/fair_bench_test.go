@@ -67,14 +67,17 @@ func benchLayers(b *testing.B, fair, tree bool) {
 			t.p.Release()
 			t.p.Exit()
 			var next *xtk
-			for h := t.p.Handed(); h != nil; h = t.p.Handed() {
-				if out, _ := h.p.Resume(); out != Admitted {
-					continue
-				}
-				if next == nil {
+			for h := t.p.Handed(); h != nil; {
+				out, _, turn := h.p.Resume()
+				switch {
+				case out != Admitted:
+				case next == nil:
 					next = h
-				} else {
+				default:
 					go chain(h)
+				}
+				if h = turn; h == nil {
+					h = t.p.Handed()
 				}
 			}
 			done.Done()

@@ -202,11 +202,11 @@ func TestFairReleaseHandsBackATaskAskedToStop(t *testing.T) {
 	require.Nil(t, a2.p.line.Load())
 	_, conc, _ := a2.p.group.Held()
 	require.Equal(t, 1, conc, "a2 holds a's concurrency permit")
-	out, _ := a2.p.Resume()
+	out, _, _ := a2.p.Resume()
 	require.Equal(t, MustWait, out, "its walk goes on: the global line, where its owner sees the stop")
 	require.True(t, a2.p.Leave())
 	a2.p.Release()
-	out, _ = b2.p.Resume()
+	out, _, _ = b2.p.Resume()
 	require.Equal(t, Admitted, out)
 	require.Equal(t, []string{"b3"}, f.end(t, b1))
 	for _, k := range []*tk{b2, b3} {

@@ -95,6 +95,7 @@ type Group[T any] struct {
 	outcomes  [NumOutcomes]atomic.Uint64 // the group's tasks by how they ended (see CountOutcome)
 	pauseLine atomic.Pointer[line[T]]    // made on the first pause (see pause.go)
 	kin       atomic.Pointer[kin[T]]     // its children and extended tasks (see ext.go); nil for most groups
+	turns     atomic.Pointer[turns[T]]   // see turn.go; nil until a task of the group is handed a permit
 }
 
 // chainList is a group's chain in the global line. It counts its tasks. So

@@ -50,21 +50,24 @@ func (f *fixture) end(t *testing.T, k *tk) []string {
 	t.Helper()
 	k.p.Release()
 	k.p.Exit()
-	var admitted []string
+	var hs []*tk
 	for h := k.p.Handed(); h != nil; h = k.p.Handed() {
-		if out, _ := h.p.Resume(); out == Admitted {
-			admitted = append(admitted, h.name)
-		}
+		hs = append(hs, h)
 	}
-	return admitted
+	return resume(hs)
 }
 
-// resume resumes handed tasks and returns the names of those admitted.
+// resume resumes handed tasks and returns the names of those admitted. A
+// task whose turn comes as one's walk stops is resumed next.
 func resume(hs []*tk) []string {
 	var admitted []string
 	for _, h := range hs {
-		if out, _ := h.p.Resume(); out == Admitted {
-			admitted = append(admitted, h.name)
+		for h != nil {
+			out, _, next := h.p.Resume()
+			if out == Admitted {
+				admitted = append(admitted, h.name)
+			}
+			h = next
 		}
 	}
 	return admitted

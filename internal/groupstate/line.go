@@ -184,7 +184,7 @@ func (l *line[T]) passLocked(r *waiters[T], p *Permits[T], n int64) *Permits[T] 
 	q := r.q()
 	q.gave(p)
 	if n == 1 && !r.fifo.costly && !q.empty() && l.held.load() <= l.limit.Load() {
-		return l.popLocked(q)
+		return l.handLocked(q)
 	}
 	if n > 0 {
 		l.held.giveN(n)
@@ -193,7 +193,8 @@ func (l *line[T]) passLocked(r *waiters[T], p *Permits[T], n int64) *Permits[T] 
 }
 
 // handOne takes out the waiter served next, to pass p's permit straight
-// to it, if one waits and the limit has room for it. Otherwise it gives
+// to it, if one waits, the limit has room for it, and it is its group's
+// turn to walk on (see turn.go). The caller ends that turn. Otherwise it gives
 // nothing back and returns nil, and release gives the permit back.
 func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	if l.waiting.Load() == 0 {
@@ -202,7 +203,7 @@ func (l *line[T]) handOne(p *Permits[T]) *Permits[T] {
 	r := l.lock()
 	defer r.unlock()
 	q := r.q()
-	if r.fifo.costly || q.empty() || l.held.load() > l.limit.Load() {
+	if r.fifo.costly || q.empty() || l.held.load() > l.limit.Load() || !q.peek().tryTurn() {
 		return nil
 	}
 	q.gave(p)
@@ -259,7 +260,7 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 	q := r.q()
 	if !r.fifo.costly {
 		for !q.empty() && l.take() {
-			c.add(l.popLocked(q))
+			c.add(l.handLocked(q))
 		}
 		return c.head
 	}
@@ -268,9 +269,19 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 		if x := w.x(); !l.takeFor(x, w.bit, x.lvl()) {
 			break
 		}
-		c.add(l.popLocked(q))
+		c.add(l.handLocked(q))
 	}
 	return c.head
+}
+
+// handLocked takes the waiter served next out of the queue, handed the
+// caller's permit. It returns it if it is its group's turn to walk on, or
+// nil if it waits for its turn (see turn.go).
+func (l *line[T]) handLocked(q queue[T]) *Permits[T] {
+	if w := l.popLocked(q); w.takeTurn() {
+		return w
+	}
+	return nil
 }
 
 // popLocked takes the waiter served next out of the queue. The permit is

@@ -22,11 +22,13 @@ func owners(ws []*Permits[tk]) []*tk {
 	return out
 }
 
-// newWaiters returns the Permits of n tasks in no group.
+// newWaiters returns the Permits of n tasks, each alone in a group of its
+// own. So none waits for another's turn to walk on (see turn.go).
 func newWaiters(n int) []*Permits[tk] {
 	ws := make([]*Permits[tk], n)
 	for i := range ws {
 		ws[i] = &new(tk).p
+		ws[i].group = new(Group[tk])
 	}
 	return ws
 }

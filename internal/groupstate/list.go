@@ -8,6 +8,9 @@ package groupstate
 type chain[T any] struct{ head, tail *Permits[T] }
 
 func (c *chain[T]) add(w *Permits[T]) {
+	if w == nil { // it waits for its turn (see turn.go)
+		return
+	}
 	if c.tail == nil {
 		c.head = w
 	} else {

@@ -35,7 +35,10 @@ const (
 // Resume returns MustWait. The task is then in a line, and the line owns
 // it. Three kinds of caller take it out again and own it from then on.
 // One is whoever releases the permit it waits for. Handed returns the task
-// to that releaser, which calls Resume. Another is whoever raises a limit
+// to that releaser, which calls Resume. But while another task of its
+// group walks on from a hand-off, it waits for its turn, in no line. It
+// then goes to the owner of that task, from its Resume (see turn.go).
+// Another is whoever raises a limit
 // (Registry.Update). The last is whoever makes it leave (Leave, sweeps).
 //
 // A waiting task is its Permits, linked into a line's queue. Its zero value
@@ -111,10 +114,20 @@ func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
 
 // Resume carries on the walk of a task taken out of its line holding the
-// permit it waited for. It returns as Try does.
-func (p *Permits[T]) Resume() (Outcome, string) {
+// permit it waited for. It returns as Try does. It may also return next,
+// a task of the same group handed a permit meanwhile, whose turn to walk
+// on comes as this walk stops (see turn.go). The caller owns next, and
+// must call its Resume.
+func (p *Permits[T]) Resume() (out Outcome, reason string, next *T) {
+	g, turn := p.group, p.bit != pauseBit // a resumed group's task was handed no permit
 	p.flags |= granted
-	return p.advance()
+	out, reason = p.advance()
+	if turn { // p may be in a line now: only g is read
+		if w := g.passTurn(); w != nil {
+			next = w.task()
+		}
+	}
+	return out, reason, next
 }
 
 // Leave takes the task out of the line it waits in and reports whether it

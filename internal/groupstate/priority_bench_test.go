@@ -51,8 +51,8 @@ func benchPriorityTurns(b *testing.B, turn bool) {
 			t.p.Exit()
 			next := t.p.Handed()
 			if next != nil {
-				if out, _ := next.p.Resume(); out != Admitted {
-					b.Fatalf("a handed task was not admitted: %v", out)
+				if out, _, turn := next.p.Resume(); out != Admitted || turn != nil {
+					b.Fatalf("a handed task was not admitted alone: %v", out)
 				}
 			}
 			t = next

@@ -234,15 +234,17 @@ func TestFairReleaseKeepsWhomAStoppedTasksLeavingLetThrough(t *testing.T) {
 	for h := a1.p.Handed(); h != nil; h = a1.p.Handed() {
 		handed = append(handed, h)
 	}
-	require.ElementsMatch(t, []*tk{b2, b3, a2}, handed, "b3 got the permit a2's leaving freed")
-	out, _ := a2.p.Resume()
+	require.ElementsMatch(t, []*tk{b2, a2}, handed, "b3, handed as a2 left, waits for b2's walk (turn.go)")
+	out, _, next := a2.p.Resume()
 	require.Equal(t, MustWait, out, "a2's walk goes on to the global line")
+	require.Nil(t, next)
 	require.True(t, a2.p.Leave())
 	a2.p.Release()
-	for _, k := range []*tk{b2, b3} {
-		out, _ = k.p.Resume()
-		require.Equal(t, Admitted, out)
-	}
+	out, _, next = b2.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Same(t, b3, next, "b3 got the permit a2's leaving freed")
+	out, _, _ = b3.p.Resume()
+	require.Equal(t, Admitted, out)
 	for _, k := range []*tk{b1, b2, b3} {
 		require.Empty(t, f.end(t, k))
 	}

@@ -222,9 +222,31 @@ func (l *oracleLive) costOf(scope string) int {
 
 // thresholdBound is waitBound for the queue threshold of a group, its
 // override included.
+//
+// Under IsolationOff a pause parks the tasks that waited for the global
+// cap. They give their global slot back and wait on in their group's
+// queue, past its threshold. So a paused group may hold the global
+// threshold more.
 func (l *oracleLive) thresholdBound(groupKey string, waiting int) int {
 	sc := l.scopeOf(groupKey)
-	return l.waitBoundOf(groupKey, waiting, func(ep *oracleEpoch) int { return ep.threshold(sc) })
+	return l.waitBoundOf(groupKey, waiting, func(ep *oracleEpoch) int {
+		q, gq := ep.threshold(sc), ep.p.GlobalQueueThreshold()
+		if ep.p.Isolation() == groupconc.IsolationOff && q != groupconc.Unlimited && gq != groupconc.Unlimited && l.pausedChain(ep, groupKey) {
+			q += gq
+		}
+		return q
+	})
+}
+
+// pausedChain reports whether groupKey's group or an ancestor is paused in
+// ep.
+func (l *oracleLive) pausedChain(ep *oracleEpoch, groupKey string) bool {
+	for k := groupKey; k != ""; k = ep.p.ResolveParent(k) {
+		if ep.paused(l.scopeOf(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // setCallerRuns records whether p runs a rejected task on its caller

@@ -265,7 +265,9 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration, sh storm
 	for range e.AllGroupStats() {
 		n++
 	}
-	assert.Equal(t, n, st.Groups, "Stats().Groups against the groups AllGroupStats yields")
+	// An idle TTL may forget groups between the two reads, never add one.
+	after := e.Stats().Groups
+	assert.True(t, after <= n && n <= st.Groups, "Stats().Groups %d, then %d, against the %d groups AllGroupStats yields", st.Groups, after, n)
 	if testing.Verbose() {
 		t.Logf("%v: %d handles, %s", mode, len(hs), strings.TrimSpace(fmt.Sprintf("%+v", st)))
 	}

@@ -26,9 +26,12 @@ import (
 //	asideCause    the task's context         aside.cause            taskContext
 //	overBit       end (context closed)       —                      taskContext
 //	inlineBit     do, before it is submitted —                      launch, work, handOn, end
+//	readyBit      launch (admitted task)     —                      take, cancel: whoever clears it owns t
 //
 // The status and End sit above the bits (statusShift, endShift) and are
-// written with completedBit, in the same atomic Or.
+// written with completedBit, in the same atomic Or. Only readyBit is ever
+// cleared: it marks a task at rest in the ready queue, and clearing it
+// takes the task from there (see leaveReady).
 
 // Bits of task.state. Each is set once and never cleared.
 const (
@@ -43,14 +46,15 @@ const (
 	startedBit                      // the function is about to run: start is its Start (see began)
 	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
 	inlineBit                       // a Do's task: its caller runs it (see doCall); set before it is submitted
+	readyBit                        // the task waits in the ready queue; cleared by whoever takes it (leaveReady)
 )
 
 // Where the result's status and End are in task.state, set with
 // completedBit. The status is in 3 bits, and End in the bits above when it
-// is in [0, maxStateEnd], 13 days. Otherwise aside.end keeps it.
+// is in [0, maxStateEnd], 6 days. Otherwise aside.end keeps it.
 const (
-	statusShift        = 11
-	endShift           = 14
+	statusShift        = 12
+	endShift           = 15
 	maxStateEnd uint64 = 1<<(64-endShift) - 1
 )
 
@@ -307,8 +311,9 @@ func outcomeIndex(s TaskStatus) int { return int(s - StatusSuccess) }
 
 // cancel is Cancel. It completes t's handle CANCELLED with cause, and
 // cancels its context with cause, unless the handle already completed. It
-// does not own t. A waiting t that it takes out of its line goes to a
-// goroutine of its own to end.
+// does not own t. A t that it takes out of its line, or out of the ready
+// queue, gives its permits back here and goes to a goroutine of its own
+// to end.
 func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	claimed, ran := t.claimRan()
 	if !claimed {
@@ -316,8 +321,16 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	}
 	t.context().cancelWith(cause)
 	// Interleaving: after the claim, a task in no line at this moment sees
-	// it once it joins one (see stopRequested).
-	left := t.permits.Leave()
+	// it once it joins one (see stopRequested). One at rest in the ready
+	// queue is taken from there, unless a worker took it first.
+	left := t.permits.Leave() || t.leaveReady(true)
+	if left {
+		// This goroutine owns t now, and its function never runs. So its
+		// permits go back before its handle completes, as any task's do. A
+		// caller that cancels it and then submits the next never finds
+		// them held. Those they go to are carried on by endCancelled.
+		t.permits.Release()
+	}
 	// The result's Err is cause, which cancelWith recorded. This is the
 	// context's first cancel, since close comes after a claim (see end).
 	e.count(t, StatusCancelled)
@@ -326,4 +339,23 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 		e.goEndCancelled(t)
 	}
 	return true
+}
+
+// leaveReady takes t, an admitted task pushed to the ready queue, from
+// there, and reports whether the caller now owns it. Cancel (byCancel)
+// and the worker that pops t race for it. Cancel claims t before it
+// tries. So a worker that finds t claimed leaves it to Cancel, which
+// then owns it. A worker that wins runs t, and a Cancel after that
+// finds it running. The queue still links t until a worker pops it.
+// The new owner never touches that link (Permits.Next).
+func (t *task) leaveReady(byCancel bool) bool {
+	for {
+		s := t.state.Load()
+		if s&readyBit == 0 || !byCancel && s&claimedBit != 0 {
+			return false
+		}
+		if t.state.CompareAndSwap(s, s&^readyBit) {
+			return true
+		}
+	}
 }

@@ -65,11 +65,12 @@ func (h *TaskHandle[T]) IsDone() bool { return !h.made() || h.t.isDone() }
 // had begun, or now if not. Cancel reports whether it did so. It reports
 // false if the handle had already completed. It reports false too once the
 // function has returned, or the rejection handler: that outcome stands,
-// and the handle completes with it a moment later. A task still waiting for
-// permits leaves its line before Cancel returns. It gives back the permits
-// of earlier layers and its queue slot a moment later, on a goroutine of the
-// executor. A running function sees its context cancelled and keeps its
-// permits until it returns.
+// and the handle completes with it a moment later. A task whose function
+// has not begun, waiting for permits or holding them all and waiting for a
+// goroutine, never runs. It gives back its permits and its queue slot
+// before Cancel returns, so a task submitted next may take them. A
+// running function sees its context cancelled and keeps its permits until
+// it returns.
 func (h *TaskHandle[T]) Cancel() bool {
 	if !h.made() {
 		return false

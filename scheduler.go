@@ -15,7 +15,8 @@ package groupconc
 //	turn      handed a permit, out of line, its group's turns            carried (the Resume of the task
 //	          behind another's walk on      (groupstate/turn.go)         ahead of it hands it on)
 //	carried   carryOn, just handed a permit the goroutine that took it   running, waiting, ended
-//	ready     the ready queue (readyq)      the queue                    running (a worker's Take)
+//	ready     the ready queue (readyq)      the queue                    running (a worker's Take),
+//	                                                                     leaving (Cancel, see leaveReady)
 //	leaving   out of its line, cancelled    endCancelled's goroutine     ended
 //	displaced out of its line, its queue    endDisplaced's goroutine     ended
 //	          slot taken by a newcomer
@@ -40,8 +41,9 @@ package groupconc
 // Every task ends through end, once, on its owner's goroutine. Its handle is
 // completed on the side, by whoever claims it first. That is complete (the
 // owner, with the task's outcome) or cancel (Cancel, from any goroutine).
-// Cancel never drives the task. It only cancels its context and makes it
-// leave its line. A listener is told after the permits' hand-off is decided,
+// Cancel never drives the task. It cancels its context and makes it leave
+// its line or the ready queue. Then it gives back the permits of a task it
+// took out, which was never to run, before the handle completes. A listener is told after the permits' hand-off is decided,
 // on the owner's goroutine, so it never changes where permits go.
 //
 // Comments that begin "Interleaving:" mark code whose correctness rests on

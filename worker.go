@@ -44,6 +44,11 @@ func (e *GroupExecutor) launch(t *task) {
 		t.body.(inlineCaller).wake(true, 0)
 		return
 	}
+	if t.reason() == "" {
+		// An admitted task holds every permit in the queue. Cancel may take
+		// it from there and give them back at once (see leaveReady).
+		t.state.Or(readyBit)
+	}
 	if e.ready.Push(t) {
 		e.goServe()
 	}
@@ -58,13 +63,22 @@ func (e *GroupExecutor) serve() {
 }
 
 // take takes the next task out of the ready queue, holding its role. It
-// returns nil once the queue is empty and the role given up.
+// returns nil once the queue is empty and the role given up. It passes
+// over a task that Cancel took from the queue, which Cancel ends.
 func (e *GroupExecutor) take() *task {
-	t, start := e.ready.Take()
-	if start {
-		e.goServe()
+	for {
+		t, start := e.ready.Take()
+		if start {
+			e.goServe()
+		}
+		if t == nil || t.reason() != "" || t.leaveReady(false) {
+			return t
+		}
+		// Take gave the role up with t. Claim it back for the next one.
+		if !e.ready.Claim() {
+			return nil
+		}
 	}
-	return t
 }
 
 // work runs t, which got its last permit at start (an offset from its

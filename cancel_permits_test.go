@@ -1,0 +1,86 @@
+package groupconc_test
+
+// Cancel of a task whose function has not begun: its permits go back
+// before its handle completes, as the design promises of every task.
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kobe/groupconc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCancelOfAWaitingTaskGivesItsPermitsAndSlotBackBeforeItReturns: a
+// caller that cancels a waiting task and then submits the next finds the
+// first one's permits and queue slot free, without waiting for anything.
+func TestCancelOfAWaitingTaskGivesItsPermitsAndSlotBackBeforeItReturns(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for range 50 {
+			e := groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).
+				GlobalMaxInFlight(2).DefaultQueueThresholdPerGroup(1)))
+			gate := make(chan struct{})
+			running := submit(t, t.Context(), e, "g", "running", block(gate))
+			waiting := submit(t, t.Context(), e, "g", "waiting", func(context.Context) (int, error) { return 0, nil })
+			require.True(t, waiting.Cancel())
+			g, _ := e.GroupStats("g")
+			s := e.Stats()
+			next := submit(t, t.Context(), e, "g", "next", func(context.Context) (int, error) { return 2, nil })
+			ok := assert.Equal(t, 0, g.Waiting, "Waiting after Cancel") &&
+				assert.Equal(t, 1, g.InFlight, "InFlight after Cancel") &&
+				assert.Equal(t, 1, s.GlobalInFlight, "GlobalInFlight after Cancel") &&
+				assert.False(t, next.IsDone(), "the next task, submitted into the freed slot, is done: %v", next.IsDone() && next.Wait().Status == groupconc.StatusRejected)
+			close(gate)
+			assert.Equal(t, groupconc.StatusSuccess, running.Wait().Status)
+			assert.Equal(t, groupconc.StatusSuccess, next.Wait().Status)
+			assert.Equal(t, groupconc.StatusCancelled, waiting.Wait().Status)
+			require.NoError(t, e.Shutdown(t.Context()))
+			if !ok {
+				return
+			}
+		}
+	})
+}
+
+// TestCancelOfAnAdmittedTaskNotYetStartedGivesItsPermitsBackBeforeItReturns:
+// a task that got every permit inside Submit waits only for a goroutine.
+// Cancelled before its function begins, it never runs, and its permits are
+// free once Cancel returns: the next task, which may not wait, starts.
+func TestCancelOfAnAdmittedTaskNotYetStartedGivesItsPermitsBackBeforeItReturns(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		b := groupconc.NewPolicyBuilder().Isolation(mode).GlobalMaxInFlight(1).DefaultQueueThresholdPerGroup(0)
+		if mode == groupconc.IsolationOff {
+			b.GlobalQueueThreshold(0)
+		}
+		p := mustBuild(t, b)
+		checked := 0
+		for range 200 {
+			e := groupconc.New(p)
+			var ran atomic.Bool
+			first := submit(t, t.Context(), e, "g", "first", func(context.Context) (int, error) {
+				ran.Store(true)
+				return 1, nil
+			})
+			if !first.Cancel() {
+				require.NoError(t, e.Shutdown(t.Context()))
+				continue // it had finished already
+			}
+			s := e.Stats()
+			next := submit(t, t.Context(), e, "g", "next", func(context.Context) (int, error) { return 2, nil })
+			r := next.Wait()
+			require.NoError(t, e.Shutdown(t.Context()))
+			if ran.Load() {
+				continue // its function had begun: it keeps its permits until it returns
+			}
+			checked++
+			if !assert.Equal(t, 0, s.GlobalInFlight, "GlobalInFlight after Cancel") ||
+				!assert.Equal(t, 0, s.Running, "Running after Cancel") ||
+				!assert.Equal(t, groupconc.StatusSuccess, r.Status, "the next task: %v", r.Err) {
+				return
+			}
+		}
+		t.Logf("%d of 200 cancelled before they began", checked)
+	})
+}

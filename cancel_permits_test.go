@@ -5,6 +5,7 @@ package groupconc_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -82,5 +83,71 @@ func TestCancelOfAnAdmittedTaskNotYetStartedGivesItsPermitsBackBeforeItReturns(t
 			}
 		}
 		t.Logf("%d of 200 cancelled before they began", checked)
+	})
+}
+
+// TestCancelRacingTheWorkersAndLiveChangesLeavesNoPermitHeld: Cancels that
+// race the goroutines taking tasks to run, while limits change and groups
+// shut down, leave every task ended once, told to the listener in balance,
+// and no permit or count held once all is done.
+func TestCancelRacingTheWorkersAndLiveChangesLeavesNoPermitHeld(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		rec := newRecorder()
+		build := func(limit int) *groupconc.GroupPolicy {
+			return mustBuild(t, groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(rec).
+				GlobalMaxInFlight(limit).DefaultMaxConcurrencyPerGroup(limit/2+1).DefaultQueueThresholdPerGroup(8))
+		}
+		e := groupconc.New(build(4))
+		keys := []string{"a", "b", "c"}
+		stop := make(chan struct{})
+		changed := make(chan struct{})
+		go func() {
+			defer close(changed)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				assert.NoError(t, e.UpdatePolicy(build(1+i%6)))
+				e.ShutdownGroup(keys[i%3])
+			}
+		}()
+		const workers, each = 4, 150
+		handles := make(chan *groupconc.TaskHandle[int], workers*each)
+		done := make(chan struct{})
+		for w := range workers {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := range each {
+					h, err := groupconc.Submit(t.Context(), e, keys[(w+i)%3], fmt.Sprintf("t%d-%d", w, i), func(context.Context) (int, error) { return i, nil })
+					if !assert.NoError(t, err) {
+						return
+					}
+					if i%2 == 0 {
+						h.Cancel()
+					}
+					handles <- h
+				}
+			}()
+		}
+		for range workers {
+			<-done
+		}
+		close(stop)
+		<-changed
+		close(handles)
+		for h := range handles {
+			h.Wait()
+		}
+		require.NoError(t, e.Shutdown(t.Context()))
+		s := e.Stats()
+		assert.Zero(t, s.Running, "Running")
+		assert.Zero(t, s.Waiting, "Waiting")
+		assert.Zero(t, s.GlobalInFlight, "GlobalInFlight")
+		assert.Equal(t, s.Submitted, s.Succeeded+s.Failed+s.Cancelled+s.Rejected, "outcomes")
+		assert.Equal(t, int(s.Submitted), rec.Count(evSubmitted), "OnSubmitted")
+		// No task turned away runs here: submitted = completed + rejected.
+		assert.Equal(t, rec.Count(evSubmitted), rec.Count(evCompleted)+rec.Count(evRejected), "listener balance")
 	})
 }

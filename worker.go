@@ -54,6 +54,25 @@ func (e *GroupExecutor) launch(t *task) {
 	}
 }
 
+// leaveReady takes t, an admitted task pushed to the ready queue, from
+// there, and reports whether the caller now owns it. Cancel (byCancel)
+// and the worker that pops t race for it. Cancel claims t before it
+// tries. So a worker that finds t claimed leaves it to Cancel, which
+// then owns it. A worker that wins runs t, and a Cancel after that
+// finds it running. The queue still links t until a worker pops it.
+// The new owner never touches that link (Permits.Next).
+func (t *task) leaveReady(byCancel bool) bool {
+	for {
+		s := t.state.Load()
+		if s&readyBit == 0 || !byCancel && s&claimedBit != 0 {
+			return false
+		}
+		if t.state.CompareAndSwap(s, s&^readyBit) {
+			return true
+		}
+	}
+}
+
 // serve is the body of a goroutine started for the ready queue's role.
 func (e *GroupExecutor) serve() {
 	defer e.crew.exit()

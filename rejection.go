@@ -29,7 +29,9 @@ const (
 	// SubmitWith with Block waits for a slot of that queue. The slot would
 	// go to the new task, past the caller waiting for the next one. So the
 	// new task is turned away instead, with the queue's reason, and no
-	// waiting task is displaced.
+	// waiting task is displaced. A blocked caller's task that waits past
+	// MaxWait displaces nobody either. It blocked instead of making room,
+	// so it is turned away with ReasonWaitTimeout, as under RejectDiscard.
 	RejectDiscardOldest RejectionPolicy = 3
 )
 

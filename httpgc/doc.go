@@ -53,7 +53,9 @@
 // maxConcurrency, maxInFlight, queueThreshold and weight. Each is a
 // number, "unlimited" (not weight) or null. "paused" is true, false or
 // null. A paused group starts nothing until resumed. An unknown field or
-// a bad value gets 422 naming it, and nothing changes.
+// a bad value gets 422 naming it, and nothing changes. That holds for a
+// value the executor refuses too, such as a weight without fair share.
+// The answer names the field as the body does, with the value sent.
 //
 // Why a group waits. A row's "why" says where its waiting tasks wait, by
 // the first rule that holds. "paused" means the group or an ancestor is

@@ -85,7 +85,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	h.writes.Unlock()
 	leave(w, ev)
 	if ev.Err != nil {
-		failWrite(w, ev.Err, name)
+		failWrite(w, ev.Err, name, fields)
 		return
 	}
 	reply(w, http.StatusOK, h.row(ev.After, name, h.e.GroupStats))
@@ -142,11 +142,12 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 
 // failWrite answers a write to the group shown as name that the executor
 // refused. The executor's own message for a group gone names its key,
-// which a DisplayKey hides.
-func failWrite(w http.ResponseWriter, err error, name string) {
+// which a DisplayKey hides. A value refused is named as fields, the
+// patch's body, named it (see refusedFields).
+func failWrite(w http.ResponseWriter, err error, name string, fields map[string]json.RawMessage) {
 	switch {
 	case errors.Is(err, groupconc.ErrInvalidPolicy):
-		fail(w, http.StatusUnprocessableEntity, err.Error())
+		fail(w, http.StatusUnprocessableEntity, refusedFields(err, fields)+err.Error())
 	case errors.Is(err, groupconc.ErrUnknownGroup):
 		fail(w, http.StatusNotFound, "no group "+quoted(name))
 	case errors.Is(err, groupconc.ErrClosed):
@@ -154,6 +155,24 @@ func failWrite(w http.ResponseWriter, err error, name string) {
 	default:
 		fail(w, http.StatusConflict, err.Error())
 	}
+}
+
+// refusedFields names the fields of a patch that the executor's refusal
+// err speaks of, with the values sent, as "weight \"2\": ". The executor
+// names a limit by its Go field (Weight), a patch by its JSON one (weight).
+// So the answer names each refused value as the request did.
+func refusedFields(err error, fields map[string]json.RawMessage) string {
+	msg := strings.ToLower(err.Error())
+	var named []string
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if strings.Contains(msg, strings.ToLower(name)) {
+			named = append(named, name+" "+quoted(string(bytes.TrimSpace(fields[name]))))
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return strings.Join(named, ", ") + ": "
 }
 
 // decodeObject decodes body, one JSON object and nothing after it, into v.

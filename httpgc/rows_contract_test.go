@@ -135,3 +135,28 @@ func testRowOutcomes(t *testing.T, mode groupconc.IsolationMode) {
 	assert.Equal(t, 0.0, row["oldestRunningMs"], "none runs")
 	assert.Equal(t, 0.0, row["waitingGlobal"])
 }
+
+func TestAChildUnderAPausedParentShowsPaused(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).ParentSeparator("/"))
+			adaptertest.Submit(t, e, "t/a", adaptertest.OK).Wait()
+			h := handlerFor(t, e)
+			w := patch(h, "/api/groups/t", `{"paused":true}`)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			assert.Equal(t, true, object(t, w)["paused"])
+
+			task := adaptertest.Submit(t, e, "t/a", adaptertest.OK)
+			row := rowOf(t, h, "t/a")
+			assert.Equal(t, true, row["paused"], "an ancestor is paused")
+			assert.Equal(t, "t", row["parent"])
+			assert.Equal(t, 1.0, row["waiting"])
+			assert.Equal(t, "paused", row["why"])
+
+			w = patch(h, "/api/groups/t", `{"paused":null}`)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			assert.Equal(t, groupconc.StatusSuccess, task.Wait().Status, "resumed, the task runs")
+			assert.Equal(t, false, rowOf(t, h, "t/a")["paused"])
+		})
+	}
+}

@@ -325,7 +325,9 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	return true
 }
 
-// applyChanges carries on the tasks a change of limits moved.
+// applyChanges carries on the tasks a change of limits moved. It may run
+// under the updating mutex, so it calls no user code: a listener may call
+// UpdatePolicy. So every task it ends ends on a goroutine of its own.
 func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// A task put back in line was in none for a moment. A cancel then could
 	// not take it out, so it is checked here, as after any join.
@@ -340,17 +342,20 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 		e.goResume(t)
 	}
 	// A resumed group's tasks walk on here, one after another, so that
-	// they join their next lines in their order.
+	// they join their next lines in their order. As in carryOn, but a task
+	// that ends goes to a goroutine, since ending it tells the listener.
 	for _, t := range c.Resumed {
-		s, start, turn := e.carryOn(t, noTime)
+		out, reason, turn := t.permits.Resume()
 		if turn != nil {
 			e.goResume(turn)
 		}
-		switch s {
-		case stepRun:
-			e.goCarry(t, start)
-		case stepEnded:
-			e.handOn(&t.permits, handOffSpawn, noTime)
+		switch {
+		case out == groupstate.Admitted:
+			e.goCarry(t, t.since())
+		case out == groupstate.Rejected:
+			e.goTurnAway(t, reason)
+		case e.stopRequested(t) && t.permits.Leave():
+			e.goEndCancelled(t) // cancelled while paused: see carryOn
 		}
 	}
 }

@@ -1,11 +1,11 @@
 package groupconc
 
 // The executor's goroutines, and how a task ends on them. Every goroutine
-// the executor starts runs one of serve, carry, resume, endCancelled or
-// endDisplaced. It belongs to the task it was started for (see
-// scheduler.go's table). It is counted in the crew from before it starts
-// until it ends, so that Shutdown can wait for it. The go* methods start
-// them.
+// the executor starts runs one of serve, carry, resume, resumeTurnedAway,
+// endCancelled or endDisplaced. It belongs to the task it was started for
+// (see scheduler.go's table). It is counted in the crew from before it
+// starts until it ends, so that Shutdown can wait for it. The go* methods
+// start them.
 
 // goServe starts a goroutine for the ready queue's role.
 func (e *GroupExecutor) goServe() {
@@ -155,6 +155,24 @@ func (e *GroupExecutor) resume(t *task) {
 	case stepEnded:
 		e.work(e.handOn(&t.permits, handOffInline, noTime))
 	}
+}
+
+// goTurnAway starts a goroutine that decides what becomes of t, which a
+// queue threshold turned away for reason in a resume (see applyChanges).
+func (e *GroupExecutor) goTurnAway(t *task, reason string) {
+	e.crew.add()
+	go e.resumeTurnedAway(t, reason)
+}
+
+// resumeTurnedAway is the body of a goroutine started by goTurnAway. It
+// runs t, or ends it, as turnAway says, as resume would.
+func (e *GroupExecutor) resumeTurnedAway(t *task, reason string) {
+	defer e.crew.exit()
+	if e.turnAway(t, reason) {
+		e.work(t, 0)
+		return
+	}
+	e.work(e.end(t, handOffInline, noTime))
 }
 
 // endCancelled is the body of a goroutine that owns a task a cancellation

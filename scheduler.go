@@ -324,38 +324,3 @@ func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	<-c.Done()
 	return true
 }
-
-// applyChanges carries on the tasks a change of limits moved. It may run
-// under the updating mutex, so it calls no user code: a listener may call
-// UpdatePolicy. So every task it ends ends on a goroutine of its own.
-func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
-	// A task put back in line was in none for a moment. A cancel then could
-	// not take it out, so it is checked here, as after any join.
-	for _, t := range c.Requeued {
-		if e.stopRequested(t) && t.permits.Leave() {
-			e.goEndCancelled(t)
-		}
-	}
-	// The tasks the raised limits let through were handed a permit away from
-	// the executor's goroutines. So each goes on on one of its own.
-	for _, t := range c.Handed {
-		e.goResume(t)
-	}
-	// A resumed group's tasks walk on here, one after another, so that
-	// they join their next lines in their order. As in carryOn, but a task
-	// that ends goes to a goroutine, since ending it tells the listener.
-	for _, t := range c.Resumed {
-		out, reason, turn := t.permits.Resume()
-		if turn != nil {
-			e.goResume(turn)
-		}
-		switch {
-		case out == groupstate.Admitted:
-			e.goCarry(t, t.since())
-		case out == groupstate.Rejected:
-			e.goTurnAway(t, reason)
-		case e.stopRequested(t) && t.permits.Leave():
-			e.goEndCancelled(t) // cancelled while paused: see carryOn
-		}
-	}
-}

@@ -69,7 +69,9 @@ func (b *PolicyBuilder) PerGroupMaxConcurrency(m map[string]int) *PolicyBuilder 
 // from several goroutines at once. A panic in it yields the default, and a
 // value below 1 becomes 1. It runs inside the Submit call that first uses
 // the group. So a slow resolver makes that Submit slow, and it should be
-// quick.
+// quick. UpdatePolicy and SetGroupOverride call it again for live groups,
+// under the executor's update lock. So it must not call back into the
+// executor.
 func (b *PolicyBuilder) ConcurrencyResolver(f func(groupKey string) int) *PolicyBuilder {
 	if b == nil {
 		return nil
@@ -216,7 +218,8 @@ func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
 }
 
 // WeightResolver sets a function that gives the weight of a group not listed
-// in PerGroupWeight. It is called once per group as ConcurrencyResolver is.
+// in PerGroupWeight. It is called as ConcurrencyResolver is, and must not
+// call back into the executor either.
 // A panic in it yields the default, and a value below 1 becomes 1.
 func (b *PolicyBuilder) WeightResolver(f func(groupKey string) int) *PolicyBuilder {
 	if b == nil {
@@ -257,7 +260,8 @@ func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 // resolver alone decides. It is called once per group, when the group is
 // made, and may be called from several goroutines at once. A group with more
 // than 8 ancestors, or a cycle of parents, is refused by Submit. So is a
-// group whose resolver panics.
+// group whose resolver panics. Like ConcurrencyResolver, it must not call
+// back into the executor.
 func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
 	if b == nil {
 		return nil

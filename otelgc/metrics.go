@@ -43,9 +43,10 @@ type Options struct {
 	ExecutorName string
 	// GroupClass, if set, turns the groupconc.group attribute on and maps
 	// each group key to its value (a tier, a region): groups of one class
-	// share time series. An empty class, or a panic, means Other. It is
-	// called for every task the listener sees and every group at each
-	// collection, so it must be cheap and safe for concurrent use.
+	// share time series. An empty class, one not valid UTF-8, or a panic,
+	// means Other. A key of the allowlist that is not valid UTF-8 is Other
+	// too. It is called for every task the listener sees and every group at
+	// each collection, so it must be cheap and safe for concurrent use.
 	GroupClass func(groupKey string) string
 	// GroupAllowlist, if not empty, turns the groupconc.group attribute on
 	// and lists the values kept (keys, or classes when GroupClass is set);

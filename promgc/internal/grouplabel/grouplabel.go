@@ -9,11 +9,12 @@ package grouplabel
 import (
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Other is the group label value of every group that the allowlist leaves
-// out, whose class is empty, or that comes after the cap on distinct values
-// is reached.
+// out, whose value is empty or not valid UTF-8, or that comes after the cap
+// on distinct values is reached.
 const Other = "_other"
 
 // DefaultMax is the cap on distinct group label values when none is given.
@@ -86,7 +87,9 @@ func (l *Set[S]) value(groupKey string) string {
 	if l.class != nil {
 		v = l.classOf(groupKey)
 	}
-	if v == "" || l.allow != nil && !l.allow[v] {
+	// Prometheus refuses a label value that is not valid UTF-8, and fails
+	// the whole scrape. OTLP refuses such a string too. So it means Other.
+	if v == "" || !utf8.ValidString(v) || l.allow != nil && !l.allow[v] {
 		return Other
 	}
 	return v

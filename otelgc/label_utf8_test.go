@@ -36,3 +36,10 @@ func TestInvalidUTF8AllowlistKeyIsOther(t *testing.T) {
 		"groupconc.group.count": {"groupconc.group=_other": 1, "groupconc.group=acme": 1},
 	})
 }
+
+func TestNewRefusesAnExecutorNameNotValidUTF8(t *testing.T) {
+	_, err := otelgc.New(otelgc.Options{ExecutorName: "api\xff"})
+	if want := `otelgc: ExecutorName "api\xff" is not valid UTF-8`; err == nil || err.Error() != want {
+		t.Fatalf("New: got %v, want %s", err, want)
+	}
+}

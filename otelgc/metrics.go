@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/otelgc/internal/grouplabel"
@@ -40,6 +41,7 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 	// ExecutorName, if not empty, is the value of a groupconc.executor.name
 	// attribute on every measurement, to tell several executors apart.
+	// It must be valid UTF-8.
 	ExecutorName string
 	// GroupClass, if set, turns the groupconc.group attribute on and maps
 	// each group key to its value (a tier, a region): groups of one class
@@ -215,6 +217,10 @@ func (o Options) validate() error {
 			errs = append(errs, fmt.Errorf("otelgc: Buckets are not strictly increasing at index %d", i))
 			break
 		}
+	}
+	// A label value must be valid UTF-8, or every export fails.
+	if !utf8.ValidString(o.ExecutorName) {
+		errs = append(errs, fmt.Errorf("%s: ExecutorName %q is not valid UTF-8", "otelgc", o.ExecutorName))
 	}
 	return errors.Join(errs...)
 }

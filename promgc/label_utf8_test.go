@@ -50,3 +50,10 @@ func TestInvalidUTF8AllowlistKeyIsOther(t *testing.T) {
 		groupconc_groups{group="acme"} 1
 	`)
 }
+
+func TestNewRefusesAnExecutorNameNotValidUTF8(t *testing.T) {
+	_, err := promgc.New(promgc.Options{ExecutorName: "api\xff"})
+	if want := `promgc: ExecutorName "api\xff" is not valid UTF-8`; err == nil || err.Error() != want {
+		t.Fatalf("New: got %v, want %s", err, want)
+	}
+}

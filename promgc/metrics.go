@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/promgc/internal/grouplabel"
@@ -24,6 +25,7 @@ var DefaultBuckets = []float64{
 type Options struct {
 	// ExecutorName, if not empty, is the value of an "executor" label on
 	// every metric, to tell several executors apart in one registry.
+	// It must be valid UTF-8.
 	ExecutorName string
 	// GroupClass, if set, turns the group label on and maps each group key
 	// to its value (a tier, a region): groups of one class share series. An
@@ -161,6 +163,10 @@ func (o Options) validate() error {
 			errs = append(errs, fmt.Errorf("promgc: Buckets are not strictly increasing at index %d", i))
 			break
 		}
+	}
+	// A label value must be valid UTF-8, or every export fails.
+	if !utf8.ValidString(o.ExecutorName) {
+		errs = append(errs, fmt.Errorf("%s: ExecutorName %q is not valid UTF-8", "promgc", o.ExecutorName))
 	}
 	return errors.Join(errs...)
 }

@@ -68,25 +68,59 @@ func (o *Options) refuseOverride(g string, ov groupconc.GroupOverride) error {
 type execTarget struct {
 	exec     *groupconc.GroupExecutor
 	policies *policyMaker
+	// pausedWaiting is what the last groups call found waiting in paused
+	// groups.
+	pausedWaiting int
 }
 
 // groups counts what runs in permits, as the shares are. A task of cost 3
 // holds 3 of its group's limit. So a replica keeps them until it ends. A
 // waiting task counts 1, as its cost is not in the stats. A parent's counts
-// cover its subtree's tasks.
+// cover its subtree's tasks. The waiting tasks of a paused group cannot
+// start, so they ask for no share: a pause on one replica does not hold the
+// group back on the others. They leave its ancestors' demand too.
 func (t *execTarget) groups(yield func(string, load) bool) {
+	stats := make(map[string]groupconc.GroupStats)
 	for s := range t.exec.AllGroupStats() {
-		if !yield(s.GroupKey, load{running: s.RunningCost, waiting: s.Waiting}) {
+		stats[s.GroupKey] = s
+	}
+	// held counts, per group not paused, the waiting tasks of its paused
+	// descendants. A group under a paused ancestor is paused too, so only
+	// the top of each paused subtree is counted.
+	held := make(map[string]int)
+	t.pausedWaiting = 0
+	for _, s := range stats {
+		if !s.Paused || s.Waiting == 0 || stats[s.Parent].Paused {
+			continue
+		}
+		t.pausedWaiting += s.Waiting
+		// A snapshot may miss a parent made meanwhile; a chain is short.
+		for k, n := s.Parent, 0; k != "" && n <= maxAncestors; k, n = stats[k].Parent, n+1 {
+			held[k] += s.Waiting
+		}
+	}
+	for k, s := range stats {
+		l := load{running: s.RunningCost, waiting: max(s.Waiting-held[k], 0)}
+		if s.Paused {
+			l.waiting = 0
+		}
+		if !yield(k, l) {
 			return
 		}
 	}
 }
 
+// maxAncestors bounds the walk up a group's parents. groupconc refuses
+// more than 8.
+const maxAncestors = 8
+
 // total counts as running what the global limit bounds (the tasks in
 // flight), and as waiting the rest of what was accepted and not finished.
+// A paused group's waiting tasks hold no global permit and cannot start, so
+// they are left out: total is read after groups, which counts them.
 func (t *execTarget) total() load {
 	s := t.exec.Stats()
-	return load{running: s.GlobalInFlight, waiting: max(s.Running+s.Waiting-s.GlobalInFlight, 0)}
+	return load{running: s.GlobalInFlight, waiting: max(s.Running+s.Waiting-s.GlobalInFlight-t.pausedWaiting, 0)}
 }
 
 func (t *execTarget) apply(limits map[string]int, global int) error {

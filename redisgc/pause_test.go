@@ -1,0 +1,75 @@
+package redisgc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+)
+
+// TestAPausedGroupWantsNoShare: a paused group's waiting tasks cannot
+// start, so they ask for no share. Pausing a group on one replica does not
+// hold the group back on another, nor the global limit.
+func TestAPausedGroupWantsNoShare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves shares between two replicas")
+	}
+	tenants := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().ParentSeparator("/") }
+	for _, tc := range []struct {
+		name, paused, key string
+		base              func() *groupconc.PolicyBuilder
+		global            bool
+	}{
+		{"group", "t", "t", groupconc.NewPolicyBuilder, false},
+		{"user of a tenant", "t/u1", "t/u1", tenants, false},
+		{"tenant", "t", "t/u1", tenants, false},
+		{"global", "t", "t", groupconc.NewPolicyBuilder, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startRedis(t)
+			opts := fleetOpts(map[string]int{"t": 4})
+			limit := func(r *execReplica) int { return r.limit("t") }
+			if tc.global {
+				opts = fleetOpts(nil)
+				opts.GlobalLimit = 4
+				limit = func(r *execReplica) int { return r.coord.Status().Global.Limit }
+			}
+			opts.Base = tc.base
+			a, b := startExecReplica(t, s, "a", opts), startExecReplica(t, s, "b", opts)
+			submit := func(r *execReplica, key string, gate chan struct{}) {
+				t.Helper()
+				_, err := groupconc.Submit(context.Background(), r.exec, key, "x", func(context.Context) (struct{}, error) {
+					<-gate
+					return struct{}{}, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			// a knows the group, pauses it, then holds 6 tasks that cannot start.
+			done := make(chan struct{})
+			close(done)
+			submit(a, tc.key, done)
+			eventually(t, 5*time.Second, func() bool { return a.exec.Stats().Running+a.exec.Stats().Waiting == 0 }, "a's first task never ended")
+			paused := true
+			if err := a.exec.SetGroupOverride(tc.paused, groupconc.GroupOverride{Paused: &paused}); err != nil {
+				t.Fatal(err)
+			}
+			gate := make(chan struct{})
+			t.Cleanup(func() { // before the replicas' own, which shut them down
+				close(gate)
+				_ = a.exec.SetGroupOverride(tc.paused, groupconc.GroupOverride{}) // resumes
+			})
+			for range 6 {
+				submit(a, tc.key, gate)
+			}
+			// b has 6 tasks to run: it gets all that a does not hold.
+			for range 6 {
+				submit(b, "t", gate)
+			}
+			eventually(t, 10*time.Second, func() bool { return limit(b) == 3 },
+				"b never got the 3 of 4 that a does not run")
+		})
+	}
+}

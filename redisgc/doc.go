@@ -5,7 +5,8 @@
 //
 // No Redis call is made per task. Each replica leases shares. A Coordinator
 // reads its executor's demand per group. That is the permits its running
-// tasks hold, and its waiting tasks. Shares are in permits.
+// tasks hold, and its waiting tasks but a paused group's, which cannot
+// start. Shares are in permits.
 // Every SyncInterval while busy, it runs one Lua script. The script renews
 // its lease and takes more of a limit only from capacity Redis shows free.
 // It also says which share to shrink to when other replicas are short. A

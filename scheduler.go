@@ -43,8 +43,9 @@ package groupconc
 // owner, with the task's outcome) or cancel (Cancel, from any goroutine).
 // Cancel never drives the task. It cancels its context and makes it leave
 // its line or the ready queue. Then it gives back the permits of a task it
-// took out, which was never to run, before the handle completes. A listener is told after the permits' hand-off is decided,
-// on the owner's goroutine, so it never changes where permits go.
+// took out, which was never to run, before the handle completes. A
+// listener is told after the permits' hand-off is decided, on the owner's
+// goroutine, so it never changes where permits go.
 //
 // Comments that begin "Interleaving:" mark code whose correctness rests on
 // an argument about concurrent goroutines. Change such code only with the

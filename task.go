@@ -150,12 +150,9 @@ func (t *task) getAside() *taskAside {
 	return t.aside.Load()
 }
 
-// setReason records why t was rejected. Only the goroutine owning t calls
-// it, and reason.
-func (t *task) setReason(reason string) { t.getAside().reason = reason }
-
 // turnedAway records why t was turned away, and p, the policy in force
-// then. Only the goroutine owning t calls it, and rejectedUnder.
+// then (nil: the one in force when it is read). Only the goroutine owning
+// t calls it, and rejectedUnder.
 func (t *task) turnedAway(reason string, p *GroupPolicy) {
 	a := t.getAside()
 	a.reason, a.policy = reason, p

@@ -197,7 +197,7 @@ func (e *GroupExecutor) goEndDisplaced(t *task) {
 // it gives back as it ends.
 func (e *GroupExecutor) endDisplaced(t *task) {
 	e.endOutOfLine(t, func() {
-		t.setReason(ReasonDisplaced)
+		t.turnedAway(ReasonDisplaced, nil)
 		t.tellRejected(e.listener(), ReasonDisplaced)
 		now := t.since()
 		e.finish(t, &outcome{

@@ -66,11 +66,13 @@ func (h *TaskHandle[T]) IsDone() bool { return !h.made() || h.t.isDone() }
 // false if the handle had already completed. It reports false too once the
 // function has returned, or the rejection handler: that outcome stands,
 // and the handle completes with it a moment later. A task whose function
-// has not begun, waiting for permits or holding them all and waiting for a
-// goroutine, never runs. It gives back its permits and its queue slot
-// before Cancel returns, so a task submitted next may take them. A
-// running function sees its context cancelled and keeps its permits until
-// it returns.
+// has not begun never runs. Waiting for permits, or holding them all and
+// queued for a goroutine, it gives back its permits and its queue slot
+// before Cancel returns, so a task submitted next may take them. Once a
+// goroutine has taken it to run, its function still never starts, but it
+// keeps its permits until that goroutine is done with it, a moment later.
+// A running function sees its context cancelled and keeps its permits
+// until it returns.
 func (h *TaskHandle[T]) Cancel() bool {
 	if !h.made() {
 		return false

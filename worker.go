@@ -58,8 +58,10 @@ func (e *GroupExecutor) launch(t *task) {
 // there, and reports whether the caller now owns it. Cancel (byCancel)
 // and the worker that pops t race for it. Cancel claims t before it
 // tries. So a worker that finds t claimed leaves it to Cancel, which
-// then owns it. A worker that wins runs t, and a Cancel after that
-// finds it running. The queue still links t until a worker pops it.
+// then owns it. A worker that wins marks t begun in the same step. A
+// Cancel after that finds it begun, and its permits go back as the
+// worker ends it. Its start is 0, Submitted: the zero value, which no
+// one has written. The queue still links t until a worker pops it.
 // The new owner never touches that link (Permits.Next).
 func (t *task) leaveReady(byCancel bool) bool {
 	for {
@@ -67,7 +69,11 @@ func (t *task) leaveReady(byCancel bool) bool {
 		if s&readyBit == 0 || !byCancel && s&claimedBit != 0 {
 			return false
 		}
-		if t.state.CompareAndSwap(s, s&^readyBit) {
+		next := s &^ readyBit
+		if !byCancel {
+			next |= startedBit
+		}
+		if t.state.CompareAndSwap(s, next) {
 			return true
 		}
 	}

@@ -42,23 +42,8 @@ func TestATaskALoweredGlobalCapSendsBackWaitsBehindHigherOnes(t *testing.T) {
 // bulkhead line when the bulkhead is lowered, behind a high task there.
 func TestATaskALoweredBulkheadSendsBackWaitsBehindHigherOnes(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		synctest.Test(t, func(t *testing.T) {
-			b := func(n int) *groupconc.PolicyBuilder {
-				return modeBuilder(mode).DefaultMaxInFlightPerGroup(n).DefaultMaxConcurrencyPerGroup(1)
-			}
-			e := newExecutor(t, b(2))
-			k := newGatedTask(t, 0)
-			run := submit(t, t.Context(), e, "a", "run", k.Fn)
-			var log startLog
-			low := submitPrio(t, e, "a", "low", groupconc.PriorityLow, log.task("low"))
-			synctest.Wait()
-			high := submitPrio(t, e, "a", "high", groupconc.PriorityHigh, log.task("high"))
-			synctest.Wait()
-			require.NoError(t, e.UpdatePolicy(mustBuild(t, b(1))))
-			synctest.Wait()
-			k.Release()
-			quiesce(t, e, run, low, high)
-			assert.Equal(t, []string{"high", "low"}, log.order())
+		loweredSendsBackBehindHigher(t, func(n int) *groupconc.PolicyBuilder {
+			return modeBuilder(mode).DefaultMaxInFlightPerGroup(n).DefaultMaxConcurrencyPerGroup(1)
 		})
 	})
 }
@@ -67,10 +52,17 @@ func TestATaskALoweredBulkheadSendsBackWaitsBehindHigherOnes(t *testing.T) {
 // share a low task waiting for a global permit goes back to its group's
 // line when its limit is lowered, behind a high task there.
 func TestATaskALoweredConcurrencySendsBackWaitsBehindHigherOnes(t *testing.T) {
+	loweredSendsBackBehindHigher(t, func(n int) *groupconc.PolicyBuilder {
+		return builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(n)
+	})
+}
+
+// loweredSendsBackBehindHigher runs a task of group "a", then a low one
+// that waits past the group's first layer under b(2), then a high one that
+// waits at it. Under b(1) the low one goes back, and the high one starts
+// first once the running task returns.
+func loweredSendsBackBehindHigher(t *testing.T, b func(n int) *groupconc.PolicyBuilder) {
 	synctest.Test(t, func(t *testing.T) {
-		b := func(n int) *groupconc.PolicyBuilder {
-			return builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(n)
-		}
 		e := newExecutor(t, b(2))
 		k := newGatedTask(t, 0)
 		run := submit(t, t.Context(), e, "a", "run", k.Fn)

@@ -1,0 +1,107 @@
+package groupstate
+
+// This file is about RejectDiscardOldest: a task that finds its queue full
+// takes the slot of a waiting one (makeRoom).
+
+// makeRoom is for a task that found its queue q full. bit names the queue,
+// the global one or that of its group's ancestor at level lv (0: its own
+// group). If the task may displace another, it takes the slot of the
+// oldest waiting task of the lowest priority at or below its own. The task
+// displaced is out of its line and given to the Global's displaced hook,
+// for p's owner to end. It keeps the permits it held of earlier layers.
+//
+// It displaces nobody while a caller is blocked on q. Otherwise the slot
+// would go to the newcomer, past the caller waiting for the next one. The
+// task is turned away then, as under RejectDiscard. A caller that blocks
+// just after the check came after the task, which it does not pass either.
+// A paused walk (a blocking caller's) waits for room rather than make it.
+func (p *Permits[T]) makeRoom(q *line[T], bit, lv uint8) bool {
+	if p.flags&pause != 0 || !p.group.global.displacing.Load() || q.waiting.Load() != 0 {
+		return false
+	}
+	a := p.group.ancestor(lv)
+	for {
+		v, l := victim(p.prio, bit, a)
+		if v == nil {
+			return false
+		}
+		if p.takeRoom(v, l, bit, a, lv) {
+			return true
+		}
+	}
+}
+
+// takeRoom takes for p the slot (bit) of v, which victim found waiting in
+// l, and reports whether it did. The queue is a's, or the global one, at
+// level lv of p's group. It does not take the slot if v has moved since.
+// If v was served meanwhile, it may wait at a later layer by now. And under
+// IsolationOff a task gives its global slot back once past the global
+// layer. So taking v out of whatever line it is in could take a slot
+// nobody holds.
+func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T], lv uint8) bool {
+	vl := v.levelOf(a)
+	if bit == heldGlobalSlot {
+		vl = 0
+	}
+	if !v.leaveFrom(l, bit, vl) {
+		return false
+	}
+	*v.heldAt(vl) &^= bit
+	*p.heldAt(lv) |= bit
+	p.group.global.displaced(v.task())
+	return true
+}
+
+// victim returns the oldest waiting task of the lowest priority at or
+// below prio that holds a slot of the queue named by bit. The queue is g's
+// or the global one. It also returns the line the task waits in. It
+// returns nil if there is no such task. It looks in the lines whose
+// waiters hold such a slot (walks): g's layers, which its subtree's tasks
+// wait in too, and for g's queue the pause lines of g and its ancestors.
+// A task a lowered limit sent back to an earlier line may hold no slot of
+// that line's queue.
+//
+// Tasks submitted at one clock reading tie (as in a synctest bubble). Of
+// those, the first one looked at is taken. Nothing overtakes in a line.
+// So a task in a later layer came before the tasks of its priority that
+// still wait in an earlier one. So the layers are looked at last first.
+// The pause lines come after them: their tasks walk on in arrival order
+// once resumed.
+func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
+	var l *line[T]
+	holds := func(w *Permits[T]) bool {
+		if bit == heldGlobalSlot {
+			return w.held&bit != 0
+		}
+		return w.group.under(g) && *w.heldAt(w.levelOf(g))&bit != 0
+	}
+	consider := func(w *Permits[T]) {
+		switch {
+		case w.prio < prio, !holds(w):
+		case best == nil, w.prio > best.prio,
+			w.prio == best.prio && w.submitted < best.submitted:
+			best, in = w, l
+		}
+	}
+	look := func(at *line[T]) {
+		if at == nil || at.waiting.Load() == 0 {
+			return
+		}
+		l = at
+		r := l.lock()
+		r.q().heads(g, holds, consider)
+		r.unlock()
+	}
+	ys := g.global.layers(g)
+	for i := len(ys) - 1; i >= 0; i-- {
+		if ys[i].slot == bit {
+			look(ys[i].l)
+		}
+	}
+	if bit == heldGroupSlot {
+		for a := g; a != nil; a = a.up() {
+			look(a.pauseLine.Load())
+		}
+	}
+	return best, in
+}

@@ -15,13 +15,21 @@ package groupstate
 // task is turned away then, as under RejectDiscard. A caller that blocks
 // just after the check came after the task, which it does not pass either.
 // A paused walk (a blocking caller's) waits for room rather than make it.
+//
+// A queue past its threshold holds slots that accepted tasks kept as they
+// moved on (keepSlot). Such a task still holds the slot it was accepted
+// on, in another queue. Its slot here is no room within the threshold. A
+// task that took it, holding no other, would wait past the thresholds of
+// its chain. So while the queue is past its threshold, only a task that
+// holds no other slot is displaced (within).
 func (p *Permits[T]) makeRoom(q *line[T], bit, lv uint8) bool {
 	if p.flags&pause != 0 || !p.group.global.displacing.Load() || q.waiting.Load() != 0 {
 		return false
 	}
 	a := p.group.ancestor(lv)
+	within := q.held.load() > q.limit.Load()
 	for {
-		v, l := victim(p.prio, bit, a)
+		v, l := victim(p.prio, bit, a, within)
 		if v == nil {
 			return false
 		}
@@ -54,12 +62,13 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 
 // victim returns the oldest waiting task of the lowest priority at or
 // below prio that holds a slot of the queue named by bit. The queue is g's
-// or the global one. It also returns the line the task waits in. It
-// returns nil if there is no such task. It looks in the lines whose
-// waiters hold such a slot (walks): g's layers, which its subtree's tasks
-// wait in too, and for g's queue the pause lines of g and its ancestors.
-// A task a lowered limit sent back to an earlier line may hold no slot of
-// that line's queue.
+// or the global one. With within set, a task that holds a slot of another
+// queue too is passed over (see makeRoom). It also returns the line the
+// task waits in. It returns nil if there is no such task. It looks in the
+// lines whose waiters hold such a slot (walks): g's layers, which its
+// subtree's tasks wait in too, and for g's queue the pause lines of g and
+// its ancestors. A task a lowered limit sent back to an earlier line may
+// hold no slot of that line's queue.
 //
 // Tasks submitted at one clock reading tie (as in a synctest bubble). Of
 // those, the first one looked at is taken. Nothing overtakes in a line.
@@ -67,13 +76,17 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // still wait in an earlier one. So the layers are looked at last first.
 // The pause lines come after them: their tasks walk on in arrival order
 // once resumed.
-func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T]) {
+func victim[T any](prio, bit uint8, g *Group[T], within bool) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	holds := func(w *Permits[T]) bool {
 		if bit == heldGlobalSlot {
-			return w.held&bit != 0
+			return w.held&bit != 0 && !(within && w.otherSlot(bit, 0))
 		}
-		return w.group.under(g) && *w.heldAt(w.levelOf(g))&bit != 0
+		if !w.group.under(g) {
+			return false
+		}
+		lv := w.levelOf(g)
+		return *w.heldAt(lv)&bit != 0 && !(within && w.otherSlot(bit, lv))
 	}
 	consider := func(w *Permits[T]) {
 		switch {
@@ -104,4 +117,26 @@ func victim[T any](prio, bit uint8, g *Group[T]) (best *Permits[T], in *line[T])
 		}
 	}
 	return best, in
+}
+
+// otherSlot reports whether p holds a slot of a queue other than the one
+// named by bit, at level lv of its group: a group's queue for the global
+// one, and another level's for a group's.
+func (p *Permits[T]) otherSlot(bit, lv uint8) bool {
+	x := p.x()
+	if bit == heldGlobalSlot {
+		return p.holdsGroupSlot(x)
+	}
+	if lv > 0 && p.held&heldGroupSlot != 0 {
+		return true
+	}
+	if x == nil {
+		return false
+	}
+	for i, b := range x.anc {
+		if b&heldGroupSlot != 0 && uint8(i)+1 != lv {
+			return true
+		}
+	}
+	return false
 }

@@ -57,7 +57,7 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	var displaced []string
 	f, a, b, d := displacing(t, func(v *tk) { displaced = append(displaced, v.name) })
 
-	v, l := victim(d.p.prio, heldGlobalSlot, d.p.group)
+	v, l := victim(d.p.prio, heldGlobalSlot, d.p.group, false)
 	require.Same(t, &b.p, v)
 
 	// b is served meanwhile, and goes on to wait at its bulkhead.

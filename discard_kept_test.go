@@ -1,0 +1,104 @@
+package groupconc_test
+
+// RejectDiscardOldest in a tenant's queue held past its threshold. A task
+// accepted in its own group's queue moves on to its tenant's and waits
+// there even if that queue is full. It keeps its own group's slot until it
+// starts. A new task must not take the slot it holds past the threshold:
+// it would wait past every threshold of its chain.
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// keptPolicy: acme runs acme/u2's task and acme/u1's first, then its limit
+// is lowered to 1. So acme/u1's second task, accepted in u1's queue, moves
+// on to acme's full queue when the first ends.
+func keptPolicy(mode groupconc.IsolationMode, acme, acmeQueue int) *groupconc.PolicyBuilder {
+	return modeBuilder(mode).ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
+		DefaultMaxConcurrencyPerGroup(5).DefaultQueueThresholdPerGroup(0).
+		PerGroupMaxConcurrency(map[string]int{"acme": acme, "acme/u1": 1}).
+		PerGroupQueueThreshold(map[string]int{"acme": acmeQueue, "acme/u1": 1})
+}
+
+// With acme's threshold 0, a task of another user finds acme full and
+// holding only the slot u1's task kept. It is turned away: displacing
+// that task would make room past the threshold, not within it.
+func TestDiscardOldestTakesNoSlotKeptPastATenantsThreshold(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, keptPolicy(mode, 2, 0))
+			ks, hs := submitEach(t, e, "acme/u2", "acme/u1", "acme/u1")
+			synctest.Wait()
+			require.Equal(t, 2, startedCount(ks[:2]...))
+			requireWaiting(t, hs[2], ks[2]) // for u1's limit, in u1's queue
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 0))))
+			ks[1].Release()
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // for acme's limit, past its threshold
+			assert.Equal(t, "acme", position(t, hs[2]).Group)
+
+			late := submit(t, context.Background(), e, "acme/u3", "late", succeed)
+			synctest.Wait()
+			assert.Equal(t, groupconc.ReasonGroupQueueFull, requireRejected(t, late, "group").Reason)
+			requireWaiting(t, hs[2], ks[2])
+			assert.Equal(t, 0, groupStats(t, e, "acme/u3").Waiting, "u3's chain allows none to wait")
+
+			ks[0].Release()
+			synctest.Wait()
+			assert.True(t, ks[2].started.Load())
+			releaseAll(t, e, ks, append(hs, late))
+		})
+	})
+}
+
+// With acme's threshold 1, acme's queue holds the kept task and one task
+// that took a slot within the threshold. A new task displaces the latter,
+// though the kept task is older: only that slot is room within the
+// threshold.
+func TestDiscardOldestPassesOverASlotKeptPastATenantsThreshold(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, keptPolicy(mode, 2, 1))
+			ks, hs := submitEach(t, e, "acme/u2", "acme/u1")
+			time.Sleep(time.Second)
+			kept := newGatedTask(t, 2)
+			hk := submitGated(t, e, "acme/u1", "", kept, groupconc.SubmitOptions{})
+			time.Sleep(time.Second)
+			within := newGatedTask(t, 3)
+			hw := submitGated(t, e, "acme/u3", "", within, groupconc.SubmitOptions{})
+			synctest.Wait()
+			requireWaiting(t, hk, kept)   // for u1's limit
+			requireWaiting(t, hw, within) // for acme's, in its queue's one slot
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 1))))
+			ks[1].Release()
+			synctest.Wait()
+			requireWaiting(t, hk, kept)
+			assert.Equal(t, "acme", position(t, hk).Group)
+			require.Equal(t, 2, groupStats(t, e, "acme").Waiting, "one past acme's threshold")
+
+			time.Sleep(time.Second)
+			late := newGatedTask(t, 4)
+			hl := submitGated(t, e, "acme/u4", "", late, groupconc.SubmitOptions{})
+			synctest.Wait()
+			r := doneResult(t, hw)
+			require.Equal(t, groupconc.StatusRejected, r.Status)
+			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			requireWaiting(t, hk, kept)
+			requireWaiting(t, hl, late)
+			ks[0].Release()
+			synctest.Wait()
+			assert.Equal(t, 1, startedCount(kept, late), "acme's limit of 1")
+			kept.Release()
+			late.Release()
+			releaseAll(t, e, ks, append(hs, hk, hw, hl))
+		})
+	})
+}

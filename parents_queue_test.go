@@ -214,3 +214,59 @@ func TestStoppingAParentEndsACallerBlockedOnTheGlobalQueue(t *testing.T) {
 		})
 	}
 }
+
+// A task accepted in its user's queue that moves on to its tenant's full
+// queue waits there past the threshold and keeps its user's slot until it
+// starts. Else the slot it left would let one more task wait: t/u/x's
+// tasks waiting would exceed the thresholds of its chain (0 + 1 + 0).
+func TestATaskPastATenantsThresholdKeepsTheSlotItWasAcceptedOn(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			limits := func(tenant int) *groupconc.PolicyBuilder {
+				return modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+					DefaultQueueThresholdPerGroup(0).
+					PerGroupMaxConcurrency(map[string]int{"t": tenant, "t/u": 1}).
+					PerGroupQueueThreshold(map[string]int{"t": 0, "t/u": 1})
+			}
+			e := newExecutor(t, limits(2))
+			ks, hs := submitEach(t, e, "t/u/x", "t/v", "t/u/x")
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // for u's limit, in u's queue
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, limits(1))))
+			ks[0].Release()
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2])
+			assert.Equal(t, "t", position(t, hs[2]).Group, "past t's threshold of 0")
+			late := submit(t, context.Background(), e, "t/u/x", "late", succeed)
+			requireRejected(t, late, "group")
+			assert.Equal(t, 1, groupStats(t, e, "t/u/x").Waiting)
+			releaseAll(t, e, ks, append(hs, late))
+		})
+	})
+}
+
+// The same holds where the walk waits at the tenant's bulkhead before its
+// own concurrency limit: a task accepted in the tenant's queue that finds
+// its own queue full waits there past its threshold, and keeps the
+// tenant's slot. So the tenant's subtree has one task waiting, not two.
+func TestATaskPastItsOwnThresholdKeepsItsTenantsSlot(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+				DefaultQueueThresholdPerGroup(0).
+				PerGroupMaxConcurrency(map[string]int{"t/u": 1}).PerGroupMaxInFlight(map[string]int{"t": 2}).
+				PerGroupQueueThreshold(map[string]int{"t": 1}))
+			ks, hs := submitEach(t, e, "t/u", "t/v", "t/u")
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // for t's bulkhead, in t's queue
+			ks[1].Release()
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2])
+			assert.Equal(t, "t/u", position(t, hs[2]).Group, "past u's threshold of 0")
+			late := submit(t, context.Background(), e, "t/w", "late", succeed)
+			requireRejected(t, late, "group")
+			assert.Equal(t, 1, groupStats(t, e, "t").Waiting)
+			releaseAll(t, e, ks, append(hs, late))
+		})
+	})
+}

@@ -212,7 +212,9 @@ func (y *walkStep) top(depth uint8) uint8 {
 // only tasks its own limits let through. Its line is the fair queue. A
 // group's layer is taken at the task's group, then at each ancestor,
 // nearest first (top). A task waiting at an ancestor's layer holds a slot
-// of that ancestor's queue, and only while it waits there.
+// of that ancestor's queue, and only while it waits there. Past a full
+// queue's threshold it keeps the ancestor slot it held before, too (see
+// Permits.step).
 var walks = [2][3]walkStep{
 	{{heldGlobal, heldGlobalSlot, true}, {heldBulkhead, heldGroupSlot, true}, {heldConc, heldGroupSlot, false}},
 	{{heldBulkhead, heldGroupSlot, false}, {heldConc, heldGroupSlot, true}, {heldGlobal, heldGroupSlot, false}},

@@ -198,9 +198,10 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			// A group slot taken here is kept until every permit is held, so
 			// the task is not turned away between the layers. An
 			// ancestor's is kept until the walk stops, and then only if
-			// the task waits at that ancestor's layer (see step). So a
-			// caller handed an ancestor's slot (Block) still holds it at
-			// the ancestor's next layer.
+			// the task waits at that ancestor's layer, or past a full
+			// queue's threshold (see step). So a caller handed an
+			// ancestor's slot (Block) still holds it at the ancestor's
+			// next layer.
 			var seen uint64
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
@@ -237,6 +238,12 @@ func (p *Permits[T]) advance() (Outcome, string) {
 // are h. x is the task's Ext, nil for a plain task. It takes the permit
 // handed over, or one free at once, or a slot of queue q and a place in
 // the line.
+//
+// A task that waits gives back the slots it holds of other ancestors'
+// queues. But one that takes q's slot past its threshold (keepSlot) keeps
+// them. One of them is the slot it was accepted on. So it still counts
+// within a threshold of its chain, and the slot it leaves is no room for
+// a new task to wait past them all.
 func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
 	if p.flags&granted != 0 && p.bit == bit && x.lvl() == lv {
 		p.flags &^= granted
@@ -247,10 +254,13 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		*h |= bit
 		return Admitted
 	}
-	if !p.takeSlot(q, slot, h) && !p.keepSlot(q, slot, h, x, lv) && !p.makeRoom(q, slot, lv) {
-		return Rejected
+	kept := false
+	if !p.takeSlot(q, slot, h) {
+		if kept = p.keepSlot(q, slot, h, x, lv); !kept && !p.makeRoom(q, slot, lv) {
+			return Rejected
+		}
 	}
-	if x != nil {
+	if x != nil && !kept {
 		p.dropSlotsAbove(x, lv) // it waits here, holding this level's slot
 	}
 	if p.flags&pause != 0 {

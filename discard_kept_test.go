@@ -102,3 +102,38 @@ func TestDiscardOldestPassesOverASlotKeptPastATenantsThreshold(t *testing.T) {
 		})
 	})
 }
+
+// A task that moved on to its tenant's line keeps the slot of its own
+// group's queue. So that queue is full while none of its own lines has a
+// waiter. A new task of the group displaces that task, the oldest holding
+// one of the queue's slots, rather than being turned away.
+func TestDiscardOldestDisplacesATaskThatMovedOnHoldingItsGroupsSlot(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, keptPolicy(mode, 2, 1))
+			ks, hs := submitEach(t, e, "acme/u2", "acme/u1", "acme/u1")
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // for u1's limit, in u1's queue
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 1))))
+			ks[1].Release()
+			synctest.Wait()
+			requireWaiting(t, hs[2], ks[2]) // for acme's limit, within its threshold
+			require.Equal(t, "acme", position(t, hs[2]).Group)
+
+			time.Sleep(time.Second)
+			late := newGatedTask(t, 3)
+			hl := submitGated(t, e, "acme/u1", "", late, groupconc.SubmitOptions{})
+			synctest.Wait()
+			r := doneResult(t, hs[2])
+			require.Equal(t, groupconc.StatusRejected, r.Status, "the task holding u1's one slot")
+			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			requireWaiting(t, hl, late)
+			assert.Equal(t, 1, groupStats(t, e, "acme/u1").Waiting)
+			ks[0].Release()
+			synctest.Wait()
+			assert.True(t, late.started.Load())
+			late.Release()
+			releaseAll(t, e, ks, append(hs, hl))
+		})
+	})
+}

@@ -66,8 +66,8 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // queue too is passed over (see makeRoom). It also returns the line the
 // task waits in. It returns nil if there is no such task. It looks in the
 // lines whose waiters hold such a slot (walks): g's layers, which its
-// subtree's tasks wait in too, and for g's queue the pause lines of g and
-// its ancestors. A task a lowered limit sent back to an earlier line may
+// subtree's tasks wait in too, and for g's queue its ancestors' layers
+// and the pause lines of g and its ancestors. A task a lowered limit sent back to an earlier line may
 // hold no slot of that line's queue.
 //
 // Tasks submitted at one clock reading tie (as in a synctest bubble). Of
@@ -105,11 +105,20 @@ func victim[T any](prio, bit uint8, g *Group[T], within bool) (best *Permits[T],
 		r.q().heads(g, holds, consider)
 		r.unlock()
 	}
-	ys := g.global.layers(g)
-	for i := len(ys) - 1; i >= 0; i-- {
-		if ys[i].slot == bit {
-			look(ys[i].l)
+	for i := len(g.global.walk) - 1; i >= 0; i-- {
+		y := &g.global.walk[i]
+		if y.slot != bit {
+			continue
 		}
+		if bit == heldGroupSlot && y.bit != heldGlobal {
+			// A task of g's subtree keeps its slot of g's queue as it
+			// moves on to an ancestor's line, furthest first. (The
+			// global line is every group's: g's look covers it.)
+			for lv := g.depth(); lv > 0; lv-- {
+				look(g.ancestor(lv).lineOf(y.bit))
+			}
+		}
+		look(g.lineOf(y.bit))
 	}
 	if bit == heldGroupSlot {
 		for a := g; a != nil; a = a.up() {

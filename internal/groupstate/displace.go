@@ -66,8 +66,8 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // queue too is passed over (see makeRoom). It also returns the line the
 // task waits in. It returns nil if there is no such task. It looks in the
 // lines whose waiters hold such a slot (walks): g's layers, which its
-// subtree's tasks wait in too, and for g's queue its ancestors' layers
-// and the pause lines of g and its ancestors. A task a lowered limit sent back to an earlier line may
+// subtree's tasks wait in too, and for g's queue the pause lines of g and
+// its ancestors. A task a lowered limit sent back to an earlier line may
 // hold no slot of that line's queue.
 //
 // Tasks submitted at one clock reading tie (as in a synctest bubble). Of
@@ -76,6 +76,10 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // still wait in an earlier one. So the layers are looked at last first.
 // The pause lines come after them: their tasks walk on in arrival order
 // once resumed.
+//
+// A task of g's subtree that moved on to an ancestor's line keeps its
+// slot of g's queue. Those lines hold the ancestor's whole subtree, so
+// they are looked at only when no task in g's own lines will do.
 func victim[T any](prio, bit uint8, g *Group[T], within bool) (best *Permits[T], in *line[T]) {
 	var l *line[T]
 	holds := func(w *Permits[T]) bool {
@@ -105,24 +109,23 @@ func victim[T any](prio, bit uint8, g *Group[T], within bool) (best *Permits[T],
 		r.q().heads(g, holds, consider)
 		r.unlock()
 	}
-	for i := len(g.global.walk) - 1; i >= 0; i-- {
-		y := &g.global.walk[i]
-		if y.slot != bit {
-			continue
+	walk := g.global.walk
+	for i := len(walk) - 1; i >= 0; i-- {
+		if walk[i].slot == bit {
+			look(g.lineOf(walk[i].bit))
 		}
-		if bit == heldGroupSlot && y.bit != heldGlobal {
-			// A task of g's subtree keeps its slot of g's queue as it
-			// moves on to an ancestor's line, furthest first. (The
-			// global line is every group's: g's look covers it.)
+	}
+	if bit != heldGroupSlot {
+		return best, in
+	}
+	for a := g; a != nil; a = a.up() {
+		look(a.pauseLine.Load())
+	}
+	for i := len(walk) - 1; i >= 0 && best == nil; i-- {
+		if y := walk[i]; y.slot == bit && y.bit != heldGlobal { // the global line was looked at
 			for lv := g.depth(); lv > 0; lv-- {
 				look(g.ancestor(lv).lineOf(y.bit))
 			}
-		}
-		look(g.lineOf(y.bit))
-	}
-	if bit == heldGroupSlot {
-		for a := g; a != nil; a = a.up() {
-			look(a.pauseLine.Load())
 		}
 	}
 	return best, in

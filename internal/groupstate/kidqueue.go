@@ -148,7 +148,17 @@ func (k *kidQueue[T]) oldest(*Group[T]) int64 {
 	return first
 }
 
+// heads looks in every bucket for the owner's queue. For a queue of a
+// group below the owner, g, it looks only in the bucket of the child on
+// g's path, which holds g's subtree.
 func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
+	if g != k.owner && g.under(k.owner) {
+		c := g.ancestor(g.depth() - k.owner.depth() - 1)
+		if b := c.family().buckets[k.k]; b != nil {
+			b.q.heads(g, holds, f)
+		}
+		return
+	}
 	for b := k.buckets.head; b != nil; b = b.link.next {
 		b.q.heads(g, holds, f)
 	}

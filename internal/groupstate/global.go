@@ -141,12 +141,15 @@ func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 // (-1) of its group's running tasks and running cost, and of its
 // ancestors' running cost.
 func (p *Permits[T]) countRunning(x *Ext, sign int64) {
-	k := p.group.family()
+	k := p.group.kin.Load() // family, but with no call where kin is made
+	if k == nil {
+		k = p.group.family()
+	}
 	k.run.Add(sign)
 	k.cost.Add(sign * x.amount(heldConc, 0))
 	lv := uint8(1)
 	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
-		a.family().subCost.Add(sign * x.amount(heldConc, lv))
+		a.kin.Load().subCost.Add(sign * x.amount(heldConc, lv)) // a parent has its kin
 	}
 }
 

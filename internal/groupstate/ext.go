@@ -1,6 +1,7 @@
 package groupstate
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 )
@@ -143,6 +144,18 @@ func (x *Ext) amount(bit, lv uint8) int64 {
 	}
 	return max(x.amt[index(bit, lv)], 1)
 }
+
+// slotAbove reports whether the task holds a slot of an ancestor's queue.
+// It reads anc's bits as one word.
+func (x *Ext) slotAbove() bool {
+	return binary.LittleEndian.Uint64(x.anc[:])&ancSlots != 0
+}
+
+// ancSlots is heldGroupSlot in each byte of a word.
+const ancSlots = 0x0101010101010101 * uint64(heldGroupSlot)
+
+// anc is one word: slotAbove reads it so.
+var _ = [1]struct{}{}[MaxAncestors-8]
 
 // lvl returns the level of the layer the task waits at.
 func (x *Ext) lvl() uint8 {

@@ -236,32 +236,33 @@ func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8
 // holdsGroupSlot reports whether p, of Ext x, holds a slot of its group's
 // queue or of an ancestor's.
 func (p *Permits[T]) holdsGroupSlot(x *Ext) bool {
-	if p.held&heldGroupSlot != 0 {
-		return true
-	}
-	if x == nil {
-		return false
-	}
-	for _, b := range x.anc {
-		if b&heldGroupSlot != 0 {
-			return true
-		}
-	}
-	return false
+	return p.held&heldGroupSlot != 0 || x != nil && x.slotAbove()
 }
 
 // dropSlotAt gives back the slot of ancestor a's queue that p holds, if
 // h, its bits at a's level, say it holds one.
 func (p *Permits[T]) dropSlotAt(a *Group[T], h *uint8) {
-	if *h&heldGroupSlot != 0 {
-		*h &^= heldGroupSlot
-		p.group.global.handSlots(a.queue.give(), heldGroupSlot)
+	if *h&heldGroupSlot != 0 { // most tasks hold none: kept small enough to inline
+		p.giveSlotAt(a, h)
 	}
+}
+
+// giveSlotAt is dropSlotAt's giving back.
+func (p *Permits[T]) giveSlotAt(a *Group[T], h *uint8) {
+	*h &^= heldGroupSlot
+	p.group.global.handSlots(a.queue.give(), heldGroupSlot)
 }
 
 // dropSlotsAbove gives back the slots p, of Ext x, holds of its ancestors'
 // queues, but at level keep.
 func (p *Permits[T]) dropSlotsAbove(x *Ext, keep uint8) {
+	if x.slotAbove() { // most tasks hold none: kept small enough to inline
+		p.dropSlotsBut(x, keep)
+	}
+}
+
+// dropSlotsBut is dropSlotsAbove's loop.
+func (p *Permits[T]) dropSlotsBut(x *Ext, keep uint8) {
 	lv := uint8(1)
 	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
 		if lv != keep {

@@ -114,16 +114,24 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 // held beyond one per task (kin.bulk), so that its tasks in flight are
 // counted as tasks.
 func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
-	if bit == gl.runBit && a.up() == nil || bit == heldBulkhead && x.amt != nil {
+	if gl.counts(x, a, bit) {
 		gl.count(x, a, bit, lv, sign)
 	}
+}
+
+// counts reports whether counted has a count to keep. The walk and the
+// release ask it first, since most layers keep none.
+func (gl *Global[T]) counts(x *Ext, a *Group[T], bit uint8) bool {
+	return bit == gl.runBit && a.parent == nil || bit == heldBulkhead && x.amt != nil
 }
 
 // countLayer keeps every count right as a task of group g, of Ext x,
 // takes (sign 1) or gives back (-1) ancestor a's layer bit at level lv:
 // a's own counts (counted), and its child's share of it (kidHeld).
 func (gl *Global[T]) countLayer(g *Group[T], x *Ext, a *Group[T], bit, lv uint8, sign int64) {
-	gl.counted(x, a, bit, lv, sign)
+	if gl.counts(x, a, bit) {
+		gl.count(x, a, bit, lv, sign)
+	}
 	if lv > 0 {
 		gl.kidHeld(g, x, bit, lv, sign)
 	}

@@ -216,7 +216,9 @@ func (p *Permits[T]) advance() (Outcome, string) {
 				gl.tookGlobal(p, handed)
 			}
 			if x != nil {
-				gl.counted(x, a, y.bit, lv, 1)
+				if gl.counts(x, a, y.bit) {
+					gl.count(x, a, y.bit, lv, 1)
+				}
 				if lv > 0 && !handed { // the kidQueue that handed it counted it (kidQueue.pop)
 					gl.kidHeld(g, x, y.bit, lv, 1)
 				}

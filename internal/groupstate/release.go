@@ -75,8 +75,10 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 	if p.held&bit != 0 {
 		p.held &^= bit
 		n := int64(1)
-		if x != nil {
-			p.group.global.counted(x, p.group, bit, 0, -1)
+		if gl := p.group.global; x != nil {
+			if gl.counts(x, p.group, bit) {
+				gl.count(x, p.group, bit, 0, -1)
+			}
 			n = x.amount(bit, 0)
 		}
 		p.keep(l.release(p, n))
@@ -115,8 +117,13 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 		return 0
 	}
 	*h &^= bit
-	if x != nil {
-		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
+	if gl := p.group.global; x != nil { // countLayer, with no call where nothing is counted
+		if gl.counts(x, a, bit) {
+			gl.count(x, a, bit, lv, -1)
+		}
+		if lv > 0 {
+			gl.kidHeld(p.group, x, bit, lv, -1)
+		}
 	}
 	return x.amount(bit, lv)
 }

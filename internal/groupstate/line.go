@@ -112,17 +112,17 @@ func (l *line[T]) takeFor(x *Ext, bit, lv uint8) bool {
 
 // join takes a permit for w at once if nobody waits and one is free, and
 // reports true. Otherwise it puts w in the queue and reports false. The
-// line owns w's task then.
-func (l *line[T]) join(w *Permits[T]) (acquired bool) {
+// line owns w's task then. x is w's Ext, nil for a plain task.
+func (l *line[T]) join(w *Permits[T], x *Ext) (acquired bool) {
 	r := l.lock()
 	defer r.unlock()
 	q := r.q()
 	l.waiting.Add(1) // as enterLocked
-	if x := w.x(); q.empty() && l.takeFor(x, w.bit, x.lvl()) {
+	if q.empty() && l.takeFor(x, w.bit, x.lvl()) {
 		l.waiting.Add(-1)
 		return true
 	}
-	l.pushLocked(r, w, false)
+	l.pushExt(r, w, x, false)
 	return false
 }
 
@@ -145,8 +145,13 @@ func (l *line[T]) withdrawLocked() { l.waiting.Add(-1) }
 // pushLocked puts w, counted in waiting, in the queue. It goes at its
 // place, or ahead of its priority if front (see queue.pushFront).
 func (l *line[T]) pushLocked(r *waiters[T], w *Permits[T], front bool) {
+	l.pushExt(r, w, w.x(), front)
+}
+
+// pushExt is pushLocked for w of Ext x (nil: plain), which the caller has.
+func (l *line[T]) pushExt(r *waiters[T], w *Permits[T], x *Ext, front bool) {
 	q := r.q()
-	if w.flags&extended != 0 && w.ext().cost > 1 {
+	if x != nil && x.cost > 1 {
 		r.fifo.costly = true
 	}
 	if front {

@@ -40,7 +40,7 @@ func fullLine(t *testing.T, n int) (*line[tk], []*Permits[tk]) {
 	require.True(t, l.tryAcquire())
 	ws := newWaiters(n)
 	for i := range ws {
-		require.False(t, l.join(ws[i]))
+		require.False(t, l.join(ws[i], nil))
 	}
 	return l, ws
 }
@@ -61,10 +61,10 @@ func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
 	l := newFIFOLine[tk](1)
 	require.True(t, l.tryAcquire())
 	ws := newWaiters(2)
-	require.False(t, l.join(ws[0]))
+	require.False(t, l.join(ws[0], nil))
 	require.Same(t, ws[0], l.release(nil, 1))
 	require.False(t, l.tryAcquire(), "a newcomer took the waiter's permit")
-	require.False(t, l.join(ws[1]), "a newcomer took the waiter's permit")
+	require.False(t, l.join(ws[1], nil), "a newcomer took the waiter's permit")
 	require.Same(t, ws[1], l.release(nil, 1))
 	assert.Nil(t, l.release(nil, 1))
 	assert.True(t, l.tryAcquire(), "line empty and a permit free")
@@ -109,7 +109,7 @@ func TestLineLoweredLimitDrainsBeforeGrantingAgain(t *testing.T) {
 	l.setLimit(1)
 	assert.Nil(t, l.grant(), "nothing is taken back")
 	ws := newWaiters(1)
-	require.False(t, l.join(ws[0]))
+	require.False(t, l.join(ws[0], nil))
 	assert.Nil(t, l.release(nil, 1), "3 held: below the new limit only at 0")
 	assert.Nil(t, l.release(nil, 1))
 	assert.Same(t, ws[0], l.release(nil, 1), "the last holder's permit goes on: 1 held again")
@@ -159,7 +159,7 @@ func TestLineMakesItsLobbyOnlyOnceATaskWaits(t *testing.T) {
 	l.setLimit(1)
 	require.True(t, l.tryAcquire())
 	w := newWaiters(1)[0]
-	require.False(t, l.join(w))
+	require.False(t, l.join(w, nil))
 	r := l.waiters.Load()
 	require.NotNil(t, r, "a task waits without the line's waiters")
 	require.Same(t, w, l.release(nil, 1))

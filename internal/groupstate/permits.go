@@ -273,7 +273,7 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 	if x != nil {
 		x.level = lv
 	}
-	if l.join(p) { // else the line owns the task now: hands off
+	if l.join(p, x) { // else the line owns the task now: hands off
 		*h |= bit
 		return Admitted
 	}

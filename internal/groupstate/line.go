@@ -98,7 +98,7 @@ func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 // takeFor takes the permits p needs at the layer bit at level lv, if they
 // are free, waiters or not.
 func (l *line[T]) takeFor(x *Ext, bit, lv uint8) bool {
-	if x == nil {
+	if x == nil || x.amt == nil { // a cost of one: one permit, nothing to record
 		return l.take()
 	}
 	limit := l.limit.Load()

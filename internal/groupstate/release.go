@@ -98,7 +98,14 @@ func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
 // q's first blocked caller if q has no slots (see slots.nudge). A Rejected
 // walk's release is quiet: what it gives back was free when it walked.
 func (p *Permits[T]) nudge(q *slots[T]) {
-	if q.limit.Load() == 0 && p.flags&quietRelease == 0 {
+	if q.limit.Load() == 0 { // most queues have slots: kept small enough to inline
+		p.nudgeNow(q)
+	}
+}
+
+// nudgeNow is nudge for a queue of no slots.
+func (p *Permits[T]) nudgeNow(q *slots[T]) {
+	if p.flags&quietRelease == 0 {
 		p.group.global.handSlots(q.nudge(), 0)
 	}
 }

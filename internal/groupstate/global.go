@@ -138,10 +138,14 @@ func (gl *Global[T]) countLayer(g *Group[T], x *Ext, a *Group[T], bit, lv uint8,
 }
 
 func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
+	k := a.kin.Load() // family, but with no call where kin is made
+	if k == nil {
+		k = a.family()
+	}
 	if bit == gl.runBit {
-		a.family().extra.Add(sign * x.amount(bit, lv))
+		k.extra.Add(sign * x.amount(bit, lv))
 	} else if n := x.amount(bit, lv) - 1; n != 0 {
-		a.family().bulk.Add(sign * n)
+		k.bulk.Add(sign * n)
 	}
 }
 

@@ -44,8 +44,12 @@ func (p *Permits[T]) release() {
 	}
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
-		for lv := y.top(depth); lv > 0; lv-- {
-			p.releaseAt(x, g.ancestor(lv), y.bit, lv)
+		for lv := y.top(depth); lv > 0; lv-- { // each ancestor's layer, and its slot
+			a := g.ancestor(lv)
+			if n := p.giveUp(x, a, y.bit, lv); n > 0 {
+				p.keep(a.lineOf(y.bit).release(p, n))
+				p.nudge(&a.queue)
+			}
 		}
 		if y.drop {
 			p.dropSlot(g.queueOf(y.slot), y.slot)
@@ -82,15 +86,6 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 			n = x.amount(bit, 0)
 		}
 		p.keep(l.release(p, n))
-	}
-}
-
-// releaseAt gives back what p, of Ext x, holds of ancestor a's layer bit,
-// at level lv: its queue slot, if it waits there, and its permit.
-func (p *Permits[T]) releaseAt(x *Ext, a *Group[T], bit, lv uint8) {
-	if n := p.giveUp(x, a, bit, lv); n > 0 {
-		p.keep(a.lineOf(bit).release(p, n))
-		p.nudge(&a.queue)
 	}
 }
 

@@ -199,18 +199,28 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			// the task is not turned away between the layers. An
 			// ancestor's is kept until the walk stops, and then only if
 			// the task waits at that ancestor's layer, or past a full
-			// queue's threshold (see step). So a caller handed an
+			// queue's threshold (see wait). So a caller handed an
 			// ancestor's slot (Block) still holds it at the ancestor's
 			// next layer.
 			var seen uint64
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
 			}
-			if out := p.step(a.lineOf(y.bit), &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv); out != Admitted {
-				if out == Rejected && x != nil { // else a line may own p by now
-					x.above, x.seen = lv, seen
+			// step, with its common ends here: no call for them.
+			l := a.lineOf(y.bit)
+			switch {
+			case handed && x.lvl() == lv:
+				p.flags &^= granted
+				*h |= y.bit
+			case l.waiting.Load() == 0 && l.takeFor(x, y.bit, lv):
+				*h |= y.bit
+			default:
+				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv); out != Admitted {
+					if out == Rejected && x != nil { // else a line may own p by now
+						x.above, x.seen = lv, seen
+					}
+					return p.stop(out, reasonOf(y.slot))
 				}
-				return p.stop(out, reasonOf(y.slot))
 			}
 			if y.bit == heldGlobal {
 				gl.tookGlobal(p, handed)
@@ -239,13 +249,7 @@ func (p *Permits[T]) advance() (Outcome, string) {
 // step takes one layer, at level lv of the task's group, whose held bits
 // are h. x is the task's Ext, nil for a plain task. It takes the permit
 // handed over, or one free at once, or a slot of queue q and a place in
-// the line.
-//
-// A task that waits gives back the slots it holds of other ancestors'
-// queues. But one that takes q's slot past its threshold (keepSlot) keeps
-// them. One of them is the slot it was accepted on. So it still counts
-// within a threshold of its chain, and the slot it leaves is no room for
-// a new task to wait past them all.
+// the line (wait). The walk (advance) has its own copy of the first two.
 func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
 	if p.flags&granted != 0 && p.bit == bit && x.lvl() == lv {
 		p.flags &^= granted
@@ -256,6 +260,18 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		*h |= bit
 		return Admitted
 	}
+	return p.wait(l, q, h, x, bit, slot, lv)
+}
+
+// wait is step for a task with no permit handed over nor free at once: it
+// takes a slot of queue q and a place in the line.
+//
+// A task that waits gives back the slots it holds of other ancestors'
+// queues. But one that takes q's slot past its threshold (keepSlot) keeps
+// them. One of them is the slot it was accepted on. So it still counts
+// within a threshold of its chain, and the slot it leaves is no room for
+// a new task to wait past them all.
+func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
 	kept := false
 	if !p.takeSlot(q, slot, h) {
 		if kept = p.keepSlot(q, slot, h, x, lv); !kept && !p.makeRoom(q, slot, lv) {

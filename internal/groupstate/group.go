@@ -127,7 +127,7 @@ const NumOutcomes = 4
 func (g *Group[T]) CountOutcome(i int) {
 	g.outcomes[i].Add(1)
 	for a := g.up(); a != nil; a = a.up() {
-		a.family().outcomes[i].Add(1)
+		a.kin.Load().outcomes[i].Add(1) // a parent has its kin
 	}
 }
 

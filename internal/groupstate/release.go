@@ -45,9 +45,15 @@ func (p *Permits[T]) release() {
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
 		for lv := y.top(depth); lv > 0; lv-- { // each ancestor's layer, and its slot
-			a := g.ancestor(lv)
-			if n := p.giveUp(x, a, y.bit, lv); n > 0 {
-				p.keep(a.lineOf(y.bit).release(p, n))
+			a, h := g.ancestor(lv), &x.anc[lv-1]
+			p.dropSlotAt(a, h)
+			if *h&y.bit != 0 { // giveUp's, with no call
+				*h &^= y.bit
+				if gl.counts(x, a, y.bit) {
+					gl.count(x, a, y.bit, lv, -1)
+				}
+				gl.kidHeld(g, x, y.bit, lv, -1)
+				p.keep(a.lineOf(y.bit).release(p, x.amount(y.bit, lv)))
 				p.nudge(&a.queue)
 			}
 		}

@@ -318,12 +318,12 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 // caller's cancel reaches the task's context through context.AfterFunc, on
 // another goroutine. Meanwhile a task whose own context has not been reached
 // yet may get a permit freed by a sibling that did react. So the caller's
-// context, the scope and the executor are asked too. The task's context is
-// waited for, since its cancel is on the way, so that its error is set when
-// the result is written.
+// context and the scope are asked too. The scope answers for the executor,
+// its root (Close). The task's context is waited for, since its cancel is on
+// the way, so that its error is set when the result is written.
 func (e *GroupExecutor) cancelledBeforeRun(t *task) bool {
 	c := t.context()
-	if c.Err() == nil && e.root.Err() == nil && (!c.built() || c.caller.Err() == nil && c.permits.Scope().Err() == nil) {
+	if c.Err() == nil && (!c.built() || c.caller.Err() == nil && c.permits.Scope().Err() == nil) {
 		return false
 	}
 	<-c.Done()

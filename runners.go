@@ -15,6 +15,10 @@ import (
 // reused, never freed. There are as many as goroutines ever ran tasks at
 // once.
 type runners struct {
+	// spare is a free record kept out of free, taken and given back
+	// without the lock: a Do takes one for each call.
+	spare atomic.Pointer[runner]
+
 	mu   sync.Mutex
 	all  []*runner // guarded by mu; only grows
 	free []*runner // guarded by mu
@@ -29,6 +33,9 @@ type runner struct {
 
 // get returns a record for a goroutine about to run tasks.
 func (rs *runners) get() *runner {
+	if r := rs.spare.Swap(nil); r != nil {
+		return r
+	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if n := len(rs.free); n > 0 {
@@ -43,6 +50,9 @@ func (rs *runners) get() *runner {
 
 // put gives back r, which runs nothing now.
 func (rs *runners) put(r *runner) {
+	if rs.spare.CompareAndSwap(nil, r) {
+		return
+	}
 	rs.mu.Lock()
 	rs.free = append(rs.free, r)
 	rs.mu.Unlock()

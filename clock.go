@@ -1,6 +1,9 @@
 package groupconc
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // clock returns the time elapsed since e's epoch, read on the monotonic
 // clock alone. That costs about half of time.Now, since time.Since skips the
@@ -12,6 +15,10 @@ func (e *GroupExecutor) clock() int64 { return int64(time.Since(e.epoch)) }
 
 // noTime stands for a clock reading not taken.
 const noTime int64 = -1
+
+// endUnread stands for the End of a Do's task, not read when its function
+// returned: see run.
+const endUnread int64 = math.MinInt64
 
 // since returns the time elapsed since t was submitted, as an offset from
 // its Submitted.

@@ -241,6 +241,12 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if !o.told {
 		l = nil
 	}
+	if o.end == endUnread { // a Do's (see run)
+		o.end = o.start
+		if l != nil {
+			o.end = t.since()
+		}
+	}
 	if !o.claimed && !t.claim() {
 		// Cancel completed the handle at once, and the listener hears its
 		// result.

@@ -279,6 +279,12 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	defer e.finish(t, &o)
 	t.began(start)
 	o.status, o.claimed, o.err = t.body.call(t, t.context())
+	if t.inline() {
+		// No handle shows a Do's End. finish reads it for a listener, and a
+		// task handed t's permits reads its own start.
+		o.end = endUnread
+		return noTime
+	}
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
 	return ended

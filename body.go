@@ -37,6 +37,9 @@ type body interface {
 	// interface method escapes. That would move every task's outcome to the
 	// heap.
 	tellCompleted(t *task, o outcome, l TaskLifecycleListener)
+	// The methods of a Do's task, called only for an inline task. As
+	// methods of body they cost no type assertion.
+	inlineCaller
 }
 
 // fnBody is the body of a task of a TaskHandle[T], which is the task's
@@ -195,6 +198,12 @@ const (
 	runDone                  // Run ran it: a second call is an error
 	runLate                  // the handler returned: Run is an error
 )
+
+// A handle's task is never inline: fnBody's inlineCaller methods are never
+// called.
+func (fnBody[T]) wake(bool, int64)             { panic("groupconc: not a Do") }
+func (fnBody[T]) ended()                       { panic("groupconc: not a Do") }
+func (fnBody[T]) taskID(*GroupExecutor) string { panic("groupconc: not a Do") }
 
 func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
 	handleOf[T](t).tellCompletedTo(&o, l)

@@ -282,7 +282,7 @@ func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, star
 	t.context().close()
 	e.gate.leave()
 	if t.inline() {
-		t.body.(inlineCaller).ended()
+		t.body.ended()
 	}
 	return e.handOn(&t.permits, how, ended)
 }

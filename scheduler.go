@@ -143,12 +143,6 @@ func extOf(t *task) *groupstate.Ext {
 	return &x.ext
 }
 
-func (x *extBody) wake(handed bool, start int64) { x.body.(inlineCaller).wake(handed, start) }
-
-func (x *extBody) ended() { x.body.(inlineCaller).ended() }
-
-func (x *extBody) taskID(e *GroupExecutor) string { return x.body.(inlineCaller).taskID(e) }
-
 // accepted sets going t, which was accepted into group g and is counted by
 // the gate. It holds what a paused walk may have taken (see admitBlocking).
 // A task given a reason is turned away for it.
@@ -280,7 +274,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 		case s == stepEnded:
 			p.Adopt(&t.permits) // t's releases handed permits on too
 		case s == stepRun && t.inline():
-			t.body.(inlineCaller).wake(true, at) // its caller runs it
+			t.body.wake(true, at) // its caller runs it
 		case s == stepRun && next == nil:
 			next, start = t, at
 		case s == stepRun:

@@ -126,7 +126,7 @@ type inlineCaller interface {
 // taskID returns t's ID. A Do's task has none until asked (doCall.taskID).
 func (t *task) taskID() string {
 	if t.id == "" {
-		return t.body.(inlineCaller).taskID(t.exec())
+		return t.body.taskID(t.exec())
 	}
 	return t.id
 }

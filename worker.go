@@ -41,7 +41,7 @@ func (e *GroupExecutor) goEndCancelled(t *task) {
 // goroutines are reused.
 func (e *GroupExecutor) launch(t *task) {
 	if t.inline() {
-		t.body.(inlineCaller).wake(true, 0)
+		t.body.wake(true, 0)
 		return
 	}
 	if t.reason() == "" {
@@ -122,7 +122,7 @@ func (e *GroupExecutor) work(t *task, start int64) {
 	for {
 		for t != nil {
 			if t.inline() { // a Do's caller runs it
-				t.body.(inlineCaller).wake(true, start)
+				t.body.wake(true, start)
 				break
 			}
 			if r == nil {

@@ -241,7 +241,10 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if !o.told {
 		l = nil
 	}
-	if o.end == endUnread { // a Do's (see run)
+	// A Do's task that ran (see run). Its caller returns what fn returned,
+	// so no handle shows its result: it is not published.
+	seen := o.end != endUnread
+	if !seen {
 		o.end = o.start
 		if l != nil {
 			o.end = t.since()
@@ -258,7 +261,9 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	e.count(t, o.status)
 	// Deferred, so that the handle completes even if the listener calls
 	// runtime.Goexit.
-	defer t.publish(o)
+	if seen {
+		defer t.publish(o)
+	}
 	if l != nil {
 		t.body.tellCompleted(t, *o, l)
 	}

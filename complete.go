@@ -6,11 +6,12 @@ import (
 )
 
 // A task's ending. Every task ends once, through end, on its owner's
-// goroutine (see scheduler.go). Its handle completes once, by whoever claims
-// it first: the owner or cancel (Cancel, from any goroutine). The owner
-// claims as the task's function or rejection handler returns (body.call,
-// callHandler), or else in finish. So a Cancel that comes once the function
-// has returned loses, and the function's outcome stands. The handle's state
+// goroutine (see scheduler.go). Its handle completes once (but for a Do
+// whose function ran: see finish), by whoever claims it first: the owner or
+// cancel (Cancel, from any goroutine). The owner claims as the task's
+// function or rejection handler returns (body.call, callHandler), or else in
+// finish. So a Cancel that comes once the function has returned loses, and
+// the function's outcome stands. The handle's state
 // is one word, task.state. Its bits are set once and never cleared.
 //
 //	bit           set by                     written before         read by
@@ -241,8 +242,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if !o.told {
 		l = nil
 	}
-	// A Do's task that ran (see run). Its caller returns what fn returned,
-	// so no handle shows its result: it is not published.
+	// A Do's task that ran (see run) is not published: no handle shows it.
 	seen := o.end != endUnread
 	if !seen {
 		o.end = o.start

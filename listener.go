@@ -147,11 +147,15 @@ func notifyRejected(l TaskLifecycleListener, groupKey, taskID, reason string) {
 func ignorePanic() { _ = recover() }
 
 // tell tells l, if any, of an event of t through notify. A Do's task ID is
-// made only then (see taskID).
+// made only then (see taskID). With no listener it is inlined.
 func (t *task) tell(l TaskLifecycleListener, notify func(l TaskLifecycleListener, groupKey, taskID string)) {
 	if l != nil {
-		notify(l, t.key(), t.taskID())
+		t.tellTo(l, notify)
 	}
+}
+
+func (t *task) tellTo(l TaskLifecycleListener, notify func(l TaskLifecycleListener, groupKey, taskID string)) {
+	notify(l, t.key(), t.taskID())
 }
 
 // tellRejected tells l, if any, that t was turned away for reason.

@@ -279,14 +279,14 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	defer e.finish(t, &o)
 	t.began(start)
 	o.status, o.claimed, o.err = t.body.call(t, t.context())
-	if t.inline() {
-		// No handle shows a Do's End. finish reads it for a listener, and a
-		// task handed t's permits reads its own start.
-		o.end = endUnread
-		return noTime
+	// No handle shows a Do's End. finish reads it for a listener, and a
+	// task handed t's permits reads its own start. One return: the deferred
+	// finish is copied to each.
+	ended, o.end = noTime, endUnread
+	if !t.inline() {
+		ended = e.clock()
+		o.end = ended - t.permits.Submitted()
 	}
-	ended = e.clock()
-	o.end = ended - t.permits.Submitted()
 	return ended
 }
 

@@ -85,6 +85,7 @@ func TestCancelOfAnAdmittedTaskNotYetStartedGivesItsPermitsBackBeforeItReturns(t
 			}
 		}
 		t.Logf("%d of 200 cancelled before they began", checked)
+		assert.Positive(t, checked, "no Cancel came before a worker took its task")
 	})
 }
 

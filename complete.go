@@ -6,13 +6,13 @@ import (
 )
 
 // A task's ending. Every task ends once, through end, on its owner's
-// goroutine (see scheduler.go). Its handle completes once (but for a Do
-// whose function ran: see finish), by whoever claims it first: the owner or
-// cancel (Cancel, from any goroutine). The owner claims as the task's
-// function or rejection handler returns (body.call, callHandler), or else in
-// finish. So a Cancel that comes once the function has returned loses, and
-// the function's outcome stands. The handle's state
-// is one word, task.state. Its bits are set once and never cleared.
+// goroutine (see scheduler.go). Its handle completes once, by whoever claims
+// it first: the owner, as the function or rejection handler returns
+// (body.call, callHandler) or else in finish, or cancel (Cancel, from any
+// goroutine). So a Cancel after the function returned loses. A Do whose
+// function ran is never published (see finish). The handle's state is one
+// word, task.state. Its bits are set once and, but for readyBit, never
+// cleared.
 //
 //	bit           set by                     written before         read by
 //	------------  -------------------------  ---------------------  ------------------------------
@@ -30,11 +30,10 @@ import (
 //	readyBit      launch (admitted task)     —                      take, cancel: whoever clears it owns t
 //
 // The status and End sit above the bits (statusShift, endShift) and are
-// written with completedBit, in the same atomic Or. Only readyBit is ever
-// cleared: it marks a task at rest in the ready queue, and clearing it
-// takes the task from there (see leaveReady).
+// written with completedBit, in the same atomic Or. readyBit marks a task
+// at rest in the ready queue: clearing it takes the task (leaveReady).
 
-// Bits of task.state. Each is set once and never cleared.
+// Bits of task.state. Each is set once, and only readyBit is cleared.
 const (
 	claimedBit   uint64 = 1 << iota // set by whoever completes the handle
 	completedBit                    // set by the claimer once the result is written
@@ -243,12 +242,9 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 		l = nil
 	}
 	// A Do's task that ran (see run) is not published: no handle shows it.
-	seen := o.end != endUnread
-	if !seen {
-		o.end = o.start
-		if l != nil {
-			o.end = t.since()
-		}
+	published := o.end != endUnread
+	if !published && l != nil {
+		o.end = t.since() // read by the listener alone
 	}
 	if !o.claimed && !t.claim() {
 		// Cancel completed the handle at once, and the listener hears its
@@ -261,7 +257,7 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 	e.count(t, o.status)
 	// Deferred, so that the handle completes even if the listener calls
 	// runtime.Goexit.
-	if seen {
+	if published {
 		defer t.publish(o)
 	}
 	if l != nil {

@@ -154,6 +154,7 @@ func (t *task) tell(l TaskLifecycleListener, notify func(l TaskLifecycleListener
 	}
 }
 
+// tellTo is tell's call of notify, out of line so that tell inlines.
 func (t *task) tellTo(l TaskLifecycleListener, notify func(l TaskLifecycleListener, groupKey, taskID string)) {
 	notify(l, t.key(), t.taskID())
 }

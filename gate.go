@@ -159,3 +159,23 @@ func (c *crew) signal() {
 		close(c.done)
 	}
 }
+
+// stackRoom is about what a goroutine of the executor uses to run a task
+// and give back its permits.
+const stackRoom = 2048
+
+// growStack grows the goroutine's stack to room for stackRoom bytes at
+// once. Each goroutine of the crew calls it first. A goroutine starts
+// with a small stack, and growing it ten frames deep, in a release, cost
+// the runtime as much as the rest of a Submit and Wait: called first,
+// BenchmarkDoSubmitWait took 2.3 µs → 1.3 µs. Tasks that need more stack
+// grow it as usual.
+//
+//go:noinline
+func growStack() {
+	var b [stackRoom]byte
+	keep(b[:])
+}
+
+//go:noinline
+func keep([]byte) {}

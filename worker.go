@@ -81,6 +81,7 @@ func (t *task) leaveReady(byCancel bool) bool {
 
 // serve is the body of a goroutine started for the ready queue's role.
 func (e *GroupExecutor) serve() {
+	growStack()
 	defer e.crew.exit()
 	if e.ready.Arrive() {
 		e.work(e.take(), 0)
@@ -143,6 +144,7 @@ func (e *GroupExecutor) work(t *task, start int64) {
 // was handed its permits where the goroutine handing them on runs another
 // task.
 func (e *GroupExecutor) carry(t *task, start int64) {
+	growStack()
 	defer e.crew.exit()
 	e.work(t, start)
 }
@@ -150,6 +152,7 @@ func (e *GroupExecutor) carry(t *task, start int64) {
 // resume is the body of a goroutine started for a task handed a permit where
 // no goroutine was free to carry it on (handOffSpawn).
 func (e *GroupExecutor) resume(t *task) {
+	growStack()
 	defer e.crew.exit()
 	s, start, turn := e.carryOn(t, noTime)
 	if turn != nil {
@@ -173,6 +176,7 @@ func (e *GroupExecutor) goTurnAway(t *task, reason string) {
 // resumeTurnedAway is the body of a goroutine started by goTurnAway. It
 // runs t, or ends it, as turnAway says, as resume would.
 func (e *GroupExecutor) resumeTurnedAway(t *task, reason string) {
+	growStack()
 	defer e.crew.exit()
 	if e.turnAway(t, reason) {
 		e.work(t, 0)
@@ -219,6 +223,7 @@ func (e *GroupExecutor) endDisplaced(t *task) {
 // went to. A listener told in decide may call runtime.Goexit. Then t still
 // ends, and its hand-offs go to goroutines of their own.
 func (e *GroupExecutor) endOutOfLine(t *task, decide func()) {
+	growStack()
 	defer e.crew.exit()
 	how := handOffSpawn
 	defer func() {

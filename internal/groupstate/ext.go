@@ -23,6 +23,9 @@ type Ext struct {
 	// resumed is set once a resume took the task out of a pause line. A
 	// full ancestor's queue does not turn it away then (see keepSlot).
 	resumed bool
+	// ticket orders the task among those that waited, under fair share
+	// (see Permits.waited).
+	ticket uint32
 	// seen is that queue's nudges before the walk tried its permit (see
 	// Block).
 	seen uint64

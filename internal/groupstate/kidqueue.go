@@ -83,14 +83,20 @@ func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
 
 func (k *kidQueue[T]) empty() bool { return k.n == 0 }
 
-func (k *kidQueue[T]) push(w *Permits[T]) { k.join(w).q.push(w) }
+func (k *kidQueue[T]) push(w *Permits[T]) { k.join(w, false).q.push(w) }
 
-func (k *kidQueue[T]) pushFront(w *Permits[T]) { k.join(w).q.pushFront(w) }
+func (k *kidQueue[T]) pushFront(w *Permits[T]) { k.join(w, true).q.pushFront(w) }
 
-// join returns the bucket w is to join, listed.
-func (k *kidQueue[T]) join(w *Permits[T]) *kidBucket[T] {
+// join returns the bucket w is to join, listed. A task sent back to the
+// head of the line (front) waited before those listed, so its bucket is
+// listed first if it was not.
+func (k *kidQueue[T]) join(w *Permits[T], front bool) *kidBucket[T] {
 	b := k.bucket(k.child(w))
-	if b.q.empty() {
+	switch {
+	case !b.q.empty():
+	case front:
+		k.buckets.pushFront(b)
+	default:
 		k.buckets.push(b)
 	}
 	k.n++

@@ -143,17 +143,46 @@ func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
 }
 
 // sortBySubmitted orders ws, taken out of several lines, oldest first.
-// Tasks submitted at one clock reading are told apart by how far along
-// their walk they wait, furthest first. Within one group and priority, a
-// task further along came first, as nobody passes a waiter. Tasks of one
-// line keep its order.
+// Tasks submitted at one clock reading (as in a synctest bubble) go in the
+// order they first waited, which is the order they were submitted in. A
+// task of fair share with no Ext has no ticket. Those are tasks of one
+// group, told apart by how far along their walk they wait, furthest first:
+// within one group and priority, a task further along came first, as
+// nobody passes a waiter. Tasks of one line keep its order.
 func sortBySubmitted[T any](ws []*Permits[T]) {
 	slices.SortStableFunc(ws, func(a, b *Permits[T]) int {
 		if a.submitted != b.submitted {
 			return cmp.Compare(a.submitted, b.submitted)
 		}
+		if ta, tb := a.ticket(), b.ticket(); ta != tb {
+			return cmp.Compare(int32(ta-tb), 0) // tickets wrap, as seqs do
+		}
 		return cmp.Compare(b.walkRank(), a.walkRank())
 	})
+}
+
+// waited gives p, which waits for the first time, its ticket: the count of
+// tasks of the executor that did so before, as startWaiting counts them.
+// Under IsolationOff it is kept in seq, which only the fair queue uses.
+// Under fair share it is kept in the Ext. A task with none is a plain
+// task of a policy with no parents; its sort needs none (sortBySubmitted).
+func (p *Permits[T]) waited(ticket uint32) {
+	if !p.group.global.fair {
+		p.seq = ticket
+	} else if x := p.x(); x != nil {
+		x.ticket = ticket
+	}
+}
+
+// ticket returns p's ticket (see waited), 0 if it has none.
+func (p *Permits[T]) ticket() uint32 {
+	if !p.group.global.fair {
+		return p.seq
+	}
+	if x := p.x(); x != nil {
+		return x.ticket
+	}
+	return 0
 }
 
 // walkRank places the line p waits in along the walk: each layer of the

@@ -54,7 +54,7 @@ type Permits[T any] struct {
 	line      atomic.Pointer[line[T]] // the line the task waits in, if any
 	links[T]                          // in its line's queue, guarded by the line's mu; out of line, see Handed
 	chained   links[T]                // in its group's chain (Group.chain), guarded by the global line's mu
-	seq       uint32                  // when it joined the fair queue; guarded by the global line's mu
+	seq       uint32                  // when it joined the fair queue, guarded by the global line's mu; under IsolationOff, its ticket (see waited)
 	bit       uint8                   // the layer it waits for; set before joining
 	prio      uint8                   // 0 is the highest; set before the task first joins a line
 	held      uint8                   // bits above
@@ -313,7 +313,7 @@ func (p *Permits[T]) startWaiting() {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
 		p.group.waiting.Add(1)
-		p.group.global.in.waiting.Add(1)
+		p.waited(uint32(p.group.global.in.waiting.Add(1)))
 	}
 }
 

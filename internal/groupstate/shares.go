@@ -38,6 +38,19 @@ func (l *sharers[S]) push(s S) {
 	l.tail = s
 }
 
+// pushFront lists s first.
+func (l *sharers[S]) pushFront(s S) {
+	var none S
+	n := s.shareLink()
+	n.prev, n.next = none, l.head
+	if l.head != none {
+		l.head.shareLink().prev = s
+	} else {
+		l.tail = s
+	}
+	l.head = s
+}
+
 func (l *sharers[S]) remove(s S) {
 	var none S
 	n := s.shareLink()

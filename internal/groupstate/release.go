@@ -91,9 +91,9 @@ func (p *Permits[T]) release() {
 func (p *Permits[T]) giveAll(g *Group[T], gl *Global[T]) {
 	gl.out.running.Add(1)
 	p.held = 0
-	p.keep(g.conc.release(p, 1))
-	p.keep(g.bulkhead.release(p, 1))
-	p.keep(gl.line.release(p, 1))
+	for i := len(gl.walk) - 1; i >= 0; i-- {
+		p.keep(g.lineOf(gl.walk[i].bit).release(p, 1))
+	}
 	p.nudge(gl.queue)
 	p.nudge(&g.queue)
 }

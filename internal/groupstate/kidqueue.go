@@ -24,8 +24,9 @@ type kidQueue[T any] struct {
 	buckets sharers[*kidBucket[T]] // those with waiters
 	n       int
 	// chosen is the waiter the fair choice fell on, until it is served or
-	// leaves, as in fairQueue.
-	chosen *Permits[T]
+	// leaves, as in fairQueue. chosenIn is its bucket.
+	chosen   *Permits[T]
+	chosenIn *kidBucket[T]
 }
 
 // kidBucket holds the waiting tasks of one child's subtree, or of the
@@ -105,7 +106,8 @@ func (k *kidQueue[T]) join(w *Permits[T], front bool) *kidBucket[T] {
 
 func (k *kidQueue[T]) peek() *Permits[T] {
 	if k.chosen == nil {
-		k.chosen = k.buckets.fairest(nil, 0, 0).q.peek()
+		b := k.buckets.fairest(nil, 0, 0)
+		k.chosen, k.chosenIn = b.q.peek(), b
 	}
 	return k.chosen
 }
@@ -115,20 +117,25 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 // permits (a costly task's) hands them out in one go. Each choice must see
 // the ones before it, or one child would take them all. The waiter's walk
 // then does not count them again (Permits.advance).
+//
+// The bucket is the one the choice found. A child's counts what the
+// child's subtree holds of the layer (kidHeld).
 func (k *kidQueue[T]) pop() *Permits[T] {
-	w := k.peek()
-	k.remove(w)
-	if lv := w.levelOf(k.owner); lv > 0 {
-		kidHeldFair(w.group, w.x(), w.bit, lv, 1)
+	w, b := k.peek(), k.chosenIn
+	k.out(b, w)
+	if b != k.own {
+		b.held.Add(w.x().amount(w.bit, w.levelOf(k.owner)))
 	}
 	return w
 }
 
-func (k *kidQueue[T]) remove(w *Permits[T]) {
+func (k *kidQueue[T]) remove(w *Permits[T]) { k.out(k.bucket(k.child(w)), w) }
+
+// out takes w out of its bucket b.
+func (k *kidQueue[T]) out(b *kidBucket[T], w *Permits[T]) {
 	if w == k.chosen {
 		k.chosen = nil
 	}
-	b := k.bucket(k.child(w))
 	b.q.remove(w)
 	k.n--
 	if b.q.empty() {

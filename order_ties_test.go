@@ -84,3 +84,33 @@ func TestResumedParentStartsTasksOfItsChildrenInSubmissionOrder(t *testing.T) {
 		})
 	}
 }
+
+// Of a parent's queue, RejectDiscardOldest displaces the task submitted
+// first, though another task, submitted after it, got further along: o
+// was held back by its own group's bulkhead, y was not.
+func TestDiscardOldestOfAParentsQueueDisplacesTheFirstSubmitted(t *testing.T) {
+	for range 4 {
+		upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+			e := newExecutor(t, b().ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
+				PerGroupMaxInFlight(map[string]int{"g": 2, "g/c1": 1}).
+				PerGroupMaxConcurrency(map[string]int{"g": 1}).
+				PerGroupQueueThreshold(map[string]int{"g": 2}))
+			g := upNewGated()
+			g.submit(t, e, "g/c3", "x") // runs
+			h := g.submit(t, e, "g/c1", "h")
+			g.submit(t, e, "g/c1", "o") // waits for c1's bulkhead
+			g.submit(t, e, "g/c2", "y") // waits for g's bulkhead
+			synctest.Wait()
+			require.True(t, h.Cancel())
+			delete(g.hs, "h")
+			synctest.Wait() // y waits for g's concurrency, o for g's bulkhead
+			require.Equal(t, []string{"x"}, g.starts.list())
+			g.submit(t, e, "g/c4", "n")
+			synctest.Wait()
+			r := doneResult(t, g.hs["o"])
+			require.Equal(t, groupconc.StatusRejected, r.Status, "o was submitted before y")
+			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			g.finish(t, e)
+		})
+	}
+}

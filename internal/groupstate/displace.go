@@ -70,10 +70,10 @@ func (p *Permits[T]) takeRoom(v *Permits[T], l *line[T], bit uint8, a *Group[T],
 // its ancestors. A task a lowered limit sent back to an earlier line may
 // hold no slot of that line's queue.
 //
-// Tasks submitted at one clock reading tie (as in a synctest bubble). Of
-// those, the first one looked at is taken. Nothing overtakes in a line.
-// So a task in a later layer came before the tasks of its priority that
-// still wait in an earlier one. So the layers are looked at last first.
+// Tasks that tie in age (compareAge), tasks of one group, are taken in the
+// order they are looked at. Nothing overtakes in a line. So a task in a
+// later layer came before the tasks of its priority that still wait in an
+// earlier one. So the layers are looked at last first.
 // The pause lines come after them: their tasks walk on in arrival order
 // once resumed.
 //
@@ -96,7 +96,7 @@ func victim[T any](prio, bit uint8, g *Group[T], within bool) (best *Permits[T],
 		switch {
 		case w.prio < prio, !holds(w):
 		case best == nil, w.prio > best.prio,
-			w.prio == best.prio && w.submitted < best.submitted:
+			w.prio == best.prio && compareAge(w, best) < 0:
 			best, in = w, l
 		}
 	}

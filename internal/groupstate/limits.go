@@ -142,23 +142,30 @@ func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
 	return p.group.depth() - a.depth()
 }
 
-// sortBySubmitted orders ws, taken out of several lines, oldest first.
-// Tasks submitted at one clock reading (as in a synctest bubble) go in the
-// order they first waited, which is the order they were submitted in. A
-// task of fair share with no Ext has no ticket. Those are tasks of one
-// group, told apart by how far along their walk they wait, furthest first:
-// within one group and priority, a task further along came first, as
-// nobody passes a waiter. Tasks of one line keep its order.
+// sortBySubmitted orders ws, taken out of several lines, oldest first
+// (compareAge). Tasks that tie, of one group, are told apart by how far
+// along their walk they wait, furthest first: within one group and
+// priority, a task further along came first, as nobody passes a waiter.
+// Tasks of one line keep its order.
 func sortBySubmitted[T any](ws []*Permits[T]) {
 	slices.SortStableFunc(ws, func(a, b *Permits[T]) int {
-		if a.submitted != b.submitted {
-			return cmp.Compare(a.submitted, b.submitted)
-		}
-		if ta, tb := a.ticket(), b.ticket(); ta != tb {
-			return cmp.Compare(int32(ta-tb), 0) // tickets wrap, as seqs do
+		if c := compareAge(a, b); c != 0 {
+			return c
 		}
 		return cmp.Compare(b.walkRank(), a.walkRank())
 	})
+}
+
+// compareAge orders waiting tasks a and b by when they were submitted.
+// Tasks submitted at one clock reading (as in a synctest bubble) go in the
+// order they first waited, which is the order they were submitted in. A
+// task of fair share with no Ext has no ticket. Such tasks tie, and are
+// tasks of one group.
+func compareAge[T any](a, b *Permits[T]) int {
+	if a.submitted != b.submitted {
+		return cmp.Compare(a.submitted, b.submitted)
+	}
+	return cmp.Compare(int32(a.ticket()-b.ticket()), 0) // tickets wrap, as seqs do
 }
 
 // waited gives p, which waits for the first time, its ticket: the count of

@@ -28,6 +28,17 @@ func keptPolicy(mode groupconc.IsolationMode, acme, acmeQueue int) *groupconc.Po
 		PerGroupQueueThreshold(map[string]int{"acme": acmeQueue, "acme/u1": 1})
 }
 
+// moveOnToAcme lowers acme's limit to 1 (policy) and ends u1's running
+// task first. So u1's waiting task h, running k, moves on to acme's line.
+func moveOnToAcme(t *testing.T, e *groupconc.GroupExecutor, policy *groupconc.PolicyBuilder, first *gatedTask, h *groupconc.TaskHandle[int], k *gatedTask) {
+	t.Helper()
+	require.NoError(t, e.UpdatePolicy(mustBuild(t, policy)))
+	first.Release()
+	synctest.Wait()
+	requireWaiting(t, h, k)
+	require.Equal(t, "acme", position(t, h).Group)
+}
+
 // With acme's threshold 0, a task of another user finds acme full and
 // holding only the slot u1's task kept. It is turned away: displacing
 // that task would make room past the threshold, not within it.
@@ -38,12 +49,8 @@ func TestDiscardOldestTakesNoSlotKeptPastATenantsThreshold(t *testing.T) {
 			ks, hs := submitEach(t, e, "acme/u2", "acme/u1", "acme/u1")
 			synctest.Wait()
 			require.Equal(t, 2, startedCount(ks[:2]...))
-			requireWaiting(t, hs[2], ks[2]) // for u1's limit, in u1's queue
-			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 0))))
-			ks[1].Release()
-			synctest.Wait()
-			requireWaiting(t, hs[2], ks[2]) // for acme's limit, past its threshold
-			assert.Equal(t, "acme", position(t, hs[2]).Group)
+			requireWaiting(t, hs[2], ks[2])                                 // for u1's limit, in u1's queue
+			moveOnToAcme(t, e, keptPolicy(mode, 1, 0), ks[1], hs[2], ks[2]) // past acme's threshold
 
 			late := submit(t, context.Background(), e, "acme/u3", "late", succeed)
 			synctest.Wait()
@@ -68,23 +75,19 @@ func TestDiscardOldestPassesOverASlotKeptPastATenantsThreshold(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, keptPolicy(mode, 2, 1))
 			ks, hs := submitEach(t, e, "acme/u2", "acme/u1")
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: each task below is younger
 			kept := newGatedTask(t, 2)
 			hk := submitGated(t, e, "acme/u1", "", kept, groupconc.SubmitOptions{})
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock
 			within := newGatedTask(t, 3)
 			hw := submitGated(t, e, "acme/u3", "", within, groupconc.SubmitOptions{})
 			synctest.Wait()
 			requireWaiting(t, hk, kept)   // for u1's limit
 			requireWaiting(t, hw, within) // for acme's, in its queue's one slot
-			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 1))))
-			ks[1].Release()
-			synctest.Wait()
-			requireWaiting(t, hk, kept)
-			assert.Equal(t, "acme", position(t, hk).Group)
+			moveOnToAcme(t, e, keptPolicy(mode, 1, 1), ks[1], hk, kept)
 			require.Equal(t, 2, groupStats(t, e, "acme").Waiting, "one past acme's threshold")
 
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: late is the youngest
 			late := newGatedTask(t, 4)
 			hl := submitGated(t, e, "acme/u4", "", late, groupconc.SubmitOptions{})
 			synctest.Wait()
@@ -113,14 +116,10 @@ func TestDiscardOldestDisplacesATaskThatMovedOnHoldingItsGroupsSlot(t *testing.T
 			e := newExecutor(t, keptPolicy(mode, 2, 1))
 			ks, hs := submitEach(t, e, "acme/u2", "acme/u1", "acme/u1")
 			synctest.Wait()
-			requireWaiting(t, hs[2], ks[2]) // for u1's limit, in u1's queue
-			require.NoError(t, e.UpdatePolicy(mustBuild(t, keptPolicy(mode, 1, 1))))
-			ks[1].Release()
-			synctest.Wait()
-			requireWaiting(t, hs[2], ks[2]) // for acme's limit, within its threshold
-			require.Equal(t, "acme", position(t, hs[2]).Group)
+			requireWaiting(t, hs[2], ks[2])                                 // for u1's limit, in u1's queue
+			moveOnToAcme(t, e, keptPolicy(mode, 1, 1), ks[1], hs[2], ks[2]) // within acme's threshold
 
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock: late is the youngest
 			late := newGatedTask(t, 3)
 			hl := submitGated(t, e, "acme/u1", "", late, groupconc.SubmitOptions{})
 			synctest.Wait()

@@ -163,7 +163,9 @@ func (k *kidQueue[T]) oldest(*Group[T]) int64 {
 
 // heads looks in every bucket for the owner's queue. For a queue of a
 // group below the owner, g, it looks only in the bucket of the child on
-// g's path, which holds g's subtree.
+// g's path, which holds g's subtree. The owner's own tasks and a childless
+// child's stand in their bucket in the order they were submitted (see
+// fifo.heads).
 func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
 	if g != k.owner && g.under(k.owner) {
 		c := g.ancestor(g.depth() - k.owner.depth() - 1)
@@ -173,7 +175,7 @@ func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(
 		return
 	}
 	for b := k.buckets.head; b != nil; b = b.link.next {
-		b.q.heads(g, holds, f)
+		b.q.oldestHolders(b != k.own && b.g.hasKids(), holds, f)
 	}
 }
 

@@ -107,17 +107,31 @@ func (q *fifo[T]) each(_ *Group[T], f func(w *Permits[T])) {
 	}
 }
 
-// heads calls f with the first waiter of each priority that holds a slot
-// (bit), highest priority first. That is the oldest of each. A lowered
-// limit puts tasks that hold no slot at the head of a list, so it looks
-// past them.
-func (q *fifo[T]) heads(_ *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
+// heads calls f with the oldest waiter of each priority that holds a slot
+// of g's queue (holds), highest priority first. g's own tasks reach a
+// line in the order they were submitted, so that is the first of them.
+// With children, g's subtree's tasks stand in the order they reached the
+// line, which a child's own limits may have held back. Then every waiter
+// is looked at, so a displacement costs the line's length.
+func (q *fifo[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
+	q.oldestHolders(g.hasKids(), holds, f)
+}
+
+// oldestHolders is heads. With all set it looks at every waiter, else it
+// takes the first that holds a slot. A lowered limit puts tasks that hold
+// no slot at the head of a list, so it looks past them.
+func (q *fifo[T]) oldestHolders(all bool, holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
 	for p := range q.lists {
+		var best *Permits[T]
 		for w := q.lists[p].head; w != nil; w = w.links.next {
-			if holds(w) {
-				f(w)
-				break
+			if holds(w) && (best == nil || compareAge(w, best) < 0) {
+				if best = w; !all {
+					break
+				}
 			}
+		}
+		if best != nil {
+			f(best)
 		}
 	}
 }
@@ -140,6 +154,14 @@ type globalFIFO[T any] struct{ fifo[T] }
 func (q *globalFIFO[T]) push(w *Permits[T]) {
 	q.fifo.push(w)
 	w.group.chain.linkAfter(w, w.group.chain.tail, byGroup)
+}
+
+// heads is fifo's for a line that tasks reach first, under IsolationOff,
+// so in the order they were submitted. A paused group's tasks reach it
+// once the group is resumed. Looking through the global line on every
+// displacement would cost its length, so they are not looked for there.
+func (q *globalFIFO[T]) heads(_ *Group[T], holds func(w *Permits[T]) bool, f func(w *Permits[T])) {
+	q.oldestHolders(false, holds, f)
 }
 
 func (q *globalFIFO[T]) pushFront(w *Permits[T]) {

@@ -52,8 +52,8 @@ type kin[T any] struct {
 	// end (see Registry.Counted).
 	departed []*Group[T]
 
-	// extra is what extended tasks add to the count Global.running reads
-	// for the group. running subtracts it back.
+	// extra is, under fair share, what extended tasks add to the count
+	// Global.running reads for the group. running subtracts it back.
 	extra atomic.Int64
 	run   atomic.Int64 // the group's extended tasks running
 	cost  atomic.Int64 // the permits they hold at its concurrency limit
@@ -160,6 +160,9 @@ const ancSlots = 0x0101010101010101 * uint64(heldGroupSlot)
 // anc is one word: slotAbove reads it so.
 var _ = [1]struct{}{}[MaxAncestors-8]
 
+// costsOne reports whether the task costs one (nil: plain).
+func (x *Ext) costsOne() bool { return x == nil || x.amt == nil }
+
 // lvl returns the level of the layer the task waits at.
 func (x *Ext) lvl() uint8 {
 	if x == nil {
@@ -191,6 +194,29 @@ func (p *Permits[T]) heldAt(lv uint8) *uint8 {
 		return &p.held
 	}
 	return &p.ext().anc[lv-1]
+}
+
+// countRunning counts the extended task p, of Ext x, in (sign 1) or out
+// (-1) of its group's running tasks and running cost, and of its
+// ancestors' running cost.
+func (p *Permits[T]) countRunning(x *Ext, sign int64) {
+	k := p.group.kin.Load() // family, but with no call where kin is made
+	if k == nil {
+		k = p.group.family()
+	}
+	k.run.Add(sign)
+	if x.amt == nil { // a cost of one: one permit at each level
+		k.cost.Add(sign)
+		for a := p.group.up(); a != nil; a = a.up() {
+			a.kin.Load().subCost.Add(sign) // a parent has its kin
+		}
+		return
+	}
+	k.cost.Add(sign * x.amount(heldConc, 0))
+	lv := uint8(1)
+	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
+		a.kin.Load().subCost.Add(sign * x.amount(heldConc, lv))
+	}
 }
 
 // family returns g's kin, making it on first use.

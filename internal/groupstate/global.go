@@ -91,7 +91,11 @@ func (gl *Global[T]) grant(c *Changes[T]) {
 // may hold more than one permit and a parent's permits are held by its
 // subtree's tasks. A group with a parent has only extended tasks. A group
 // at the top may have plain ones too, whose count is the one above less
-// what extended tasks add to it (kin.extra).
+// what extended tasks add to it. Under fair share that is kept apart
+// (kin.extra). Under IsolationOff the concurrency layer is the last taken,
+// so it is what the group's own running extended tasks and its
+// descendants' hold there (kin.cost, kin.subCost); the walk keeps no
+// count of a layer for it.
 func (gl *Global[T]) running(g *Group[T]) int64 {
 	k := g.kin.Load()
 	if g.parent != nil {
@@ -101,16 +105,20 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 	if gl.fair {
 		n = g.fair.running.Load()
 	}
-	if k != nil {
+	switch {
+	case k == nil:
+	case gl.fair:
 		n += k.run.Load() - k.extra.Load()
+	default:
+		n += k.run.Load() - k.cost.Load() - k.subCost.Load()
 	}
 	return n
 }
 
 // counted keeps the counts of group a right, as a task of Ext x takes
-// (sign 1) or gives back (-1) a's layer bit at level lv of its path. A
-// group at the top keeps what extended tasks add to the count
-// Global.running reads (kin.extra). Every group keeps the bulkhead permits
+// (sign 1) or gives back (-1) a's layer bit at level lv of its path.
+// Under fair share a group at the top keeps what extended tasks add to the
+// count Global.running reads (kin.extra). Every group keeps the bulkhead permits
 // held beyond one per task (kin.bulk), so that its tasks in flight are
 // counted as tasks.
 func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
@@ -122,7 +130,7 @@ func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 // counts reports whether counted has a count to keep. The walk and the
 // release ask it first, since most layers keep none.
 func (gl *Global[T]) counts(x *Ext, a *Group[T], bit uint8) bool {
-	return bit == gl.runBit && a.parent == nil || bit == heldBulkhead && x.amt != nil
+	return bit == gl.runBit && gl.fair && a.parent == nil || bit == heldBulkhead && x.amt != nil
 }
 
 // countLayer keeps every count right as a task of group g, of Ext x,
@@ -146,22 +154,6 @@ func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 		k.extra.Add(sign * x.amount(bit, lv))
 	} else if n := x.amount(bit, lv) - 1; n != 0 {
 		k.bulk.Add(sign * n)
-	}
-}
-
-// countRunning counts the extended task p, of Ext x, in (sign 1) or out
-// (-1) of its group's running tasks and running cost, and of its
-// ancestors' running cost.
-func (p *Permits[T]) countRunning(x *Ext, sign int64) {
-	k := p.group.kin.Load() // family, but with no call where kin is made
-	if k == nil {
-		k = p.group.family()
-	}
-	k.run.Add(sign)
-	k.cost.Add(sign * x.amount(heldConc, 0))
-	lv := uint8(1)
-	for a := p.group.up(); a != nil; a, lv = a.up(), lv+1 {
-		a.kin.Load().subCost.Add(sign * x.amount(heldConc, lv)) // a parent has its kin
 	}
 }
 

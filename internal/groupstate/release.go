@@ -29,13 +29,13 @@ func (p *Permits[T]) release() {
 	}
 	g := p.group
 	gl := g.global
-	if p.held == heldGlobal|heldBulkhead|heldConc|countedRunning && p.flags&extended == 0 && !gl.fair {
-		p.giveAll(g, gl)
+	x := p.x()
+	if p.held == heldGlobal|heldBulkhead|heldConc|countedRunning && !gl.fair && p.plainAbove(x) {
+		p.giveAll(g, gl, x)
 		return
 	}
 	had := p.held
 	p.stopWaiting()
-	x := p.x()
 	if p.held&countedRunning != 0 {
 		gl.out.running.Add(1)
 		if x != nil {
@@ -81,21 +81,6 @@ func (p *Permits[T]) release() {
 		gl.nudgeWatched(&g.queue) // nudged just above
 	}
 	p.held = 0
-}
-
-// giveAll is the release of a plain task (cost one, no parent: no Ext)
-// that ran holding its permits and nothing else, under IsolationOff:
-// release's loop for that case, with no slot to give back. It spares a Do
-// 220 of its 2 600 instructions (BenchmarkDoUncontended), and a task of W1
-// (benchmarks module) 260.
-func (p *Permits[T]) giveAll(g *Group[T], gl *Global[T]) {
-	gl.out.running.Add(1)
-	p.held = 0
-	for i := len(gl.walk) - 1; i >= 0; i-- {
-		p.keep(g.lineOf(gl.walk[i].bit).release(p, 1))
-	}
-	p.nudge(gl.queue)
-	p.nudge(&g.queue)
 }
 
 // releaseLine gives back p's permit of its group's line l (bit). x is

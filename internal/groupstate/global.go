@@ -117,10 +117,10 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 
 // counted keeps the counts of group a right, as a task of Ext x takes
 // (sign 1) or gives back (-1) a's layer bit at level lv of its path.
-// Under fair share a group at the top keeps what extended tasks add to the
-// count Global.running reads (kin.extra). Every group keeps the bulkhead permits
-// held beyond one per task (kin.bulk), so that its tasks in flight are
-// counted as tasks.
+// Under fair share a group at the top keeps what extended tasks add to
+// the count Global.running reads (kin.extra). Every group keeps the
+// bulkhead permits held beyond one per task (kin.bulk), so that its tasks
+// in flight are counted as tasks.
 func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 	if gl.counts(x, a, bit) {
 		gl.count(x, a, bit, lv, sign)

@@ -88,8 +88,12 @@ func (p *Permits[T]) Extend(e *Ext, c int) {
 }
 
 // NeedsExt reports whether a task of cost c entered as p must be extended.
+// Under fair share so is a task of a group with children. Only an Ext
+// keeps its ticket there (see waited), which tells it apart from its
+// subtree's tasks submitted at the same clock reading.
 func (p *Permits[T]) NeedsExt(c int) bool {
-	return c > 1 || p.group.parent != nil
+	g := p.group
+	return c > 1 || g.parent != nil || g.global.fair && g.hasKids()
 }
 
 // ext returns p's Ext. p is extended.

@@ -159,8 +159,10 @@ func sortBySubmitted[T any](ws []*Permits[T]) {
 // compareAge orders waiting tasks a and b by when they were submitted.
 // Tasks submitted at one clock reading (as in a synctest bubble) go in the
 // order they first waited, which is the order they were submitted in. A
-// task of fair share with no Ext has no ticket. Such tasks tie, and are
-// tasks of one group.
+// task of fair share with no Ext has no ticket: its group has no parent,
+// nor children when it was submitted (NeedsExt). Such tasks tie with each
+// other, and are tasks of one group; a task of a child group that ties
+// with one was submitted after it.
 func compareAge[T any](a, b *Permits[T]) int {
 	if a.submitted != b.submitted {
 		return cmp.Compare(a.submitted, b.submitted)
@@ -172,7 +174,7 @@ func compareAge[T any](a, b *Permits[T]) int {
 // tasks of the executor that did so before, as startWaiting counts them.
 // Under IsolationOff it is kept in seq, which only the fair queue uses.
 // Under fair share it is kept in the Ext. A task with none is a plain
-// task of a policy with no parents; its sort needs none (sortBySubmitted).
+// task of a group with no parent nor child; see compareAge.
 func (p *Permits[T]) waited(ticket uint32) {
 	if !p.group.global.fair {
 		p.seq = ticket

@@ -74,29 +74,40 @@ func TestDiscardOldestOfAParentsLineTakesTheOldestOfTheLowestPriority(t *testing
 	})
 }
 
-// Three levels: o, of a grandchild held back by its own limit, reached
-// org's line after y; a task of org itself displaces o.
-func TestDiscardOldestOfAGrandparentsLineDisplacesTheFirstSubmitted(t *testing.T) {
-	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		policy := func(u int) *groupconc.PolicyBuilder {
-			return b().ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
-				PerGroupMaxConcurrency(map[string]int{"org": 2, "org/t/u": u}).DefaultMaxConcurrencyPerGroup(5).
-				PerGroupQueueThreshold(map[string]int{"org": 2})
-		}
-		e := newExecutor(t, policy(1))
-		g := upNewGated()
-		g.submit(t, e, "org/t/u", "x")
-		g.submit(t, e, "org/s", "z")
-		g.submit(t, e, "org/t/u", "o")
-		g.submit(t, e, "org/t/v", "y")
-		synctest.Wait()
-		upUpdate(t, e, policy(2))
-		synctest.Wait()
-		require.Equal(t, "org", position(t, g.hs["o"]).Group)
-		g.submit(t, e, "org", "n")
-		synctest.Wait()
-		require.Equal(t, groupconc.StatusRejected, doneResult(t, g.hs["o"]).Status, "o was submitted before y")
-		assert.False(t, g.hs["y"].IsDone())
-		g.finish(t, e)
-	})
+// A parent's line holds its subtree's tasks in the order they reached it.
+// o, held back by its own group's limit, reached the parent's line after
+// y, submitted after it. RejectDiscardOldest still displaces o, the first
+// submitted: two levels, and three, where the newcomer is the top group's
+// own task.
+func TestDiscardOldestOfAParentsLineDisplacesTheFirstSubmittedThoughItCameLater(t *testing.T) {
+	for _, k := range []struct{ top, held, runs, other, late string }{
+		{"g", "g/c1", "g/c3", "g/c2", "g/c4"},
+		{"org", "org/t/u", "org/s", "org/t/v", "org"},
+	} {
+		upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+			policy := func(held int) *groupconc.PolicyBuilder {
+				return b().ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
+					PerGroupMaxConcurrency(map[string]int{k.top: 2, k.held: held}).DefaultMaxConcurrencyPerGroup(5).
+					PerGroupQueueThreshold(map[string]int{k.top: 2})
+			}
+			e := newExecutor(t, policy(1))
+			g := upNewGated()
+			g.submit(t, e, k.held, "x")  // runs
+			g.submit(t, e, k.runs, "z")  // runs: the top group is full
+			g.submit(t, e, k.held, "o")  // waits for its own group's limit
+			g.submit(t, e, k.other, "y") // waits for the top group's
+			synctest.Wait()
+			upUpdate(t, e, policy(2)) // o moves on to the top group's line, behind y
+			synctest.Wait()
+			require.Equal(t, 2, groupStats(t, e, k.held).Running+groupStats(t, e, k.runs).Running)
+			require.Equal(t, k.top, position(t, g.hs["o"]).Group)
+			g.submit(t, e, k.late, "n")
+			synctest.Wait()
+			r := doneResult(t, g.hs["o"])
+			require.Equal(t, groupconc.StatusRejected, r.Status, "o was submitted before y")
+			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			assert.False(t, g.hs["y"].IsDone(), "y ended")
+			g.finish(t, e)
+		})
+	}
 }

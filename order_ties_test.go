@@ -114,38 +114,3 @@ func TestDiscardOldestOfAParentsQueueDisplacesTheFirstSubmitted(t *testing.T) {
 		})
 	}
 }
-
-// A parent's line holds its children's tasks in the order they reached
-// it. o, held back by c1's own limit, reached g's line after y, submitted
-// after it. RejectDiscardOldest still displaces o, the first submitted.
-func TestDiscardOldestOfAParentsLineDisplacesTheFirstSubmittedThoughItCameLater(t *testing.T) {
-	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
-		policy := func(c1 int) *groupconc.PolicyBuilder {
-			return b().ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
-				PerGroupMaxConcurrency(map[string]int{"g": 2, "g/c1": c1}).
-				PerGroupQueueThreshold(map[string]int{"g": 2})
-		}
-		e := newExecutor(t, policy(1))
-		g := upNewGated()
-		g.submit(t, e, "g/c1", "x") // runs
-		g.submit(t, e, "g/c3", "z") // runs: g is full
-		g.submit(t, e, "g/c1", "o") // waits for c1's limit
-		g.submit(t, e, "g/c2", "y") // waits for g's
-		synctest.Wait()
-		upUpdate(t, e, policy(2)) // o moves on to g's line, behind y
-		synctest.Wait()
-		require.Equal(t, 2, groupStats(t, e, "g/c1").Running+groupStats(t, e, "g/c3").Running)
-		require.Equal(t, "g", position(t, g.hs["o"]).Group)
-		g.submit(t, e, "g/c4", "n")
-		synctest.Wait()
-		r := doneResult(t, g.hs["o"])
-		require.Equal(t, groupconc.StatusRejected, r.Status, "o was submitted before y")
-		assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
-		select {
-		case <-g.hs["y"].Done():
-			t.Error("y ended")
-		default:
-		}
-		g.finish(t, e)
-	})
-}

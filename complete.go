@@ -17,7 +17,7 @@ import (
 //	bit           set by                     written before         read by
 //	------------  -------------------------  ---------------------  ------------------------------
 //	claimedBit    claim: the owner, cancel   —                      claim (who completes), stopRequested
-//	startedBit    began (run)                task.start             cancel (Start of a cancelled run)
+//	startedBit    began (run), take          task.start             cancel (Start of a cancelled run)
 //	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan, finalResult
 //	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
 //	cancelRan     publishCancelled           —                      finalResult (Start is start)
@@ -43,7 +43,7 @@ const (
 	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End unless cancelRan
 	abortBit                        // with completedBit: Await returns Err too (RejectAbort)
 	endAside                        // with completedBit: End did not fit in state, it is aside.end
-	startedBit                      // the function is about to run: start is its Start (see began)
+	startedBit                      // the function is about to run, or a worker took t to run it: start is its Start (see began, leaveReady)
 	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
 	inlineBit                       // a Do's task: its caller runs it (see doCall); set before it is submitted
 	readyBit                        // the task waits in the ready queue; cleared by whoever takes it (leaveReady)
@@ -83,9 +83,14 @@ func (t *task) claimRan() (claimed, ran bool) {
 
 // began records that t's function is about to run, holding its permits since
 // start. So Cancel, which completes the handle at once, keeps that Start.
-// The start field is written before the bit that Cancel reads.
+// The start field is written before the bit that Cancel reads. A task from
+// the ready queue was marked begun as a worker took it (leaveReady), with
+// start 0, the zero value: it is not written again, since a Cancel may be
+// reading it.
 func (t *task) began(start int64) {
-	t.start = start
+	if t.start != start {
+		t.start = start
+	}
 	t.state.Or(startedBit)
 }
 

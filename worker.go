@@ -58,19 +58,22 @@ func (e *GroupExecutor) launch(t *task) {
 // there, and reports whether the caller now owns it. Cancel (byCancel)
 // and the worker that pops t race for it. Cancel claims t before it
 // tries. So a worker that finds t claimed leaves it to Cancel, which
-// then owns it. A Cancel after a worker won finds t in no line nor queue,
-// and its permits go back as the worker ends it. Its result is that of a
-// task cancelled before it began (see began): the worker writes start
-// only as the function is about to run, and a Cancel that came first
-// does not read it. The queue still links t until a worker pops it. The
-// new owner never touches that link (Permits.Next).
+// then owns it. A worker that wins marks t begun in the same step. A
+// Cancel after that finds it begun, and its permits go back as the
+// worker ends it. Its start is 0, Submitted: the zero value, which no
+// one has written. The queue still links t until a worker pops it.
+// The new owner never touches that link (Permits.Next).
 func (t *task) leaveReady(byCancel bool) bool {
 	for {
 		s := t.state.Load()
 		if s&readyBit == 0 || !byCancel && s&claimedBit != 0 {
 			return false
 		}
-		if next := s &^ readyBit; t.state.CompareAndSwap(s, next) {
+		next := s &^ readyBit
+		if !byCancel {
+			next |= startedBit
+		}
+		if t.state.CompareAndSwap(s, next) {
 			return true
 		}
 	}
@@ -131,7 +134,7 @@ func (e *GroupExecutor) work(t *task, start int64) {
 		if !e.ready.Claim() {
 			return
 		}
-		if t = e.take(); t == nil {
+		if t, start = e.take(), 0; t == nil {
 			return
 		}
 	}

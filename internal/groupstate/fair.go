@@ -281,7 +281,10 @@ func (p *Permits[T]) releaseFair() {
 	w.bit = heldGlobal
 	handed, joined := gl.line.releaseJoin(p, w)
 	p.keep(handed)
-	if !joined || (gl.stopped(w.task()) && w.leave()) {
+	// w leaves only the global line, holding the permit: a change of limits
+	// may have moved it on meanwhile, giving the permit back, and its new
+	// line owns it.
+	if !joined || (gl.stopped(w.task()) && w.leaveFrom(gl.line, heldConc, 0)) {
 		p.Adopt(w) // whom its leaving let through: w walks on and may join a line
 		w.held &^= heldConc
 		w.bit = heldConc

@@ -250,3 +250,53 @@ func TestFairReleaseKeepsWhomAStoppedTasksLeavingLetThrough(t *testing.T) {
 	}
 	requireFairReleaseQuiet(t, f)
 }
+
+// TestFairReleaseLeavesATaskAChangeOfLimitsMovedToTheLineItWaitsIn: the
+// task that joined the global line in the release may be moved on by a
+// change of limits before the releaser looks for a stop. Here its group
+// is paused: it goes to the pause line, giving back its concurrency
+// permit. That line owns it. The releaser took it out of there and walked
+// it on as if it still held the permit, and the count went below zero.
+func TestFairReleaseLeavesATaskAChangeOfLimitsMovedToTheLineItWaitsIn(t *testing.T) {
+	f, a1, a2, b1, b2, b3 := fairReleaseFixture(t)
+	limits := func(paused bool) func(string) Limits {
+		return func(key string) Limits {
+			l := unlimitedGroup(1)
+			if key == "a" {
+				l.Concurrency, l.Paused = 1, paused
+			}
+			return l
+		}
+	}
+	f.gl.SetHooks(func(*tk) {}, func(*tk) {}, func(k *tk) bool {
+		if k != a2 {
+			return false
+		}
+		c := f.r.Update(2, Unlimited, limits(true))
+		require.Equal(t, []*tk{a2}, c.Requeued, "a2 goes to a's pause line")
+		return true // and it was cancelled meanwhile
+	})
+	a1.p.Release()
+	var handed []*tk
+	for h := a1.p.Handed(); h != nil; h = a1.p.Handed() {
+		handed = append(handed, h)
+	}
+	require.Equal(t, []*tk{b2}, handed, "the pause line owns a2")
+	ga, _ := f.r.Lookup("a")
+	require.Same(t, ga.pauseLine.Load(), a2.p.line.Load())
+	_, conc, _ := ga.Held()
+	require.Equal(t, 0, conc, "a2 gave a's concurrency permit back")
+	// Its owner, the change of limits, finds the cancel.
+	require.True(t, a2.p.Leave())
+	a2.p.Release()
+	a2.p.Exit()
+	f.gl.SetHooks(func(*tk) {}, func(*tk) {}, func(*tk) bool { return false })
+	require.Empty(t, f.r.Update(2, Unlimited, limits(false)).Handed)
+	out, _, _ := b2.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Equal(t, []string{"b3"}, f.end(t, b1))
+	for _, k := range []*tk{b2, b3} {
+		require.Empty(t, f.end(t, k))
+	}
+	requireFairReleaseQuiet(t, f)
+}

@@ -82,11 +82,9 @@ func (t *task) claimRan() (claimed, ran bool) {
 }
 
 // began records that t's function is about to run, holding its permits since
-// start. So Cancel, which completes the handle at once, keeps that Start.
-// The start field is written before the bit that Cancel reads. A task from
-// the ready queue was marked begun as a worker took it (leaveReady), with
-// start 0, the zero value: it is not written again, since a Cancel may be
-// reading it.
+// start, for Cancel's result: start is written before the bit Cancel reads.
+// A worker that took t from the ready queue set both (leaveReady, start 0),
+// so start is not written again while a Cancel may read it.
 func (t *task) began(start int64) {
 	if t.start != start {
 		t.start = start
@@ -231,12 +229,10 @@ func (e *GroupExecutor) finishCancelled(t *task) {
 	e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true})
 }
 
-// finish gives t its outcome. It gives back t's permits, which decides who
-// they go to. It tells the listener, and completes the handle. A task's
-// permits are free before its handle completes. So a caller that waits for
-// one task and then submits the next never finds them held. Its OnCompleted
-// has returned by then too, so that caller finds the listener told. The
-// tasks the permits went to are carried on by end, after both.
+// finish gives t its outcome: it gives back t's permits, deciding who they
+// go to, tells the listener and completes the handle, in that order. So a
+// caller that waits for one task and then submits the next finds its
+// permits free and its OnCompleted returned. end carries on whom they went to.
 func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if o.status == 0 { // the body did not return: runtime.Goexit
 		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()

@@ -45,11 +45,10 @@ func TestDiscardOldestOfAParentsLineTakesTheOldestOfTheLowestPriority(t *testing
 				PerGroupQueueThreshold(map[string]int{"t": 2})
 		}
 		e := newExecutor(t, policy(1))
-		ks := map[string]*gatedTask{}
-		hs := map[string]*groupconc.TaskHandle[int]{}
+		g := upNewGated()
+		hs := g.hs
 		sub := func(key, id string, p groupconc.Priority) {
-			ks[id] = newGatedTask(t, 0)
-			hs[id] = submitGated(t, e, key, id, ks[id], groupconc.SubmitOptions{Priority: p})
+			g.submitWith(t, e, key, id, groupconc.SubmitOptions{Priority: p})
 			synctest.Wait()
 		}
 		sub("t/c1", "x", 0)
@@ -67,7 +66,7 @@ func TestDiscardOldestOfAParentsLineTakesTheOldestOfTheLowestPriority(t *testing
 		require.Equal(t, groupconc.StatusRejected, doneResult(t, hs["y"]).Status)
 		assert.False(t, hs["n"].IsDone())
 		assert.False(t, hs["k"].IsDone())
-		for _, k := range ks {
+		for _, k := range g.tasks {
 			k.Release()
 		}
 		quiesce(t, e, hs["x"], hs["z"], hs["n"], hs["k"])

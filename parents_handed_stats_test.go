@@ -16,11 +16,10 @@ func TestAParentsCountsFollowItsOwnCostlyTasksAndPermitsHandedToItsSubtree(t *te
 	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 		e := newExecutor(t, b().ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
 			PerGroupMaxConcurrency(map[string]int{"t": 3, "t/u": 2}))
-		ks := map[string]*gatedTask{}
-		hs := map[string]*groupconc.TaskHandle[int]{}
+		g := upNewGated()
+		ks, hs := g.tasks, g.hs
 		sub := func(key, id string, cost int) {
-			ks[id] = newGatedTask(t, 0)
-			hs[id] = submitGated(t, e, key, id, ks[id], groupconc.SubmitOptions{Cost: cost})
+			g.submitWith(t, e, key, id, groupconc.SubmitOptions{Cost: cost})
 		}
 		want := func(step string, w map[string]counts) {
 			synctest.Wait()

@@ -79,6 +79,16 @@ func (g *upGated) submit(t *testing.T, e *groupconc.GroupExecutor, key, id strin
 	return h
 }
 
+// submitWith submits a gated task id to key with options o, counted in no
+// gauge.
+func (g *upGated) submitWith(t *testing.T, e *groupconc.GroupExecutor, key, id string, o groupconc.SubmitOptions) *groupconc.TaskHandle[int] {
+	t.Helper()
+	k := newGatedTask(t, 0)
+	h := submitGated(t, e, key, id, k, o)
+	g.tasks[id], g.hs[id] = k, h
+	return h
+}
+
 // release ends task id and lets the executor settle.
 func (g *upGated) release(id string) {
 	g.tasks[id].Release()

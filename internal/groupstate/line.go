@@ -281,9 +281,14 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 
 // handLocked takes the waiter served next out of the queue, handed the
 // caller's permit. It returns it if it is its group's turn to walk on, or
-// nil if it waits for its turn (see turn.go).
+// nil if it waits for its turn (see turn.go). It takes the turn, or waits
+// for it, before it leaves the count of waiters.
 func (l *line[T]) handLocked(q queue[T]) *Permits[T] {
-	if w := l.popLocked(q); w.takeTurn() {
+	w := q.pop()
+	w.line.Store(nil)
+	walks := w.takeTurn() // nobody owns w now if it waits
+	l.waiting.Add(-1)
+	if walks {
 		return w
 	}
 	return nil

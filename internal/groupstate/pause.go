@@ -28,11 +28,15 @@ func (g *Group[T]) Paused() bool { return g.pausedAt() != nil }
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
 	if p.flags&granted != 0 {
-		if p.bit != pauseBit {
-			return Admitted
-		}
-		p.flags &^= granted
-		if g.parent == nil {
+		switch p.bit {
+		case pauseBit:
+			p.flags &^= granted
+			if g.parent == nil {
+				return Admitted
+			}
+		case turnBit: // a fresh walk's turn came: it was handed nothing
+			p.flags &^= granted
+		default:
 			return Admitted
 		}
 	}

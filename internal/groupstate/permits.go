@@ -36,8 +36,9 @@ const (
 // it. Three kinds of caller take it out again and own it from then on.
 // One is whoever releases the permit it waits for. Handed returns the task
 // to that releaser, which calls Resume. But while another task of its
-// group walks on from a hand-off, it waits for its turn, in no line. It
-// then goes to the owner of that task, from its Resume (see turn.go).
+// group walks on from a hand-off, it waits for its turn, in no line, as a
+// task that Try finds so does. It then goes to the owner of that task,
+// from its Resume (see turn.go).
 // Another is whoever raises a limit
 // (Registry.Update). The last is whoever makes it leave (Leave, sweeps).
 //
@@ -109,9 +110,10 @@ func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 // Try walks the layers without blocking. It returns Admitted, MustWait or
 // Rejected with the reason. On MustWait the task holds a queue slot and a
 // place in line at the layer it must wait at, and belongs to that line now.
+// Or it waits for its group's turn, in no line (see turn.go).
 // A rejected task may have released permits that others waited for. See
 // Handed.
-func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
+func (p *Permits[T]) Try() (Outcome, string) { return p.advance(true) }
 
 // Resume carries on the walk of a task taken out of its line holding the
 // permit it waited for. It returns as Try does. It may also return next,
@@ -121,7 +123,7 @@ func (p *Permits[T]) Try() (Outcome, string) { return p.advance() }
 func (p *Permits[T]) Resume() (out Outcome, reason string, next *T) {
 	g, turn := p.group, p.bit != pauseBit // a resumed group's task was handed no permit
 	p.flags |= granted
-	out, reason = p.advance()
+	out, reason = p.advance(!turn)
 	if turn { // p may be in a line now: only g is read
 		if w := g.passTurn(); w != nil {
 			next = w.task()
@@ -169,8 +171,10 @@ func (p *Permits[T]) Exit() {
 // slot and joins the layer's line, and the walk stops there. A group's
 // layer is followed by the same layer of each ancestor, nearest first. So
 // a task holds its own group's permit before it waits for its parent's,
-// and a subtree's waiting tasks never hold its capacity.
-func (p *Permits[T]) advance() (Outcome, string) {
+// and a subtree's waiting tasks never hold its capacity. A fresh walk,
+// one that does not have its group's turn, waits for it while another
+// task of its group walks on from a hand-off (see turn.go).
+func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
 	}
@@ -219,10 +223,10 @@ func (p *Permits[T]) advance() (Outcome, string) {
 			case handed && x.lvl() == lv:
 				p.flags &^= granted
 				*h |= y.bit
-			case l.waiting.Load() == 0 && l.takeFor(x, y.bit, lv):
+			case l.waiting.Load() == 0 && !(fresh && g.turnTaken()) && l.takeFor(x, y.bit, lv):
 				*h |= y.bit
 			default:
-				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv); out != Admitted {
+				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, fresh); out != Admitted {
 					if out == Rejected && x != nil { // else a line may own p by now
 						x.above, x.seen = lv, seen
 					}
@@ -268,18 +272,19 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		*h |= bit
 		return Admitted
 	}
-	return p.wait(l, q, h, x, bit, slot, lv)
+	return p.wait(l, q, h, x, bit, slot, lv, false)
 }
 
 // wait is step for a task with no permit handed over nor free at once: it
-// takes a slot of queue q and a place in the line.
+// takes a slot of queue q and a place in the line. A fresh walk waits for
+// its group's turn first, if another task has it (waitTurn).
 //
 // A task that waits gives back the slots it holds of other ancestors'
 // queues. But one that takes q's slot past its threshold (keepSlot) keeps
 // them. One of them is the slot it was accepted on. So it still counts
 // within a threshold of its chain, and the slot it leaves is no room for
 // a new task to wait past them all.
-func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
+func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8, fresh bool) Outcome {
 	kept := false
 	if !p.takeSlot(q, slot, h) {
 		if kept = p.keepSlot(q, slot, h, x, lv); !kept && !p.makeRoom(q, slot, lv) {
@@ -293,10 +298,13 @@ func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		return WouldWait
 	}
 	p.startWaiting()
-	p.bit = bit
 	if x != nil {
 		x.level = lv
 	}
+	if fresh && p.group.turnTaken() && p.waitTurn() {
+		return MustWait
+	}
+	p.bit = bit
 	if l.join(p, x) { // else the line owns the task now: hands off
 		*h |= bit
 		return Admitted

@@ -16,11 +16,20 @@ import (
 // waits, out of every line, until that walk stops. Then the walker's
 // owner carries it on (Resume). A walk never blocks, so the wait is short.
 //
+// A fresh walk (Try) could take that free permit too, ahead of tasks
+// handed one before it was submitted. So it does not take a layer while
+// its group's turn is taken. It waits for its turn as a handed task does
+// (waitTurn), holding a queue slot, as a task that waits in a line does.
+// Tasks waiting for their turn go in the order lines serve: priority,
+// then age (compareAge).
+//
 // Interleaving: a task is handed, and takes its turn or waits for it,
-// under the lock of the line that hands it. So the turns go in the order
-// each line serves. The walker gives up its turn only once its walk has
-// stopped: it holds every permit, or waits in a line, or was turned away.
-// A task walking on after it finds that line's waiters, and waits behind.
+// under the lock of the line that hands it, before it leaves the line's
+// count of waiters. So a fresh walk that finds nobody waiting at a layer
+// finds the turn taken. The walker gives up its turn only once its walk
+// has stopped: it holds every permit, or waits in a line, or was turned
+// away. A task walking on after it finds that line's waiters, and waits
+// behind.
 
 // turns is the turn of a group's handed tasks. A group makes it the first
 // time one of its tasks is handed a permit.
@@ -55,8 +64,51 @@ func (w *Permits[T]) takeTurn() bool {
 	if t.n.Add(1) == 1 { // the walker gave it up meanwhile
 		return true
 	}
-	t.parked.pushTail(w)
+	t.park(w)
 	return false
+}
+
+// turnBit is Permits.bit for a fresh walk waiting for its turn: it was
+// handed nothing.
+const turnBit uint8 = 1 << 6
+
+// turnTaken reports whether a task of g walks on from a hand-off, or waits
+// to.
+func (g *Group[T]) turnTaken() bool {
+	t := g.turns.Load()
+	return t != nil && t.n.Load() != 0
+}
+
+// waitTurn makes w, a fresh walk, wait for its group's turn, and reports
+// true, if another task has the turn. Nobody owns w then until its turn
+// comes (passTurn). It reports false if nobody has the turn by now, and
+// w walks on without it.
+func (w *Permits[T]) waitTurn() bool {
+	t := w.group.turn()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		n := t.n.Load()
+		if n == 0 {
+			return false
+		}
+		if t.n.CompareAndSwap(n, n+1) { // else the walker gave it up meanwhile
+			w.bit = turnBit
+			t.park(w)
+			return true
+		}
+	}
+}
+
+// park lists w among the tasks waiting for their turn, behind those a line
+// would serve first: of a higher priority, or of its own and older. t.mu
+// is held.
+func (t *turns[T]) park(w *Permits[T]) {
+	at := t.parked.tail
+	for at != nil && (w.prio < at.prio || w.prio == at.prio && compareAge(w, at) < 0) {
+		at = at.prev
+	}
+	t.parked.linkAfter(w, at, byLine)
 }
 
 // tryTurn gives w its group's turn if nobody has it, and reports whether

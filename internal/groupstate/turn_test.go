@@ -78,3 +78,70 @@ func TestTurnPassesOnFromAWalkTurnedAway(t *testing.T) {
 	requireQuiet(t, f.gl, g)
 	assert.Zero(t, g.turns.Load().n.Load(), "nobody has the turn")
 }
+
+// TestTurnKeepsAFreshTaskBehindTheHanded: w and m of group g wait for a
+// global permit, in that order, and are handed one each. m waits for its
+// turn while w's walk is yet to go on. A third permit is free when f of g
+// is submitted. f must not take g's concurrency permit ahead of them: it
+// waits for its turn behind m.
+func TestTurnKeepsAFreshTaskBehindTheHanded(t *testing.T) {
+	f := newFixture(t, 3, false, fixed(Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	var others []*tk
+	for _, key := range []string{"x", "y", "z"} {
+		o, out := f.submit(t, key, key)
+		require.Equal(t, Admitted, out)
+		others = append(others, o)
+	}
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out)
+	m, out := f.submit(t, "g", "m")
+	require.Equal(t, MustWait, out)
+	hs := handedBy(others...)
+	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
+
+	fresh, out := f.submit(t, "g", "f")
+	require.Equal(t, MustWait, out, "f started ahead of w and m")
+	assert.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+	g, _ := f.r.Lookup("g")
+	_, waiting, _ := g.Counts()
+	assert.Equal(t, 3, waiting)
+
+	require.Equal(t, []string{"w", "m"}, resume(hs[0]), "f's turn came after m's, and it waits for g's permit")
+	assert.Equal(t, []string{"f"}, f.end(t, w))
+	assert.Empty(t, f.end(t, m))
+	assert.Empty(t, f.end(t, fresh))
+	requireQuiet(t, f.gl, g)
+	assert.Zero(t, g.turns.Load().n.Load(), "nobody has the turn")
+}
+
+// TestTurnWaitersGoInTheOrderLinesServe: tasks waiting for their turn,
+// handed a permit (takeTurn) or fresh (waitTurn), take it by priority,
+// then age, whatever order they came in.
+func TestTurnWaitersGoInTheOrderLinesServe(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	enter := func(name string, at int64, prio uint8) *tk {
+		k := &tk{name: name}
+		f.r.Enter("g", &k.p, k, at)
+		k.p.SetPriority(prio)
+		return k
+	}
+	old, mid, young := enter("old", 1, 1), enter("mid", 2, 1), enter("young", 3, 1)
+	urgent := enter("urgent", 4, 0)
+	g, _ := f.r.Lookup("g")
+	require.True(t, old.p.tryTurn(), "old walks on")
+	require.True(t, g.turnTaken())
+	assert.True(t, young.p.waitTurn())
+	assert.False(t, mid.p.takeTurn())
+	assert.True(t, urgent.p.waitTurn())
+
+	var order []string
+	for w := g.passTurn(); w != nil; w = g.passTurn() {
+		order = append(order, w.task().name)
+	}
+	assert.Equal(t, []string{"urgent", "mid", "young"}, order)
+	assert.False(t, g.turnTaken())
+	assert.False(t, young.p.waitTurn(), "nobody has the turn: it walks on")
+	for _, k := range []*tk{old, mid, young, urgent} {
+		k.p.Exit()
+	}
+}

@@ -145,3 +145,33 @@ func TestTurnWaitersGoInTheOrderLinesServe(t *testing.T) {
 		k.p.Exit()
 	}
 }
+
+// TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare: under fair share
+// w and m of group g wait for g's concurrency, and are handed it as r1
+// and r2 end. m waits for its turn while w's walk to the global layer is
+// yet to go on. r3's permit is free when f of g is submitted, and so are
+// global ones. f must not start ahead of w and m.
+func TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare(t *testing.T) {
+	f := newFixture(t, 5, true, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}))
+	var rs []*tk
+	for _, key := range []string{"g", "g", "g", "x", "y"} {
+		r, out := f.submit(t, key, "r")
+		require.Equal(t, Admitted, out)
+		rs = append(rs, r)
+	}
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out)
+	m, out := f.submit(t, "g", "m")
+	require.Equal(t, MustWait, out)
+	hs := handedBy(rs[:3]...)
+	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, r3's permit is free")
+
+	fresh, out := f.submit(t, "g", "f")
+	require.Equal(t, MustWait, out, "f started ahead of w and m")
+	require.Equal(t, []string{"w", "m", "f"}, resume(hs[0]))
+	for _, k := range append([]*tk{w, m, fresh}, rs[3:]...) {
+		assert.Empty(t, f.end(t, k))
+	}
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

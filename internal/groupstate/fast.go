@@ -13,9 +13,8 @@ import "encoding/binary"
 // holding nothing, under IsolationOff, in a group not paused. It takes each
 // layer of walks in turn while it is free with nobody waiting, nor a task
 // of its group walking on, as the loop of advance does, and reports
-// whether it took them all. If not, that loop
-// goes on from there. It spares a Do 400 of 3 000 instructions
-// (BenchmarkDoUncontended).
+// whether it took them all. If not, that loop goes on from there. It
+// spares a Do 400 of 3 000 instructions (BenchmarkDoUncontended).
 func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
 	for _, y := range gl.walk {
 		if l := g.lineOf(y.bit); l.waiting.Load() != 0 || g.turnTaken() || !l.take() {

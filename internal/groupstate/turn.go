@@ -89,10 +89,10 @@ func (w *Permits[T]) waitTurn() bool {
 	defer t.mu.Unlock()
 	for {
 		n := t.n.Load()
-		if n == 0 {
+		if n == 0 { // the walker gave it up meanwhile
 			return false
 		}
-		if t.n.CompareAndSwap(n, n+1) { // else the walker gave it up meanwhile
+		if t.n.CompareAndSwap(n, n+1) {
 			w.bit = turnBit
 			t.park(w)
 			return true

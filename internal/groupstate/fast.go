@@ -16,8 +16,8 @@ import "encoding/binary"
 // whether it took them all. If not, that loop goes on from there. It
 // spares a Do 400 of 3 000 instructions (BenchmarkDoUncontended).
 func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
-	for _, y := range gl.walk {
-		if l := g.lineOf(y.bit); l.waiting.Load() != 0 || g.turnTaken() || !l.take() {
+	for i, y := range gl.walk {
+		if l := g.lineOf(y.bit); l.waiting.Load() != 0 || i > 0 && l.contested(g) || !l.take() {
 			return false
 		}
 		p.held |= y.bit

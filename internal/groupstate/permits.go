@@ -217,16 +217,20 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
 			}
-			// step, with its common ends here: no call for them.
+			// step, with its common ends here: no call for them. A fresh
+			// walk leaves a free permit to the tasks of its group walking
+			// on from hand-offs, and waits for its turn (turn.go).
 			l := a.lineOf(y.bit)
+			free := l.waiting.Load() == 0
+			yield := free && fresh && (i > 0 || lv > 0) && l.contested(g)
 			switch {
 			case handed && x.lvl() == lv:
 				p.flags &^= granted
 				*h |= y.bit
-			case l.waiting.Load() == 0 && !(fresh && g.turnTaken()) && l.takeFor(x, y.bit, lv):
+			case free && !yield && l.takeFor(x, y.bit, lv):
 				*h |= y.bit
 			default:
-				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, fresh); out != Admitted {
+				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, yield); out != Admitted {
 					if out == Rejected && x != nil { // else a line may own p by now
 						x.above, x.seen = lv, seen
 					}
@@ -276,15 +280,15 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 }
 
 // wait is step for a task with no permit handed over nor free at once: it
-// takes a slot of queue q and a place in the line. A fresh walk waits for
-// its group's turn first, if another task has it (waitTurn).
+// takes a slot of queue q and a place in the line. With park, it waits for
+// its group's turn instead, if another task has it (waitTurn).
 //
 // A task that waits gives back the slots it holds of other ancestors'
 // queues. But one that takes q's slot past its threshold (keepSlot) keeps
 // them. One of them is the slot it was accepted on. So it still counts
 // within a threshold of its chain, and the slot it leaves is no room for
 // a new task to wait past them all.
-func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8, fresh bool) Outcome {
+func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8, park bool) Outcome {
 	kept := false
 	if !p.takeSlot(q, slot, h) {
 		if kept = p.keepSlot(q, slot, h, x, lv); !kept && !p.makeRoom(q, slot, lv) {
@@ -301,7 +305,7 @@ func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8, 
 	if x != nil {
 		x.level = lv
 	}
-	if fresh && p.group.turnTaken() && p.waitTurn() {
+	if park && p.waitTurn() {
 		return MustWait
 	}
 	p.bit = bit

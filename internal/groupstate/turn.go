@@ -11,22 +11,25 @@ import (
 // their group's next layer first, and take its free permit. So it would
 // start ahead of the first, against the contract's order.
 //
-// So a group's handed tasks walk on in turn, in the order they were
-// handed. A task handed a permit while another of its group walks on
-// waits, out of every line, until that walk stops. Then the walker's
-// owner carries it on (Resume). A walk never blocks, so the wait is short.
+// So a group's handed tasks walk on in turn. A task handed a permit while
+// another of its group walks on waits, out of every line, until that walk
+// stops. Then the walker's owner carries it on (Resume). A walk never
+// blocks, so the wait is short.
 //
 // A fresh walk (Try) could take that free permit too, ahead of tasks
-// handed one before it was submitted. So it does not take a layer while
-// its group's turn is taken. It waits for its turn as a handed task does
+// handed one before it was submitted. So it takes no free permit while its
+// group's turn is taken. It waits for its turn as a handed task does
 // (waitTurn), holding a queue slot, as a task that waits in a line does.
 // Tasks waiting for their turn go in the order lines serve: priority,
-// then age (compareAge).
+// then age (compareAge). A fresh walk that finds waiters at a layer joins
+// them even so. A task of its group handed a permit at an earlier layer
+// had the turn when the walk looked there, and the walk waited for it; or
+// it joined that layer's line after the walk passed.
 //
 // Interleaving: a task is handed, and takes its turn or waits for it,
 // under the lock of the line that hands it, before it leaves the line's
-// count of waiters. So a fresh walk that finds nobody waiting at a layer
-// finds the turn taken. The walker gives up its turn only once its walk
+// count of waiters. So a fresh walk that finds nobody waiting there, as
+// the task was just handed, finds the turn taken. The walker gives up its turn only once its walk
 // has stopped: it holds every permit, or waits in a line, or was turned
 // away. A task walking on after it finds that line's waiters, and waits
 // behind.
@@ -72,9 +75,15 @@ func (w *Permits[T]) takeTurn() bool {
 // handed nothing.
 const turnBit uint8 = 1 << 6
 
-// turnTaken reports whether a task of g walks on from a hand-off, or waits
-// to.
-func (g *Group[T]) turnTaken() bool {
+// contested reports whether a fresh walk of g leaves l's free permits to
+// the tasks of g walking on from hand-offs: whether one has the turn. A
+// layer of no limit has permits for all. The walk does not ask at its
+// first layer: a task walks on only to the layers after the one it was
+// handed a permit of.
+func (l *line[T]) contested(g *Group[T]) bool {
+	if l.limit.Load() == Unlimited {
+		return false
+	}
 	t := g.turns.Load()
 	return t != nil && t.n.Load() != 0
 }

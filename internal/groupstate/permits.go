@@ -36,9 +36,9 @@ const (
 // it. Three kinds of caller take it out again and own it from then on.
 // One is whoever releases the permit it waits for. Handed returns the task
 // to that releaser, which calls Resume. But while another task of its
-// group walks on from a hand-off, it waits for its turn, in no line, as a
-// task that Try finds so does. It then goes to the owner of that task,
-// from its Resume (see turn.go).
+// group walks on from a hand-off, it waits for its turn, in no line. So
+// may a task in Try. It then goes to the owner of that task, from its
+// Resume (see turn.go).
 // Another is whoever raises a limit
 // (Registry.Update). The last is whoever makes it leave (Leave, sweeps).
 //

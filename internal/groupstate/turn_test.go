@@ -79,6 +79,19 @@ func TestTurnPassesOnFromAWalkTurnedAway(t *testing.T) {
 	assert.Zero(t, g.turns.Load().n.Load(), "nobody has the turn")
 }
 
+// admitAll submits a task of each key, named after it, each of which must
+// be admitted.
+func (f *fixture) admitAll(t *testing.T, keys ...string) []*tk {
+	t.Helper()
+	var ks []*tk
+	for _, key := range keys {
+		k, out := f.submit(t, key, key)
+		require.Equal(t, Admitted, out, key)
+		ks = append(ks, k)
+	}
+	return ks
+}
+
 // TestTurnKeepsAFreshTaskBehindTheHanded: w and m of group g wait for a
 // global permit, in that order, and are handed one each. m waits for its
 // turn while w's walk is yet to go on. A third permit is free when f of g
@@ -86,12 +99,7 @@ func TestTurnPassesOnFromAWalkTurnedAway(t *testing.T) {
 // waits for its turn behind m.
 func TestTurnKeepsAFreshTaskBehindTheHanded(t *testing.T) {
 	f := newFixture(t, 3, false, fixed(Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	var others []*tk
-	for _, key := range []string{"x", "y", "z"} {
-		o, out := f.submit(t, key, key)
-		require.Equal(t, Admitted, out)
-		others = append(others, o)
-	}
+	others := f.admitAll(t, "x", "y", "z")
 	w, out := f.submit(t, "g", "w")
 	require.Equal(t, MustWait, out)
 	m, out := f.submit(t, "g", "m")
@@ -153,12 +161,7 @@ func TestTurnWaitersGoInTheOrderLinesServe(t *testing.T) {
 // global ones. f must not start ahead of w and m.
 func TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare(t *testing.T) {
 	f := newFixture(t, 5, true, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}))
-	var rs []*tk
-	for _, key := range []string{"g", "g", "g", "x", "y"} {
-		r, out := f.submit(t, key, "r")
-		require.Equal(t, Admitted, out)
-		rs = append(rs, r)
-	}
+	rs := f.admitAll(t, "g", "g", "g", "x", "y")
 	w, out := f.submit(t, "g", "w")
 	require.Equal(t, MustWait, out)
 	m, out := f.submit(t, "g", "m")

@@ -43,11 +43,21 @@ func (p *Permits[T]) gate() Outcome {
 	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.parent == nil {
 		return Admitted
 	}
-	a := g.pausedAt()
-	if a == nil {
-		return Admitted
+	for {
+		a := g.pausedAt()
+		if a == nil {
+			return Admitted
+		}
+		// A resume clears paused, then takes the pause line's tasks out
+		// (unpark). A task that joins after that is left for no one: it
+		// finds a resumed, leaves, and looks again. One that joined before
+		// is taken out by the resume, or leaves first: leave and unpark
+		// take it under the line's lock, so one of them does.
+		out := p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
+		if out != MustWait || a.paused.Load() || !p.leave() {
+			return out
+		}
 	}
-	return p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
 }
 
 // pausedAt returns g, or its nearest ancestor, if paused, or nil. A

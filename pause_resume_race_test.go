@@ -1,0 +1,73 @@
+package groupconc_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// A task submitted as its group (or its parent) resumes could join the
+// pause line after the resume took the line's tasks out, and wait there
+// for a resume that never comes. Each round pauses and resumes while
+// tasks are submitted, resumes last while they still are, and then
+// every task must complete. On the tree before the fix about one round
+// in ten left a task waiting.
+func TestTaskSubmittedAsItsGroupResumesIsNeverLeftWaiting(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, paused := range []string{"t/g", "t"} { // the group, or its parent
+			t.Run("paused="+paused, func(t *testing.T) {
+				for range 40 {
+					resumeRacingSubmits(t, mode, paused)
+				}
+			})
+		}
+	})
+}
+
+// resumeRacingSubmits is one round: 3 callers submit 200 tasks each to
+// t/g while the key paused is paused and resumed, until a caller is done.
+func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused string) {
+	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2))
+	// The groups must exist before an override can name them.
+	submit(t, t.Context(), e, "t/g", "first", succeed).Wait()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		hs   []*groupconc.TaskHandle[int]
+		done = make(chan struct{}, 3)
+	)
+	for range 3 {
+		wg.Go(func() {
+			defer func() { done <- struct{}{} }()
+			for range 200 {
+				h := submit(t, context.Background(), e, "t/g", "t", succeed)
+				mu.Lock()
+				hs = append(hs, h)
+				mu.Unlock()
+			}
+		})
+	}
+	on := false
+	for len(done) == 0 {
+		on = !on
+		if err := e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}); err != nil {
+			t.Error(err)
+			break
+		}
+	}
+	off := false // resumed while the other callers still submit
+	assert.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &off}))
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, h := range hs {
+		_, err := h.Await(ctx)
+		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task was left waiting: %+v", groupStats(t, e, "t/g"))
+	}
+}

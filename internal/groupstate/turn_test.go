@@ -1,6 +1,10 @@
 package groupstate
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -152,6 +156,48 @@ func TestTurnWaitersGoInTheOrderLinesServe(t *testing.T) {
 	for _, k := range []*tk{old, mid, young, urgent} {
 		k.p.Exit()
 	}
+}
+
+// TestTurnWaitersInAnyArrivalOrderGoInTheOrderLinesServe parks tasks of
+// random priorities and ages in random order: a resumed task is older
+// than those parked before it, an urgent one goes ahead of many.
+func TestTurnWaitersInAnyArrivalOrderGoInTheOrderLinesServe(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 50 {
+		f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+		walker := &tk{name: "walker"}
+		f.r.Enter("g", &walker.p, walker, 0)
+		require.True(t, walker.p.tryTurn())
+		ks := make([]*tk, 1+r.IntN(40))
+		for i := range ks {
+			ks[i] = &tk{name: fmt.Sprint(i)}
+			f.r.Enter("g", &ks[i].p, ks[i], int64(1+i))
+			ks[i].p.SetPriority(uint8(r.IntN(3)))
+		}
+		want := slices.Clone(ks)
+		slices.SortStableFunc(want, func(a, b *tk) int { return cmp.Compare(a.p.prio, b.p.prio) })
+		r.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+		for _, k := range ks {
+			require.True(t, k.p.waitTurn())
+		}
+		g, _ := f.r.Lookup("g")
+		var got []*tk
+		for w := g.passTurn(); w != nil; w = g.passTurn() {
+			got = append(got, w.task())
+		}
+		require.Equal(t, names(want), names(got), "round %d", round)
+		for _, k := range append(ks, walker) {
+			k.p.Exit()
+		}
+	}
+}
+
+func names(ks []*tk) []string {
+	var s []string
+	for _, k := range ks {
+		s = append(s, k.name)
+	}
+	return s
 }
 
 // TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare: under fair share

@@ -40,3 +40,21 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 		}
 	}
 }
+
+// repark follows up on a task of group g that Try or Resume left waiting.
+// If g is paused now, the task may have joined a line after the change
+// that paused g moved the others to the pause line. It is moved there too
+// (groupstate.Registry.Repark), on a goroutine of its own: the update lock
+// may be held by a guard that submits.
+func (e *GroupExecutor) repark(g *groupstate.Group[task]) {
+	if !g.Paused() {
+		return
+	}
+	e.crew.add()
+	go func() {
+		defer e.crew.exit()
+		e.updating.Lock()
+		defer e.updating.Unlock()
+		e.applyChanges(e.groups.Repark(g))
+	}()
+}

@@ -176,6 +176,7 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 		owned = false
 		e.waiting(t)
 		e.pressureWaiting(g)
+		e.repark(g)
 	case groupstate.Rejected:
 		if e.turnAway(t, reason) {
 			owned = false
@@ -231,6 +232,7 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // It also returns a task of t's group whose turn came, for the caller to
 // carry on (see Permits.Resume).
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
+	g := t.permits.Group()
 	out, reason, next := t.permits.Resume()
 	switch out {
 	case groupstate.Admitted:
@@ -244,6 +246,7 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 			e.end(t, handOffKeep, noTime)
 			return stepEnded, 0, next
 		}
+		e.repark(g)
 		return stepWaiting, 0, next
 	}
 	if e.turnAway(t, reason) {

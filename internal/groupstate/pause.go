@@ -9,9 +9,10 @@ package groupstate
 // the group waiting in any line give back what they took of the layers.
 // They wait again in the pause line, in their order, each holding a slot
 // of its own group's queue (holdGroupSlot). Its concurrency limit is held
-// at 0 meanwhile, so a task that passed the gate as the pause came waits
-// at its concurrency layer and does not start. Resuming hands the pause
-// line's tasks back to the caller, in order, to walk on.
+// at 0 meanwhile, so a task that passed the gate as the pause came does
+// not start. If it must wait, it is moved to the pause line too (Repark).
+// Resuming hands the pause line's tasks back to the caller, in order, to
+// walk on.
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
 // is no bit of Permits.held, because the line holds no permit.
@@ -95,9 +96,11 @@ func concLimit(l Limits) int {
 }
 
 // park, in a change of limits that paused g, moves the tasks of g waiting
-// in its layers' lines to its pause line, in the order they were
-// submitted, ahead of any there. They give back the permits they hold and
-// the global queue's slot. The tasks handed those permits go in c.
+// in its layers' lines to its pause line. They give back the permits they
+// hold and the global queue's slot. The tasks handed those permits go in
+// c. The pause line then holds them and those already there in the order
+// they were submitted: a task that walked as the pause came can join a
+// layer's line after the pause moved the others (see Repark).
 func (g *Group[T]) park(c *Changes[T]) {
 	pl := g.pauseLine.Load()
 	if !g.paused.Load() || pl == nil {
@@ -107,21 +110,38 @@ func (g *Group[T]) park(c *Changes[T]) {
 	if len(ws) == 0 {
 		return
 	}
-	sortBySubmitted(ws)
 	for _, p := range ws {
 		p.yield(p.group.global.after(p.group, 0, 0), c)
 		p.dropSlot(g.global.queue, heldGlobalSlot)
 		p.holdGroupSlot()
-		c.Requeued = append(c.Requeued, p.task())
 	}
+	ws = pl.takeOut(g, nil, ws)
+	sortBySubmitted(ws)
 	r := pl.lock()
 	defer r.unlock()
-	for i := len(ws) - 1; i >= 0; i-- {
-		w := ws[i]
+	for _, w := range ws {
 		w.bit = pauseBit
 		pl.waiting.Add(1)
-		pl.pushLocked(r, w, true)
+		pl.pushLocked(r, w, false)
+		c.Requeued = append(c.Requeued, w.task())
 	}
+}
+
+// Repark moves the tasks of g's paused subtree that wait in its layers'
+// lines to the pause line, as the change that paused it did (park). A task
+// that walked as the pause came may join such a line after that change:
+// Try or Resume returns MustWait with g paused. It must not wait there,
+// holding a permit of the global cap or of an ancestor. The caller
+// carries on the changes as it does Update's.
+func (r *Registry[T]) Repark(g *Group[T]) *Changes[T] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := new(Changes[T])
+	if a := g.pausedAt(); a != nil {
+		a.park(c)
+	}
+	c.settle()
+	return c
 }
 
 // holdGroupSlot makes p, parked, hold a slot of its own group's queue. A

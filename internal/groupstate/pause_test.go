@@ -1,0 +1,64 @@
+package groupstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReparkMovesATaskThatWaitsInAPausedGroupsLine: under IsolationOff w
+// of g is handed the global permit, and g is paused before w walks on. w
+// then waits at g's concurrency layer, whose limit is 0 while paused,
+// holding the global permit. Repark moves it to the pause line, among
+// the tasks there in the order they were submitted, and gives the permit
+// back: b of another group runs.
+func TestReparkMovesATaskThatWaitsInAPausedGroupsLine(t *testing.T) {
+	paused := false
+	limits := func(key string) Limits {
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "g"}
+	}
+	f := newFixture(t, 1, false, limits)
+	older := &tk{name: "older"}
+	f.r.Enter("g", &older.p, older, 0) // submitted first, walks after the pause
+	f.now = 1
+	x, out := f.submit(t, "x", "x")
+	require.Equal(t, Admitted, out)
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for the global permit")
+	x.p.Release()
+	x.p.Exit()
+	require.Equal(t, w, x.p.Handed())
+
+	paused = true
+	f.r.Update(1, Unlimited, limits)
+	f.now = 2
+	out, _ = older.p.Try()
+	require.Equal(t, MustWait, out, "older waits in the pause line")
+	younger, out := f.submit(t, "g", "younger")
+	require.Equal(t, MustWait, out)
+	out, _, _ = w.p.Resume()
+	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
+	held, _ := f.gl.Held()
+	require.Equal(t, 1, held, "w holds the global permit")
+
+	g, _ := f.r.Lookup("g")
+	c := f.r.Repark(g)
+	assert.Empty(t, c.Handed)
+	held, _ = f.gl.Held()
+	assert.Zero(t, held, "the global permit is back")
+	b, out := f.submit(t, "b", "b")
+	assert.Equal(t, Admitted, out, "a paused group holds back another")
+
+	paused = false
+	c = f.r.Update(1, Unlimited, limits)
+	var order []string
+	for _, k := range c.Resumed {
+		order = append(order, k.name)
+	}
+	assert.Equal(t, []string{"older", "w", "younger"}, order, "the pause line's order")
+	for _, k := range []*tk{b, older, w, younger} {
+		k.p.Release()
+		k.p.Exit()
+	}
+}

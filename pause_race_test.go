@@ -76,20 +76,27 @@ func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused stri
 // the pause moved the others to the pause line. Under IsolationOff it
 // then waited there holding a permit of the global cap, for the whole
 // pause, and another group's task never ran. Each round pauses and
-// resumes group a while tasks are submitted to it, pauses it last while
-// they still are, and then a task of b must run under a global cap of 1.
+// resumes t/a, or t, while tasks are submitted to t/a, pauses it last
+// while they still are, and then a task of b must run under a global cap
+// of 1.
 // On the tree before the fix about one round in ten held the permit.
 func TestTaskWalkingAsItsGroupPausesHoldsNoGlobalPermit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		for range 40 {
-			pauseRacingSubmits(t, mode)
+		for _, paused := range []string{"t/a", "t"} { // the group, or its parent
+			t.Run("paused="+paused, func(t *testing.T) {
+				for range 30 {
+					pauseRacingSubmits(t, mode, paused)
+				}
+			})
 		}
 	})
 }
 
-func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode) {
-	e := newExecutor(t, modeBuilder(mode).GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(1))
-	submit(t, t.Context(), e, "a", "first", succeed).Wait()
+// pauseRacingSubmits is one round: 3 callers submit 200 tasks each to t/a
+// while the key paused is paused and resumed, until a caller is done.
+func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused string) {
+	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(1))
+	submit(t, t.Context(), e, "t/a", "first", succeed).Wait()
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -100,7 +107,7 @@ func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode) {
 		wg.Go(func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				h := submit(t, context.Background(), e, "a", "t", succeed)
+				h := submit(t, context.Background(), e, "t/a", "t", succeed)
 				mu.Lock()
 				hs = append(hs, h)
 				mu.Unlock()
@@ -110,23 +117,23 @@ func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode) {
 	on := false
 	for len(done) == 0 {
 		on = !on
-		if err := e.SetGroupOverride("a", groupconc.GroupOverride{Paused: &on}); err != nil {
+		if err := e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}); err != nil {
 			t.Error(err)
 			break
 		}
 	}
 	on = true // paused while the other callers still submit
-	assert.NoError(t, e.SetGroupOverride("a", groupconc.GroupOverride{Paused: &on}))
+	assert.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := submit(t, ctx, e, "b", "b", succeed).Await(ctx)
-	require.NoError(t, err, "b never ran: %+v", groupStats(t, e, "a"))
+	require.NoError(t, err, "b never ran: %+v", groupStats(t, e, "t/a"))
 
 	on = false
-	require.NoError(t, e.SetGroupOverride("a", groupconc.GroupOverride{Paused: &on}))
+	require.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
 	for _, h := range hs {
 		_, err := h.Await(ctx)
-		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task of a was left waiting: %+v", groupStats(t, e, "a"))
+		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task of t/a was left waiting: %+v", groupStats(t, e, "t/a"))
 	}
 }

@@ -21,10 +21,9 @@ import (
 // group's turn is taken. It waits for its turn as a handed task does
 // (waitTurn), holding a queue slot, as a task that waits in a line does.
 // Tasks waiting for their turn go in the order lines serve: priority,
-// then age (compareAge). A fresh walk that finds waiters at a layer joins
-// them even so. A task of its group handed a permit at an earlier layer
-// had the turn when the walk looked there, and the walk waited for it; or
-// it joined that layer's line after the walk passed.
+// then age (compareAge). A fresh walk waits for its turn even where others
+// wait in the layer's line. An older task of its group may wait for its
+// turn to walk on to that line, and would join it behind the fresh walk.
 //
 // Interleaving: a task is handed, and takes its turn or waits for it,
 // under the lock of the line that hands it, before it leaves the line's

@@ -22,22 +22,55 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	for _, t := range c.Handed {
 		e.goResume(t)
 	}
-	// A resumed group's tasks walk on here, one after another, so that
-	// they join their next lines in their order. As in carryOn, but a task
-	// that ends goes to a goroutine, since ending it tells the listener.
-	for _, t := range c.Resumed {
-		out, reason, turn := t.permits.Resume()
-		if turn != nil {
-			e.goResume(turn)
+	for _, g := range c.Resumed {
+		e.drain(g)
+	}
+}
+
+// drain walks on the tasks of resumed group g's pause line, one after
+// another, so that they join their next lines in their order. New tasks of
+// g wait in the line behind them until it is empty (groupstate's
+// pause.go). The caller walks those the line held as it started. The rest,
+// submitted meanwhile, are walked on a goroutine, so that a stream of
+// them does not hold the caller.
+func (e *GroupExecutor) drain(g *groupstate.Group[task]) {
+	n := g.StartDrain()
+	if n == 0 {
+		return // empty, or drained by another
+	}
+	for ; n > 0; n-- {
+		t := g.Unpark()
+		if t == nil {
+			return
 		}
-		switch {
-		case out == groupstate.Admitted:
-			e.goCarry(t, t.since())
-		case out == groupstate.Rejected:
-			e.goTurnAway(t, reason)
-		case e.stopRequested(t) && t.permits.Leave():
-			e.goEndCancelled(t) // cancelled while paused: see carryOn
+		e.walkResumed(t)
+	}
+	e.crew.add()
+	go func() {
+		defer e.crew.exit()
+		for t := g.Unpark(); t != nil; t = g.Unpark() {
+			e.walkResumed(t)
 		}
+	}()
+}
+
+// walkResumed walks on t, taken out of a resumed group's pause line. As in
+// carryOn, but a task that ends goes to a goroutine, since ending it tells
+// the listener, and drain may run under the update lock.
+func (e *GroupExecutor) walkResumed(t *task) {
+	out, reason, turn := t.permits.Resume()
+	if turn != nil {
+		e.goResume(turn)
+	}
+	switch {
+	case out == groupstate.Admitted:
+		e.goCarry(t, t.since())
+	case out == groupstate.Rejected:
+		e.goTurnAway(t, reason)
+	case e.stopRequested(t) && t.permits.Leave():
+		e.goEndCancelled(t) // cancelled while paused: see carryOn
+	default:
+		e.repark(t.permits.Group()) // paused again as it walked
 	}
 }
 

@@ -137,3 +137,65 @@ func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused strin
 		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task of t/a was left waiting: %+v", groupStats(t, e, "t/a"))
 	}
 }
+
+// Tasks submitted while a resume walks a paused group's tasks on must not
+// start ahead of them. Each round pauses t/g, or t, puts 30 tasks in its
+// pause line, and resumes it while another caller submits more. With a
+// limit of 1, every task of the first 30 must start before any later one.
+func TestTasksSubmittedDuringAResumeStartBehindTheResumed(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, paused := range []string{"t/g", "t"} { // the group, or its parent
+			t.Run("paused="+paused, func(t *testing.T) {
+				for range 60 {
+					resumeWhileSubmitting(t, mode, paused)
+				}
+			})
+		}
+	})
+}
+
+func resumeWhileSubmitting(t *testing.T, mode groupconc.IsolationMode, paused string) {
+	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(1))
+	submit(t, t.Context(), e, "t/g", "first", succeed).Wait()
+	var (
+		mu      sync.Mutex
+		started []string
+		hs      []*groupconc.TaskHandle[int]
+	)
+	task := func(id string) groupconc.Task[int] {
+		return func(context.Context) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			started = append(started, id)
+			return 0, nil
+		}
+	}
+	on := true
+	require.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
+	for range 30 {
+		hs = append(hs, submit(t, t.Context(), e, "t/g", "old", task("old")))
+	}
+	stop := make(chan struct{})
+	var late []*groupconc.TaskHandle[int]
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			late = append(late, submit(t, t.Context(), e, "t/g", "late", task("late")))
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	})
+	on = false
+	require.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
+	close(stop)
+	wg.Wait()
+	for _, h := range append(hs, late...) {
+		h.Wait()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotContains(t, started[:30], "late", "a task submitted during the resume started ahead of one resumed")
+}

@@ -84,7 +84,7 @@ func (a *active[T]) sweepLocked() {
 
 // idle reports whether g has no task that is not over and is not paused.
 // A forgotten group's refs are negative, so it is idle too.
-func (g *Group[T]) idle() bool { return g.refs.Load() <= 0 && !g.paused.Load() }
+func (g *Group[T]) idle() bool { return g.refs.Load() <= 0 && !g.isPaused() }
 
 // gone reports whether g was evicted or forgotten. Either cancels its
 // current scope for good. A shutdown cancels a scope only once another has

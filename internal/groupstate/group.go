@@ -64,9 +64,9 @@ type Group[T any] struct {
 	scope0 scope
 	limits atomic.Pointer[Limits]
 	global *Global[T]
-	paused atomic.Bool // see pause.go
-	listed atomic.Bool // in the registry's active list (see active.go)
-	levels uint8       // its ancestors; fixed when it is made
+	paused atomic.Uint32 // pausedOn and drain states: see pause.go
+	listed atomic.Bool   // in the registry's active list (see active.go)
+	levels uint8         // its ancestors; fixed when it is made
 
 	reg    *Registry[T]
 	parent *Group[T] // fixed when it is made; nil at the top
@@ -264,7 +264,7 @@ func (g *Group[T]) enter() bool {
 // busy reports whether a task of g holds a permit or waits, or g is
 // paused.
 func (g *Group[T]) busy() bool {
-	return g.paused.Load() || g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.global.running(g) != 0
+	return g.isPaused() || g.waiting.Load() != 0 || g.blocked.Load() != 0 || g.bulkhead.held.load() != 0 || g.conc.held.load() != 0 || g.global.running(g) != 0
 }
 
 // exit counts a task out of the group (see Registry.Enter).

@@ -24,9 +24,9 @@ type Changes[T any] struct {
 	// line for a moment. So the caller checks each for a cancellation that
 	// came meanwhile, and makes it Leave.
 	Requeued []*T
-	// Resumed were taken out of a resumed group's pause line, in order.
-	// The caller owns them, and must call Resume on each, in that order.
-	Resumed []*T
+	// Resumed are the groups resumed with tasks in their pause lines. The
+	// caller drains each (StartDrain, Unpark).
+	Resumed []*Group[T]
 }
 
 func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }

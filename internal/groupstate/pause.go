@@ -11,15 +11,25 @@ package groupstate
 // of its own group's queue (holdGroupSlot). Its concurrency limit is held
 // at 0 meanwhile, so a task that passed the gate as the pause came does
 // not start. If it must wait, it is moved to the pause line too (Repark).
-// Resuming hands the pause line's tasks back to the caller, in order, to
-// walk on.
+//
+// Resuming leaves the tasks in the pause line. The caller takes them out
+// one at a time, in order, to walk on (Unpark), and a new task of the
+// subtree waits in the line behind them until it is empty. So none
+// starts ahead of a task submitted before it.
+
+// The states of Group.paused.
+const (
+	pausedOn  uint32 = 1 << iota // paused
+	drainOn                      // resumed, with tasks in the pause line to walk on
+	drainerOn                    // a caller takes them out (StartDrain); set under the line's lock
+)
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
 // is no bit of Permits.held, because the line holds no permit.
 const pauseBit uint8 = 1 << 7
 
 // Paused reports whether the group, or one of its ancestors, is paused.
-func (g *Group[T]) Paused() bool { return g.pausedAt() != nil }
+func (g *Group[T]) Paused() bool { return g.pausedAt(pausedOn) != nil }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
@@ -28,6 +38,7 @@ func (g *Group[T]) Paused() bool { return g.pausedAt() != nil }
 // layer's permit as the pause came, which it must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
+	stop := pausedOn | drainOn // a new task waits behind a resumed line's
 	if p.flags&granted != 0 {
 		switch p.bit {
 		case pauseBit:
@@ -35,55 +46,68 @@ func (p *Permits[T]) gate() Outcome {
 			if g.parent == nil {
 				return Admitted
 			}
+			stop = pausedOn
 		case turnBit: // a fresh walk's turn came: it was handed nothing
 			p.flags &^= granted
 		default:
 			return Admitted
 		}
 	}
-	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || !g.paused.Load() && g.parent == nil {
+	if p.held&(heldGlobal|heldBulkhead|heldConc) != 0 || g.paused.Load() == 0 && g.parent == nil {
 		return Admitted
 	}
 	for {
-		a := g.pausedAt()
+		a := g.pausedAt(stop)
 		if a == nil {
 			return Admitted
 		}
-		// A resume clears paused, then takes the pause line's tasks out
-		// (unpark). A task that joins after that is left for no one: it
-		// finds a resumed, leaves, and looks again. One that joined before
-		// is taken out by the resume, or leaves first: leave and unpark
-		// take it under the line's lock, so one of them does.
+		// The line is emptied, and drainOn cleared, under its lock
+		// (Unpark). A task that joins after that would be left for no
+		// one: it finds a neither paused nor drained, leaves, and looks
+		// again. One that joined before is taken out by Unpark, or
+		// leaves first: both take it under the line's lock.
 		out := p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
-		if out != MustWait || a.paused.Load() || !p.leave() {
+		if out != MustWait || a.paused.Load()&(pausedOn|drainOn) != 0 || !p.leave() {
 			return out
 		}
 	}
 }
 
-// pausedAt returns g, or its nearest ancestor, if paused, or nil. A
-// task of a paused subtree waits in the pause line of the group paused.
-func (g *Group[T]) pausedAt() *Group[T] {
+// pausedAt returns g, or its nearest ancestor, if in a state of stop
+// (pausedOn, drainOn), or nil. A task of a paused subtree waits in the
+// pause line of the group paused.
+func (g *Group[T]) pausedAt(stop uint32) *Group[T] {
 	for a := g; a != nil; a = a.up() {
-		if a.paused.Load() {
+		if a.paused.Load()&stop != 0 {
 			return a
 		}
 	}
 	return nil
 }
 
+// isPaused reports whether g itself is paused.
+func (g *Group[T]) isPaused() bool { return g.paused.Load()&pausedOn != 0 }
+
 // setPaused stores whether g is paused, making its pause line on the
 // first pause. The caller holds the registry's mu, in a change of limits.
+// A resumed group with tasks in its pause line is drained (drainOn) from
+// the same instant, so no new task passes them meanwhile.
 func (g *Group[T]) setPaused(on bool) {
-	if on && g.pauseLine.Load() == nil {
-		l := new(line[T])
-		l.init(0)
-		g.pauseLine.Store(l)
+	pl := g.pauseLine.Load()
+	if on && pl == nil {
+		pl = new(line[T])
+		pl.init(0)
+		g.pauseLine.Store(pl)
 	}
-	g.paused.Store(on)
 	if on {
+		g.paused.Or(pausedOn)
 		g.reg.active.join(g) // after the store: see active.sweepLocked
+		return
 	}
+	if pl != nil && pl.waiting.Load() != 0 {
+		g.paused.Or(drainOn)
+	}
+	g.paused.And(^pausedOn)
 }
 
 // concLimit is the concurrency limit to enforce for limits l. It is 0
@@ -103,7 +127,7 @@ func concLimit(l Limits) int {
 // layer's line after the pause moved the others (see Repark).
 func (g *Group[T]) park(c *Changes[T]) {
 	pl := g.pauseLine.Load()
-	if !g.paused.Load() || pl == nil {
+	if !g.isPaused() || pl == nil {
 		return
 	}
 	ws := g.takeOutSubtree(c)
@@ -137,7 +161,7 @@ func (r *Registry[T]) Repark(g *Group[T]) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := new(Changes[T])
-	if a := g.pausedAt(); a != nil {
+	if a := g.pausedAt(pausedOn); a != nil {
 		a.park(c)
 	}
 	c.settle()
@@ -180,19 +204,55 @@ func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 	return ws
 }
 
-// unpark, in a change of limits that resumed g, takes the tasks out of its
-// pause line, in order, for the caller to walk on (Changes.Resumed).
+// unpark, in a change of limits that resumed g, lists g for the caller
+// to drain (Changes.Resumed).
 func (g *Group[T]) unpark(c *Changes[T]) {
+	if g.paused.Load()&(pausedOn|drainOn) == drainOn {
+		c.Resumed = append(c.Resumed, g)
+	}
+}
+
+// StartDrain makes the caller the one that takes the tasks out of g's
+// pause line, resumed (Unpark), and returns how many wait there, unless
+// another caller does, or the line is empty (then 0). A group resumed
+// again while a caller still drains it goes on being drained by that one.
+func (g *Group[T]) StartDrain() int {
 	pl := g.pauseLine.Load()
-	if g.paused.Load() || pl == nil {
-		return
+	r := pl.lock()
+	defer r.unlock()
+	st := g.paused.Load()
+	if st&drainerOn != 0 || st&(pausedOn|drainOn) != drainOn {
+		return 0
 	}
-	for _, w := range pl.takeOut(g, nil, nil) {
-		if x := w.x(); x != nil {
-			x.resumed = true
-		}
-		c.Resumed = append(c.Resumed, w.task())
+	if r.q().empty() {
+		g.paused.And(^drainOn)
+		return 0
 	}
+	g.paused.Or(drainerOn)
+	return int(pl.waiting.Load())
+}
+
+// Unpark takes the next task out of g's pause line, for the caller, which
+// drains it (StartDrain), to walk on (Resume). It returns nil once the
+// line is empty, or g is paused again, and the caller drains it no more.
+func (g *Group[T]) Unpark() *T {
+	pl := g.pauseLine.Load()
+	r := pl.lock()
+	defer r.unlock()
+	q := r.q()
+	switch {
+	case g.isPaused(): // the next resume drains the rest
+		g.paused.And(^drainerOn)
+		return nil
+	case q.empty():
+		g.paused.And(^(drainOn | drainerOn))
+		return nil
+	}
+	w := pl.popLocked(q)
+	if x := w.x(); x != nil {
+		x.resumed = true
+	}
+	return w.task()
 }
 
 // waitLines returns the lines g's tasks may wait in, in walking order.

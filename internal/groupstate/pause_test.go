@@ -52,13 +52,61 @@ func TestReparkMovesATaskThatWaitsInAPausedGroupsLine(t *testing.T) {
 
 	paused = false
 	c = f.r.Update(1, Unlimited, limits)
-	var order []string
-	for _, k := range c.Resumed {
-		order = append(order, k.name)
-	}
-	assert.Equal(t, []string{"older", "w", "younger"}, order, "the pause line's order")
+	require.Equal(t, []*Group[tk]{g}, c.Resumed)
+	assert.Equal(t, []string{"older", "w", "younger"}, drain(g), "the pause line's order")
 	for _, k := range []*tk{b, older, w, younger} {
 		k.p.Release()
 		k.p.Exit()
+	}
+}
+
+// drain takes every task out of resumed g's pause line, and returns their
+// names in order. It walks none on.
+func drain(g *Group[tk]) []string {
+	var names []string
+	if g.StartDrain() == 0 {
+		return nil
+	}
+	for k := g.Unpark(); k != nil; k = g.Unpark() {
+		names = append(names, k.name)
+	}
+	return names
+}
+
+// TestResumedGroupsNewTaskWaitsBehindItsPauseLine: p1 and p2 wait in
+// paused g's pause line, and g is resumed. f, submitted before the caller
+// that resumed g walks them on, must not start ahead of them: it waits in
+// the pause line behind them, and joins g's line behind p2.
+func TestResumedGroupsNewTaskWaitsBehindItsPauseLine(t *testing.T) {
+	paused := true
+	limits := func(string) Limits {
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused}
+	}
+	for _, fair := range []bool{false, true} {
+		f := newFixture(t, Unlimited, fair, limits)
+		p1, out := f.submit(t, "g", "p1")
+		require.Equal(t, MustWait, out)
+		p2, _ := f.submit(t, "g", "p2")
+		paused = false
+		c := f.r.Update(Unlimited, Unlimited, limits)
+		g, _ := f.r.Lookup("g")
+		require.Equal(t, []*Group[tk]{g}, c.Resumed)
+
+		fresh, out := f.submit(t, "g", "f")
+		require.Equal(t, MustWait, out, "f started ahead of p1 and p2")
+		assert.Equal(t, 3, g.StartDrain())
+		assert.Zero(t, g.StartDrain(), "one caller drains")
+		var admitted []string
+		for k := g.Unpark(); k != nil; k = g.Unpark() {
+			if out, _, _ := k.p.Resume(); out == Admitted {
+				admitted = append(admitted, k.name)
+			}
+		}
+		assert.Equal(t, []string{"p1"}, admitted)
+		assert.Equal(t, []string{"p2"}, f.end(t, p1))
+		assert.Equal(t, []string{"f"}, f.end(t, p2))
+		f.end(t, fresh)
+		requireQuiet(t, f.gl, g)
+		paused = true
 	}
 }

@@ -179,7 +179,7 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 		return Admitted, ""
 	}
 	g, gl := p.group, p.group.global
-	if p.held|p.flags&(granted|extended) == 0 && !gl.fair && !g.paused.Load() && p.takeAll(g, gl) {
+	if p.held|p.flags&(granted|extended) == 0 && !gl.fair && g.paused.Load() == 0 && p.takeAll(g, gl) {
 		return Admitted, ""
 	}
 	x, depth := p.x(), uint8(0)

@@ -41,7 +41,7 @@ func (g *Group[T]) SubtreeCost() int {
 // Concurrency returns the group's concurrency limit in force.
 // A paused group's is its limits', since the line's is 0 meanwhile.
 func (g *Group[T]) Concurrency() int {
-	if g.paused.Load() {
+	if g.isPaused() {
 		return g.limits.Load().Concurrency
 	}
 	return int(g.conc.limit.Load())

@@ -16,8 +16,7 @@ import (
 // pause line after the resume took the line's tasks out, and wait there
 // for a resume that never comes. Each round pauses and resumes while
 // tasks are submitted, resumes last while they still are, and then
-// every task must complete. On the tree before the fix about one round
-// in ten left a task waiting.
+// every task must complete.
 func TestTaskSubmittedAsItsGroupResumesIsNeverLeftWaiting(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		for _, paused := range []string{"t/g", "t"} { // the group, or its parent
@@ -30,12 +29,27 @@ func TestTaskSubmittedAsItsGroupResumesIsNeverLeftWaiting(t *testing.T) {
 	})
 }
 
-// resumeRacingSubmits is one round: 3 callers submit 200 tasks each to
-// t/g while the key paused is paused and resumed, until a caller is done.
+// resumeRacingSubmits is one round: tasks are submitted to t/g while the
+// key paused is paused and resumed, resumed last.
 func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused string) {
 	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(2))
+	hs := submitWhileToggling(t, e, "t/g", paused, false)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, h := range hs {
+		_, err := h.Await(ctx)
+		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task was left waiting: %+v", groupStats(t, e, "t/g"))
+	}
+}
+
+// submitWhileToggling has 3 callers submit 200 tasks each to key while
+// the key paused is paused and resumed, until a caller is done. It then
+// sets the pause to last, while the others still submit, and returns the
+// handles once they are done.
+func submitWhileToggling(t *testing.T, e *groupconc.GroupExecutor, key, paused string, last bool) []*groupconc.TaskHandle[int] {
+	t.Helper()
 	// The groups must exist before an override can name them.
-	submit(t, t.Context(), e, "t/g", "first", succeed).Wait()
+	submit(t, t.Context(), e, key, "first", succeed).Wait()
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -46,7 +60,7 @@ func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused stri
 		wg.Go(func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				h := submit(t, context.Background(), e, "t/g", "t", succeed)
+				h := submit(t, context.Background(), e, key, "t", succeed)
 				mu.Lock()
 				hs = append(hs, h)
 				mu.Unlock()
@@ -61,15 +75,9 @@ func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused stri
 			break
 		}
 	}
-	off := false // resumed while the other callers still submit
-	assert.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &off}))
+	assert.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &last}))
 	wg.Wait()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for _, h := range hs {
-		_, err := h.Await(ctx)
-		require.NotErrorIs(t, err, context.DeadlineExceeded, "a task was left waiting: %+v", groupStats(t, e, "t/g"))
-	}
+	return hs
 }
 
 // A task walking as its group pauses could join its group's line after
@@ -79,7 +87,6 @@ func resumeRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused stri
 // resumes t/a, or t, while tasks are submitted to t/a, pauses it last
 // while they still are, and then a task of b must run under a global cap
 // of 1.
-// On the tree before the fix about one round in ten held the permit.
 func TestTaskWalkingAsItsGroupPausesHoldsNoGlobalPermit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		for _, paused := range []string{"t/a", "t"} { // the group, or its parent
@@ -92,45 +99,17 @@ func TestTaskWalkingAsItsGroupPausesHoldsNoGlobalPermit(t *testing.T) {
 	})
 }
 
-// pauseRacingSubmits is one round: 3 callers submit 200 tasks each to t/a
-// while the key paused is paused and resumed, until a caller is done.
+// pauseRacingSubmits is one round: tasks are submitted to t/a while the
+// key paused is paused and resumed, paused last.
 func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused string) {
 	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(1))
-	submit(t, t.Context(), e, "t/a", "first", succeed).Wait()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		hs   []*groupconc.TaskHandle[int]
-		done = make(chan struct{}, 3)
-	)
-	for range 3 {
-		wg.Go(func() {
-			defer func() { done <- struct{}{} }()
-			for range 200 {
-				h := submit(t, context.Background(), e, "t/a", "t", succeed)
-				mu.Lock()
-				hs = append(hs, h)
-				mu.Unlock()
-			}
-		})
-	}
-	on := false
-	for len(done) == 0 {
-		on = !on
-		if err := e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}); err != nil {
-			t.Error(err)
-			break
-		}
-	}
-	on = true // paused while the other callers still submit
-	assert.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
-	wg.Wait()
+	hs := submitWhileToggling(t, e, "t/a", paused, true)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := submit(t, ctx, e, "b", "b", succeed).Await(ctx)
 	require.NoError(t, err, "b never ran: %+v", groupStats(t, e, "t/a"))
 
-	on = false
+	on := false
 	require.NoError(t, e.SetGroupOverride(paused, groupconc.GroupOverride{Paused: &on}))
 	for _, h := range hs {
 		_, err := h.Await(ctx)

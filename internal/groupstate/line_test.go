@@ -26,9 +26,10 @@ func owners(ws []*Permits[tk]) []*tk {
 // own. So none waits for another's turn to walk on (see turn.go).
 func newWaiters(n int) []*Permits[tk] {
 	ws := make([]*Permits[tk], n)
+	gl := NewGlobal[tk](Unlimited, Unlimited, false)
 	for i := range ws {
 		ws[i] = &new(tk).p
-		ws[i].group = new(Group[tk])
+		ws[i].group = &Group[tk]{global: gl}
 	}
 	return ws
 }

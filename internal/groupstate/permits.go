@@ -222,7 +222,7 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 			// on from hand-offs, and waits for its turn (turn.go).
 			l := a.lineOf(y.bit)
 			free := l.waiting.Load() == 0
-			yield := fresh && (i > 0 || lv > 0) && l.contested(g)
+			yield := fresh && (i > 0 || lv > 0) && l.yields(g, free, i, lv)
 			switch {
 			case handed && x.lvl() == lv:
 				p.flags &^= granted

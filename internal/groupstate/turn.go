@@ -21,9 +21,11 @@ import (
 // group's turn is taken. It waits for its turn as a handed task does
 // (waitTurn), holding a queue slot, as a task that waits in a line does.
 // Tasks waiting for their turn go in the order lines serve: priority,
-// then age (compareAge). A fresh walk waits for its turn even where others
-// wait in the layer's line. An older task of its group may wait for its
-// turn to walk on to that line, and would join it behind the fresh walk.
+// then age (compareAge). A fresh walk that finds others waiting in the
+// layer's line waits for its turn even so if a task of its group may yet
+// join that line behind it: one waits for its turn, or the walker was
+// handed a permit of an earlier layer (yields). A walker handed this
+// layer's permit, or a later one's, is past it.
 //
 // Interleaving: a task is handed, and takes its turn or waits for it,
 // under the lock of the line that hands it, before it leaves the line's
@@ -36,10 +38,13 @@ import (
 // turns is the turn of a group's handed tasks. A group makes it the first
 // time one of its tasks is handed a permit.
 type turns[T any] struct {
-	n      atomic.Int64 // the walker and the tasks waiting for their turn
-	mu     sync.Mutex   // guards parked, and n above 1
-	parked list[T]      // tasks waiting for their turn, through their line links
-	last   *Permits[T]  // the task parked last, while it is parked (see park)
+	// n counts the walker and the tasks waiting for their turn, in its low
+	// 32 bits. The high ones are where the walker was handed its permit
+	// (turnAt), 0 if not known: one word, so that yields reads both at once.
+	n      atomic.Uint64
+	mu     sync.Mutex  // guards parked, and n's count above 1
+	parked list[T]     // tasks waiting for their turn, through their line links
+	last   *Permits[T] // the task parked last, while it is parked (see park)
 }
 
 // turn returns g's turns, made on first need.
@@ -58,18 +63,44 @@ func (g *Group[T]) turn() *turns[T] {
 // reports true. If another task has it, w waits for its turn, and it
 // reports false. Nobody owns w then until its turn comes (passTurn).
 func (w *Permits[T]) takeTurn() bool {
-	t := w.group.turn()
-	if t.n.CompareAndSwap(0, 1) {
+	t, at := w.group.turn(), w.turnAt()
+	if t.n.CompareAndSwap(0, at|1) {
 		return true
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.n.Add(1) == 1 { // the walker gave it up meanwhile
-		return true
+	for {
+		n := t.n.Load()
+		if n&turnCount == 0 { // the walker gave it up meanwhile
+			if t.n.CompareAndSwap(n, at|1) {
+				return true
+			}
+			continue
+		}
+		if t.n.CompareAndSwap(n, n+1) {
+			t.park(w)
+			return false
+		}
 	}
-	t.park(w)
-	return false
 }
+
+// turnCount masks the count of turns.n.
+const turnCount = 1<<32 - 1
+
+// turnAt returns where w was handed a permit, as turns.n's high bits: the
+// layer's place in the walk, then the level. A task waiting for its turn
+// with none handed (turnBit) gives 0, as if before every layer.
+func (w *Permits[T]) turnAt() uint64 {
+	for i, y := range w.group.global.walk {
+		if y.bit == w.bit {
+			return turnPos(i, w.x().lvl())
+		}
+	}
+	return 0
+}
+
+// turnPos is the place of the layer at i, level lv, of a walk, as turnAt.
+func turnPos(i int, lv uint8) uint64 { return (uint64(i+1)<<8 | uint64(lv)) << 32 }
 
 // turnBit is Permits.bit for a fresh walk waiting for its turn: it was
 // handed nothing.
@@ -85,7 +116,25 @@ func (l *line[T]) contested(g *Group[T]) bool {
 		return false
 	}
 	t := g.turns.Load()
-	return t != nil && t.n.Load() != 0
+	return t != nil && t.n.Load()&turnCount != 0
+}
+
+// yields reports whether a fresh walk of g at the layer at i, level lv,
+// of its walk (line l) waits for its group's turn. Where the line's
+// permit is free (free), it does if a task of g has the turn (contested).
+// Where others wait in the line, it does only if a task of g may join the
+// line behind it: one waits for its turn, or the walker was handed a
+// permit of an earlier layer.
+func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
+	if l.limit.Load() == Unlimited {
+		return false
+	}
+	t := g.turns.Load()
+	if t == nil {
+		return false
+	}
+	n := t.n.Load()
+	return n&turnCount != 0 && (free || n&turnCount > 1 || n&^turnCount < turnPos(i, lv))
 }
 
 // waitTurn makes w, a fresh walk, wait for its group's turn, and reports
@@ -98,7 +147,7 @@ func (w *Permits[T]) waitTurn() bool {
 	defer t.mu.Unlock()
 	for {
 		n := t.n.Load()
-		if n == 0 { // the walker gave it up meanwhile
+		if n&turnCount == 0 { // the walker gave it up meanwhile
 			return false
 		}
 		if t.n.CompareAndSwap(n, n+1) {
@@ -135,22 +184,23 @@ func (t *turns[T]) park(w *Permits[T]) {
 
 // tryTurn gives w its group's turn if nobody has it, and reports whether
 // it did. It never makes w wait.
-func (w *Permits[T]) tryTurn() bool { return w.group.turn().n.CompareAndSwap(0, 1) }
+func (w *Permits[T]) tryTurn() bool { return w.group.turn().n.CompareAndSwap(0, w.turnAt()|1) }
 
 // passTurn ends the turn of g's walker. It returns the task whose turn it
 // is now, for the caller to carry on, or nil.
 func (g *Group[T]) passTurn() *Permits[T] {
 	t := g.turns.Load()
-	if t.n.CompareAndSwap(1, 0) {
+	if n := t.n.Load(); n&turnCount == 1 && t.n.CompareAndSwap(n, 0) {
 		return nil
 	}
-	// More than one: each waiting task was counted and parked under mu.
+	// More than one: each waiting task was counted and parked under mu,
+	// and nobody else changes the count while it is above 0.
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := t.parked.popHead()
 	if w == t.last {
 		t.last = nil
 	}
-	t.n.Add(-1)
+	t.n.Store(w.turnAt() | (t.n.Load()&turnCount - 1))
 	return w
 }

@@ -18,15 +18,7 @@ import (
 // tasks are submitted, resumes last while they still are, and then
 // every task must complete.
 func TestTaskSubmittedAsItsGroupResumesIsNeverLeftWaiting(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		for _, paused := range []string{"t/g", "t"} { // the group, or its parent
-			t.Run("paused="+paused, func(t *testing.T) {
-				for range 40 {
-					resumeRacingSubmits(t, mode, paused)
-				}
-			})
-		}
-	})
+	eachPause(t, "t/g", 40, resumeRacingSubmits)
 }
 
 // resumeRacingSubmits is one round: tasks are submitted to t/g while the
@@ -88,15 +80,7 @@ func submitWhileToggling(t *testing.T, e *groupconc.GroupExecutor, key, paused s
 // while they still are, and then a task of b must run under a global cap
 // of 1.
 func TestTaskWalkingAsItsGroupPausesHoldsNoGlobalPermit(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		for _, paused := range []string{"t/a", "t"} { // the group, or its parent
-			t.Run("paused="+paused, func(t *testing.T) {
-				for range 30 {
-					pauseRacingSubmits(t, mode, paused)
-				}
-			})
-		}
-	})
+	eachPause(t, "t/a", 30, pauseRacingSubmits)
 }
 
 // pauseRacingSubmits is one round: tasks are submitted to t/a while the
@@ -122,15 +106,7 @@ func pauseRacingSubmits(t *testing.T, mode groupconc.IsolationMode, paused strin
 // pause line, and resumes it while another caller submits more. With a
 // limit of 1, every task of the first 30 must start before any later one.
 func TestTasksSubmittedDuringAResumeStartBehindTheResumed(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		for _, paused := range []string{"t/g", "t"} { // the group, or its parent
-			t.Run("paused="+paused, func(t *testing.T) {
-				for range 60 {
-					resumeWhileSubmitting(t, mode, paused)
-				}
-			})
-		}
-	})
+	eachPause(t, "t/g", 60, resumeWhileSubmitting)
 }
 
 func resumeWhileSubmitting(t *testing.T, mode groupconc.IsolationMode, paused string) {
@@ -177,4 +153,18 @@ func resumeWhileSubmitting(t *testing.T, mode groupconc.IsolationMode, paused st
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotContains(t, started[:30], "late", "a task submitted during the resume started ahead of one resumed")
+}
+
+// eachPause runs round n times in each isolation mode, pausing the group
+// key, then its parent t.
+func eachPause(t *testing.T, key string, n int, round func(t *testing.T, mode groupconc.IsolationMode, paused string)) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, paused := range []string{key, "t"} {
+			t.Run("paused="+paused, func(t *testing.T) {
+				for range n {
+					round(t, mode, paused)
+				}
+			})
+		}
+	})
 }

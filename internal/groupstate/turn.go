@@ -30,10 +30,10 @@ import (
 // Interleaving: a task is handed, and takes its turn or waits for it,
 // under the lock of the line that hands it, before it leaves the line's
 // count of waiters. So a fresh walk that finds nobody waiting there, as
-// the task was just handed, finds the turn taken. The walker gives up its turn only once its walk
-// has stopped: it holds every permit, or waits in a line, or was turned
-// away. A task walking on after it finds that line's waiters, and waits
-// behind.
+// the task was just handed, finds the turn taken. The walker gives up its
+// turn only once its walk has stopped: it holds every permit, or waits in
+// a line, or was turned away. A task walking on after it finds that
+// line's waiters, and waits behind.
 
 // turns is the turn of a group's handed tasks. A group makes it the first
 // time one of its tasks is handed a permit.
@@ -193,8 +193,8 @@ func (g *Group[T]) passTurn() *Permits[T] {
 	if n := t.n.Load(); n&turnCount == 1 && t.n.CompareAndSwap(n, 0) {
 		return nil
 	}
-	// More than one: each waiting task was counted and parked under mu,
-	// and nobody else changes the count while it is above 0.
+	// More than one: each waiting task was counted and parked under mu.
+	// Others change the word only under mu, or from 0.
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := t.parked.popHead()

@@ -35,23 +35,27 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 // them does not hold the caller.
 func (e *GroupExecutor) drain(g *groupstate.Group[task]) {
 	n := g.StartDrain()
-	if n == 0 {
-		return // empty, or drained by another
-	}
-	for ; n > 0; n-- {
-		t := g.Unpark()
-		if t == nil {
-			return
-		}
-		e.walkResumed(t)
+	if n == 0 || !e.walkParked(g, n) {
+		return // empty, or drained by another, or done
 	}
 	e.crew.add()
 	go func() {
 		defer e.crew.exit()
-		for t := g.Unpark(); t != nil; t = g.Unpark() {
-			e.walkResumed(t)
-		}
+		e.walkParked(g, -1)
 	}()
+}
+
+// walkParked walks on up to n tasks of g's pause line (every one, for
+// n < 0), and reports whether g is still to be drained.
+func (e *GroupExecutor) walkParked(g *groupstate.Group[task], n int) bool {
+	for ; n != 0; n-- {
+		t := g.Unpark()
+		if t == nil {
+			return false
+		}
+		e.walkResumed(t)
+	}
+	return true
 }
 
 // walkResumed walks on t, taken out of a resumed group's pause line. As in

@@ -64,7 +64,7 @@ type Group[T any] struct {
 	scope0 scope
 	limits atomic.Pointer[Limits]
 	global *Global[T]
-	paused atomic.Uint32 // pausedOn and drain states: see pause.go
+	paused atomic.Uint32 // pausedOn and drain states (pause.go)
 	listed atomic.Bool   // in the registry's active list (see active.go)
 	levels uint8         // its ancestors; fixed when it is made
 

@@ -21,7 +21,7 @@ package groupstate
 const (
 	pausedOn  uint32 = 1 << iota // paused
 	drainOn                      // resumed, with tasks in the pause line to walk on
-	drainerOn                    // a caller takes them out (StartDrain); set under the line's lock
+	drainerOn                    // a caller takes them out (StartDrain), set under the line's lock
 )
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
@@ -63,9 +63,9 @@ func (p *Permits[T]) gate() Outcome {
 		}
 		// The line is emptied, and drainOn cleared, under its lock
 		// (Unpark). A task that joins after that would be left for no
-		// one: it finds a neither paused nor drained, leaves, and looks
-		// again. One that joined before is taken out by Unpark, or
-		// leaves first: both take it under the line's lock.
+		// one. So it looks whether a is still paused or drained, and if
+		// not leaves and looks again. One that joined before is taken out
+		// by Unpark, or leaves first. Both take it under the line's lock.
 		out := p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
 		if out != MustWait || a.paused.Load()&(pausedOn|drainOn) != 0 || !p.leave() {
 			return out
@@ -123,7 +123,7 @@ func concLimit(l Limits) int {
 // in its layers' lines to its pause line. They give back the permits they
 // hold and the global queue's slot. The tasks handed those permits go in
 // c. The pause line then holds them and those already there in the order
-// they were submitted: a task that walked as the pause came can join a
+// they were submitted. A task that walked as the pause came can join a
 // layer's line after the pause moved the others (see Repark).
 func (g *Group[T]) park(c *Changes[T]) {
 	pl := g.pauseLine.Load()
@@ -153,8 +153,8 @@ func (g *Group[T]) park(c *Changes[T]) {
 
 // Repark moves the tasks of g's paused subtree that wait in its layers'
 // lines to the pause line, as the change that paused it did (park). A task
-// that walked as the pause came may join such a line after that change:
-// Try or Resume returns MustWait with g paused. It must not wait there,
+// that walked as the pause came may join such a line after that change.
+// Then Try or Resume returns MustWait with g paused. It must not wait there,
 // holding a permit of the global cap or of an ancestor. The caller
 // carries on the changes as it does Update's.
 func (r *Registry[T]) Repark(g *Group[T]) *Changes[T] {

@@ -23,7 +23,7 @@ import (
 // Tasks waiting for their turn go in the order lines serve: priority,
 // then age (compareAge). A fresh walk that finds others waiting in the
 // layer's line waits for its turn even so if a task of its group may yet
-// join that line behind it: one waits for its turn, or the walker was
+// join that line behind it. One waits for its turn, or the walker was
 // handed a permit of an earlier layer (yields). A walker handed this
 // layer's permit, or a later one's, is past it.
 //
@@ -31,8 +31,8 @@ import (
 // under the lock of the line that hands it, before it leaves the line's
 // count of waiters. So a fresh walk that finds nobody waiting there, as
 // the task was just handed, finds the turn taken. The walker gives up its
-// turn only once its walk has stopped: it holds every permit, or waits in
-// a line, or was turned away. A task walking on after it finds that
+// turn only once its walk has stopped. It then holds every permit, or
+// waits in a line, or was turned away. A task walking on after it finds that
 // line's waiters, and waits behind.
 
 // turns is the turn of a group's handed tasks. A group makes it the first
@@ -40,7 +40,8 @@ import (
 type turns[T any] struct {
 	// n counts the walker and the tasks waiting for their turn, in its low
 	// 32 bits. The high ones are where the walker was handed its permit
-	// (turnAt), 0 if not known: one word, so that yields reads both at once.
+	// (turnAt), or 0 if not known. It is one word, so that yields reads both
+	// at once.
 	n      atomic.Uint64
 	mu     sync.Mutex  // guards parked, and n's count above 1
 	parked list[T]     // tasks waiting for their turn, through their line links
@@ -87,8 +88,8 @@ func (w *Permits[T]) takeTurn() bool {
 // turnCount masks the count of turns.n.
 const turnCount = 1<<32 - 1
 
-// turnAt returns where w was handed a permit, as turns.n's high bits: the
-// layer's place in the walk, then the level. A task waiting for its turn
+// turnAt returns where w was handed a permit, as turns.n's high bits. They
+// hold the layer's place in the walk, then the level. A task waiting for its turn
 // with none handed (turnBit) gives 0, as if before every layer.
 func (w *Permits[T]) turnAt() uint64 {
 	for i, y := range w.group.global.walk {
@@ -123,7 +124,7 @@ func (l *line[T]) contested(g *Group[T]) bool {
 // of its walk (line l) waits for its group's turn. Where the line's
 // permit is free (free), it does if a task of g has the turn (contested).
 // Where others wait in the line, it does only if a task of g may join the
-// line behind it: one waits for its turn, or the walker was handed a
+// line behind it. One waits for its turn, or the walker was handed a
 // permit of an earlier layer.
 func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
 	if l.limit.Load() == Unlimited {

@@ -8,7 +8,7 @@ import (
 // BenchmarkTurnPark parks 1 000 tasks for their group's turn behind 1 000
 // parked before them, then serves all. The shape new parks younger
 // tasks, as a stream of new ones does. The shape old parks older ones,
-// as a resumed group's tasks are; and the shape urgent, ones of a higher
+// as a resumed group's tasks are. The shape urgent parks ones of a higher
 // priority. Looked for from the back alone, an old or urgent task passed
 // every task parked before it.
 func BenchmarkTurnPark(b *testing.B) {

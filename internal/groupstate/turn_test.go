@@ -159,8 +159,8 @@ func TestTurnWaitersGoInTheOrderLinesServe(t *testing.T) {
 }
 
 // TestTurnWaitersInAnyArrivalOrderGoInTheOrderLinesServe parks tasks of
-// random priorities and ages in random order: a resumed task is older
-// than those parked before it, an urgent one goes ahead of many.
+// random priorities and ages in random order. A resumed task is older
+// than those parked before it, and an urgent one goes ahead of many.
 func TestTurnWaitersInAnyArrivalOrderGoInTheOrderLinesServe(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 50 {

@@ -20,9 +20,11 @@ type Ext struct {
 	cost  int64
 	level uint8 // the ancestor level of the layer it waits at; 0 is its group
 	above uint8 // the level of the ancestor whose queue turned the last walk away; 0: none
-	// resumed is set once a resume took the task out of a pause line. A
-	// full ancestor's queue does not turn it away then (see keepSlot).
-	resumed bool
+	// unparked is 0 until a resume takes the task out of a pause line.
+	// Then it is 1 plus the level of the group whose line that was (see
+	// gate). A full ancestor's queue does not turn such a task away (see
+	// keepSlot).
+	unparked uint8
 	// ticket orders the task among those that waited, under fair share
 	// (see Permits.waited).
 	ticket uint32

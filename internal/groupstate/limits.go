@@ -74,7 +74,9 @@ func (g *Group[T]) setLimits(l Limits) {
 	g.global.setWeight(g, l.Weight)
 	g.bulkhead.setLimit(l.MaxInFlight)
 	g.setPaused(l.Paused)
-	g.conc.setLimit(concLimit(l))
+	if g.paused.Load()&resumedOn == 0 { // else grant raises it, after park
+		g.conc.setLimit(concLimit(l))
+	}
 }
 
 // enforce sends back the tasks past the group's lowered limits, and every
@@ -92,6 +94,9 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 // first, then the queue slots to callers waiting for one. A queue of no
 // slots nudges its first caller instead, as its task may start now.
 func (g *Group[T]) grant(c *Changes[T]) {
+	if g.paused.Load()&resumedOn != 0 {
+		g.conc.setLimit(g.limits.Load().Concurrency)
+	}
 	c.handed(g.bulkhead.grant())
 	c.handed(g.conc.grant())
 	g.global.handSlots(g.queue.handOut(), heldGroupSlot)

@@ -10,18 +10,23 @@ package groupstate
 // They wait again in the pause line, in their order, each holding a slot
 // of its own group's queue (holdGroupSlot). Its concurrency limit is held
 // at 0 meanwhile, so a task that passed the gate as the pause came does
-// not start. If it must wait, it is moved to the pause line too (Repark).
+// not start. If it must wait, it is moved to the pause line too (Repark),
+// and so is a fresh walk waiting for its group's turn (takeOutTurns).
 //
-// Resuming leaves the tasks in the pause line. The caller takes them out
-// one at a time, in order, to walk on (Unpark), and a new task of the
-// subtree waits in the line behind them until it is empty. So none
-// starts ahead of a task submitted before it.
+// Resuming first moves the tasks that reached a layer's line while paused
+// to the pause line, then raises the limit. It leaves the tasks in the
+// pause line. The caller takes them out one at a time, in order, to walk
+// on (Unpark), and a new task of the subtree waits in the line behind
+// them until it is empty. So none starts ahead of a task submitted before
+// it. One exception is left: a walk that passed the gate before a pause
+// and reaches its next line only after the resume has raised the limit.
 
 // The states of Group.paused.
 const (
 	pausedOn  uint32 = 1 << iota // paused
 	drainOn                      // resumed, with tasks in the pause line to walk on
 	drainerOn                    // a caller takes them out (StartDrain), set under the line's lock
+	resumedOn                    // resumed by the change of limits under way (see park)
 )
 
 // pauseBit is Permits.bit for a task waiting in its group's pause line. It
@@ -34,11 +39,12 @@ func (g *Group[T]) Paused() bool { return g.pausedAt(pausedOn) != nil }
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
 // permit (Resume) walks on. That is the one the pause line handed back,
-// unless an ancestor is paused still. It is also one handed its first
-// layer's permit as the pause came, which it must take.
+// unless a group on its path is paused, or an ancestor of the group whose
+// line it left is being drained. It is also one handed its first layer's
+// permit as the pause came, which it must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
-	stop := pausedOn | drainOn // a new task waits behind a resumed line's
+	from := -1 // a new task waits behind any resumed line's tasks
 	if p.flags&granted != 0 {
 		switch p.bit {
 		case pauseBit:
@@ -46,7 +52,7 @@ func (p *Permits[T]) gate() Outcome {
 			if g.parent == nil {
 				return Admitted
 			}
-			stop = pausedOn
+			from = int(p.x().unparked) - 1
 		case turnBit: // a fresh walk's turn came: it was handed nothing
 			p.flags &^= granted
 		default:
@@ -57,7 +63,7 @@ func (p *Permits[T]) gate() Outcome {
 		return Admitted
 	}
 	for {
-		a := g.pausedAt(stop)
+		a := g.waitsAt(from)
 		if a == nil {
 			return Admitted
 		}
@@ -85,18 +91,34 @@ func (g *Group[T]) pausedAt(stop uint32) *Group[T] {
 	return nil
 }
 
+// waitsAt returns the nearest group on g's path whose pause line a task
+// of g joins, or nil. That is one paused, or one above level from being
+// drained. A task taken out of the pause line of the group at level from
+// passes the lines drained at or below it. It is older than their tasks,
+// which joined once it waited higher up. A new task (from -1) passes
+// none.
+func (g *Group[T]) waitsAt(from int) *Group[T] {
+	for a, lv := g, 0; a != nil; a, lv = a.up(), lv+1 {
+		if st := a.paused.Load(); st&pausedOn != 0 || lv > from && st&drainOn != 0 {
+			return a
+		}
+	}
+	return nil
+}
+
 // isPaused reports whether g itself is paused.
 func (g *Group[T]) isPaused() bool { return g.paused.Load()&pausedOn != 0 }
 
 // setPaused stores whether g is paused, making its pause line on the
 // first pause. The caller holds the registry's mu, in a change of limits.
-// A resumed group with tasks in its pause line is drained (drainOn) from
-// the same instant, so no new task passes them meanwhile.
+// A resumed group is drained (drainOn) from the same instant, so no new
+// task passes the tasks in its pause line meanwhile. Until the change
+// ends (unpark) it is resumedOn: park moves what reached its lines while
+// paused, and its concurrency limit is raised only after that (grant).
 func (g *Group[T]) setPaused(on bool) {
 	pl := g.pauseLine.Load()
 	if on && pl == nil {
-		pl = new(line[T])
-		pl.init(0)
+		pl = newLine[T](0, new(pauseQueue[T]))
 		g.pauseLine.Store(pl)
 	}
 	if on {
@@ -104,11 +126,34 @@ func (g *Group[T]) setPaused(on bool) {
 		g.reg.active.join(g) // after the store: see active.sweepLocked
 		return
 	}
-	if pl != nil && pl.waiting.Load() != 0 {
+	switch {
+	case g.isPaused():
+		g.paused.Or(drainOn | resumedOn)
+	case pl != nil && pl.waiting.Load() != 0:
 		g.paused.Or(drainOn)
 	}
 	g.paused.And(^pausedOn)
 }
+
+// pauseQueue is a pause line's queue: a fifo whose tasks stand in the
+// order they were submitted, whatever order they join in. A task of a
+// child can reach the child's pause line after later ones. That happens
+// when it waited in a paused parent's line, the child was paused
+// meanwhile, and the parent resumed first. A new task joins last, after
+// one comparison.
+type pauseQueue[T any] struct{ fifo[T] }
+
+func (q *pauseQueue[T]) push(w *Permits[T]) {
+	l := q.into(w)
+	at := l.tail
+	for at != nil && compareAge(at, w) > 0 {
+		at = at.links.prev
+	}
+	l.linkAfter(w, at, byLine)
+}
+
+// pushFront is push: no task goes ahead of one submitted before it.
+func (q *pauseQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 
 // concLimit is the concurrency limit to enforce for limits l. It is 0
 // while paused.
@@ -124,10 +169,12 @@ func concLimit(l Limits) int {
 // hold and the global queue's slot. The tasks handed those permits go in
 // c. The pause line then holds them and those already there in the order
 // they were submitted. A task that walked as the pause came can join a
-// layer's line after the pause moved the others (see Repark).
+// layer's line after the pause moved the others (see Repark). So a change
+// that resumes g moves such tasks too, before the raised limits hand them
+// a permit, and they are drained with the rest.
 func (g *Group[T]) park(c *Changes[T]) {
 	pl := g.pauseLine.Load()
-	if !g.isPaused() || pl == nil {
+	if g.paused.Load()&(pausedOn|resumedOn) == 0 || pl == nil {
 		return
 	}
 	ws := g.takeOutSubtree(c)
@@ -190,7 +237,7 @@ func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 		for _, l := range g.layerLines() {
 			ws = c.takeOut(l, g, in, ws)
 		}
-		return ws
+		return g.takeOutTurns(ws)
 	}
 	seen := map[*line[T]]bool{}
 	for _, d := range append(g.reg.Subtree(g), g) {
@@ -200,6 +247,7 @@ func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 				ws = c.takeOut(l, nil, in, ws)
 			}
 		}
+		ws = d.takeOutTurns(ws)
 	}
 	return ws
 }
@@ -207,6 +255,7 @@ func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 // unpark, in a change of limits that resumed g, lists g for the caller
 // to drain (Changes.Resumed).
 func (g *Group[T]) unpark(c *Changes[T]) {
+	g.paused.And(^resumedOn)
 	if g.paused.Load()&(pausedOn|drainOn) == drainOn {
 		c.Resumed = append(c.Resumed, g)
 	}
@@ -241,7 +290,7 @@ func (g *Group[T]) Unpark() *T {
 	defer r.unlock()
 	q := r.q()
 	switch {
-	case g.isPaused(): // the next resume drains the rest
+	case g.paused.Load()&(pausedOn|resumedOn) != 0: // the next resume drains the rest
 		g.paused.And(^drainerOn)
 		return nil
 	case q.empty():
@@ -250,7 +299,7 @@ func (g *Group[T]) Unpark() *T {
 	}
 	w := pl.popLocked(q)
 	if x := w.x(); x != nil {
-		x.resumed = true
+		x.unparked = 1 + w.levelOf(g)
 	}
 	return w.task()
 }

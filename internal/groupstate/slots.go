@@ -223,7 +223,7 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8) bool {
 	switch {
 	case slot == heldGlobalSlot && p.held&heldGroupSlot != 0: // resumed
-	case lv > 0 && x.resumed:
+	case lv > 0 && x.unparked != 0:
 	case slot == heldGroupSlot && p.held&countedWaiting != 0 && p.flags&pause == 0 && p.holdsGroupSlot(x):
 	default:
 		return false

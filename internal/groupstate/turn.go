@@ -198,10 +198,39 @@ func (g *Group[T]) passTurn() *Permits[T] {
 	// Others change the word only under mu, or from 0.
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.parked.head == nil { // a pause took them meanwhile (takeOutTurns)
+		t.n.Store(0)
+		return nil
+	}
 	w := t.parked.popHead()
 	if w == t.last {
 		t.last = nil
 	}
 	t.n.Store(w.turnAt() | (t.n.Load()&turnCount - 1))
 	return w
+}
+
+// takeOutTurns adds to ws g's fresh walks waiting for their turn, taken
+// out of its turns, for a pause to move to its pause line (park). They
+// were handed nothing. A task handed a permit keeps waiting for its turn.
+func (g *Group[T]) takeOutTurns(ws []*Permits[T]) []*Permits[T] {
+	t := g.turns.Load()
+	if t == nil {
+		return ws
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for w := t.parked.head; w != nil; {
+		next := w.links.next
+		if w.bit == turnBit {
+			t.parked.unlink(w, byLine)
+			if w == t.last {
+				t.last = nil
+			}
+			t.n.Add(^uint64(0)) // one fewer: the walker's count stays
+			ws = append(ws, w)
+		}
+		w = next
+	}
+	return ws
 }

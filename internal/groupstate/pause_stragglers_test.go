@@ -1,0 +1,90 @@
+package groupstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pausable returns limits of concurrency 1 and bulkhead bulk, with group
+// g paused while *paused.
+func pausable(paused *bool, bulk int) func(string) Limits {
+	return func(key string) Limits {
+		return Limits{Concurrency: 1, MaxInFlight: bulk, QueueThreshold: Unlimited, Weight: 1, Paused: *paused && key == "g"}
+	}
+}
+
+// TestResumeMovesATaskThatReachedALineWhilePaused: w of g is handed the
+// global permit, and g is paused before w walks on. w then waits at g's
+// concurrency layer, whose limit is 0 while paused. The resume must not
+// hand w g's permit ahead of older, which the pause sent to the pause
+// line: it moves w there too, before it raises the limit, and the drain
+// walks them in the order they were submitted.
+func TestResumeMovesATaskThatReachedALineWhilePaused(t *testing.T) {
+	paused := false
+	limits := pausable(&paused, Unlimited)
+	f := newFixture(t, 1, false, limits)
+	older := &tk{name: "older"}
+	f.r.Enter("g", &older.p, older, 0)
+	f.now = 1
+	x, _ := f.submit(t, "x", "x")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for the global permit")
+	x.p.Release()
+	x.p.Exit()
+	require.Equal(t, w, x.p.Handed())
+
+	paused = true
+	f.r.Update(1, Unlimited, limits)
+	out, _ = older.p.Try()
+	require.Equal(t, MustWait, out, "older waits in the pause line")
+	out, _, _ = w.p.Resume()
+	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
+
+	paused = false
+	c := f.r.Update(1, Unlimited, limits)
+	g, _ := f.r.Lookup("g")
+	assert.Empty(t, c.Handed, "w was handed g's permit ahead of older")
+	require.Equal(t, []*Group[tk]{g}, c.Resumed)
+	assert.Equal(t, []string{"older", "w"}, drain(g))
+	for _, k := range []*tk{older, w} {
+		k.p.Release()
+		k.p.Exit()
+	}
+}
+
+// TestPauseMovesAFreshWalkWaitingForItsTurn: h of g is handed g's
+// bulkhead permit, so it has g's turn. f, a fresh walk, waits for the
+// turn at that layer, in no line. A pause moves it to the pause line as
+// it does the tasks waiting in lines. Left with the turn, it would walk
+// on as h's walk stops, and start ahead of the tasks the pause sent back.
+func TestPauseMovesAFreshWalkWaitingForItsTurn(t *testing.T) {
+	paused := false
+	limits := pausable(&paused, 1)
+	f := newFixture(t, Unlimited, false, limits)
+	x, out := f.submit(t, "g", "x")
+	require.Equal(t, Admitted, out)
+	h, out := f.submit(t, "g", "h")
+	require.Equal(t, MustWait, out, "h waits for g's bulkhead")
+	x.p.Release()
+	x.p.Exit()
+	require.Equal(t, h, x.p.Handed())
+	fresh, out := f.submit(t, "g", "f")
+	require.Equal(t, MustWait, out, "f waits for g's turn")
+
+	paused = true
+	f.r.Update(Unlimited, Unlimited, limits)
+	out, _, next := h.p.Resume()
+	assert.Equal(t, MustWait, out, "h waits at g's concurrency layer")
+	assert.Nil(t, next, "f walks on from its turn, though g is paused")
+
+	paused = false
+	f.r.Update(Unlimited, Unlimited, limits)
+	g, _ := f.r.Lookup("g")
+	assert.Equal(t, []string{"h", "f"}, drain(g))
+	for _, k := range []*tk{h, fresh} {
+		k.p.Release()
+		k.p.Exit()
+	}
+}

@@ -1,0 +1,117 @@
+package groupconc_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kobe/groupconc"
+)
+
+// a of acme/u1 waits in acme's pause line when u1 is paused too, and b
+// then waits in u1's. Whichever is resumed first, a starts before b: a
+// task that leaves one pause line for another takes its place there by
+// when it was submitted.
+func TestChildPausedUnderAPausedParentKeepsItsOrder(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, first := range []string{"acme", "acme/u1"} {
+			t.Run("resume "+first+" first", func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme/u1": 1}))
+					quiesce(t, e, submit(t, t.Context(), e, "acme/u1", "first", succeed))
+					var log startLog
+					pause(t, e, "acme", true)
+					a := submit(t, t.Context(), e, "acme/u1", "a", log.task("a"))
+					pause(t, e, "acme/u1", true)
+					b := submit(t, t.Context(), e, "acme/u1", "b", log.task("b"))
+					synctest.Wait()
+					pause(t, e, first, false)
+					synctest.Wait()
+					pause(t, e, map[string]string{"acme": "acme/u1", "acme/u1": "acme"}[first], false)
+					quiesce(t, e, a, b)
+					assert.Equal(t, []string{"a", "b"}, log.order())
+				})
+			})
+		}
+	})
+}
+
+// a and b wait in u1's pause line while acme is paused too. Resuming u1
+// moves them to acme's pause line; c, submitted meanwhile, waits behind
+// them. Once acme is resumed and paused again, with a running, b and c
+// wait in acme's line, and d behind them. c and d must not pass b when
+// acme is resumed: a task taken out of a child's pause line waits behind
+// the tasks of an ancestor's line still being drained.
+func TestTaskLeavingAChildsPauseLineWaitsBehindItsDrainedParent(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme/u1": 1, "acme/u1/x": 1}))
+			quiesce(t, e, submit(t, t.Context(), e, "acme/u1/x", "first", succeed))
+			var log startLog
+			var hs []*groupconc.TaskHandle[int]
+			sub := func(id string) {
+				hs = append(hs, submit(t, t.Context(), e, "acme/u1/x", id, log.task(id)))
+			}
+			pause(t, e, "acme/u1", true)
+			pause(t, e, "acme", true)
+			sub("a")
+			sub("b")
+			synctest.Wait()
+			pause(t, e, "acme/u1", false)
+			sub("c")
+			pause(t, e, "acme", false)
+			pause(t, e, "acme", true)
+			sub("d")
+			pause(t, e, "acme", false)
+			quiesce(t, e, hs...)
+			assert.Equal(t, []string{"a", "b", "c", "d"}, log.order())
+		})
+	})
+}
+
+// Random pauses and resumes of a group, its parent and its grandparent,
+// between submissions, keep the group's tasks in the order they were
+// submitted (limit 1, so they start one at a time).
+func TestNestedPausesKeepSubmissionOrder(t *testing.T) {
+	keys := []string{"acme", "acme/u1", "acme/u1/x"}
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for seed := range 200 {
+			rng := rand.New(rand.NewPCG(uint64(seed), 3))
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, tenants(mode).PerGroupMaxConcurrency(map[string]int{"acme/u1": 1, "acme/u1/x": 1}))
+				quiesce(t, e, submit(t, t.Context(), e, "acme/u1/x", "first", succeed))
+				var log startLog
+				var hs []*groupconc.TaskHandle[int]
+				var want, ops []string
+				paused := map[string]bool{}
+				for i := range 30 {
+					if rng.IntN(3) == 0 {
+						k := keys[rng.IntN(len(keys))]
+						paused[k] = !paused[k]
+						pause(t, e, k, paused[k])
+						ops = append(ops, fmt.Sprintf("%s=%v", k, paused[k]))
+					} else {
+						id := fmt.Sprint(i)
+						want = append(want, id)
+						hs = append(hs, submit(t, t.Context(), e, "acme/u1/x", id, log.task(id)))
+						ops = append(ops, id)
+					}
+					if rng.IntN(2) == 0 {
+						synctest.Wait()
+					}
+				}
+				for _, i := range rng.Perm(len(keys)) {
+					pause(t, e, keys[i], false)
+				}
+				quiesce(t, e, hs...)
+				assert.Equal(t, want, log.order(), "seed %d: %v", seed, ops)
+			})
+			if t.Failed() {
+				return
+			}
+		}
+	})
+}

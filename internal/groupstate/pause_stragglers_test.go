@@ -15,32 +15,16 @@ func pausable(paused *bool, bulk int) func(string) Limits {
 	}
 }
 
-// TestResumeMovesATaskThatReachedALineWhilePaused: w of g is handed the
-// global permit, and g is paused before w walks on. w then waits at g's
-// concurrency layer, whose limit is 0 while paused. The resume must not
+// TestResumeMovesATaskThatReachedALineWhilePaused: w of g waits at g's
+// concurrency layer, reached while g was paused (pausedAsItWalks). The
+// resume must not
 // hand w g's permit ahead of older, which the pause sent to the pause
 // line: it moves w there too, before it raises the limit, and the drain
 // walks them in the order they were submitted.
 func TestResumeMovesATaskThatReachedALineWhilePaused(t *testing.T) {
 	paused := false
 	limits := pausable(&paused, Unlimited)
-	f := newFixture(t, 1, false, limits)
-	older := &tk{name: "older"}
-	f.r.Enter("g", &older.p, older, 0)
-	f.now = 1
-	x, _ := f.submit(t, "x", "x")
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out, "w waits for the global permit")
-	x.p.Release()
-	x.p.Exit()
-	require.Equal(t, w, x.p.Handed())
-
-	paused = true
-	f.r.Update(1, Unlimited, limits)
-	out, _ = older.p.Try()
-	require.Equal(t, MustWait, out, "older waits in the pause line")
-	out, _, _ = w.p.Resume()
-	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
+	f, older, w := pausedAsItWalks(t, &paused, limits)
 
 	paused = false
 	c := f.r.Update(1, Unlimited, limits)

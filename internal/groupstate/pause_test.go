@@ -15,30 +15,10 @@ import (
 // back: b of another group runs.
 func TestReparkMovesATaskThatWaitsInAPausedGroupsLine(t *testing.T) {
 	paused := false
-	limits := func(key string) Limits {
-		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "g"}
-	}
-	f := newFixture(t, 1, false, limits)
-	older := &tk{name: "older"}
-	f.r.Enter("g", &older.p, older, 0) // submitted first, walks after the pause
-	f.now = 1
-	x, out := f.submit(t, "x", "x")
-	require.Equal(t, Admitted, out)
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out, "w waits for the global permit")
-	x.p.Release()
-	x.p.Exit()
-	require.Equal(t, w, x.p.Handed())
-
-	paused = true
-	f.r.Update(1, Unlimited, limits)
-	f.now = 2
-	out, _ = older.p.Try()
-	require.Equal(t, MustWait, out, "older waits in the pause line")
+	limits := pausable(&paused, Unlimited)
+	f, older, w := pausedAsItWalks(t, &paused, limits)
 	younger, out := f.submit(t, "g", "younger")
 	require.Equal(t, MustWait, out)
-	out, _, _ = w.p.Resume()
-	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
 	held, _ := f.gl.Held()
 	require.Equal(t, 1, held, "w holds the global permit")
 
@@ -58,6 +38,35 @@ func TestReparkMovesATaskThatWaitsInAPausedGroupsLine(t *testing.T) {
 		k.p.Release()
 		k.p.Exit()
 	}
+}
+
+// pausedAsItWalks readies, under IsolationOff with a global limit of 1, a
+// task w of group g that walked as g was paused. w is handed the global
+// permit, and g is paused before w walks on. w then waits at g's
+// concurrency layer, whose limit is 0 while paused, holding the global
+// permit. older, of g, submitted before w, waits in the pause line.
+func pausedAsItWalks(t *testing.T, paused *bool, limits func(string) Limits) (f *fixture, older, w *tk) {
+	t.Helper()
+	f = newFixture(t, 1, false, limits)
+	older = &tk{name: "older"}
+	f.r.Enter("g", &older.p, older, 0) // submitted first, walks after the pause
+	f.now = 1
+	x, out := f.submit(t, "x", "x")
+	require.Equal(t, Admitted, out)
+	w, out = f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for the global permit")
+	x.p.Release()
+	x.p.Exit()
+	require.Equal(t, w, x.p.Handed())
+
+	*paused = true
+	f.r.Update(1, Unlimited, limits)
+	f.now = 2
+	out, _ = older.p.Try()
+	require.Equal(t, MustWait, out, "older waits in the pause line")
+	out, _, _ = w.p.Resume()
+	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
+	return f, older, w
 }
 
 // drain takes every task out of resumed g's pause line, and returns their

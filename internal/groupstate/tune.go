@@ -39,9 +39,10 @@ func (g *Group[T]) SubtreeCost() int {
 }
 
 // Concurrency returns the group's concurrency limit in force.
-// A paused group's is its limits', since the line's is 0 meanwhile.
+// A paused group's is its limits', since the line's is 0 meanwhile, as it
+// is while a resume moves what reached its lines (see park).
 func (g *Group[T]) Concurrency() int {
-	if g.isPaused() {
+	if g.paused.Load()&(pausedOn|resumedOn) != 0 {
 		return g.limits.Load().Concurrency
 	}
 	return int(g.conc.limit.Load())

@@ -17,6 +17,7 @@ import (
 //	                                                          highest priority, then arrival
 //	kidQueue     a parent's layers under fair share           fairest child (or its own
 //	                                                          tasks), then as fifo
+//	pauseQueue   a group's pause line (pause.go)              priority, then submission
 type queue[T any] interface {
 	empty() bool
 	// push puts w at its place, behind every waiter it does not pass.

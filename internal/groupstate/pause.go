@@ -34,7 +34,7 @@ const (
 const pauseBit uint8 = 1 << 7
 
 // Paused reports whether the group, or one of its ancestors, is paused.
-func (g *Group[T]) Paused() bool { return g.pausedAt(pausedOn) != nil }
+func (g *Group[T]) Paused() bool { return g.waitsAt(pausedOnly) != nil }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
@@ -79,24 +79,12 @@ func (p *Permits[T]) gate() Outcome {
 	}
 }
 
-// pausedAt returns g, or its nearest ancestor, if in a state of stop
-// (pausedOn, drainOn), or nil. A task of a paused subtree waits in the
-// pause line of the group paused.
-func (g *Group[T]) pausedAt(stop uint32) *Group[T] {
-	for a := g; a != nil; a = a.up() {
-		if a.paused.Load()&stop != 0 {
-			return a
-		}
-	}
-	return nil
-}
-
 // waitsAt returns the nearest group on g's path whose pause line a task
 // of g joins, or nil. That is one paused, or one above level from being
 // drained. A task taken out of the pause line of the group at level from
 // passes the lines drained at or below it. It is older than their tasks,
 // which joined once it waited higher up. A new task (from -1) passes
-// none.
+// none. With from pausedOnly it names the nearest paused group.
 func (g *Group[T]) waitsAt(from int) *Group[T] {
 	for a, lv := g, 0; a != nil; a, lv = a.up(), lv+1 {
 		if st := a.paused.Load(); st&pausedOn != 0 || lv > from && st&drainOn != 0 {
@@ -105,6 +93,9 @@ func (g *Group[T]) waitsAt(from int) *Group[T] {
 	}
 	return nil
 }
+
+// pausedOnly is waitsAt's from that passes every line being drained.
+const pausedOnly = MaxAncestors
 
 // isPaused reports whether g itself is paused.
 func (g *Group[T]) isPaused() bool { return g.paused.Load()&pausedOn != 0 }
@@ -208,7 +199,7 @@ func (r *Registry[T]) Repark(g *Group[T]) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := new(Changes[T])
-	if a := g.pausedAt(pausedOn); a != nil {
+	if a := g.waitsAt(pausedOnly); a != nil {
 		a.park(c)
 	}
 	c.settle()

@@ -72,12 +72,23 @@ func (p *Permits[T]) gate() Outcome {
 		// one. So it looks whether a is still paused or drained, and if
 		// not leaves and looks again. One that joined before is taken out
 		// by Unpark, or leaves first. Both take it under the line's lock.
-		out := p.step(a.pauseLine.Load(), &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
-		if out != MustWait || a.paused.Load()&(pausedOn|drainOn) != 0 || !p.leave() {
+		// It leaves only the pause line: Unpark may have taken it out and
+		// walked it on to a layer's line, which owns it now
+		// (TestGateLeavesOnlyThePauseLine).
+		pl := a.pauseLine.Load()
+		out := p.step(pl, &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
+		if testHookGateJoined != nil {
+			testHookGateJoined()
+		}
+		if out != MustWait || a.paused.Load()&(pausedOn|drainOn) != 0 || !p.leaveFrom(pl, 0, 0) {
 			return out
 		}
 	}
 }
+
+// testHookGateJoined, if set, runs in gate just after a walk joined a
+// pause line. Tests set it to act as another goroutine there.
+var testHookGateJoined func()
 
 // waitsAt returns the nearest group on g's path whose pause line a task
 // of g joins, or nil. That is one paused, or one above level from being

@@ -1,0 +1,63 @@
+package groupstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A walk joins a drained group's pause line in gate. Before it looks at the
+// group again, the drainer takes it out (Unpark), walks it on to the
+// group's concurrency line, and empties the pause line, which ends the
+// drain. The walk then finds the group neither paused nor drained, and
+// would leave the line it joined. The task is in the concurrency line now,
+// which owns it. Taking it out from there handed b, behind it, the permit
+// that b fits in. The walk went on, and the place it waited in took over
+// the link that held b: b was lost, holding the group's turn, and every
+// later walk of the group waited for that turn for good.
+func TestGateLeavesOnlyThePauseLine(t *testing.T) {
+	paused := false
+	f := newFixture(t, Unlimited, false, func(string) Limits {
+		return Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused}
+	})
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out, "a holds 1 of g's 2 permits")
+	g, _ := f.r.Lookup("g")
+	paused = true
+	f.r.Update(Unlimited, Unlimited, f.r.resolve)
+	paused = false
+	c := f.r.Update(Unlimited, Unlimited, f.r.resolve)
+	require.Equal(t, []*Group[tk]{g}, c.Resumed, "g is drained from now on")
+
+	f.now = 1
+	p := &tk{name: "p"}
+	f.r.Enter("g", &p.p, p, f.now)
+	x := new(Ext)
+	f.gl.SetExt(func(*tk) *Ext { return x }) // only p is extended
+	p.p.Extend(x, 2)                         // where costs differ, a leaving task hands on
+
+	var b *tk
+	testHookGateJoined = func() { // the drainer, as p's walk stops here
+		testHookGateJoined = nil
+		require.Equal(t, 1, g.StartDrain())
+		require.Same(t, p, g.Unpark())
+		out, _, next := p.p.Resume()
+		require.Equal(t, MustWait, out, "p needs 2 of g's permits, 1 is free")
+		require.Nil(t, next)
+		require.Nil(t, g.Unpark(), "the pause line is empty: the drain ends")
+		f.now = 2
+		b, out = f.submit(t, "g", "b")
+		require.Equal(t, MustWait, out, "b waits behind p")
+	}
+	t.Cleanup(func() { testHookGateJoined = nil })
+	out, _ = p.p.Try()
+
+	assert.Equal(t, MustWait, out)
+	assert.Same(t, &g.conc, p.p.line.Load(), "p waits in g's concurrency line, which owns it")
+	assert.Same(t, &g.conc, b.p.line.Load(), "and b behind it")
+	assert.Equal(t, []string{"p"}, f.end(t, a), "a's permit goes to p")
+	assert.Equal(t, []string{"b"}, f.end(t, p))
+	assert.Empty(t, f.end(t, b))
+	requireQuiet(t, f.gl, g)
+}

@@ -72,7 +72,7 @@ func (p *Permits[T]) gate() Outcome {
 		// one. So it looks whether a is still paused or drained, and if
 		// not leaves and looks again. One that joined before is taken out
 		// by Unpark, or leaves first. Both take it under the line's lock.
-		// It leaves only the pause line: Unpark may have taken it out and
+		// It leaves only the pause line. Unpark may have taken it out and
 		// walked it on to a layer's line, which owns it now
 		// (TestGateLeavesOnlyThePauseLine).
 		pl := a.pauseLine.Load()

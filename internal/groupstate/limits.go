@@ -175,6 +175,12 @@ func compareAge[T any](a, b *Permits[T]) int {
 	return cmp.Compare(int32(a.ticket()-b.ticket()), 0) // tickets wrap, as seqs do
 }
 
+// servedBefore reports whether a line serves a before b: of a higher
+// priority, or of the same and older.
+func servedBefore[T any](a, b *Permits[T]) bool {
+	return a.prio < b.prio || a.prio == b.prio && compareAge(a, b) < 0
+}
+
 // waited gives p, which waits for the first time, its ticket: the count of
 // tasks of the executor that did so before, as startWaiting counts them.
 // Under IsolationOff it is kept in seq, which only the fair queue uses.

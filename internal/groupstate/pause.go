@@ -40,7 +40,8 @@ func (g *Group[T]) Paused() bool { return g.waitsAt(pausedOnly) != nil }
 // pause line. It reports Admitted if the task may walk on. A task handed a
 // permit (Resume) walks on. That is the one the pause line handed back,
 // unless a group on its path is paused, or an ancestor of the group whose
-// line it left is being drained. It is also one handed its first layer's
+// line it left is being drained, or a line it passes holds a task served
+// before it (drainedAhead). It is also one handed its first layer's
 // permit as the pause came, which it must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
@@ -49,10 +50,10 @@ func (p *Permits[T]) gate() Outcome {
 		switch p.bit {
 		case pauseBit:
 			p.flags &^= granted
-			if g.parent == nil {
-				return Admitted
+			from = 0
+			if x := p.x(); x != nil {
+				from = int(x.unparked) - 1
 			}
-			from = int(p.x().unparked) - 1
 		case turnBit: // a fresh walk's turn came: it was handed nothing
 			p.flags &^= granted
 		default:
@@ -64,6 +65,9 @@ func (p *Permits[T]) gate() Outcome {
 	}
 	for {
 		a := g.waitsAt(from)
+		if a == nil && from >= 0 {
+			a = g.drainedAhead(p, from)
+		}
 		if a == nil {
 			return Admitted
 		}
@@ -105,6 +109,29 @@ func (g *Group[T]) waitsAt(from int) *Group[T] {
 	return nil
 }
 
+// drainedAhead returns the nearest group at or below level from on g's
+// path that is being drained and whose pause line serves a task before p,
+// or nil. A task taken out of the pause line at level from passes those
+// lines, whose tasks joined after it. But a pause and a resume may come
+// as it walks. The pause sends older tasks back to its line, and it must
+// wait behind them.
+func (g *Group[T]) drainedAhead(p *Permits[T], from int) *Group[T] {
+	for a, lv := g, 0; a != nil && lv <= from; a, lv = a.up(), lv+1 {
+		if a.paused.Load()&drainOn != 0 && a.pauseLine.Load().servesBefore(p) {
+			return a
+		}
+	}
+	return nil
+}
+
+// servesBefore reports whether a task waits in l that it serves before p.
+func (l *line[T]) servesBefore(p *Permits[T]) bool {
+	r := l.lock()
+	defer r.unlock()
+	q := r.q()
+	return !q.empty() && servedBefore(q.peek(), p)
+}
+
 // pausedOnly is waitsAt's from that passes every line being drained.
 const pausedOnly = MaxAncestors
 
@@ -136,26 +163,6 @@ func (g *Group[T]) setPaused(on bool) {
 	}
 	g.paused.And(^pausedOn)
 }
-
-// pauseQueue is a pause line's queue: a fifo whose tasks stand in the
-// order they were submitted, whatever order they join in. A task of a
-// child can reach the child's pause line after later ones. That happens
-// when it waited in a paused parent's line, the child was paused
-// meanwhile, and the parent resumed first. A new task joins last, after
-// one comparison.
-type pauseQueue[T any] struct{ fifo[T] }
-
-func (q *pauseQueue[T]) push(w *Permits[T]) {
-	l := q.into(w)
-	at := l.tail
-	for at != nil && compareAge(at, w) > 0 {
-		at = at.links.prev
-	}
-	l.linkAfter(w, at, byLine)
-}
-
-// pushFront is push: no task goes ahead of one submitted before it.
-func (q *pauseQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 
 // concLimit is the concurrency limit to enforce for limits l. It is 0
 // while paused.

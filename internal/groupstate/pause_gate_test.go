@@ -61,3 +61,52 @@ func TestGateLeavesOnlyThePauseLine(t *testing.T) {
 	assert.Empty(t, f.end(t, b))
 	requireQuiet(t, f.gl, g)
 }
+
+// TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack: o and p wait in
+// paused g's pause line, and g is resumed. The drain walks o on to g's
+// concurrency line, then takes p out. Before p walks, g is paused and
+// resumed again. The pause sends o back to the pause line. p, older than
+// none of the tasks there now, must wait behind o, not walk past it to
+// g's line.
+func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		paused := false
+		limits := pausable(&paused, Unlimited)
+		f := newFixture(t, Unlimited, fair, limits)
+		a, out := f.submit(t, "g", "a")
+		require.Equal(t, Admitted, out, "a holds g's permit")
+		g, _ := f.r.Lookup("g")
+		paused = true
+		f.r.Update(Unlimited, Unlimited, limits)
+		f.now = 1
+		o, out := f.submit(t, "g", "o")
+		require.Equal(t, MustWait, out)
+		f.now = 2
+		p, out := f.submit(t, "g", "p")
+		require.Equal(t, MustWait, out)
+
+		paused = false
+		f.r.Update(Unlimited, Unlimited, limits)
+		require.Equal(t, 2, g.StartDrain())
+		require.Same(t, o, g.Unpark())
+		out, _, _ = o.p.Resume()
+		require.Equal(t, MustWait, out, "o waits for a's permit")
+		require.Same(t, p, g.Unpark(), "the drain takes p out, and p has yet to walk")
+
+		paused = true
+		f.r.Update(Unlimited, Unlimited, limits)
+		paused = false
+		f.r.Update(Unlimited, Unlimited, limits) // its drain is the one under way
+		out, _, _ = p.p.Resume()
+		assert.Equal(t, MustWait, out)
+		assert.Same(t, g.pauseLine.Load(), p.p.line.Load(), "p waits behind o in the pause line")
+		for k := g.Unpark(); k != nil; k = g.Unpark() { // the drain goes on
+			out, _, _ = k.p.Resume()
+			require.Equal(t, MustWait, out)
+		}
+		assert.Equal(t, []string{"o"}, f.end(t, a), "fair %v", fair)
+		assert.Equal(t, []string{"p"}, f.end(t, o))
+		assert.Empty(t, f.end(t, p))
+		requireQuiet(t, f.gl, g)
+	}
+}

@@ -190,3 +190,23 @@ func (q *globalFIFO[T]) each(g *Group[T], f func(w *Permits[T])) {
 }
 
 func (q *globalFIFO[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }
+
+// pauseQueue is a pause line's queue: a fifo whose tasks stand in the
+// order they were submitted, whatever order they join in. A task of a
+// child can reach the child's pause line after later ones. That happens
+// when it waited in a paused parent's line, the child was paused
+// meanwhile, and the parent resumed first. A new task joins last, after
+// one comparison.
+type pauseQueue[T any] struct{ fifo[T] }
+
+func (q *pauseQueue[T]) push(w *Permits[T]) {
+	l := q.into(w)
+	at := l.tail
+	for at != nil && compareAge(at, w) > 0 {
+		at = at.links.prev
+	}
+	l.linkAfter(w, at, byLine)
+}
+
+// pushFront is push: no task goes ahead of one submitted before it.
+func (q *pauseQueue[T]) pushFront(w *Permits[T]) { q.push(w) }

@@ -167,7 +167,7 @@ func (w *Permits[T]) waitTurn() bool {
 // behind it, and from the back otherwise. Neither passes the whole list
 // (BenchmarkTurnPark).
 func (t *turns[T]) park(w *Permits[T]) {
-	ahead := func(a *Permits[T]) bool { return w.prio < a.prio || w.prio == a.prio && compareAge(w, a) < 0 }
+	ahead := func(a *Permits[T]) bool { return servedBefore(w, a) }
 	at := t.parked.tail
 	switch {
 	case at == nil || !ahead(at):

@@ -97,6 +97,8 @@ func (w *Permits[T]) leave() bool {
 // waits in l, holding every bit of slots. The waiters its leaving lets
 // through are handed to w's owner, as its releases' are (Handed). The
 // owner takes them before w joins a line again, whose links hold them.
+// Only a layer's line hands any on. A task waiting for a resume, its
+// turn or a queue's slot holds a bit of no layer (checked below).
 func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	r := l.lock()
 	defer r.unlock()
@@ -113,3 +115,7 @@ func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	}
 	return true
 }
+
+// The bits a task waits with outside the layers' lines are none of a
+// layer's: a zero-length array, or this does not compile.
+var _ [0]struct{} = [(pauseBit | turnBit | heldGlobalSlot | heldGroupSlot) & (heldGlobal | heldBulkhead | heldConc)]struct{}{}

@@ -121,11 +121,13 @@ func (l *line[T]) contested(g *Group[T]) bool {
 }
 
 // yields reports whether a fresh walk of g at the layer at i, level lv,
-// of its walk (line l) waits for its group's turn. Where the line's
-// permit is free (free), it does if a task of g has the turn (contested).
-// Where others wait in the line, it does only if a task of g may join the
-// line behind it. One waits for its turn, or the walker was handed a
-// permit of an earlier layer.
+// of its walk (line l) waits for its group's turn. It does if a task of g
+// may come to this layer after it. One waits for its turn, or the walker
+// was handed a permit of an earlier layer. Where the line's permit is free
+// (free), it does at the walker's own layer too, so that the walker
+// starts first. A layer before that is no concern of the walker's. So a
+// task of a child takes its own group's free permits and waits in its
+// parent's line, in its place among its siblings' tasks.
 func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
 	if l.limit.Load() == Unlimited {
 		return false
@@ -134,8 +136,8 @@ func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
 	if t == nil {
 		return false
 	}
-	n := t.n.Load()
-	return n&turnCount != 0 && (free || n&turnCount > 1 || n&^turnCount < turnPos(i, lv))
+	n, at := t.n.Load(), turnPos(i, lv)
+	return n&turnCount != 0 && (n&turnCount > 1 || n&^turnCount < at || free && n&^turnCount == at)
 }
 
 // waitTurn makes w, a fresh walk, wait for its group's turn, and reports

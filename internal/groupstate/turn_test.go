@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -223,4 +224,59 @@ func TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare(t *testing.T) {
 	}
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
+}
+
+// TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine: b of acme/u2 is
+// handed acme's permit, so it has u2's turn. d of u2, fresh, finds a free
+// permit of u2's own limit, which b holds already and will not take
+// again. It takes it and waits in acme's line behind c, ahead of e of
+// acme. Waiting for u2's turn instead, it would reach acme's line after
+// e, out of its arrival order among acme's subtree.
+func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
+	f := newFixture(t, Unlimited, false, func(key string) Limits {
+		n := 2
+		if key == "acme" {
+			n = 1
+		}
+		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+	})
+	f.r.SetParents(func(key string) ([]string, error) {
+		if p, _, ok := strings.Cut(key, "/"); ok {
+			return []string{p}, nil
+		}
+		return nil, nil
+	})
+	exts := map[*tk]*Ext{}
+	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	submit := func(key, name string, want Outcome) *tk {
+		k := &tk{name: name}
+		f.r.Enter(key, &k.p, k, f.now)
+		if k.p.NeedsExt(1) {
+			exts[k] = new(Ext)
+			k.p.Extend(exts[k], 1)
+		}
+		out, _ := k.p.Try()
+		require.Equal(t, want, out, name)
+		f.now++
+		return k
+	}
+	a := submit("acme/u1", "a", Admitted)
+	b := submit("acme/u2", "b", MustWait)
+	c := submit("acme/u1", "c", MustWait)
+	a.p.Release()
+	a.p.Exit()
+	require.Same(t, b, a.p.Handed(), "b has acme's permit and u2's turn")
+	d := submit("acme/u2", "d", MustWait)
+	acme, _ := f.r.Lookup("acme")
+	assert.Same(t, &acme.conc, d.p.line.Load(), "d waits in acme's line")
+	e := submit("acme", "e", MustWait)
+
+	out, _, next := b.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Nil(t, next)
+	assert.Equal(t, []string{"c"}, f.end(t, b))
+	assert.Equal(t, []string{"d"}, f.end(t, c))
+	assert.Equal(t, []string{"e"}, f.end(t, d))
+	assert.Empty(t, f.end(t, e))
+	requireQuiet(t, f.gl, acme)
 }

@@ -34,14 +34,14 @@ const (
 const pauseBit uint8 = 1 << 7
 
 // Paused reports whether the group, or one of its ancestors, is paused.
-func (g *Group[T]) Paused() bool { return g.waitsAt(pausedOnly) != nil }
+func (g *Group[T]) Paused() bool { return g.waitsAt(pausedOnly, nil) != nil }
 
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
 // permit (Resume) walks on. That is the one the pause line handed back,
 // unless a group on its path is paused, or an ancestor of the group whose
-// line it left is being drained, or a line it passes holds a task served
-// before it (drainedAhead). It is also one handed its first layer's
+// line it left is being drained, or a drained line it passes holds a task
+// served before it (waitsAt). It is also one handed its first layer's
 // permit as the pause came, which it must take.
 func (p *Permits[T]) gate() Outcome {
 	g := p.group
@@ -64,10 +64,7 @@ func (p *Permits[T]) gate() Outcome {
 		return Admitted
 	}
 	for {
-		a := g.waitsAt(from)
-		if a == nil && from >= 0 {
-			a = g.drainedAhead(p, from)
-		}
+		a := g.waitsAt(from, p)
 		if a == nil {
 			return Admitted
 		}
@@ -94,30 +91,19 @@ func (p *Permits[T]) gate() Outcome {
 // pause line. Tests set it to act as another goroutine there.
 var testHookGateJoined func()
 
-// waitsAt returns the nearest group on g's path whose pause line a task
-// of g joins, or nil. That is one paused, or one above level from being
-// drained. A task taken out of the pause line of the group at level from
-// passes the lines drained at or below it. It is older than their tasks,
-// which joined once it waited higher up. A new task (from -1) passes
-// none. With from pausedOnly it names the nearest paused group.
-func (g *Group[T]) waitsAt(from int) *Group[T] {
+// waitsAt returns the nearest group on g's path whose pause line p, a
+// task of g, joins, or nil. That is one paused, or one above level from
+// being drained. A task taken out of the pause line of the group at level
+// from passes the lines drained at or below it. It is older than their
+// tasks, which joined once it waited higher up, unless a pause and a
+// resume came as it walked and sent older ones back there. So it passes
+// such a line only if the line serves none of its tasks before p. A new
+// task (from -1) passes none. With from pausedOnly (p nil) it names the
+// nearest paused group.
+func (g *Group[T]) waitsAt(from int, p *Permits[T]) *Group[T] {
 	for a, lv := g, 0; a != nil; a, lv = a.up(), lv+1 {
-		if st := a.paused.Load(); st&pausedOn != 0 || lv > from && st&drainOn != 0 {
-			return a
-		}
-	}
-	return nil
-}
-
-// drainedAhead returns the nearest group at or below level from on g's
-// path that is being drained and whose pause line serves a task before p,
-// or nil. A task taken out of the pause line at level from passes those
-// lines, whose tasks joined after it. But a pause and a resume may come
-// as it walks. The pause sends older tasks back to its line, and it must
-// wait behind them.
-func (g *Group[T]) drainedAhead(p *Permits[T], from int) *Group[T] {
-	for a, lv := g, 0; a != nil && lv <= from; a, lv = a.up(), lv+1 {
-		if a.paused.Load()&drainOn != 0 && a.pauseLine.Load().servesBefore(p) {
+		st := a.paused.Load()
+		if st&pausedOn != 0 || st&drainOn != 0 && (lv > from || p != nil && a.pauseLine.Load().servesBefore(p)) {
 			return a
 		}
 	}
@@ -217,7 +203,7 @@ func (r *Registry[T]) Repark(g *Group[T]) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := new(Changes[T])
-	if a := g.waitsAt(pausedOnly); a != nil {
+	if a := g.waitsAt(pausedOnly, nil); a != nil {
 		a.park(c)
 	}
 	c.settle()

@@ -29,7 +29,7 @@ func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 	switch p.bit {
 	case pauseBit:
 		limit = WaitPaused
-		if b := p.group.waitsAt(-1); b != nil {
+		if b := p.group.waitsAt(-1, nil); b != nil {
 			a = b
 		}
 	case heldBulkhead:

@@ -41,19 +41,22 @@ func BenchmarkDoSubmitWait(b *testing.B) {
 
 // BenchmarkDoContended is 64 callers doing Do on one group of limit 4.
 // BenchmarkDoSemaphore is the same with a map of semaphore.Weighted. The
-// work is none, about a microsecond of arithmetic, or a yield of the
-// processor. On two CPUs only the yield makes callers wait for permits:
-// the others compare the fixed costs.
+// work is none, about a microsecond of arithmetic, a yield of the
+// processor, or a call to a downstream that answers from another
+// goroutine. On two CPUs only the yield and the call make callers wait for
+// permits: the others compare the fixed costs.
 func BenchmarkDoContended(b *testing.B) {
 	b.Run("work=0", func(b *testing.B) { benchDoContended(b, benchNoop) })
 	b.Run("work=1us", func(b *testing.B) { benchDoContended(b, benchWork) })
 	b.Run("work=yield", func(b *testing.B) { benchDoContended(b, benchYield) })
+	b.Run("work=call", func(b *testing.B) { benchDoContended(b, benchDownstream(b)) })
 }
 
 func BenchmarkDoSemaphore(b *testing.B) {
 	b.Run("work=0", func(b *testing.B) { benchSemaphore(b, benchNoop) })
 	b.Run("work=1us", func(b *testing.B) { benchSemaphore(b, benchWork) })
 	b.Run("work=yield", func(b *testing.B) { benchSemaphore(b, benchYield) })
+	b.Run("work=call", func(b *testing.B) { benchSemaphore(b, benchDownstream(b)) })
 }
 
 func benchDoContended(b *testing.B, fn groupconc.Task[int]) {
@@ -84,6 +87,32 @@ func benchWork(context.Context) (int, error) {
 func benchYield(context.Context) (int, error) {
 	runtime.Gosched()
 	return 0, nil
+}
+
+// benchDownstream returns work that calls a downstream: it sends a
+// request to a server goroutine and waits off the processor for the
+// answer, as a call over the network does. The server stops with b.
+func benchDownstream(b *testing.B) groupconc.Task[int] {
+	reqs := make(chan chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for r := range reqs {
+			r <- struct{}{}
+		}
+	}()
+	b.Cleanup(func() {
+		close(reqs)
+		<-done
+	})
+	replies := sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+	return func(context.Context) (int, error) {
+		r := replies.Get().(chan struct{})
+		reqs <- r
+		<-r
+		replies.Put(r)
+		return 0, nil
+	}
 }
 
 func benchSemaphore(b *testing.B, fn groupconc.Task[int]) {

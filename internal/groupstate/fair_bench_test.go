@@ -46,12 +46,7 @@ func benchLayers(b *testing.B, fair, tree bool) {
 		}
 		return limits
 	}, func() int64 { return 0 })
-	r.SetParents(func(key string) ([]string, error) {
-		if p, _, ok := strings.Cut(key, "/"); ok {
-			return []string{p}, nil
-		}
-		return nil, nil
-	})
+	r.SetParents(slashParents)
 	keys := make([]string, groups)
 	for i := range keys {
 		keys[i] = strconv.Itoa(i)

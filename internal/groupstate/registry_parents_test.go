@@ -12,13 +12,16 @@ import (
 // treeFixture is a fixture whose keys "p/x" have the parent "p".
 func treeFixture(t *testing.T) *fixture {
 	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	f.r.SetParents(func(key string) ([]string, error) {
-		if p, _, ok := strings.Cut(key, "/"); ok {
-			return []string{p}, nil
-		}
-		return nil, nil
-	})
+	f.r.SetParents(slashParents)
 	return f
+}
+
+// slashParents gives a key "p/x" the parent "p".
+func slashParents(key string) ([]string, error) {
+	if p, _, ok := strings.Cut(key, "/"); ok {
+		return []string{p}, nil
+	}
+	return nil, nil
 }
 
 // children returns the keys of g's children.

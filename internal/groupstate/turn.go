@@ -136,8 +136,12 @@ func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
 	if t == nil {
 		return false
 	}
-	n, at := t.n.Load(), turnPos(i, lv)
-	return n&turnCount != 0 && (n&turnCount > 1 || n&^turnCount < at || free && n&^turnCount == at)
+	n := t.n.Load()
+	if n&turnCount == 0 {
+		return false
+	}
+	at := turnPos(i, lv)
+	return n&turnCount > 1 || n&^turnCount < at || free && n&^turnCount == at
 }
 
 // waitTurn makes w, a fresh walk, wait for its group's turn, and reports
@@ -169,15 +173,14 @@ func (w *Permits[T]) waitTurn() bool {
 // behind it, and from the back otherwise. Neither passes the whole list
 // (BenchmarkTurnPark).
 func (t *turns[T]) park(w *Permits[T]) {
-	ahead := func(a *Permits[T]) bool { return servedBefore(w, a) }
 	at := t.parked.tail
 	switch {
-	case at == nil || !ahead(at):
-	case t.last != nil && !ahead(t.last):
-		for at = t.last; !ahead(at.next); at = at.next { // the tail is one w goes ahead of
+	case at == nil || !servedBefore(w, at):
+	case t.last != nil && !servedBefore(w, t.last):
+		for at = t.last; !servedBefore(w, at.next); at = at.next { // the tail is one w goes ahead of
 		}
 	default:
-		for at != nil && ahead(at) {
+		for at != nil && servedBefore(w, at) {
 			at = at.prev
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -240,12 +239,7 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 		}
 		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
 	})
-	f.r.SetParents(func(key string) ([]string, error) {
-		if p, _, ok := strings.Cut(key, "/"); ok {
-			return []string{p}, nil
-		}
-		return nil, nil
-	})
+	f.r.SetParents(slashParents)
 	exts := map[*tk]*Ext{}
 	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
 	submit := func(key, name string, want Outcome) *tk {

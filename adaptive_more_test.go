@@ -197,7 +197,7 @@ func TestAdaptiveLimitsAddNoAllocationPerTask(t *testing.T) {
 			defer e.Close()
 			ctx := context.Background()
 			done := func(context.Context) (int, error) { return 0, nil }
-			n = testing.AllocsPerRun(1000, func() {
+			n = leastAllocs(1000, func() {
 				h, err := groupconc.Submit(ctx, e, "g", "t", done)
 				if err != nil {
 					panic(err)

@@ -2,6 +2,7 @@ package groupconc_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"testing/synctest"
 
@@ -56,7 +57,7 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 					done := func(context.Context) (int, error) { return 0, nil }
 					opts := groupconc.SubmitOptions{Priority: c.prio}
 					handles := make([]*groupconc.TaskHandle[int], batch)
-					perBatch := testing.AllocsPerRun(20, func() {
+					perBatch := leastAllocs(20, func() {
 						for i := range handles {
 							h, err := groupconc.SubmitWith(ctx, e, key, "t", done, opts)
 							if err != nil {
@@ -76,4 +77,16 @@ func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// leastAllocs returns the least of three testing.AllocsPerRun(runs, f).
+// AllocsPerRun counts the whole process's allocations, so goroutines of an
+// earlier test, still ending, may add to one count. An allocation f makes
+// every time adds to all three.
+func leastAllocs(runs int, f func()) float64 {
+	least := math.Inf(1)
+	for range 3 {
+		least = min(least, testing.AllocsPerRun(runs, f))
+	}
+	return least
 }

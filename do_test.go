@@ -149,6 +149,33 @@ func TestDoInsideATaskRunsUnderThatTasksPermits(t *testing.T) {
 	})
 }
 
+// A Do on a goroutine its task started shares the task's permits only
+// while the task runs. When the task returns, they go back and fn's
+// context is cancelled, though fn still runs.
+func TestDoInsideATaskIsCancelledWhenTheTaskReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder()) // a limit of 1
+		started := make(chan struct{})
+		var d *doAsync
+		h := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
+			d = goDo(ctx, e, "a", func(ctx context.Context) (int, error) {
+				close(started)
+				<-ctx.Done()
+				return 0, context.Cause(ctx)
+			}, groupconc.SubmitOptions{})
+			<-started
+			return 1, nil
+		})
+		require.NoError(t, h.Wait().Err)
+		<-d.done
+		assert.ErrorIs(t, d.err, context.Canceled, "fn's context ends with its task")
+		v, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 2, nil }, groupconc.SubmitOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, 2, v, "the task's permit is back")
+		quiesce(t, e, h)
+	})
+}
+
 // A context kept past its task's end (context.WithoutCancel keeps it
 // from being cancelled) is inside no task: a Do with it waits for permits
 // of its own, and a full group turns it away.

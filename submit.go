@@ -149,7 +149,10 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 // A Do whose ctx is, or derives from, the context of a running task of e
 // runs fn at once under that task's permits. It takes none of its own,
 // because waiting for permits its caller may hold could deadlock. It is not
-// counted as a task of its own then.
+// counted as a task of its own then. It shares the permits only while the
+// task runs: when the task returns they go back, and fn's context is
+// cancelled, even if fn, called on a goroutine the task started, still
+// runs.
 func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
 	var zero T
 	if err := e.check(ctx); err != nil {

@@ -149,6 +149,28 @@ func TestDoInsideATaskRunsUnderThatTasksPermits(t *testing.T) {
 	})
 }
 
+// A task that waits for another needing the permit it holds waits until
+// its own wait ends (docs/outcomes.md), where Do runs at once.
+func TestWaitingInsideATaskForItsOwnPermitEndsOnlyWithTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder()) // a limit of 1
+		var inner *groupconc.TaskHandle[int]
+		outer := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
+			inner = submit(t, ctx, e, "a", "inner", func(context.Context) (int, error) { return 1, nil })
+			wait, cancel := context.WithTimeout(ctx, time.Hour) // fake clock
+			defer cancel()
+			r, err := inner.Await(wait)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.False(t, inner.IsDone(), "inner waits for the permit outer holds")
+			v, err := groupconc.Do(ctx, e, "a", func(context.Context) (int, error) { return 2, nil }, groupconc.SubmitOptions{})
+			return r.Value + v, err
+		})
+		assert.Equal(t, 2, outer.Wait().Value)
+		assert.Equal(t, groupconc.StatusCancelled, inner.Wait().Status, "inner's context was outer's")
+		quiesce(t, e, outer, inner)
+	})
+}
+
 // A Do on a goroutine its task started shares the task's permits only
 // while the task runs. When the task returns, they go back and fn's
 // context is cancelled, though fn still runs.

@@ -156,7 +156,13 @@ func TestWaitingInsideATaskForItsOwnPermitEndsOnlyWithTheWait(t *testing.T) {
 		e := newExecutor(t, builder()) // a limit of 1
 		var inner *groupconc.TaskHandle[int]
 		outer := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
-			inner = submit(t, ctx, e, "a", "inner", func(context.Context) (int, error) { return 1, nil })
+			// Submit and assert, not the submit helper: its require would
+			// stop this goroutine, the task's, rather than the test's.
+			var err error
+			inner, err = groupconc.Submit(ctx, e, "a", "inner", func(context.Context) (int, error) { return 1, nil })
+			if !assert.NoError(t, err) {
+				return 0, err
+			}
 			wait, cancel := context.WithTimeout(ctx, time.Hour) // fake clock
 			defer cancel()
 			r, err := inner.Await(wait)

@@ -63,12 +63,44 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 		if next, at := e.runOne(r, &c.h.t, c.start, handOffInline); next != nil {
 			e.goCarry(next, at)
 		}
-		if c.panicked {
-			panic(c.pv)
+	}
+	return c.result(ctx)
+}
+
+// doInside runs fn at once, as a task of key that holds no permits: its
+// caller, a task of e, holds those it would wait for. It is counted and
+// reported as any Do. Once Shutdown or Close has begun, no new task is
+// counted, and fn runs as a part of the task calling it.
+func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T]) (T, error) {
+	c := &doCall[T]{fn: fn, handed: true}
+	t := &c.h.t
+	t.state.Store(inlineBit)
+	if ok, err := e.admitInside(ctx, t, c, key); !ok {
+		if err != nil {
+			var zero T
+			return zero, err
 		}
-		if c.ran {
-			return c.h.value, c.err
+		return fn(ctx)
+	}
+	func() {
+		defer e.end(t, handOffSpawn, noTime) // it held no permits to hand on
+		if e.cancelledBeforeRun(t) {
+			e.finishCancelled(t)
+			return
 		}
+		e.run(t, 0)
+	}()
+	return c.result(ctx)
+}
+
+// result returns what Do returns once its task ended: what fn returned,
+// or the task's result if fn never ran. A panic of fn goes on up.
+func (c *doCall[T]) result(ctx context.Context) (T, error) {
+	if c.panicked {
+		panic(c.pv)
+	}
+	if c.ran {
+		return c.h.value, c.err
 	}
 	res := c.h.result()
 	if res.Status == StatusCancelled && ctx.Err() != nil {

@@ -110,6 +110,27 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	return e.accepted(t, g, "")
 }
 
+// admitInside accepts t, a Do inside a running task of e, into its group
+// without a walk: it runs under its caller's permits and takes none. It
+// reports false, with no error, once the gate is closed, for then no new
+// task is counted.
+func (e *GroupExecutor) admitInside(ctx context.Context, t *task, b body, key string) (bool, error) {
+	if e.gate.closed.Load() {
+		return false, nil
+	}
+	e.groups.ForgetIdle()
+	t.body, t.caller = b, ctx
+	if _, err := e.groups.Enter(key, &t.permits, t, e.clock()); err != nil {
+		return false, err
+	}
+	if !e.gate.enter() {
+		t.permits.Exit()
+		return false, nil
+	}
+	t.tell(e.listener(), notifySubmitted)
+	return true, nil
+}
+
 // extend gives t the record of its permits beyond one per layer, when its
 // cost is above one or its group has a parent (see groupstate.Ext). The
 // record is kept with t's body, which it wraps (extBody), so that it costs

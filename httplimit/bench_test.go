@@ -90,8 +90,9 @@ func BenchmarkServerInProcess(b *testing.B) {
 
 // BenchmarkServerInProcessInsideTask is BenchmarkServerInProcess with a
 // request whose context is a running task's. There Do runs its function at
-// once and takes no permits. So limited minus do is the middleware's own
-// work: the key, the options, the request that carries the context.
+// once and takes no permits, but counts it as a task. So limited minus do
+// is what the middleware adds: the key, the options, the request that
+// carries the task's context.
 func BenchmarkServerInProcessInsideTask(b *testing.B) {
 	hs, e := benchHandlers(b)
 	for _, name := range []string{"bare", "do", "limited"} {

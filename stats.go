@@ -13,7 +13,8 @@ type GroupStats struct {
 	// Running counts tasks holding the group's concurrency permit. It
 	// exceeds MaxConcurrency only while a lowered limit drains
 	// (UpdatePolicy, an adaptive limit). A task run under RejectCallerRuns
-	// or by Rejection.Run holds no permit and is not counted.
+	// or by Rejection.Run, or a Do inside a task, holds no permit and is
+	// not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
 	// whichever layer they wait at and whatever their priority. No count is

@@ -131,6 +131,11 @@ func storm(t *testing.T, mode groupconc.IsolationMode, d time.Duration, sh storm
 				case <-time.After(2 * time.Millisecond):
 				}
 			}
+			if kind == 3 { // a Do inside it: a task of its own, holding no permit
+				if _, err := groupconc.Do(ctx, e, key, func(ctx context.Context) (int, error) { return 0, ctx.Err() }, groupconc.SubmitOptions{}); err != nil {
+					return 0, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(kind) * 20 * time.Microsecond):
 			case <-ctx.Done():

@@ -83,7 +83,10 @@ func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[
 		return fn(ctx)
 	}
 	func() {
-		defer e.end(t, handOffSpawn, noTime) // it held no permits to hand on
+		// It holds no permits to hand on. It ends even if a listener calls
+		// runtime.Goexit.
+		defer e.end(t, handOffSpawn, noTime)
+		t.tell(e.listener(), notifySubmitted)
 		if e.cancelledBeforeRun(t) {
 			e.finishCancelled(t)
 			return

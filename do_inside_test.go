@@ -158,3 +158,34 @@ func TestDoInsideATaskWhoseFnCallsGoexit(t *testing.T) {
 		assert.Equal(t, uint64(1), b.Failed)
 	})
 }
+
+// A listener that calls runtime.Goexit as it hears of a Do inside a task
+// ends the goroutine of the task calling it. Both tasks still end, every
+// permit comes back, and Shutdown returns.
+func TestDoInsideATaskWhoseListenerCallsGoexit(t *testing.T) {
+	goexitOn := func(g string) {
+		if g == "b" {
+			runtime.Goexit()
+		}
+	}
+	for name, l := range map[string]groupconc.ListenerFuncs{
+		"submitted": {Submitted: func(g, _ string) { goexitOn(g) }},
+		"started":   {Started: func(g, _ string) { goexitOn(g) }},
+		"completed": {Completed: func(g, _ string, _ groupconc.GroupResult[any]) { goexitOn(g) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().TaskLifecycleListener(l))
+				outer := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
+					return groupconc.Do(ctx, e, "b", func(context.Context) (int, error) { return 1, nil }, groupconc.SubmitOptions{})
+				})
+				assert.Equal(t, groupconc.StatusFailed, outer.Wait().Status)
+				require.NoError(t, e.Shutdown(t.Context()))
+				quiesce(t, e, outer)
+				st := e.Stats()
+				assert.Equal(t, uint64(2), st.Submitted)
+				assert.Equal(t, st.Submitted, st.Succeeded+st.Failed+st.Cancelled+st.Rejected)
+			})
+		})
+	}
+}

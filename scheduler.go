@@ -113,7 +113,7 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 // admitInside accepts t, a Do inside a running task of e, into its group
 // without a walk: it runs under its caller's permits and takes none. It
 // reports false, with no error, once the gate is closed, for then no new
-// task is counted.
+// task is counted. The caller owns t, and tells the listener.
 func (e *GroupExecutor) admitInside(ctx context.Context, t *task, b body, key string) (bool, error) {
 	if e.gate.closed.Load() {
 		return false, nil
@@ -127,7 +127,6 @@ func (e *GroupExecutor) admitInside(ctx context.Context, t *task, b body, key st
 		t.permits.Exit()
 		return false, nil
 	}
-	t.tell(e.listener(), notifySubmitted)
 	return true, nil
 }
 

@@ -1,6 +1,7 @@
 package groupconc
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -76,7 +77,7 @@ func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[
 	t := &c.h.t
 	t.state.Store(inlineBit)
 	if ok, err := e.admitInside(ctx, t, c, key); !ok {
-		if err != nil {
+		if err = cmp.Or(err, ctx.Err()); err != nil {
 			var zero T
 			return zero, err
 		}

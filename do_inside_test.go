@@ -189,3 +189,26 @@ func TestDoInsideATaskWhoseListenerCallsGoexit(t *testing.T) {
 		})
 	}
 }
+
+// After Close, a Do inside a task, whose context Close cancelled, returns
+// the context's error and fn never runs.
+func TestDoInsideATaskAfterCloseNeverRunsFn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		k := newGatedTask(t, 0)
+		ran := false
+		outer := submit(t, t.Context(), e, "a", "outer", func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			k.Fn(context.Background())
+			return groupconc.Do(ctx, e, "b", func(context.Context) (int, error) { ran = true; return 1, nil }, groupconc.SubmitOptions{})
+		})
+		synctest.Wait()
+		require.NoError(t, e.Close())
+		synctest.Wait()
+		k.Release()
+		r := outer.Wait()
+		assert.ErrorIs(t, r.Err, context.Canceled, "Do returned ctx.Err()")
+		assert.False(t, ran)
+		synctest.Wait()
+	})
+}

@@ -70,8 +70,9 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 
 // doInside runs fn at once, as a task of key that holds no permits: its
 // caller, a task of e, holds those it would wait for. It is counted and
-// reported as any Do. Once Shutdown or Close has begun, no new task is
-// counted, and fn runs as a part of the task calling it.
+// reported as any Do. Once Shutdown or Close has begun no new task is
+// counted: fn then runs as a part of the task calling it, unless ctx has
+// ended.
 func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T]) (T, error) {
 	c := &doCall[T]{fn: fn, handed: true}
 	t := &c.h.t

@@ -147,15 +147,16 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 // a group stopped while it waited.
 //
 // A Do whose ctx is, or derives from, the context of a running task of e
-// runs fn at once under that task's permits. It takes none of its own,
-// because waiting for permits its caller may hold could deadlock: not even
-// of a full or paused group (a pause lets running work finish), and queue
+// runs fn at once under that task's permits, because waiting for permits
+// its caller may hold could deadlock. It takes none of its own, and waits
+// for no full or paused group (a pause lets running work finish). Queue
 // thresholds and opts do not apply. It is still a task of groupKey,
-// counted, reported and cancelled as any Do. It shares the permits only while the task runs: when the task
-// returns they go back, and fn's context is cancelled, even if fn, called
-// on a goroutine the task started, still runs. Once Shutdown or Close has
-// begun no new task is counted, and such a Do runs fn as a part of the
-// task calling it, with ctx, unless ctx has ended.
+// counted, reported and cancelled as any Do. It shares the permits only
+// while the task runs: when the task returns they go back, and fn's
+// context is cancelled, even if fn, called on a goroutine the task
+// started, still runs. Once Shutdown or Close has begun no new task is
+// counted: such a Do then runs fn as a part of the task calling it, with
+// ctx, unless ctx has ended.
 func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
 	var zero T
 	if err := e.check(ctx); err != nil {

@@ -1,7 +1,6 @@
 package groupconc
 
 import (
-	"cmp"
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -68,34 +67,38 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 	return c.result(ctx)
 }
 
-// doInside runs fn at once, as a task of key that holds no permits: its
+// doInside runs fn at once, as a task of key that holds no permits. Its
 // caller, a task of e, holds those it would wait for. It is counted and
 // reported as any Do. Once Shutdown or Close has begun no new task is
-// counted: fn then runs as a part of the task calling it, unless ctx has
+// counted. Then fn runs as a part of the task calling it, unless ctx has
 // ended.
 func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T]) (T, error) {
 	c := &doCall[T]{fn: fn, handed: true}
 	t := &c.h.t
 	t.state.Store(inlineBit)
-	if ok, err := e.admitInside(ctx, t, c, key); !ok {
-		if err = cmp.Or(err, ctx.Err()); err != nil {
-			var zero T
-			return zero, err
+	if _, err := e.enter(ctx, t, c, key, ""); err != nil {
+		if err == ErrClosed {
+			if err = ctx.Err(); err == nil {
+				return fn(ctx) // uncounted, as a part of its caller
+			}
 		}
-		return fn(ctx)
+		var zero T
+		return zero, err
 	}
-	func() {
-		// It holds no permits to hand on. It ends even if a listener calls
-		// runtime.Goexit.
-		defer e.end(t, handOffSpawn, noTime)
-		t.tell(e.listener(), notifySubmitted)
-		if e.cancelledBeforeRun(t) {
-			e.finishCancelled(t)
-			return
-		}
-		e.run(t, 0)
-	}()
+	e.runInside(t)
 	return c.result(ctx)
+}
+
+// runInside runs t, a Do inside a task, which holds no permits to hand on.
+// It ends even if a listener calls runtime.Goexit.
+func (e *GroupExecutor) runInside(t *task) {
+	defer e.end(t, handOffSpawn, noTime)
+	t.tell(e.listener(), notifySubmitted)
+	if e.cancelledBeforeRun(t) {
+		e.finishCancelled(t)
+		return
+	}
+	e.run(t, 0)
 }
 
 // result returns what Do returns once its task ended: what fn returned,

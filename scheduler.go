@@ -88,20 +88,9 @@ func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load(
 // layers are tried at once, on the caller's goroutine. So a task that can
 // start, and a task that must be rejected, is known before Submit returns.
 func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id string, prio Priority, cost int) error {
-	if e.gate.closed.Load() {
-		return ErrClosed // and no group is made for it
-	}
-	e.groups.ForgetIdle()
-	t.body, t.id, t.caller = b, id, ctx
-	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	g, err := e.enter(ctx, t, b, key, id)
 	if err != nil {
-		return err // a chain of parents the policy refuses: nothing was accepted
-	}
-	// After this, Shutdown waits for t. No task is accepted after the drain
-	// started, because enter fails once Shutdown or Close has begun.
-	if !e.gate.enter() {
-		t.permits.Exit()
-		return ErrClosed
+		return err
 	}
 	e.extend(t, cost)
 	if prio != PriorityNormal {
@@ -110,24 +99,26 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 	return e.accepted(t, g, "")
 }
 
-// admitInside accepts t, a Do inside a running task of e, into its group
-// without a walk: it runs under its caller's permits and takes none. It
-// reports false, with no error, once the gate is closed, for then no new
-// task is counted. The caller owns t, and tells the listener.
-func (e *GroupExecutor) admitInside(ctx context.Context, t *task, b body, key string) (bool, error) {
+// enter counts t into its group and into the gate, with no walk. It returns
+// ErrClosed once Shutdown or Close has begun, and makes no group then. A
+// Do inside a task goes no further (doInside).
+func (e *GroupExecutor) enter(ctx context.Context, t *task, b body, key, id string) (*groupstate.Group[task], error) {
 	if e.gate.closed.Load() {
-		return false, nil
+		return nil, ErrClosed
 	}
 	e.groups.ForgetIdle()
-	t.body, t.caller = b, ctx
-	if _, err := e.groups.Enter(key, &t.permits, t, e.clock()); err != nil {
-		return false, err
+	t.body, t.id, t.caller = b, id, ctx
+	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	if err != nil {
+		return nil, err // a chain of parents the policy refuses: nothing was accepted
 	}
+	// After this, Shutdown waits for t. No task is accepted after the drain
+	// started, because enter fails once Shutdown or Close has begun.
 	if !e.gate.enter() {
 		t.permits.Exit()
-		return false, nil
+		return nil, ErrClosed
 	}
-	return true, nil
+	return g, nil
 }
 
 // extend gives t the record of its permits beyond one per layer, when its

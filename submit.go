@@ -155,7 +155,7 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 // while the task runs: when the task returns they go back, and fn's
 // context is cancelled, even if fn, called on a goroutine the task
 // started, still runs. Once Shutdown or Close has begun no new task is
-// counted: such a Do then runs fn as a part of the task calling it, with
+// counted. Such a Do then runs fn as a part of the task calling it, with
 // ctx, unless ctx has ended.
 func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
 	var zero T

@@ -124,6 +124,8 @@ func (q *fairQueue[T]) peek() *Permits[T] {
 	return q.chosen
 }
 
+func (q *fairQueue[T]) chooses() bool { return true }
+
 func (q *fairQueue[T]) remove(w *Permits[T]) {
 	g := w.group
 	wasFirst := g.chain.head == w

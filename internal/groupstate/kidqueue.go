@@ -112,6 +112,8 @@ func (k *kidQueue[T]) peek() *Permits[T] {
 	return k.chosen
 }
 
+func (k *kidQueue[T]) chooses() bool { return true }
+
 // pop takes out the waiter the fair choice falls on, and counts the
 // permits it is handed in its bucket's share at once. A release of several
 // permits (a costly task's) hands them out in one go. Each choice must see

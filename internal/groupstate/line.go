@@ -123,6 +123,14 @@ func (l *line[T]) join(w *Permits[T], x *Ext) (acquired bool) {
 		return true
 	}
 	l.pushExt(r, w, x, false)
+	// Where costs differ, permits may be free while the head waits for
+	// more. A task that went ahead of it by priority takes them if it fits,
+	// as grantLocked would: it waits behind no task of lower priority.
+	// Under fair share the choice made as they freed stands.
+	if r.fifo.costly && !q.chooses() && q.peek() == w && l.takeFor(x, w.bit, x.lvl()) {
+		l.removeLocked(q, w)
+		return true
+	}
 	return false
 }
 

@@ -30,6 +30,10 @@ type queue[T any] interface {
 	pop() *Permits[T]
 	// peek returns the waiter pop would take out. The queue is not empty.
 	peek() *Permits[T]
+	// chooses reports whether peek makes a choice that the queue keeps
+	// until it is served (fair share: see fairQueue.chosen). The others
+	// serve by priority, then arrival.
+	chooses() bool
 	// remove takes out w, which leaves.
 	remove(w *Permits[T])
 	// gave tells the queue that p gave back a permit of its line. Fair
@@ -89,6 +93,8 @@ func (q *fifo[T]) pop() *Permits[T] {
 }
 
 func (q *fifo[T]) peek() *Permits[T] { return q.lists[bits.TrailingZeros8(q.full)].head }
+
+func (q *fifo[T]) chooses() bool { return false }
 
 func (q *fifo[T]) remove(w *Permits[T]) {
 	l := &q.lists[w.prio]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -153,6 +154,32 @@ func resumeWhileSubmitting(t *testing.T, mode groupconc.IsolationMode, paused st
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotContains(t, started[:30], "late", "a task submitted during the resume started ahead of one resumed")
+}
+
+// A resume nudges a caller blocked on a queue of no slots, as its task
+// may start now. The caller could walk again before the resume had
+// drained the pause line, wait behind it, be turned away for want of a
+// slot, and block again with no nudge to come. Each round blocks a caller
+// on t/g's queue of no slots while the key paused is paused, and then
+// resumes it: the caller's task must be accepted and run.
+func TestResumeLetsInACallerBlockedOnAQueueOfNoSlots(t *testing.T) {
+	eachPause(t, "t/g", 150, func(t *testing.T, mode groupconc.IsolationMode, paused string) {
+		synctest.Test(t, func(t *testing.T) { resumeBlockedCaller(t, mode, paused) })
+	})
+}
+
+func resumeBlockedCaller(t *testing.T, mode groupconc.IsolationMode, paused string) {
+	e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultQueueThresholdPerGroup(0))
+	submit(t, t.Context(), e, "t/g", "first", succeed).Wait()
+	pause(t, e, paused, true)
+	b := submitBlocking(t.Context(), e, "t/g", "b", succeed, groupconc.SubmitOptions{})
+	synctest.Wait()
+	require.Equal(t, 1, groupStats(t, e, "t/g").Blocked)
+	pause(t, e, paused, false)
+	synctest.Wait()
+	require.True(t, b.returned(), "the caller still waits: %+v", groupStats(t, e, "t/g"))
+	require.NoError(t, b.err)
+	assert.Equal(t, groupconc.StatusSuccess, b.h.Wait().Status)
 }
 
 // eachPause runs round n times in each isolation mode, pausing the group

@@ -263,17 +263,21 @@ func (g *Group[T]) unpark(c *Changes[T]) {
 func (g *Group[T]) StartDrain() int {
 	pl := g.pauseLine.Load()
 	r := pl.lock()
-	defer r.unlock()
 	st := g.paused.Load()
-	if st&drainerOn != 0 || st&(pausedOn|drainOn) != drainOn {
+	switch {
+	case st&drainerOn != 0 || st&(pausedOn|drainOn) != drainOn:
+		r.unlock()
 		return 0
-	}
-	if r.q().empty() {
+	case r.q().empty():
 		g.paused.And(^drainOn)
+		r.unlock()
+		g.drained()
 		return 0
 	}
 	g.paused.Or(drainerOn)
-	return int(pl.waiting.Load())
+	n := int(pl.waiting.Load())
+	r.unlock()
+	return n
 }
 
 // Unpark takes the next task out of g's pause line, for the caller, which
@@ -282,21 +286,34 @@ func (g *Group[T]) StartDrain() int {
 func (g *Group[T]) Unpark() *T {
 	pl := g.pauseLine.Load()
 	r := pl.lock()
-	defer r.unlock()
 	q := r.q()
 	switch {
 	case g.paused.Load()&(pausedOn|resumedOn) != 0: // the next resume drains the rest
 		g.paused.And(^drainerOn)
+		r.unlock()
 		return nil
 	case q.empty():
 		g.paused.And(^(drainOn | drainerOn))
+		r.unlock()
+		g.drained()
 		return nil
 	}
 	w := pl.popLocked(q)
 	if x := w.x(); x != nil {
 		x.unparked = 1 + w.levelOf(g)
 	}
+	r.unlock()
 	return w.task()
+}
+
+// drained nudges the queues of no slots of g and its subtree, once g's
+// pause line is drained. A caller blocked there as its walk met the drain
+// would have waited behind the line's tasks. Its task may start now, and
+// no slot frees in such a queue to wake it (see slots.nudge).
+func (g *Group[T]) drained() {
+	for _, d := range append(g.reg.Subtree(g), g) {
+		g.global.handSlots(d.queue.nudge(), 0)
+	}
 }
 
 // waitLines returns the lines g's tasks may wait in, in walking order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,4 +270,42 @@ func TestIdleGroupsForgottenWhileSubmittersRaceNeverLetAKeyExceedItsLimit(t *tes
 	}
 	s := e.Stats()
 	assert.Equal(t, uint64(1200), s.Succeeded, "%+v", s)
+}
+
+// A parent is remembered while a child is, but its subtree's idle time
+// runs from its last task, wherever that ran. So a tree idle for 2×TTL is
+// gone by the time a later call returns, as a single group is. A parent
+// whose own task ended later stays until it has been idle for the TTL.
+func TestIdleTreeIsGoneByTheTimeALaterCallReturns(t *testing.T) {
+	for _, via := range []string{"Stats", "Submit", "GroupStats", "AllGroupStats"} {
+		t.Run(via, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, groupconc.NewPolicyBuilder().ParentSeparator("/").IdleGroupTTL(idleTTL))
+				late := func(context.Context) (int, error) {
+					time.Sleep(idleTTL + idleTTL/2) // fake clock
+					return 0, nil
+				}
+				hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "t/u/a", "0", succeed),
+					submit(t, t.Context(), e, "t/v", "1", succeed),
+					submit(t, t.Context(), e, "s/a", "2", succeed), submit(t, t.Context(), e, "s", "3", late)}
+				time.Sleep(2 * idleTTL) // fake clock; no call meanwhile looks for idle groups
+				switch via {
+				case "Stats":
+					e.Stats()
+				case "Submit":
+					hs = append(hs, submit(t, t.Context(), e, "b", "4", succeed))
+				case "GroupStats":
+					e.GroupStats("t")
+				case "AllGroupStats":
+					idleKeys(e)
+				}
+				quiesce(t, e, hs...)
+				notB := func(k string) bool { return k == "b" }
+				assert.ElementsMatch(t, []string{"s"}, slices.DeleteFunc(idleKeys(e), notB),
+					"t's subtree idle for 2×TTL; s's own task ended TTL/2 ago")
+				time.Sleep(2 * idleTTL)
+				assert.Empty(t, slices.DeleteFunc(idleKeys(e), notB))
+			})
+		})
+	}
 }

@@ -267,6 +267,10 @@ func (g *Group[T]) leaveParent() {
 		k.departed = append(k.departed, g)
 	}
 	k.mu.Unlock()
+	if g.refs.Load() < 0 { // forgotten: idle since idleAt, and so is p's subtree
+		p.exitSince(g.idleAt.Load())
+		return
+	}
 	p.exit()
 }
 

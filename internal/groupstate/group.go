@@ -275,6 +275,14 @@ func (g *Group[T]) exit() {
 	g.refs.Add(-1)
 }
 
+// exitSince counts a child forgotten as idle out of g. g's subtree has had
+// no task since at, unless g's own tasks ended later.
+func (g *Group[T]) exitSince(at int64) {
+	for old := g.idleAt.Load(); old < at && !g.idleAt.CompareAndSwap(old, at); old = g.idleAt.Load() {
+	}
+	g.refs.Add(-1)
+}
+
 // oldestChained returns when the group's oldest task in the global line
 // was submitted, or noWaiter. That task is the first chained. The caller
 // holds the global line's mu.

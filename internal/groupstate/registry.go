@@ -273,6 +273,8 @@ func (r *Registry[T]) SetIdleTTL(ttl int64) {
 // ForgetIdle forgets the groups that have had no task for the idle TTL, as
 // Evict does. They have nothing to cancel. It looks at most once per TTL.
 // So a group idle for twice the TTL is gone once any ForgetIdle returns.
+// A parent goes in the same pass as its last child, if its subtree has
+// had no task for the TTL.
 func (r *Registry[T]) ForgetIdle() {
 	ttl := r.ttl.Load()
 	if ttl <= 0 {
@@ -284,14 +286,24 @@ func (r *Registry[T]) ForgetIdle() {
 		return
 	}
 	r.Range(func(g *Group[T]) bool {
-		// idleAt is written before refs drops (see Group.exit), so a group
-		// found with no task has its true idle time.
-		if g.refs.Load() == 0 && now-g.idleAt.Load() >= ttl && !g.busy() && g.refs.CompareAndSwap(0, deadRefs) {
-			r.remove(g)
-			g.scope.Load().cancel(&forgotten)
+		for g != nil && r.forget(g, now, ttl) {
+			g = g.up() // idle now, if g was its last child
 		}
 		return true
 	})
+}
+
+// forget forgets g if it has had no task for ttl at now. It reports
+// whether it did.
+func (r *Registry[T]) forget(g *Group[T], now, ttl int64) bool {
+	// idleAt is written before refs drops (see Group.exit), so a group
+	// found with no task has its true idle time.
+	if g.refs.Load() != 0 || now-g.idleAt.Load() < ttl || g.busy() || !g.refs.CompareAndSwap(0, deadRefs) {
+		return false
+	}
+	r.remove(g)
+	g.scope.Load().cancel(&forgotten)
+	return true
 }
 
 // Len reports how many groups r holds.

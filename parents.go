@@ -51,6 +51,14 @@ func (p *GroupPolicy) parentChain(groupKey string) ([]string, error) {
 	}
 }
 
+// keptTooDeep is the error for groupKey whose parent's group has
+// maxAncestors ancestors, kept from an earlier policy: UpdatePolicy
+// changes no group's parent. chain is the parent's key and theirs.
+func keptTooDeep(groupKey string, chain []string) error {
+	return fmt.Errorf("%w: group %s has more than %d ancestors, its parent's kept from an earlier policy: %s",
+		ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, chain))
+}
+
 // parent returns groupKey's parent, "" for none. The error names a panic
 // of the resolver. p must not be nil.
 func (p *GroupPolicy) parent(groupKey string) (parent string, err error) {

@@ -88,3 +88,42 @@ func TestAResolverThatPanicsAfterUpdatePolicyRefusesOnlyNewGroups(t *testing.T) 
 		assert.Equal(t, e.Stats().Submitted, e.Stats().Succeeded)
 	})
 }
+
+// A group keeps its ancestors across UpdatePolicy. So a new group whose
+// parent under the new policy is a group with 8 ancestors already would
+// have 9: every entry point refuses it, naming the chain, as it does a
+// chain of 9 the policy gives.
+func TestAParentWithKeptAncestorsCountsThemAllAfterUpdatePolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/"))
+		deep, fine := deepKey(groupconc.MaxAncestors), deepKey(groupconc.MaxAncestors-1)
+		for _, k := range []string{deep, fine} {
+			_, err := groupconc.Do(t.Context(), e, k, succeed, groupconc.SubmitOptions{})
+			require.NoError(t, err)
+		}
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().ParentResolver(func(k string) string {
+			return map[string]string{"z": deep, "y": fine}[k]
+		}))))
+		groups := e.Stats().Groups
+		check := func(what string, err error) {
+			t.Helper()
+			assert.ErrorIs(t, err, groupconc.ErrInvalidPolicy, what)
+			assert.ErrorContains(t, err, `more than 8 ancestors`, what)
+			assert.ErrorContains(t, err, `"z" → "`+deep+`" → "`+deep[:len(deep)-3]+`"`, what)
+		}
+		_, err := groupconc.Submit(t.Context(), e, "z", "t", succeed)
+		check("Submit", err)
+		_, err = groupconc.Do(t.Context(), e, "z", succeed, groupconc.SubmitOptions{Cost: 2})
+		check("Do", err)
+		rs, err := groupconc.ExecuteAllWith(t.Context(), e, []groupconc.GroupTask[int]{{GroupKey: "z", TaskID: "t", Task: succeed}}, groupconc.SubmitOptions{Block: true})
+		check("ExecuteAllWith", err)
+		assert.NotEqual(t, groupconc.StatusSuccess, rs[0].Status)
+		assert.Equal(t, groups, e.Stats().Groups, "no group is made")
+
+		_, err = groupconc.Do(t.Context(), e, "y", succeed, groupconc.SubmitOptions{})
+		require.NoError(t, err, "8 ancestors, 7 of them kept")
+		st := groupStats(t, e, "y")
+		assert.Equal(t, fine, st.Parent)
+		assert.Equal(t, uint64(3), groupStats(t, e, "k0").Succeeded, "the top counts its subtree's three tasks")
+	})
+}

@@ -311,3 +311,12 @@ func (g *Group[T]) ancestor(lv uint8) *Group[T] {
 
 // Parent returns g's parent, or nil at the top.
 func (g *Group[T]) Parent() *Group[T] { return g.up() }
+
+// path returns the keys of g and its ancestors, nearest first.
+func (g *Group[T]) path() []string {
+	keys := make([]string, 0, 1+g.depth())
+	for ; g != nil; g = g.up() {
+		keys = append(keys, g.key)
+	}
+	return keys
+}

@@ -46,7 +46,7 @@ func benchLayers(b *testing.B, fair, tree bool) {
 		}
 		return limits
 	}, func() int64 { return 0 })
-	r.SetParents(slashParents)
+	r.SetParents(slashParents, nil)
 	keys := make([]string, groups)
 	for i := range keys {
 		keys[i] = strconv.Itoa(i)

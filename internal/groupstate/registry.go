@@ -32,8 +32,11 @@ type Registry[T any] struct {
 	mu      sync.RWMutex
 	resolve func(key string) Limits // guarded by mu
 	// parents returns a key's ancestors, nearest first. It is guarded by
-	// mu, and nil when groups have no parents.
+	// mu, and nil when groups have no parents. tooDeep is the error for a
+	// key whose parent's group, made under an earlier parents, has
+	// MaxAncestors ancestors already.
 	parents func(key string) ([]string, error)
+	tooDeep func(key string, chain []string) error
 	tuneMu  sync.Mutex // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
@@ -82,11 +85,13 @@ func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64
 
 // SetParents makes parents the source of a new group's ancestors, nearest
 // first. A group's parent is fixed when it is made. Call it before any
-// task enters, or as part of a change of policy.
-func (r *Registry[T]) SetParents(parents func(key string) ([]string, error)) {
+// task enters, or as part of a change of policy. tooDeep makes the error
+// for a key whose parent's group has MaxAncestors ancestors, all kept
+// from before, given the parent's key and theirs.
+func (r *Registry[T]) SetParents(parents func(key string) ([]string, error), tooDeep func(key string, chain []string) error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.parents = parents
+	r.parents, r.tooDeep = parents, tooDeep
 }
 
 // get returns the group for key, creating it on first use, with a task
@@ -132,7 +137,7 @@ func (r *Registry[T]) remove(g *Group[T]) bool {
 func (r *Registry[T]) create(key string) (*Group[T], error) {
 	for {
 		r.mu.RLock()
-		parents := r.parents
+		parents, tooDeep := r.parents, r.tooDeep
 		r.mu.RUnlock()
 		var parent *Group[T]
 		if parents != nil {
@@ -144,6 +149,10 @@ func (r *Registry[T]) create(key string) (*Group[T], error) {
 				if parent, err = r.get(chain[0]); err != nil {
 					return nil, err
 				}
+			}
+			if parent != nil && parent.depth() == MaxAncestors { // kept from before
+				parent.exit()
+				return nil, tooDeep(key, parent.path())
 			}
 		}
 		if g := r.createUnder(key, parent); g != nil {

@@ -12,7 +12,7 @@ import (
 // treeFixture is a fixture whose keys "p/x" have the parent "p".
 func treeFixture(t *testing.T) *fixture {
 	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	f.r.SetParents(slashParents)
+	f.r.SetParents(slashParents, nil)
 	return f
 }
 

@@ -239,7 +239,7 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 		}
 		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
 	})
-	f.r.SetParents(slashParents)
+	f.r.SetParents(slashParents, nil)
 	exts := map[*tk]*Ext{}
 	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
 	submit := func(key, name string, want Outcome) *tk {

@@ -201,10 +201,10 @@ func TestMarshalJSONNamesASeparatorThatIsNotUTF8(t *testing.T) {
 
 func TestParsePolicyReadsParentSeparator(t *testing.T) {
 	b, err := groupconc.ParsePolicy([]byte(`{"parentSeparator": ""}`))
-	require.NoError(t, err, "an empty separator reaches Build")
+	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy, "a bad value, as strict reading has it")
+	assert.ErrorContains(t, err, `parentSeparator: empty, want a separator such as "/"`)
 	_, err = b.Build()
-	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
-	assert.ErrorContains(t, err, "ParentSeparator is empty")
+	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy, "the nil builder ParsePolicy returns with its error")
 
 	b, err = groupconc.ParsePolicy([]byte(`{"parentSeparator": "/"}`))
 	require.NoError(t, err)

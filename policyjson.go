@@ -142,8 +142,12 @@ func (r *policyReader) policy() error {
 		case "idleGroupTTL":
 			return r.duration(field, func(d time.Duration) { r.b.IdleGroupTTL(d) })
 		case "parentSeparator":
-			// An empty one reaches the builder, so Build names it as for code.
-			return r.text(field, func(s string) { r.b.ParentSeparator(s) })
+			return r.text(field, func(s string) {
+				if s == "" {
+					r.fail(field, `empty, want a separator such as "/"`)
+				}
+				r.b.ParentSeparator(s)
+			})
 		case "pressure":
 			return r.pressure(field)
 		}

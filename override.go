@@ -214,7 +214,9 @@ func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 // one, it installs nothing and returns that error. The returned remove
 // uninstalls f, and it may be called more than once. Overrides and policies
 // are locked while f runs. So f must not call SetGroupOverride,
-// UpdatePolicy, GuardOverrides or ExplainGroup.
+// UpdatePolicy, GuardOverrides or ExplainGroup. Once Shutdown or Close has
+// begun it returns ErrClosed, as SetGroupOverride does: there is nothing
+// left to guard.
 func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) error) (remove func(), err error) {
 	if !e.made() {
 		return nil, errNilExecutor
@@ -224,6 +226,9 @@ func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) 
 	}
 	e.updating.Lock()
 	defer e.updating.Unlock()
+	if e.gate.closed.Load() {
+		return nil, ErrClosed
+	}
 	for k, o := range e.GroupOverrides() {
 		if err := f(k, o); err != nil {
 			return nil, err

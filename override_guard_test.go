@@ -52,6 +52,10 @@ func TestAGuardRefusesTheOverridesItOwns(t *testing.T) {
 	require.NoError(t, e.SetGroupOverride("fleet", groupconc.GroupOverride{MaxConcurrency: ptr(3)}), "the guard is gone")
 	_, err = e.GuardOverrides(nil)
 	assert.Error(t, err)
+
+	require.NoError(t, e.Close())
+	_, err = e.GuardOverrides(guard)
+	assert.ErrorIs(t, err, groupconc.ErrClosed, "nothing left to guard, as SetGroupOverride says")
 }
 
 func TestGroupOverridesListsTheOverridesInForceByKey(t *testing.T) {

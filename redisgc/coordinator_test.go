@@ -75,6 +75,8 @@ func (f *fakeExec) globalLimit() int {
 	return f.global
 }
 
+func (f *fakeExec) closed() error { return nil }
+
 func (f *fakeExec) apply(limits map[string]int, global int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

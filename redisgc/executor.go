@@ -123,6 +123,18 @@ func (t *execTarget) total() load {
 	return load{running: s.GlobalInFlight, waiting: max(s.Running+s.Waiting-s.GlobalInFlight-t.pausedWaiting, 0)}
 }
 
+// closed returns the executor's error once it is shut down or closed. A
+// replica finds that as it applies limits, but an idle one applies none.
+// So it asks with a guard that refuses nothing, added and removed at once.
+func (t *execTarget) closed() error {
+	remove, err := t.exec.GuardOverrides(func(string, groupconc.GroupOverride) error { return nil })
+	if err != nil {
+		return fmt.Errorf("redisgc: executor: %w", err)
+	}
+	remove()
+	return nil
+}
+
 func (t *execTarget) apply(limits map[string]int, global int) error {
 	p, err := t.policies.policy(limits, global)
 	if err != nil {

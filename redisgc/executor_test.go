@@ -69,3 +69,29 @@ func TestNewLimitsCoordinatedGroupsToOneUntilTheReplicaHasAShare(t *testing.T) {
 		t.Errorf("Run after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// An idle replica applies no limits, so it never met the executor's
+// refusal: Run went on renewing its lease for a closed executor, holding
+// 1 of every fleet limit. It returns the executor's error now, busy or
+// idle.
+func TestRunReturnsOnceTheExecutorIsClosedEvenIdle(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 6}, LeaseTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	eventually(t, 10*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")
+	_ = exec.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, groupconc.ErrClosed) || !strings.HasPrefix(err.Error(), "redisgc: executor: ") {
+			t.Errorf("Run returned %v, want the executor's ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Run did not return after the executor closed: %+v", c.Status())
+	}
+}

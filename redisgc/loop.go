@@ -8,8 +8,11 @@ import (
 // step is one tick of Run. It falls back once the lease's deadline has
 // passed. It reads the executor's demand, and sends a sync when the replica
 // is busy or its lease is due. It returns when to tick again. It returns an
-// error only if the executor refused a policy.
+// error only if the executor is closed.
 func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
+	if err := c.target.closed(); err != nil {
+		return 0, err
+	}
 	// The lease may have expired in Redis. It was renewed no later than
 	// when the last successful sync was sent. Stop relying on the shares,
 	// even with a call still in flight.

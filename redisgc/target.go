@@ -26,6 +26,8 @@ type target interface {
 	// apply sets each group of limits to its value, every other
 	// coordinated group to 1, and, if global > 0, the global limit.
 	apply(limits map[string]int, global int) error
+	// closed returns an error once the executor is closed, else nil.
+	closed() error
 }
 
 // policyMaker builds the policies a Coordinator applies from the user's

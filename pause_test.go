@@ -154,3 +154,40 @@ func TestShutdownDoesNotResumeAPausedGroup(t *testing.T) {
 		assert.Equal(t, groupconc.StatusCancelled, r.Status)
 	})
 }
+
+// A blocked caller of a paused group handed a slot of the global queue
+// waits in the pause line holding its own group's slot, as a parked task
+// does. The global slot goes on to the next blocked caller, of another
+// group, whose task then runs: pausing one group never holds back another.
+func TestPausedGroupsBlockedCallerPassesItsGlobalSlotOn(t *testing.T) {
+	for _, at := range []string{"group", "parent"} {
+		t.Run(at, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().ParentSeparator("/").GlobalMaxInFlight(1).GlobalQueueThreshold(1))
+				paused, x, w, c := "a", "a", "a", "a"
+				if at == "parent" {
+					paused, x, w, c = "t", "t/a", "t/b", "t/a"
+				}
+				run := newGatedTask(t, 0)
+				hx := submitGated(t, e, x, "x", run, groupconc.SubmitOptions{})
+				synctest.Wait()
+				hw := submit(t, t.Context(), e, w, "w", succeed) // the global queue is full
+				ca := submitBlocking(t.Context(), e, c, "ca", succeed, groupconc.SubmitOptions{})
+				synctest.Wait()
+				cu := submitBlocking(t.Context(), e, "u", "cu", succeed, groupconc.SubmitOptions{})
+				synctest.Wait()
+				require.Equal(t, 2, e.Stats().Blocked)
+
+				pause(t, e, paused, true) // w leaves the global queue, and ca's task takes the slot
+				synctest.Wait()
+				require.True(t, ca.returned(), "ca's task is accepted, and waits in the pause line")
+				require.True(t, cu.returned(), "the global slot went on to u's caller")
+				run.Release()
+				assert.Equal(t, groupconc.StatusSuccess, cu.h.Wait().Status, "u is not paused")
+
+				pause(t, e, paused, false)
+				quiesce(t, e, hx, hw, ca.h, cu.h)
+			})
+		})
+	}
+}

@@ -76,6 +76,9 @@ func (p *Permits[T]) gate() Outcome {
 		// It leaves only the pause line. Unpark may have taken it out and
 		// walked it on to a layer's line, which owns it now
 		// (TestGateLeavesOnlyThePauseLine).
+		// It waits on its own group's slot, as a parked task does. A global
+		// one handed to its blocked caller goes on as its door passes.
+		p.dropSlot(g.global.queue, heldGlobalSlot)
 		pl := a.pauseLine.Load()
 		out := p.step(pl, &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
 		if testHookGateJoined != nil {

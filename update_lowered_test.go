@@ -45,3 +45,35 @@ func TestFairShareLoweredConcurrencyStartsNoTaskHoldingAnOldPermitUntilRunningIs
 		g.finish(t, e)
 	})
 }
+
+// A lowered limit sends back a task that holds its permit and waits
+// further along. That task gave back the slot of the queue it waited on.
+// It must keep one: else, handed its permits again, it could find a
+// queue of no slots where it next waited, and be turned away after Submit
+// had accepted it. A lowered limit drains and never interrupts, and under
+// fair share every rejection happens inside Submit.
+func TestATaskALoweredLimitSendsBackKeepsASlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := func(tInFlight, tQueue int) *groupconc.PolicyBuilder {
+			return builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").GlobalMaxInFlight(1).
+				DefaultQueueThresholdPerGroup(0).
+				PerGroupQueueThreshold(map[string]int{"t": tQueue, "u": groupconc.Unlimited}).
+				PerGroupMaxConcurrency(map[string]int{"t": 1}).
+				PerGroupMaxInFlight(map[string]int{"t": tInFlight})
+		}
+		e := newExecutor(t, b(groupconc.Unlimited, groupconc.Unlimited))
+		run, other := newGatedTask(t, 0), newGatedTask(t, 1)
+		hr := submitGated(t, e, "t", "run", run, groupconc.SubmitOptions{})
+		synctest.Wait()
+		ho := submitGated(t, e, "u", "other", other, groupconc.SubmitOptions{}) // waits for the global cap
+		hw := submit(t, t.Context(), e, "t/b", "w", succeed)                    // waits at t's limit, on t's slot
+		synctest.Wait()
+		upUpdate(t, e, b(1, 0)) // t's bulkhead 1 sends w back to it; t's queue has no slots now
+		run.Release()           // other takes the global permit; w takes t's, and waits for the global one
+		synctest.Wait()
+		require.False(t, hw.IsDone(), "w waits for the global permit")
+		other.Release()
+		assert.Equal(t, groupconc.StatusSuccess, hw.Wait().Status)
+		quiesce(t, e, hr, ho, hw)
+	})
+}

@@ -131,7 +131,11 @@ func requeue[T any](l *line[T], bit uint8, a *Group[T], ws []*Permits[T], c *Cha
 	}
 	sortBySubmitted(ws)
 	for _, p := range ws {
-		p.yield(p.group.global.after(p.group, bit, p.levelOf(a)), c)
+		lv := p.levelOf(a)
+		p.yield(p.group.global.after(p.group, bit, lv), c)
+		if a != nil {
+			p.holdSlotAt(a, lv)
+		}
 		c.Requeued = append(c.Requeued, p.task())
 	}
 	l.requeue(ws, bit, a)

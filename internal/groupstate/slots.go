@@ -233,6 +233,24 @@ func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8
 	return true
 }
 
+// holdSlotAt makes p, sent back to the line of ancestor a at level lv (0:
+// its own group's), hold a slot of a's queue, past its threshold if need
+// be, unless it holds a slot of its chain. yield gave back the one it
+// waited on further along. So a lowered limit never has a waiting task
+// turned away later for a full queue (keepSlot), as a lowered threshold
+// does not.
+func (p *Permits[T]) holdSlotAt(a *Group[T], lv uint8) {
+	x := p.x()
+	switch {
+	case p.holdsGroupSlot(x):
+	case lv == 0:
+		p.holdGroupSlot()
+	default:
+		x.anc[lv-1] |= heldGroupSlot
+		a.queue.held.add()
+	}
+}
+
 // holdsGroupSlot reports whether p, of Ext x, holds a slot of its group's
 // queue or of an ancestor's.
 func (p *Permits[T]) holdsGroupSlot(x *Ext) bool {

@@ -37,8 +37,11 @@ func New(client redis.Scripter, exec *groupconc.GroupExecutor, opts Options) (*C
 		return nil, err
 	}
 	remove, err := exec.GuardOverrides(func(g string, ov groupconc.GroupOverride) error { return o.refuseOverride(g, ov) })
+	if errors.Is(err, groupconc.ErrClosed) {
+		return nil, fmt.Errorf("redisgc: executor: %w", err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, err // an override in force it refuses: ErrCoordinated's
 	}
 	c, err := newCoordinator(client, &execTarget{exec: exec, policies: m}, o)
 	if err != nil {

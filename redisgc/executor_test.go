@@ -15,11 +15,14 @@ func TestNewRefusesWhatItCannotUseNamingIt(t *testing.T) {
 	exec := groupconc.New(nil)
 	defer exec.Close()
 	bad := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(0) }
+	closed := groupconc.New(nil)
+	closed.Close()
 	for name, err := range map[string]error{
-		"nil client":   func() error { _, err := New(nil, exec, Options{}); return err }(),
-		"nil executor": func() error { _, err := New(s.client(t), nil, Options{}); return err }(),
-		"options":      func() error { _, err := New(s.client(t), exec, Options{DefaultLimit: -1}); return err }(),
-		"base":         func() error { _, err := New(s.client(t), exec, Options{Base: bad}); return err }(),
+		"closed executor": func() error { _, err := New(s.client(t), closed, Options{}); return err }(),
+		"nil client":      func() error { _, err := New(nil, exec, Options{}); return err }(),
+		"nil executor":    func() error { _, err := New(s.client(t), nil, Options{}); return err }(),
+		"options":         func() error { _, err := New(s.client(t), exec, Options{DefaultLimit: -1}); return err }(),
+		"base":            func() error { _, err := New(s.client(t), exec, Options{Base: bad}); return err }(),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "redisgc: ") {
 			t.Errorf("%s: got %v, want a redisgc error", name, err)

@@ -39,7 +39,7 @@ func TestIdleGroupIsGoneByTheTimeALaterSubmitOrStatsReturns(t *testing.T) {
 				quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
 				require.Equal(t, []string{"a"}, idleKeys(e))
 
-				time.Sleep(2 * idleTTL)
+				time.Sleep(2 * idleTTL) // fake clock
 				switch via {
 				case "Stats":
 					assert.Equal(t, 0, e.Stats().Groups, "Stats().Groups")
@@ -303,7 +303,7 @@ func TestIdleTreeIsGoneByTheTimeALaterCallReturns(t *testing.T) {
 				notB := func(k string) bool { return k == "b" }
 				assert.ElementsMatch(t, []string{"s"}, slices.DeleteFunc(idleKeys(e), notB),
 					"t's subtree idle for 2×TTL; s's own task ended TTL/2 ago")
-				time.Sleep(2 * idleTTL)
+				time.Sleep(2 * idleTTL) // fake clock
 				assert.Empty(t, slices.DeleteFunc(idleKeys(e), notB))
 			})
 		})

@@ -270,3 +270,43 @@ func TestATaskPastItsOwnThresholdKeepsItsTenantsSlot(t *testing.T) {
 		})
 	})
 }
+
+// A blocked caller's task is accepted on the slot its walk stopped at, and
+// then walks on from there. If that limit freed meanwhile, the task goes
+// on to its tenant's limit. It waits there, past the tenant's full queue,
+// on the slot it was accepted on: Block never turns a task away for a full
+// queue. Here the limit frees as the listener hears of the task.
+func TestABlockedCallersTaskWalkingOnPastAFreedLimitWaitsAtItsTenant(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newGatedTask(t, 0)
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(4).
+				PerGroupMaxConcurrency(map[string]int{"t": 2, "t/a": 1}).
+				PerGroupQueueThreshold(map[string]int{"t": 1}).
+				TaskLifecycleListener(groupconc.ListenerFuncs{Submitted: func(_, id string) {
+					if id == "late" {
+						r.Release()
+						synctest.Wait()
+					}
+				}}))
+			s, w, late := newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)
+			hs := submitGated(t, e, "t", "s", s, groupconc.SubmitOptions{})
+			hr := submitGated(t, e, "t/a", "r", r, groupconc.SubmitOptions{})
+			hw := submitGated(t, e, "t/b", "w", w, groupconc.SubmitOptions{Cost: 2}) // waits at t's limit, on t's one slot
+			synctest.Wait()
+			requireWaiting(t, hw, w)
+			h := submitGated(t, e, "t/a", "late", late, groupconc.SubmitOptions{Block: true}) // stops at t/a's limit, held by r
+			synctest.Wait()
+			requireWaiting(t, h, late) // r ended: late holds t/a's permit, and waits behind w for t's
+			s.Release()
+			synctest.Wait()
+			requireWaiting(t, h, late)
+			w.Release()
+			synctest.Wait()
+			assert.True(t, late.started.Load(), "late starts once w ended")
+			late.Release()
+			assert.Equal(t, groupconc.StatusSuccess, h.Wait().Status)
+			quiesce(t, e, hs, hr, hw, h)
+		})
+	})
+}

@@ -214,17 +214,19 @@ func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 // task's bits at the queue's level lv, and x is its Ext. Such a task is
 // never turned away after Submit for a full queue. It waits on, as a task
 // waiting when a threshold is lowered does, and new tasks are turned away
-// until the queue is below its threshold again. That is a task that waits
-// in a group's queue, its own or an ancestor's, and one a resume walks on.
-// The latter parked holding its own group's slot (holdGroupSlot), so under
-// IsolationOff it comes to the global queue holding that. A task that
-// waited only for the global cap (IsolationOff) holds no group slot, so a
-// full group queue still turns it away, as the seed's order does.
+// until the queue is below its threshold again. That is a task that holds
+// a slot of a group's queue, its own or an ancestor's: one that waits
+// there, or a blocked caller's task accepted on it (see Pause). It is also
+// one a resume walks on. That one parked holding its own group's slot
+// (holdGroupSlot), so under IsolationOff it comes to the global queue
+// holding that. A task that waited only for the global cap (IsolationOff)
+// holds no group slot, so a full group queue still turns it away, as the
+// seed's order does.
 func (p *Permits[T]) keepSlot(q *line[T], slot uint8, h *uint8, x *Ext, lv uint8) bool {
 	switch {
 	case slot == heldGlobalSlot && p.held&heldGroupSlot != 0: // resumed
 	case lv > 0 && x.unparked != 0:
-	case slot == heldGroupSlot && p.held&countedWaiting != 0 && p.flags&pause == 0 && p.holdsGroupSlot(x):
+	case slot == heldGroupSlot && p.flags&pause == 0 && p.holdsGroupSlot(x):
 	default:
 		return false
 	}

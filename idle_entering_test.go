@@ -103,3 +103,34 @@ func TestIdleTTLNeverForgetsAGroupWhileItsLimitsAreResolved(t *testing.T) {
 		})
 	})
 }
+
+// A group being paused is never forgotten as idle as the pause comes: a
+// SetGroupOverride that returns nil has paused the group that goes on, and
+// a later task of it waits. Here the forgetting comes from a guard, which
+// runs after the group was looked up and before the pause is in force.
+func TestIdleTTLNeverForgetsAGroupAsItIsPaused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).IdleGroupTTL(idleTTL))
+			quiesce(t, e, submit(t, t.Context(), e, "g", "first", succeed))
+			time.Sleep(3 * idleTTL) // fake clock: "g" is idle, and due to go
+			_, err := e.GuardOverrides(func(string, groupconc.GroupOverride) error {
+				e.Stats() // forgets what is idle
+				return nil
+			})
+			require.NoError(t, err)
+			paused := true
+			require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{Paused: &paused}))
+			gs, ok := e.GroupStats("g")
+			require.True(t, ok, "a paused group is not idle")
+			assert.True(t, gs.Paused)
+			k := newGatedTask(t, 0)
+			h := submitGated(t, e, "g", "later", k, groupconc.SubmitOptions{})
+			synctest.Wait()
+			requireWaiting(t, h, k)
+			require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{}))
+			k.Release()
+			quiesce(t, e, h)
+		})
+	})
+}

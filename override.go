@@ -162,10 +162,13 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 	if err := o.check(e.policy.Load().isolation); err != nil {
 		return err
 	}
+	// Held, the group is not forgotten as idle before the override is in
+	// force: a paused group is never idle, and a pause must not be lost.
 	g, ok := e.groups.Lookup(groupKey)
-	if !ok {
+	if !ok || !g.Hold() {
 		return fmt.Errorf("%w %s: never used, or evicted, or forgotten as idle", ErrUnknownGroup, quoted(groupKey))
 	}
+	defer g.Unhold()
 	for _, gd := range e.overrides.guards {
 		if err := gd.f(groupKey, o.clone()); err != nil {
 			return err

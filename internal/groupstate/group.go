@@ -275,6 +275,15 @@ func (g *Group[T]) exit() {
 	g.refs.Add(-1)
 }
 
+// Hold keeps g from being forgotten as idle until Unhold, as a task of it
+// does, so that a change made to it is not lost with it. It reports false
+// if g was forgotten or evicted already.
+func (g *Group[T]) Hold() bool { return g.enter() }
+
+// Unhold ends a Hold. Unlike a task's end, it does not restart g's idle
+// time.
+func (g *Group[T]) Unhold() { g.refs.Add(-1) }
+
 // exitSince counts a child forgotten as idle out of g. g's subtree has had
 // no task since at, unless g's own tasks ended later.
 func (g *Group[T]) exitSince(at int64) {

@@ -191,3 +191,41 @@ func TestPausedGroupsBlockedCallerPassesItsGlobalSlotOn(t *testing.T) {
 		})
 	}
 }
+
+// A pause gives back what its group's waiting tasks hold of an ancestor's
+// limit. A caller of a sibling blocked on the ancestor's queue of no slots
+// waits for that very limit, and no task's end is to wake it. So the pause
+// wakes it, and its task goes on at once: pausing one group never holds
+// back another. Under fair share w of t/a holds t's permit as it waits for
+// the global one, which z holds. Under IsolationOff it holds t's bulkhead
+// permit as it waits for t/a's, which y holds.
+func TestPausingAGroupLetsInASiblingsCallerBlockedOnTheirParentsQueue(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			b := modeBuilder(mode).ParentSeparator("/").PerGroupQueueThreshold(map[string]int{"t": 0})
+			first := "x" // z takes the global permit
+			if mode == groupconc.IsolationFairShare {
+				b = b.GlobalMaxInFlight(1).PerGroupMaxConcurrency(map[string]int{"t": 1})
+			} else {
+				b = b.PerGroupMaxInFlight(map[string]int{"t": 2}).PerGroupMaxConcurrency(map[string]int{"t": groupconc.Unlimited})
+				first = "t/a" // y takes t/a's permit, and one of t's bulkhead
+			}
+			e := newExecutor(t, b)
+			y := newGatedTask(t, 0)
+			hy := submitGated(t, e, first, "y", y, groupconc.SubmitOptions{})
+			hw := submit(t, t.Context(), e, "t/a", "w", succeed) // holds t's last permit, and waits
+			c := submitBlocking(t.Context(), e, "t/b", "c", succeed, groupconc.SubmitOptions{})
+			synctest.Wait()
+			require.False(t, c.returned(), "c's caller waits for t's permit: %+v", e.Stats())
+			paused := true
+			require.NoError(t, e.SetGroupOverride("t/a", groupconc.GroupOverride{Paused: &paused}))
+			synctest.Wait()
+			require.True(t, c.returned(), "c's caller is let in as the pause gives back t's permit")
+			require.NoError(t, c.err)
+			y.Release()
+			assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+			require.NoError(t, e.SetGroupOverride("t/a", groupconc.GroupOverride{}))
+			quiesce(t, e, hy, hw, c.h)
+		})
+	})
+}

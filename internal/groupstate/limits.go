@@ -16,6 +16,11 @@ type Changes[T any] struct {
 	// lines gave back permits while limits were enforced, with no hand-off
 	// (see yield). settle hands them on once every limit is enforced.
 	lines []*line[T]
+	// freed are the queues of no slots whose layers yield gave permits
+	// back to. settle nudges them: a caller blocked there may start now,
+	// and no task's end is to wake it.
+	freed []*slots[T]
+	gl    *Global[T] // that freed's callers are woken through
 
 	// Handed were handed a permit. The caller owns them, and must call
 	// Resume on each.
@@ -38,6 +43,10 @@ func (c *Changes[T]) settle() {
 		c.handed(l.grant())
 	}
 	c.lines = nil
+	for _, q := range c.freed {
+		c.gl.handSlots(q.nudge(), 0)
+	}
+	c.freed = nil
 }
 
 // yield gives back, without handing them on, p's permits of steps, and an
@@ -48,9 +57,17 @@ func (p *Permits[T]) yield(steps []pathStep[T], c *Changes[T]) {
 	x := p.x()
 	for i := len(steps) - 1; i >= 0; i-- {
 		m := steps[i]
-		if n := p.giveUp(x, p.group.ancestor(m.lv), m.bit, m.lv); n > 0 {
+		a := p.group.ancestor(m.lv)
+		if n := p.giveUp(x, a, m.bit, m.lv); n > 0 {
 			m.l.held.giveN(n)
 			c.lines = append(c.lines, m.l)
+			q := &a.queue
+			if m.bit == heldGlobal {
+				q = a.global.queue
+			}
+			if q.limit.Load() == 0 {
+				c.freed, c.gl = append(c.freed, q), a.global
+			}
 		}
 	}
 }

@@ -127,6 +127,8 @@ func (p *Permits[T]) Resume() (out Outcome, reason string, next *T) {
 	if turn { // p may be in a line now: only g is read
 		if w := g.passTurn(); w != nil {
 			next = w.task()
+		} else {
+			g.nudgeTurn()
 		}
 	}
 	return out, reason, next
@@ -314,18 +316,6 @@ func (p *Permits[T]) wait(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8, 
 		return Admitted
 	}
 	return MustWait
-}
-
-// stop ends a walk that did not reach Admitted. A task that may not wait
-// gives back every permit and slot before it is rejected.
-func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
-	if out != Rejected {
-		return out, ""
-	}
-	p.flags |= quietRelease // what it gives back was free when it walked: no nudge
-	p.Release()
-	p.flags &^= quietRelease
-	return out, reason
 }
 
 // startWaiting counts a task about to join a line as waiting, once.

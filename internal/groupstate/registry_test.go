@@ -167,6 +167,7 @@ func TestUpdateWakesBlockedCallersOnceEveryLimitIsInForce(t *testing.T) {
 		require.Equal(t, Admitted, out)
 		a2 := &tk{name: "a2"}
 		f.r.Enter("a", &a2.p, a2, f.now)
+		a2.p.Pause(true) // a blocked caller's walk, as the executor's
 		seen, _ := a2.p.Nudges()
 		out, reason := a2.p.Try()
 		require.Equal(t, Rejected, out)

@@ -83,6 +83,24 @@ func (p *Permits[T]) release() {
 	p.held = 0
 }
 
+// stop ends a walk that did not reach Admitted. A task that may not wait
+// gives back every permit and slot before it is rejected. A blocked
+// caller's walk gives back quietly (see nudge). Any other gives back as a
+// task's end does: a caller blocked on a queue of no slots may have been
+// turned away at a permit it held for a moment, or was handed. Such a
+// walk comes once for each Submit, and for each hand-off.
+func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
+	if out != Rejected {
+		return out, ""
+	}
+	if p.flags&pause != 0 {
+		p.flags |= quietRelease
+	}
+	p.Release()
+	p.flags &^= quietRelease
+	return out, reason
+}
+
 // releaseLine gives back p's permit of its group's line l (bit). x is
 // p's Ext, nil for a plain task.
 func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
@@ -99,9 +117,23 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 	}
 }
 
+// nudgeTurn nudges the queues of no slots of g and of its ancestors, once
+// g's turn is free again. A fresh walk that waited for the turn at a free
+// permit, with no slot to wait on, was turned away (see yields). Its
+// caller, if it blocked, walks again.
+func (g *Group[T]) nudgeTurn() {
+	for a := g; a != nil; a = a.up() {
+		if a.queue.limit.Load() == 0 {
+			g.global.handSlots(a.queue.nudge(), 0)
+		}
+	}
+}
+
 // nudge, after p gave back a permit that queue q's tasks wait for, wakes
-// q's first blocked caller if q has no slots (see slots.nudge). A Rejected
-// walk's release is quiet: what it gives back was free when it walked.
+// q's first blocked caller if q has no slots (see slots.nudge). A blocked
+// caller's walk turned away gives back quietly. Were its release to nudge,
+// two callers blocked on one queue would wake each other for ever while a
+// long task holds the limit they wait for.
 func (p *Permits[T]) nudge(q *slots[T]) {
 	if q.limit.Load() == 0 { // most queues have slots: kept small enough to inline
 		p.nudgeNow(q)

@@ -10,7 +10,7 @@ package groupstate
 const (
 	pause        uint8 = 1 << iota // stop the walk before joining a line (WouldWait)
 	nudged                         // its caller was woken without a slot, with the door (see slots.nudge)
-	quietRelease                   // a Rejected walk gives back what it took: no nudge
+	quietRelease                   // a blocked caller's walk turned away gives back what it took: no nudge
 	granted                        // Resume: the permit of the layer bit was handed over
 	countedFlag                    // the task is counted in its group's refs (see Registry.Enter)
 	doorGroup                      // its caller holds the door of its group's queue (see slots)
@@ -178,33 +178,24 @@ func (p *Permits[T]) takeDoor() Door[T] {
 	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit == heldGlobalSlot {
 		d.q, d.bit = d.gl.queue, heldGlobalSlot
 	}
-	if p.flags&nudged != 0 {
-		d.bit = 0 // see Pass
-	}
 	p.flags &^= doors | nudged
 	return d
 }
 
-// Pass hands the door on, with a free slot, to the next caller waiting
-// for one of the queue, and wakes it. A nudge's door (bit 0) nudges the
-// next caller. Pass uses nothing of the task the door was taken from,
-// which may belong to a line by now.
+// Pass hands the door on to the next caller waiting for a slot of the
+// queue, and wakes it: with a free slot, or with a nudge if the queue has
+// no slots by now (see slots.pass). Pass uses nothing of the task the door
+// was taken from, which may belong to a line by now.
 func (d Door[T]) Pass() {
-	switch {
-	case d.q == nil:
-	case d.bit == 0:
-		w, slot := d.q.passNudge()
-		bit := uint8(0)
-		if slot {
-			bit = heldGroupSlot
-			if d.q == d.gl.queue {
-				bit = heldGlobalSlot
-			}
-		}
-		d.gl.handSlots(w, bit)
-	default:
-		d.gl.handSlots(d.q.pass(), d.bit)
+	if d.q == nil {
+		return
 	}
+	w, slot := d.q.pass()
+	if !slot {
+		d.gl.handSlots(w, 0)
+		return
+	}
+	d.gl.handSlots(w, d.bit)
 }
 
 // SetHooks sets three hooks. wake wakes a caller waiting for a queue slot

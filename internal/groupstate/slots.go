@@ -74,16 +74,6 @@ func (s *slots[T]) handLocked(q queue[T]) *Permits[T] {
 	return s.popLocked(q)
 }
 
-// pass takes the door back from the caller that held it, whose task has
-// its place now. It hands the door on with a free slot to the next waiting
-// caller, and returns that caller as give does.
-func (s *slots[T]) pass() *Permits[T] {
-	r := s.lock()
-	defer r.unlock()
-	s.freed.And(^doorHeld)
-	return s.handLocked(r.q())
-}
-
 // block takes a slot for w's caller at once if one is free, nobody waits
 // for one and nobody holds the door. Then it reports acquired. For a queue
 // of no slots, it reports retry if a nudge came since the caller read
@@ -137,7 +127,7 @@ func (s *slots[T]) block(w *Permits[T], seen uint64, holder, front bool) (acquir
 //
 // The caller woken holds the queue's door, as one handed a slot does,
 // until its task has its place or it waits again (see block). A nudge
-// meanwhile wakes nobody: the holder lets the next caller in (passNudge),
+// meanwhile wakes nobody: the holder lets the next caller in (pass),
 // or walks again itself. So callers nudged together, by tasks ending
 // together or a raise, are still let in one at a time, in their order.
 func (s *slots[T]) nudge() *Permits[T] {
@@ -165,11 +155,13 @@ func (s *slots[T]) nudgeLocked(q queue[T]) *Permits[T] {
 	return w
 }
 
-// passNudge takes the door back from a caller a nudge woke, and hands it
-// on: with a nudge to the next waiting caller, or with a free slot if the
-// queue has slots by now. It returns that caller, and whether it was
-// handed a slot.
-func (s *slots[T]) passNudge() (w *Permits[T], slot bool) {
+// pass takes the door back from the caller that held it, whose task has
+// its place now, and hands it on. A queue with slots hands it with a free
+// slot to the next waiting caller. A queue of no slots, even one that had
+// slots when the door was taken, hands it with a nudge. A nudge that came
+// meanwhile woke nobody (see nudge). It returns that caller, and whether
+// it was handed a slot.
+func (s *slots[T]) pass() (w *Permits[T], slot bool) {
 	r := s.lock()
 	defer r.unlock()
 	s.freed.And(^doorHeld)

@@ -1,0 +1,176 @@
+package groupstate
+
+// A caller blocked on a queue of no slots is woken only by a nudge (see
+// slots.nudge). These tests give back a permit its task may start on in
+// each way other than a task's end, and check that the caller is woken.
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTurnGivenUpWakesACallerTurnedAwayForIt: w of t/b, handed a global
+// permit by a raised cap, walks on holding t/b's turn. Meanwhile a blocked
+// caller's walk c of t/b finds t/b's bulkhead free, but waits for the turn
+// there. t/b's queue has no slots, so c is turned away, and its caller
+// blocks. w is then turned away at t's full bulkhead. c must be woken as
+// w gives up its turn: no release of t/b's is to come, and c may yet
+// start once t's bulkhead frees.
+func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
+	lim := fixed(Limits{Concurrency: Unlimited, MaxInFlight: 1, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 1, false, lim)
+	f.r.SetParents(slashParents, nil)
+	exts := map[*tk]*Ext{}
+	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	woken := 0
+	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
+	enter := func(key, name string) *tk {
+		k := &tk{name: name}
+		f.r.Enter(key, &k.p, k, f.now)
+		if k.p.NeedsExt(1) {
+			exts[k] = new(Ext)
+			k.p.Extend(exts[k], 1)
+		}
+		return k
+	}
+	z := enter("t", "z")
+	out, _ := z.p.Try()
+	require.Equal(t, Admitted, out, "z holds the global permit and t's bulkhead")
+	w := enter("t/b", "w")
+	out, _ = w.p.Try()
+	require.Equal(t, MustWait, out, "w waits for the global permit")
+	hs := f.r.Update(Unlimited, Unlimited, lim).Handed
+	require.Equal(t, []*tk{w}, hs, "the raised cap hands w its permit, and t/b's turn")
+
+	c := enter("t/b", "c")
+	c.p.Pause(true)
+	seen, _ := c.p.Nudges()
+	out, reason := c.p.Try()
+	require.Equal(t, Rejected, out, "c waits for t/b's turn, with no slot to wait on")
+	require.True(t, c.p.Block(reason, seen))
+
+	out, _, next := w.p.Resume()
+	require.Equal(t, Rejected, out, "t's bulkhead is full, and t's queue has no slots")
+	require.Nil(t, next)
+	w.p.Exit()
+	require.Equal(t, 1, woken, "c's caller is woken once w's walk gave up t/b's turn")
+
+	c.p.Unblock()
+	seen, _ = c.p.Nudges()
+	out, reason = c.p.Try()
+	require.Equal(t, Rejected, out, "c waits for t's bulkhead now")
+	require.True(t, c.p.Block(reason, seen))
+	assert.Empty(t, f.end(t, z))
+	require.Equal(t, 2, woken, "z's end wakes c's caller")
+	c.p.Unblock()
+	out, _ = c.p.Try()
+	require.Equal(t, Admitted, out)
+	c.p.Pause(false)
+	assert.Empty(t, f.end(t, c))
+	g, _ := f.r.Lookup("t/b")
+	requireQuiet(t, f.gl, g)
+}
+
+// TestAWalkOnTurnedAwayHandsItsPermitOn: w of g, handed the global permit
+// z gave back, is turned away at g's full concurrency limit. z's end woke
+// c's caller, blocked on the global queue of no slots, but c's walk found
+// the permit w's. The global permit w gives back was handed, not free as
+// it walked. So its release wakes c's caller again, and c's task starts
+// at once, long before y of g ends.
+func TestAWalkOnTurnedAwayHandsItsPermitOn(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 2, false, lim)
+	woken := 0
+	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
+	z, out := f.submit(t, "z", "z")
+	require.Equal(t, Admitted, out)
+	y, out := f.submit(t, "g", "y")
+	require.Equal(t, Admitted, out, "y holds the other global permit, and g's")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for a global permit")
+	f.r.Update(2, 0, lim) // the global queue has no slots now; w waits on
+
+	c := &tk{name: "c"}
+	f.r.Enter("h", &c.p, c, f.now)
+	c.p.Pause(true)
+	_, seen := c.p.Nudges()
+	out, reason := c.p.Try()
+	require.Equal(t, Rejected, out)
+	require.Equal(t, ReasonGlobalQueueFull, reason)
+	require.True(t, c.p.Block(reason, seen))
+
+	z.p.Release()
+	z.p.Exit()
+	require.Same(t, w, z.p.Handed(), "w has z's global permit")
+	require.Equal(t, 1, woken, "z's end wakes c's caller")
+	c.p.Unblock()
+	_, seen = c.p.Nudges()
+	out, reason = c.p.Try()
+	require.Equal(t, Rejected, out, "w holds the permit")
+	require.True(t, c.p.Block(reason, seen))
+	out, _, _ = w.p.Resume()
+	require.Equal(t, Rejected, out, "g's limit is full, and g's queue has no slots")
+	w.p.Exit()
+	require.Equal(t, 2, woken, "c's caller is woken as w gives the permit back")
+	c.p.Unblock()
+	out, _ = c.p.Try()
+	require.Equal(t, Admitted, out)
+	c.p.Pause(false)
+	assert.Empty(t, f.end(t, c))
+	assert.Empty(t, f.end(t, y))
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}
+
+// TestADoorPassedOnAQueueOfNoSlotsNudges: c1's caller is handed the
+// global queue's slot w gave back, with its door. As it holds the door,
+// the queue's threshold falls to 0, and a raised cap frees permits: the
+// nudge that brings wakes nobody, as the door is held. c1's walk is then
+// turned away at its own group's limit. Its door must pass the nudge on
+// to c2's caller, whose task may start now.
+func TestADoorPassedOnAQueueOfNoSlotsNudges(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 2, false, lim)
+	f.r.Update(2, 1, lim)
+	woken := 0
+	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
+	z, _ := f.submit(t, "z", "z")
+	y, out := f.submit(t, "a", "y")
+	require.Equal(t, Admitted, out, "z and y hold both global permits, and y a's")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for a global permit, on the global queue's one slot")
+	block := func(key, name string) *tk {
+		c := &tk{name: name}
+		f.r.Enter(key, &c.p, c, f.now)
+		c.p.Pause(true)
+		_, seen := c.p.Nudges()
+		out, reason := c.p.Try()
+		require.Equal(t, Rejected, out)
+		require.Equal(t, ReasonGlobalQueueFull, reason)
+		require.True(t, c.p.Block(reason, seen))
+		return c
+	}
+	c1, c2 := block("a", "c1"), block("b", "c2")
+	require.True(t, w.p.Leave())
+	w.p.Release()
+	w.p.Exit()
+	require.Equal(t, 1, woken, "c1's caller is handed w's slot, and the door")
+	f.r.Update(Unlimited, 0, lim)
+	require.Equal(t, 1, woken, "the door is held: the raise wakes nobody")
+	c1.p.Unblock()
+	out, _ = c1.p.Try()
+	require.Equal(t, Rejected, out, "a's limit is y's, and a's queue has no slots")
+	require.Equal(t, 2, woken, "c1's door passes the nudge on to c2's caller")
+	c2.p.Unblock()
+	out, _ = c2.p.Try()
+	require.Equal(t, Admitted, out)
+	c1.p.Exit()
+	for _, k := range []*tk{c2, y, z} {
+		k.p.Pause(false)
+		assert.Empty(t, f.end(t, k))
+	}
+	g, _ := f.r.Lookup("a")
+	requireQuiet(t, f.gl, g)
+}

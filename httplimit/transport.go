@@ -190,8 +190,13 @@ func HostKey(req *http.Request) string {
 }
 
 // noBody reports whether resp, the answer to req, has no body to read.
-// HTTP/2 gives such answers a body of its own, not http.NoBody.
+// HTTP/2 gives such answers a body of its own, not http.NoBody. After 101
+// Switching Protocols the body is the connection itself, though
+// net/http sets its ContentLength to 0: it holds the permits until closed.
 func noBody(req *http.Request, resp *http.Response) bool {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp.Body == nil
+	}
 	return resp.Body == nil || resp.Body == http.NoBody ||
 		resp.ContentLength == 0 || req.Method == http.MethodHead
 }

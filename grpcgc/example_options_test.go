@@ -3,6 +3,7 @@ package grpcgc_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -115,6 +116,8 @@ func ExampleWithCostFromMetadata() {
 }
 
 // A call waits up to MaxWait for a queue slot before it is turned away.
+// Without Block, the second call here would be turned away at once with
+// ResourceExhausted, as its method's queue has no slots.
 func ExampleWithSubmitOptions() {
 	e := newExecutor(groupconc.NewPolicyBuilder().DefaultQueueThresholdPerGroup(0))
 	defer e.Shutdown(context.Background())
@@ -127,11 +130,16 @@ func ExampleWithSubmitOptions() {
 		<-h.entered
 		second := make(chan error)
 		go func() { _, err := c.Check(context.Background(), req); second <- err }()
+		for e.Stats().Blocked == 0 { // the second call waits for a slot
+			runtime.Gosched()
+		}
+		fmt.Println("blocked:", e.Stats().Blocked)
 		close(h.release)
 		fmt.Println("first:", status.Code(<-first))
 		fmt.Println("second:", status.Code(<-second))
 	})
 	// Output:
+	// blocked: 1
 	// first: OK
 	// second: OK
 }

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -71,8 +72,10 @@ func ExampleMiddleware() {
 	// acme: 200 Retry-After="" report for acme
 }
 
-// Handler wraps one handler. Here each path is a group, the default key,
-// and a request waits up to a second for a queue slot before its 429.
+// Handler wraps one handler. Here each path is a group, the default key.
+// With Block and MaxWait, a request that finds its path's queue full
+// waits up to a second for a slot before its 429. The default policy's
+// queue has no threshold, so here none ever waits for one.
 func ExampleHandler() {
 	e := groupconc.New(nil)
 	defer e.Close()
@@ -162,17 +165,37 @@ func ExampleTransport() {
 		fmt.Fprint(w, "pong")
 	}))
 	defer srv.Close()
-	resp, err := client.Get(srv.URL)
-	if err != nil {
-		log.Fatal(err)
+	var open []*http.Response
+	for range 2 {
+		resp, err := client.Get(srv.URL) // holds a permit until its body is closed
+		if err != nil {
+			log.Fatal(err)
+		}
+		open = append(open, resp)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close() // gives the permit back
-	fmt.Println(resp.StatusCode, string(body))
+	third := make(chan string)
+	go func() {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			log.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		third <- string(body)
+	}()
+	host := srv.Listener.Addr().String() // the group: HostKey
+	for st, _ := e.GroupStats(host); st.Waiting == 0; st, _ = e.GroupStats(host) {
+		runtime.Gosched()
+	}
+	fmt.Println("the third call waits, unsent")
+	open[0].Body.Close() // gives its permit to the third call
+	fmt.Println("third:", <-third)
+	open[1].Body.Close()
 	fmt.Println("calls done:", e.Stats().Succeeded)
 	// Output:
-	// 200 pong
-	// calls done: 1
+	// the third call waits, unsent
+	// third: pong
+	// calls done: 3
 }
 
 // A call that its host's group turns away returns a *NotSentError, which

@@ -26,7 +26,8 @@ type LimitSample struct {
 	// Running and Limit are the running tasks (itself included) and the
 	// limit in force when the task started: its group's, or for the
 	// global cap those of every group. Running is in permits, as the
-	// limit is, for the global cap too: a task of cost c counts c.
+	// limit is, for the global cap too: a task of cost c counts c. A
+	// parent's counts its subtree's running tasks, which hold its limit.
 	Running, Limit int
 	// Waiting is the tasks of its group waiting in line when it started,
 	// for either limit. Tasks waiting while the group runs below its
@@ -237,8 +238,9 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
 	if s.group != nil {
-		// In permits, as the limit is: a task of cost c holds c.
-		s.running, s.limit = g.RunningCost(), g.Concurrency()
+		// In permits, as the limit is: a task of cost c holds c. A
+		// parent's limit holds its subtree's running tasks' too.
+		s.running, s.limit = g.RunningCost()+g.SubtreeCost(), g.Concurrency()
 	}
 	if s.global = e.globalTuning.Load(); s.global != nil {
 		// In permits, as the cap is: the global permits held.

@@ -5,6 +5,7 @@ package groupconc_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -211,4 +212,35 @@ func TestAdaptiveLimitsAddNoAllocationPerTask(t *testing.T) {
 	off := allocs(groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(4))
 	on := allocs(adaptiveGroups(new(script), 4, 1, 1))
 	assert.Equal(t, off, on, "allocations per task, adaptive off then on")
+}
+
+// A parent's own task is limited by the parent's limit, which its
+// subtree's running tasks hold permits of too. So its sample's Running
+// counts them: t's limit of 4 was full as its own task started, beside
+// three of t/u's.
+func TestAParentsOwnSampleCountsItsSubtreesRunningTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		e := newExecutor(t, adaptiveGroups(s, 8, 1, 0).ParentSeparator("/").
+			PerGroupMaxConcurrency(map[string]int{"t": 4}))
+		gate, own := make(chan struct{}), make(chan struct{})
+		var running gauge
+		var hs []*groupconc.TaskHandle[int]
+		for i := range 3 {
+			hs = append(hs, submit(t, t.Context(), e, "t/u", fmt.Sprint(i), gated(gate, i, &running)))
+		}
+		synctest.Wait()
+		h := submit(t, t.Context(), e, "t", "own", gated(own, 3, &running))
+		synctest.Wait()
+		require.EqualValues(t, 4, running.cur.Load())
+		close(own)
+		h.Wait()
+		ss := s.taken()
+		require.Len(t, ss, 1)
+		assert.Equal(t, "t", ss[0].GroupKey)
+		assert.Equal(t, 4, ss[0].Limit)
+		assert.Equal(t, 4, ss[0].Running, "t's limit was full as its own task started")
+		close(gate)
+		quiesce(t, e, hs...)
+	})
 }

@@ -91,12 +91,13 @@
 // is slow if its mean run time exceeds its own baseline by twice
 // Tolerance (Gradient), or if over one of its samples in ten signals
 // overload. Overload is shared if more than half the groups are slow, and
-// they gave more than half the window's samples. Only the groups of five
-// samples or more count. A window with one such group is shared by
-// definition. So one tenant whose
-// backend degrades does not lower the cap for the others. Its own
-// adaptive limit handles it. A backend that most of the load calls, and
-// that degrades, does lower the cap.
+// they gave more than half the window's samples. A group of five samples
+// or more votes alone. The groups of fewer vote together, as one group,
+// if they gave five or more: so many light tenants outvote one busy
+// tenant in trouble. A window with one voter is shared by definition. So
+// one tenant whose backend degrades does not lower the cap for the
+// others. Its own adaptive limit handles it. A backend that most of the
+// load calls, and that degrades, does lower the cap.
 //
 // A group's limit equal to the global cap is a trap. The cap stops the
 // group first, so the group's own limit never binds. Gradient still

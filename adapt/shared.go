@@ -9,9 +9,11 @@ import "time"
 // A group is slow in a window if its mean run time exceeds its baseline
 // by a margin, or if over one sample in overShare signals overload. The
 // overload is shared if more than half the groups are slow, and they gave
-// more than half the window's samples. Only groups of minVote samples or
-// more count. A window with one such group is shared by definition, so a
-// group's own limit is as before.
+// more than half the window's samples. A group of minVote samples or more
+// votes alone. The groups of fewer vote together, as one group of their
+// samples, if they gave minVote or more: many light tenants outvote one
+// busy tenant in trouble. A window with one voter is shared by
+// definition, so a group's own limit is as before.
 //
 // A group's baseline is the least of its windows' mean run times. It
 // rises by baseDrift a window, so a backend that got slower for good is
@@ -97,6 +99,7 @@ func (t *tally) find(key string) *groupTally {
 // run time exceeds its baseline by margin.
 func (t *tally) close(margin float64) bool {
 	var total, slow, groups, slowGroups int
+	var light, lightSlow int // the samples of the groups of fewer than minVote
 	for i := range t.used {
 		e := &t.e[i]
 		if e.seen == 0 {
@@ -104,19 +107,33 @@ func (t *tally) close(margin float64) bool {
 			continue
 		}
 		mean := e.sum / float64(e.seen)
-		if e.seen >= minVote {
+		isSlow := e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base
+		switch {
+		case e.seen >= minVote:
 			groups++
 			total += e.seen
-			if e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base {
+			if isSlow {
 				slow += e.seen
 				slowGroups++
 			}
 			if e.bad == 0 && (e.base == 0 || mean < e.base) {
 				e.base = mean
 			}
+		case isSlow:
+			light, lightSlow = light+e.seen, lightSlow+e.seen
+		default:
+			light += e.seen
 		}
 		e.base *= 1 + baseDrift
 		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0
+	}
+	if light >= minVote { // the light groups' vote
+		groups++
+		total += light
+		slow += lightSlow
+		if 2*lightSlow > light {
+			slowGroups++
+		}
 	}
 	t.quiet = groups > 1 && (2*slow <= total || 2*slowGroups <= groups)
 	t.judged = t.judged || groups > 0

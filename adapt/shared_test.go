@@ -117,3 +117,46 @@ func TestAGlobalAIMDFallsOnlyOnOverloadTheGroupsShare(t *testing.T) {
 	ok(both(3*ms10, 3*ms10), 64, m)
 	assert.Less(t, ok(both(3*ms10, 3*ms10), 64, m), at, "timeouts in both groups lower the cap")
 }
+
+// limiter is an algorithm whose limit a test reads.
+type limiter interface {
+	groupconc.AdaptiveLimit
+	Limit() int
+}
+
+// lightAndBusy feeds l windows of 100ms: each of ten light tenants gives
+// 4 samples, too few to vote alone, and a busy tenant gives 10, each
+// running out its deadline. The light tenants end with light's status. It
+// returns the least global limit l wanted.
+func lightAndBusy(l limiter, windows int, light groupconc.TaskStatus) int {
+	at, least := time.Unix(1000, 0), l.Limit()
+	observe := func(s groupconc.LimitSample) {
+		s.End, s.Limit, s.Running = at, l.Limit(), l.Limit()/3
+		if s.Status == groupconc.StatusCancelled {
+			s.Err = context.DeadlineExceeded
+		}
+		least = min(least, l.Observe(s))
+		at = at.Add(2 * time.Millisecond)
+	}
+	for range windows {
+		for i := range 10 {
+			for h := range 10 {
+				if i < 4 {
+					observe(groupconc.LimitSample{GroupKey: string(rune('a' + h)), Status: light, RunTime: ms10})
+				}
+			}
+			observe(groupconc.LimitSample{GroupKey: "busy", Status: groupconc.StatusCancelled, RunTime: 5 * ms10})
+		}
+	}
+	return least
+}
+
+func TestManyLightTenantsOutvoteOneBusyTenantInTrouble(t *testing.T) {
+	for name, l := range map[string]func() limiter{
+		"gradient": func() limiter { return adapt.NewGradient(1, 64, adapt.GradientConfig{}) },
+		"aimd":     func() limiter { return adapt.NewAIMD(1, 64, adapt.AIMDConfig{}) },
+	} {
+		assert.Equal(t, 64, lightAndBusy(l(), 30, groupconc.StatusSuccess), "%s: one busy tenant's deadlines, ten light tenants well: the cap holds", name)
+		assert.Less(t, lightAndBusy(l(), 30, groupconc.StatusCancelled), 64, "%s: the light tenants' deadlines pass too: the cap falls", name)
+	}
+}

@@ -20,7 +20,7 @@ type Changes[T any] struct {
 	// back to. settle nudges them: a caller blocked there may start now,
 	// and no task's end is to wake it.
 	freed []*slots[T]
-	gl    *Global[T] // that freed's callers are woken through
+	gl    *Global[T] // wakes freed's callers
 
 	// Handed were handed a permit. The caller owns them, and must call
 	// Resume on each.

@@ -192,8 +192,7 @@ func (d Door[T]) Pass() {
 	}
 	w, slot := d.q.pass()
 	if !slot {
-		d.gl.handSlots(w, 0)
-		return
+		d.bit = 0 // a nudge hands no slot
 	}
 	d.gl.handSlots(w, d.bit)
 }

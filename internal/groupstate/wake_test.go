@@ -11,6 +11,47 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// wakes counts the callers woken through f's global.
+func wakes(f *fixture) *int {
+	n := new(int)
+	f.gl.SetHooks(func(*tk) { *n++ }, func(*tk) {}, func(*tk) bool { return false })
+	return n
+}
+
+// withExts makes f's tasks of groups with a parent get an Ext, and returns
+// what enters a task of key, as the executor does.
+func withExts(f *fixture) func(key, name string) *tk {
+	exts := map[*tk]*Ext{}
+	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	return func(key, name string) *tk {
+		k := &tk{name: name}
+		f.r.Enter(key, &k.p, k, f.now)
+		if k.p.NeedsExt(1) {
+			exts[k] = new(Ext)
+			k.p.Extend(exts[k], 1)
+		}
+		return k
+	}
+}
+
+// walk walks k for its blocked caller, as Block does, and blocks the
+// caller if the walk is turned away. It returns the walk's outcome. A
+// caller woken calls it again, after Unblock.
+func walk(t *testing.T, k *tk) Outcome {
+	t.Helper()
+	k.p.Pause(true)
+	group, global := k.p.Nudges()
+	out, reason := k.p.Try()
+	if out == Rejected {
+		seen := group
+		if reason == ReasonGlobalQueueFull {
+			seen = global
+		}
+		require.True(t, k.p.Block(reason, seen), "%s's caller waits", k.name)
+	}
+	return out
+}
+
 // TestTurnGivenUpWakesACallerTurnedAwayForIt: w of t/b, handed a global
 // permit by a raised cap, walks on holding t/b's turn. Meanwhile a blocked
 // caller's walk c of t/b finds t/b's bulkhead free, but waits for the turn
@@ -22,19 +63,7 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 	lim := fixed(Limits{Concurrency: Unlimited, MaxInFlight: 1, QueueThreshold: 0, Weight: 1})
 	f := newFixture(t, 1, false, lim)
 	f.r.SetParents(slashParents, nil)
-	exts := map[*tk]*Ext{}
-	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
-	woken := 0
-	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
-	enter := func(key, name string) *tk {
-		k := &tk{name: name}
-		f.r.Enter(key, &k.p, k, f.now)
-		if k.p.NeedsExt(1) {
-			exts[k] = new(Ext)
-			k.p.Extend(exts[k], 1)
-		}
-		return k
-	}
+	enter, woken := withExts(f), wakes(f)
 	z := enter("t", "z")
 	out, _ := z.p.Try()
 	require.Equal(t, Admitted, out, "z holds the global permit and t's bulkhead")
@@ -45,28 +74,19 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 	require.Equal(t, []*tk{w}, hs, "the raised cap hands w its permit, and t/b's turn")
 
 	c := enter("t/b", "c")
-	c.p.Pause(true)
-	seen, _ := c.p.Nudges()
-	out, reason := c.p.Try()
-	require.Equal(t, Rejected, out, "c waits for t/b's turn, with no slot to wait on")
-	require.True(t, c.p.Block(reason, seen))
-
+	require.Equal(t, Rejected, walk(t, c), "c waits for t/b's turn, with no slot to wait on")
 	out, _, next := w.p.Resume()
 	require.Equal(t, Rejected, out, "t's bulkhead is full, and t's queue has no slots")
 	require.Nil(t, next)
 	w.p.Exit()
-	require.Equal(t, 1, woken, "c's caller is woken once w's walk gave up t/b's turn")
+	require.Equal(t, 1, *woken, "c's caller is woken once w's walk gave up t/b's turn")
 
 	c.p.Unblock()
-	seen, _ = c.p.Nudges()
-	out, reason = c.p.Try()
-	require.Equal(t, Rejected, out, "c waits for t's bulkhead now")
-	require.True(t, c.p.Block(reason, seen))
+	require.Equal(t, Rejected, walk(t, c), "c waits for t's bulkhead now")
 	assert.Empty(t, f.end(t, z))
-	require.Equal(t, 2, woken, "z's end wakes c's caller")
+	require.Equal(t, 2, *woken, "z's end wakes c's caller")
 	c.p.Unblock()
-	out, _ = c.p.Try()
-	require.Equal(t, Admitted, out)
+	require.Equal(t, Admitted, walk(t, c))
 	c.p.Pause(false)
 	assert.Empty(t, f.end(t, c))
 	g, _ := f.r.Lookup("t/b")
@@ -82,8 +102,7 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 func TestAWalkOnTurnedAwayHandsItsPermitOn(t *testing.T) {
 	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
 	f := newFixture(t, 2, false, lim)
-	woken := 0
-	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
+	woken := wakes(f)
 	z, out := f.submit(t, "z", "z")
 	require.Equal(t, Admitted, out)
 	y, out := f.submit(t, "g", "y")
@@ -94,29 +113,19 @@ func TestAWalkOnTurnedAwayHandsItsPermitOn(t *testing.T) {
 
 	c := &tk{name: "c"}
 	f.r.Enter("h", &c.p, c, f.now)
-	c.p.Pause(true)
-	_, seen := c.p.Nudges()
-	out, reason := c.p.Try()
-	require.Equal(t, Rejected, out)
-	require.Equal(t, ReasonGlobalQueueFull, reason)
-	require.True(t, c.p.Block(reason, seen))
-
+	require.Equal(t, Rejected, walk(t, c), "the global queue is full")
 	z.p.Release()
 	z.p.Exit()
 	require.Same(t, w, z.p.Handed(), "w has z's global permit")
-	require.Equal(t, 1, woken, "z's end wakes c's caller")
+	require.Equal(t, 1, *woken, "z's end wakes c's caller")
 	c.p.Unblock()
-	_, seen = c.p.Nudges()
-	out, reason = c.p.Try()
-	require.Equal(t, Rejected, out, "w holds the permit")
-	require.True(t, c.p.Block(reason, seen))
+	require.Equal(t, Rejected, walk(t, c), "w holds the permit")
 	out, _, _ = w.p.Resume()
 	require.Equal(t, Rejected, out, "g's limit is full, and g's queue has no slots")
 	w.p.Exit()
-	require.Equal(t, 2, woken, "c's caller is woken as w gives the permit back")
+	require.Equal(t, 2, *woken, "c's caller is woken as w gives the permit back")
 	c.p.Unblock()
-	out, _ = c.p.Try()
-	require.Equal(t, Admitted, out)
+	require.Equal(t, Admitted, walk(t, c))
 	c.p.Pause(false)
 	assert.Empty(t, f.end(t, c))
 	assert.Empty(t, f.end(t, y))
@@ -134,38 +143,29 @@ func TestADoorPassedOnAQueueOfNoSlotsNudges(t *testing.T) {
 	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
 	f := newFixture(t, 2, false, lim)
 	f.r.Update(2, 1, lim)
-	woken := 0
-	f.gl.SetHooks(func(*tk) { woken++ }, func(*tk) {}, func(*tk) bool { return false })
+	woken := wakes(f)
 	z, _ := f.submit(t, "z", "z")
 	y, out := f.submit(t, "a", "y")
 	require.Equal(t, Admitted, out, "z and y hold both global permits, and y a's")
 	w, out := f.submit(t, "g", "w")
 	require.Equal(t, MustWait, out, "w waits for a global permit, on the global queue's one slot")
-	block := func(key, name string) *tk {
-		c := &tk{name: name}
-		f.r.Enter(key, &c.p, c, f.now)
-		c.p.Pause(true)
-		_, seen := c.p.Nudges()
-		out, reason := c.p.Try()
-		require.Equal(t, Rejected, out)
-		require.Equal(t, ReasonGlobalQueueFull, reason)
-		require.True(t, c.p.Block(reason, seen))
-		return c
-	}
-	c1, c2 := block("a", "c1"), block("b", "c2")
+	c1, c2 := &tk{name: "c1"}, &tk{name: "c2"}
+	f.r.Enter("a", &c1.p, c1, f.now)
+	f.r.Enter("b", &c2.p, c2, f.now)
+	require.Equal(t, Rejected, walk(t, c1), "the global queue is full")
+	require.Equal(t, Rejected, walk(t, c2), "the global queue is full")
 	require.True(t, w.p.Leave())
 	w.p.Release()
 	w.p.Exit()
-	require.Equal(t, 1, woken, "c1's caller is handed w's slot, and the door")
+	require.Equal(t, 1, *woken, "c1's caller is handed w's slot, and the door")
 	f.r.Update(Unlimited, 0, lim)
-	require.Equal(t, 1, woken, "the door is held: the raise wakes nobody")
+	require.Equal(t, 1, *woken, "the door is held: the raise wakes nobody")
 	c1.p.Unblock()
 	out, _ = c1.p.Try()
 	require.Equal(t, Rejected, out, "a's limit is y's, and a's queue has no slots")
-	require.Equal(t, 2, woken, "c1's door passes the nudge on to c2's caller")
+	require.Equal(t, 2, *woken, "c1's door passes the nudge on to c2's caller")
 	c2.p.Unblock()
-	out, _ = c2.p.Try()
-	require.Equal(t, Admitted, out)
+	require.Equal(t, Admitted, walk(t, c2))
 	c1.p.Exit()
 	for _, k := range []*tk{c2, y, z} {
 		k.p.Pause(false)

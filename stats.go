@@ -43,7 +43,8 @@ type GroupStats struct {
 	Parent string
 	// RunningCost counts the permits its running tasks hold at its
 	// concurrency limit: each task's cost, or the whole limit for a cost
-	// above it. It equals Running while every task costs one permit.
+	// above it, as the limit was when the task took it. It equals Running
+	// while every task costs one permit.
 	RunningCost int
 	// WaitingGlobal counts the tasks of Waiting that wait for a global
 	// permit. The global cap holds them back, not the group's own limits.

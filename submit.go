@@ -51,9 +51,10 @@ type SubmitOptions struct {
 	// Cost is the permits the task takes at each limit it passes: the
 	// global cap, its group's bulkhead and concurrency limit, and each
 	// ancestor's. Zero means one. A cost above a limit takes the whole of
-	// that limit, so the task runs alone there. A cost above 2^40 counts
-	// as 2^40, so that the counts never wrap. Queue thresholds count
-	// tasks, not cost.
+	// that limit, so the task runs alone there. It keeps what it took: a
+	// limit raised later lets other tasks hold the rest. A cost above
+	// 2^40 counts as 2^40, so that the counts never wrap. Queue thresholds
+	// count tasks, not cost.
 	Cost int
 }
 

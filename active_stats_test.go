@@ -2,6 +2,8 @@ package groupconc_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,15 +27,39 @@ func activeStats(t *testing.T, e *groupconc.GroupExecutor) map[string]groupconc.
 }
 
 // busyStats returns what AllGroupStats yields for the groups with
-// something going on, by key.
+// something going on, or a pause of their own, by key.
 func busyStats(e *groupconc.GroupExecutor) map[string]groupconc.GroupStats {
 	m := map[string]groupconc.GroupStats{}
 	for gs := range e.AllGroupStats() {
-		if gs.Running+gs.Waiting+gs.InFlight+gs.Blocked != 0 || gs.Paused {
+		o, _ := e.GroupOverride(gs.GroupKey)
+		if gs.Running+gs.Waiting+gs.InFlight+gs.Blocked != 0 || o.Paused != nil && *o.Paused {
 			m[gs.GroupKey] = gs
 		}
 	}
 	return m
+}
+
+// A group under a paused ancestor shows in ActiveGroupStats when it has
+// something going on, as any group, whatever its place in the tree: the
+// paused ancestor stands for the rest. b/y is remembered as b/y/z's
+// parent, and b/y/z as an idle group; neither shows until b/y/z has a task.
+func TestActiveGroupStatsTreatsTheGroupsUnderAPausedAncestorAlike(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).ParentSeparator("/"))
+			quiesce(t, e, submit(t, t.Context(), e, "b/y/z", "done", succeed))
+			paused := true
+			require.NoError(t, e.SetGroupOverride("b", groupconc.GroupOverride{Paused: &paused}))
+			assert.Equal(t, busyStats(e), activeStats(t, e))
+			assert.Equal(t, []string{"b"}, slices.Sorted(maps.Keys(activeStats(t, e))))
+			h := submit(t, t.Context(), e, "b/y/z", "waits", succeed)
+			synctest.Wait()
+			assert.Equal(t, busyStats(e), activeStats(t, e))
+			assert.Equal(t, []string{"b", "b/y", "b/y/z"}, slices.Sorted(maps.Keys(activeStats(t, e))), "the waiting task shows in its group and its ancestors")
+			require.NoError(t, e.SetGroupOverride("b", groupconc.GroupOverride{}))
+			quiesce(t, e, h)
+		})
+	})
 }
 
 func TestActiveGroupStatsYieldsTheGroupsRunningWaitingBlockedOrPausedAlone(t *testing.T) {

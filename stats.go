@@ -137,7 +137,9 @@ func (e *GroupExecutor) AllGroupStats() iter.Seq[GroupStats] {
 // ActiveGroupStats returns an iterator over a snapshot of every group with
 // something going on, one GroupStats each, in no particular order. That is
 // a group with a task running, waiting or in flight, or a caller blocked
-// in SubmitWith, or a paused group. The executor keeps these groups in a
+// in SubmitWith, or a group paused by its own override. A group under a
+// paused ancestor, with nothing else going on, is left out, as its
+// ancestor stands for it. The executor keeps these groups in a
 // list of their own, so the snapshot costs what is active. AllGroupStats
 // costs every group remembered, idle ones included. With unbounded keys
 // (one group per user or address) that may be millions, so a dashboard or
@@ -166,7 +168,7 @@ func (e *GroupExecutor) snapshots(active bool) iter.Seq[GroupStats] {
 		}
 		each(func(g *groupstate.Group[task]) bool {
 			st := e.groupStats(g, oldest)
-			if active && st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !st.Paused {
+			if active && st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !g.Limits().Paused {
 				return true
 			}
 			return yield(st)

@@ -119,10 +119,11 @@ func (t *tally) close(margin float64) bool {
 			if e.bad == 0 && (e.base == 0 || mean < e.base) {
 				e.base = mean
 			}
-		case isSlow:
-			light, lightSlow = light+e.seen, lightSlow+e.seen
 		default:
 			light += e.seen
+			if isSlow {
+				lightSlow += e.seen
+			}
 		}
 		e.base *= 1 + baseDrift
 		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0

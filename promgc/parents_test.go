@@ -48,3 +48,47 @@ func TestGroupLabelTasksCountATaskOnceWithParents(t *testing.T) {
 		g.Release()
 	})
 }
+
+// An evicted child's ended tasks stay in its parent's GroupStats, so they
+// go to the parent's value of groupconc_group_tasks_ended, as
+// docs/exporters.md says. The child's series stays, at 0.
+func TestAnEvictedChildsEndedTasksGoToItsParent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, c := newMetrics(t, promgc.Options{GroupClass: func(k string) string { return k }},
+			groupconc.NewPolicyBuilder().ParentSeparator("/"))
+		submit(t, e, "t/u1", ok).Wait()
+		g := newGate(t)
+		submit(t, e, "t/u2", g.Task) // keeps t known
+		<-g.started
+		requireMetrics(t, c, `
+			groupconc_group_tasks_ended{group="t",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t",status="failed"} 0
+			groupconc_group_tasks_ended{group="t",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t",status="success"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="failed"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="success"} 1
+			groupconc_group_tasks_ended{group="t/u2",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="failed"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="success"} 0
+		`)
+		e.EvictGroup("t/u1")
+		requireMetrics(t, c, `
+			groupconc_group_tasks_ended{group="t",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t",status="failed"} 0
+			groupconc_group_tasks_ended{group="t",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t",status="success"} 1
+			groupconc_group_tasks_ended{group="t/u1",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="failed"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t/u1",status="success"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="cancelled"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="failed"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="rejected"} 0
+			groupconc_group_tasks_ended{group="t/u2",status="success"} 0
+		`)
+		g.Release()
+	})
+}

@@ -109,3 +109,42 @@ func TestWaitingGlobalCountsOnlyTheTasksTheGlobalCapHoldsBack(t *testing.T) {
 		})
 	})
 }
+
+// A raised limit hands the waiting task the permit its group's Running is
+// read from: the group's concurrency permit under IsolationOff, a global
+// one under fair share. From then on it is running, not waiting, though
+// it starts on another goroutine. The snapshot taken as the change returns
+// counts it once, and says no task waits.
+func TestARaisedLimitCountsTheTaskItHandsOnOnce(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			fair := mode == groupconc.IsolationFairShare
+			for range 20 {
+				b := modeBuilder(mode).DefaultMaxConcurrencyPerGroup(1)
+				if fair {
+					b = modeBuilder(mode).DefaultMaxConcurrencyPerGroup(3).GlobalMaxInFlight(1)
+				}
+				e := newExecutor(t, b)
+				k0, k1 := newGatedTask(t, 0), newGatedTask(t, 1)
+				h0 := submit(t, t.Context(), e, "g", "0", k0.Fn)
+				h1 := submit(t, t.Context(), e, "g", "1", k1.Fn)
+				synctest.Wait()
+				if fair {
+					require.NoError(t, e.UpdatePolicy(mustBuild(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(3).GlobalMaxInFlight(3))))
+				} else {
+					three := 3
+					require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &three}))
+				}
+				st, _ := e.GroupStats("g")
+				assert.Equal(t, 2, st.Running+st.Waiting, "%+v", st)
+				assert.Equal(t, st.Waiting == 0, st.OldestWait == 0, "%+v", st)
+				synctest.Wait()
+				assert.True(t, k1.started.Load())
+				k0.Release()
+				k1.Release()
+				h0.Wait()
+				h1.Wait()
+			}
+		})
+	})
+}

@@ -291,15 +291,23 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 // caller's permit. It returns it if it is its group's turn to walk on, or
 // nil if it waits for its turn (see turn.go). It takes the turn, or waits
 // for it, before it leaves the count of waiters.
+//
+// A task of a group at the top handed the last layer of its walk counts
+// as running from now (Global.running reads that layer). So it stops
+// counting as waiting now too, not once it walks on: a snapshot taken
+// meanwhile counts it once.
 func (l *line[T]) handLocked(q queue[T]) *Permits[T] {
 	w := q.pop()
 	w.line.Store(nil)
 	walks := w.takeTurn() // nobody owns w now if it waits
 	l.waiting.Add(-1)
-	if walks {
-		return w
+	if !walks {
+		return nil
 	}
-	return nil
+	if w.bit == w.group.global.runBit && w.group.parent == nil {
+		w.stopWaiting()
+	}
+	return w
 }
 
 // popLocked takes the waiter served next out of the queue. The permit is

@@ -18,9 +18,11 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 		}
 	}
 	// The tasks the raised limits let through were handed a permit away from
-	// the executor's goroutines. So each goes on on one of its own.
+	// the executor's goroutines. They walk on here, one after another in
+	// the order their lines serve them, so that where two go on to one
+	// free permit the first takes it. Each runs on a goroutine of its own.
 	for _, t := range c.Handed {
-		e.goResume(t)
+		e.walkResumed(t)
 	}
 	for _, g := range c.Resumed {
 		e.drain(g)
@@ -58,9 +60,10 @@ func (e *GroupExecutor) walkParked(g *groupstate.Group[task], n int) bool {
 	return true
 }
 
-// walkResumed walks on t, taken out of a resumed group's pause line. As in
-// carryOn, but a task that ends goes to a goroutine, since ending it tells
-// the listener, and drain may run under the update lock.
+// walkResumed walks on t, handed a permit by a change of limits or taken
+// out of a resumed group's pause line. As in carryOn, but a task that ends
+// goes to a goroutine, since ending it tells the listener, and a change
+// is carried on under the update lock.
 func (e *GroupExecutor) walkResumed(t *task) {
 	out, reason, turn := t.permits.Resume()
 	if turn != nil {

@@ -66,3 +66,32 @@ func costAheadByPriority(t *testing.T, mode groupconc.IsolationMode, en entry, a
 	}
 	quiesce(t, e, append(handles(cc, ch), hh)...)
 }
+
+// A costly task and a cheaper one submitted after it, at one clock
+// reading, to a paused group that has run a task before: on resume the
+// costly one starts first ("tasks of one group and one priority start in
+// submission order"). Under fair share only an extended task had a
+// ticket to order it by, and the cheap one had none, so it went first.
+func TestCostAResumedGroupStartsACostlyTaskBeforeTheCheapOneBehindIt(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(1))
+			_, err := groupconc.Do(t.Context(), e, "u", succeed, groupconc.SubmitOptions{})
+			require.NoError(t, err)
+			on, off := true, false
+			require.NoError(t, e.SetGroupOverride("u", groupconc.GroupOverride{Paused: &on}))
+			costly, cheap := newGatedTask(t, 1), newGatedTask(t, 2)
+			hc := submitGated(t, e, "u", "costly", costly, groupconc.SubmitOptions{Cost: 2})
+			hs := submitGated(t, e, "u", "cheap", cheap, groupconc.SubmitOptions{})
+			require.NoError(t, e.SetGroupOverride("u", groupconc.GroupOverride{Paused: &off}))
+			synctest.Wait()
+			assert.True(t, costly.started.Load(), "submitted first")
+			assert.False(t, cheap.started.Load(), "the costly task holds the limit")
+			costly.Release()
+			synctest.Wait()
+			assert.True(t, cheap.started.Load())
+			cheap.Release()
+			quiesce(t, e, hc, hs)
+		})
+	})
+}

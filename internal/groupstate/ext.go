@@ -85,17 +85,21 @@ func (p *Permits[T]) Extend(e *Ext, c int) {
 	e.cost = min(max(int64(c), 1), MaxCost)
 	if c > 1 {
 		e.amt = make([]int64, 3+2*int(p.group.depth()))
+		if p.group.global.fair {
+			p.group.family() // its group's later tasks are extended too (NeedsExt)
+		}
 	}
 	p.flags |= extended
 }
 
 // NeedsExt reports whether a task of cost c entered as p must be extended.
-// Under fair share so is a task of a group with children. Only an Ext
-// keeps its ticket there (see waited), which tells it apart from its
-// subtree's tasks submitted at the same clock reading.
+// Under fair share so is a task of a group with children, or one that had
+// a costly task. Only an Ext keeps its ticket there (see waited), which
+// tells it apart from the extended tasks submitted at the same clock
+// reading before it.
 func (p *Permits[T]) NeedsExt(c int) bool {
 	g := p.group
-	return c > 1 || g.parent != nil || g.global.fair && g.hasKids()
+	return c > 1 || g.parent != nil || g.global.fair && g.kin.Load() != nil
 }
 
 // ext returns p's Ext. p is extended.

@@ -82,14 +82,6 @@ func (gl *Global[T]) setLimits(limit, queueThreshold int) {
 	gl.line.setLimit(limit)
 }
 
-// grant hands the global permits a raised limit frees to waiting tasks,
-// then the global queue's slots to callers waiting for one.
-func (gl *Global[T]) grant(c *Changes[T]) {
-	c.handed(gl.line.grant())
-	gl.handSlots(gl.queue.handOut(), heldGlobalSlot)
-	gl.handSlots(gl.queue.nudge(), 0) // a queue of no slots: see Group.grant
-}
-
 // running returns g's running tasks. Under fair share that is its own
 // count. Under IsolationOff it is its concurrency permits held, since that
 // is the last layer taken.

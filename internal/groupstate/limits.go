@@ -23,7 +23,9 @@ type Changes[T any] struct {
 	gl    *Global[T] // wakes freed's callers
 
 	// Handed were handed a permit. The caller owns them, and must call
-	// Resume on each.
+	// Resume on each, in this order: the order its lines would serve
+	// them. Where two walk on to one free permit, the one served first
+	// takes it.
 	Handed []*T
 	// Requeued were put back in a line (see lower). They were out of every
 	// line for a moment. So the caller checks each for a cancellation that
@@ -37,7 +39,7 @@ type Changes[T any] struct {
 func (c *Changes[T]) handed(chain *Permits[T]) { c.Handed = appendOwners(chain, c.Handed) }
 
 // settle hands on the permits given back while limits were enforced. It
-// is the last pass of a change of limits.
+// is the last pass of a change of limits. It puts Handed in order.
 func (c *Changes[T]) settle() {
 	for _, l := range c.lines {
 		c.handed(l.grant())
@@ -47,6 +49,16 @@ func (c *Changes[T]) settle() {
 		c.gl.handSlots(q.nudge(), 0)
 	}
 	c.freed = nil
+	slices.SortStableFunc(c.Handed, func(a, b *T) int {
+		pa, pb := permitsOf(a), permitsOf(b)
+		if servedBefore(pa, pb) {
+			return -1
+		}
+		if servedBefore(pb, pa) {
+			return 1
+		}
+		return 0
+	})
 }
 
 // yield gives back, without handing them on, p's permits of steps, and an
@@ -107,18 +119,43 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 	}
 }
 
-// grant hands on the permits the group's raised limits free, outer layer
-// first, then the queue slots to callers waiting for one. A queue of no
-// slots nudges its first caller instead, as its task may start now.
-func (g *Group[T]) grant(c *Changes[T]) {
-	if g.paused.Load()&resumedOn != 0 {
-		g.conc.setLimit(g.limits.Load().Concurrency)
+// grant hands on the permits the raised limits of groups free, then the
+// queue slots to callers waiting for one. A queue of no slots nudges its
+// first caller instead, as its task may start now. The layers go in the
+// reverse of the walk, the global one too if global, and at each the
+// ancestors' first. So the task furthest along its walk is handed a
+// permit first, and takes its group's turn (turn.go) before a task of
+// its group handed one at an earlier layer: it was submitted first, and
+// it walks on to a permit the change freed first.
+func grant[T any](gl *Global[T], groups []*Group[T], global bool, c *Changes[T]) {
+	for _, g := range groups {
+		if g.paused.Load()&resumedOn != 0 {
+			g.conc.setLimit(g.limits.Load().Concurrency)
+		}
 	}
-	c.handed(g.bulkhead.grant())
-	c.handed(g.conc.grant())
-	g.global.handSlots(g.queue.handOut(), heldGroupSlot)
-	g.global.handSlots(g.queue.nudge(), 0)
-	g.unpark(c)
+	if len(groups) > 1 {
+		groups = slices.Clone(groups)
+		slices.SortStableFunc(groups, func(a, b *Group[T]) int { return cmp.Compare(a.depth(), b.depth()) })
+	}
+	for i := len(gl.walk) - 1; i >= 0; i-- {
+		switch bit := gl.walk[i].bit; {
+		case bit != heldGlobal:
+			for _, g := range groups {
+				c.handed(g.lineOf(bit).grant())
+			}
+		case global:
+			c.handed(gl.line.grant())
+		}
+	}
+	if global {
+		gl.handSlots(gl.queue.handOut(), heldGlobalSlot)
+		gl.handSlots(gl.queue.nudge(), 0) // a queue of no slots, as a group's
+	}
+	for _, g := range groups {
+		g.global.handSlots(g.queue.handOut(), heldGroupSlot)
+		g.global.handSlots(g.queue.nudge(), 0)
+		g.unpark(c)
+	}
 }
 
 // lower enforces the limit of g's layer l (bit), if its count is over it,
@@ -294,10 +331,7 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	for _, g := range groups {
 		g.enforce(c)
 	}
-	r.global.grant(c)
-	for _, g := range groups {
-		g.grant(c)
-	}
+	grant(r.global, groups, true, c)
 	c.settle()
 	return c
 }

@@ -86,7 +86,10 @@ func (p *Permits[T]) Next() *T {
 }
 
 // SetNext sets the task after p's in the caller's list. See Next.
-func (p *Permits[T]) SetNext(t *T) { p.chained.next = (*Permits[T])(unsafe.Pointer(t)) }
+func (p *Permits[T]) SetNext(t *T) { p.chained.next = permitsOf(t) }
+
+// permitsOf returns the Permits of task t, its first field.
+func permitsOf[T any](t *T) *Permits[T] { return (*Permits[T])(unsafe.Pointer(t)) }
 
 // task returns the task p belongs to, whose first field it is.
 func (p *Permits[T]) task() *T { return (*T)(unsafe.Pointer(p)) }

@@ -75,7 +75,7 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 	g.setLimits(l)
 	c = new(Changes[T])
 	g.enforce(c)
-	g.grant(c)
+	grant(g.global, []*Group[T]{g}, false, c)
 	c.settle()
 	return old, c
 }
@@ -106,7 +106,7 @@ func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
 	}
 	l.setLimit(n)
 	c = new(Changes[T])
-	gl.grant(c)
+	grant(gl, nil, true, c)
 	gl.nudgeWatched(nil)
 	return old, c
 }

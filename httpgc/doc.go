@@ -55,7 +55,11 @@
 // null. A paused group starts nothing until resumed. An unknown field or
 // a bad value gets 422 naming it, and nothing changes. That holds for a
 // value the executor refuses too, such as a weight without fair share.
-// The answer names the field as the body does, with the value sent.
+// The answer names the field as the body does, with the value sent. A
+// field given twice gets 422 naming it too, since only its last value
+// would be read.
+// A body is one JSON object with only whitespace after it: anything more
+// is malformed (400), and nothing changes.
 //
 // Why a group waits. A row's "why" says where its waiting tasks wait, by
 // the first rule that holds. "paused" means the group or an ancestor is

@@ -175,23 +175,53 @@ func refusedFields(err error, fields map[string]json.RawMessage) string {
 	return strings.Join(named, ", ") + ": "
 }
 
-// decodeObject decodes body, one JSON object and nothing after it, into v.
-// It writes 400 for malformed JSON and 422 for JSON that is not an object.
+// decodeObject decodes body, one JSON object and only JSON whitespace
+// after it, into v. It gives 400 for malformed JSON or anything after the
+// object, and 422 for JSON that is not an object or names a field twice.
+// A decoder keeps the last of a repeated field, so a bad value followed by
+// a good one would never be checked.
 func decodeObject(body []byte, v *map[string]json.RawMessage) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return http.StatusUnprocessableEntity, errors.New("the body is not a JSON object")
-		}
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return http.StatusBadRequest, fmt.Errorf("malformed JSON: %v", err)
 	}
-	if *v == nil {
-		return http.StatusUnprocessableEntity, errors.New("the body is not a JSON object")
-	}
-	if dec.More() {
+	// dec.More reports false at a ']' or '}', so look at the bytes left.
+	if len(bytes.Trim(body[dec.InputOffset():], " \t\r\n")) > 0 {
 		return http.StatusBadRequest, errors.New("malformed JSON: more after the object")
 	}
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return http.StatusUnprocessableEntity, errors.New("the body is not a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	repeated := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err == nil {
+			err = dec.Decode(&value)
+		}
+		if err != nil { // raw is valid JSON, so this is never expected
+			return http.StatusBadRequest, fmt.Errorf("malformed JSON: %v", err)
+		}
+		if _, ok := fields[name]; ok {
+			repeated[name] = true
+		}
+		fields[name] = value
+	}
+	if len(repeated) > 0 {
+		var bad []string
+		for _, name := range slices.Sorted(maps.Keys(repeated)) {
+			bad = append(bad, "repeated field "+quoted(name)+", want each field once")
+		}
+		if len(bad) > maxProblems {
+			bad = append(bad[:maxProblems], fmt.Sprintf("and %d more", len(bad)-maxProblems))
+		}
+		return http.StatusUnprocessableEntity, errors.New(strings.Join(bad, "; "))
+	}
+	*v = fields
 	return 0, nil
 }
 

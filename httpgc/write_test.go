@@ -229,3 +229,45 @@ func TestAPatchPausesAndResumesAGroup(t *testing.T) {
 	_, overridden := f.e.GroupOverride("b")
 	assert.False(t, overridden, "null drops the pause")
 }
+
+// A repeated field could hide a bad value behind a good one, since a JSON
+// decoder keeps the last. So a field given twice is refused, naming it.
+func TestARepeatedFieldGets422NamingItAndChangesNothing(t *testing.T) {
+	f, events := writable(t)
+	t.Cleanup(func() { f.e.SetGroupOverride("a", groupconc.GroupOverride{}) }) // Shutdown would wait for a pause
+	for body, want := range map[string]string{
+		`{"maxConcurrency":"lots","maxConcurrency":3}`: `"maxConcurrency"`,
+		`{"maxConcurrency":0,"maxConcurrency":3}`:      `"maxConcurrency"`,
+		`{"paused":"yes","paused":false}`:              `"paused"`,
+		`{"paused":true,"p\u0061used":true}`:           `"paused"`,
+		`{"nope":1,"nope":2}`:                          `"nope"`,
+	} {
+		w := patch(f.h, "/api/groups/a", body)
+		assert.Equal(t, http.StatusUnprocessableEntity, w.Code, body)
+		assert.Contains(t, object(t, w)["error"], want, body)
+	}
+	w := post(f.h, "/api/groups/a/shutdown", `{"x":1,"x":1}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, w.Code)
+	o, has := f.e.GroupOverride("a")
+	assert.False(t, has, "nothing changed: %+v", o)
+	st, _ := f.e.GroupStats("a")
+	assert.Equal(t, 2, st.Running, "nothing changed")
+	require.Len(t, *events, 6, "every refused write is audited")
+}
+
+// A PATCH body is one JSON object and only whitespace after it.
+func TestAnythingAfterThePatchObjectGets400AndChangesNothing(t *testing.T) {
+	f, _ := writable(t)
+	t.Cleanup(func() { f.e.SetGroupOverride("a", groupconc.GroupOverride{}) }) // Shutdown would wait for a pause
+	for _, body := range []string{`{"paused":true}]`, `{"paused":true}}`, `{"paused":true}]garbage{"x":`,
+		`{"paused":true} ] ]`, `{"paused":true}{}`, `{"paused":true},`, "{\"paused\":true}\v"} {
+		assert.Equal(t, http.StatusBadRequest, patch(f.h, "/api/groups/a", body).Code, "%q", body)
+	}
+	assert.Equal(t, http.StatusBadRequest, post(f.h, "/api/groups/a/evict", `{}]`).Code)
+	_, has := f.e.GroupOverride("a")
+	assert.False(t, has, "nothing changed")
+	_, ok := f.e.GroupStats("a")
+	assert.True(t, ok, "not evicted")
+	w := patch(f.h, "/api/groups/a", "\r\n\t {\"paused\":null} \r\n\t ")
+	assert.Equal(t, http.StatusOK, w.Code, "JSON whitespace around the object: %s", w.Body)
+}

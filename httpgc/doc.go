@@ -40,6 +40,12 @@
 // U+FFFD for each bad byte, as JSON carries it. When two groups are
 // displayed alike, a write to that name answers 409.
 //
+// The handler never redirects. A path that is not clean, with a "//",
+// a "." or ".." segment (not escaped), or no leading "/", gets 404. An
+// http.ServeMux would redirect it to the clean path, repeating the URL in
+// Location, and past a StripPrefix mount point. So the prefix to strip
+// has no final "/".
+//
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",
 // "source","parent","runningCost","waitingGlobal","oldestRunningMs",

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,7 @@ func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 // ServeHTTP serves r. A request whose Host is neither loopback nor in
 // Options.AllowedHosts gets 403 before anything else is looked at. So does
 // one from an address that is not loopback, without Options.Authorize.
+// Then a path that is not clean (see cleanPath) gets 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if aw, a := h.watchWrite(w, r); aw != nil {
 		defer h.audited(aw, r, a)
@@ -109,7 +111,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, "forbidden: only loopback clients are served without Options.Authorize")
 		return
 	}
+	// The mux would redirect a path that is not clean to the clean one,
+	// repeating the path and query in Location, and past a StripPrefix
+	// mount point. So that path gets 404 here.
+	if !cleanPath(r.URL.EscapedPath()) {
+		fail(w, http.StatusNotFound, `not found: a path must start with "/" and have no "//", "." or ".." segment`)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p, an escaped path, is as http.ServeMux
+// cleans it: rooted, with no "." or ".." segment and no "//". It may end
+// in "/". Like the mux, it looks at the escaped path, so a key escaped as
+// one segment, "..%2Fa" or "%2E", stays data.
+func cleanPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	c := path.Clean(p)
+	if c != "/" && strings.HasSuffix(p, "/") {
+		c += "/"
+	}
+	return c == p
 }
 
 // read guards a read. It writes 403 unless r is authorized for ActionRead.

@@ -172,3 +172,54 @@ func TestAPIResponsesAreNotCached(t *testing.T) {
 		assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"), target)
 	}
 }
+
+// "the URL: path, ... | data only: never run, fetched or put in a reply's
+// header". http.ServeMux would redirect a path it cleans, repeating the
+// path and query in Location, and out of a StripPrefix mount.
+func TestAnUncleanPathGets404AndNoReplyHeaderRepeatsTheURL(t *testing.T) {
+	f, events := writable(t)
+	strip := http.NewServeMux()
+	strip.Handle("/debug/groupconc", http.StripPrefix("/debug/groupconc", f.h))   // leaves ""
+	strip.Handle("/debug/groupconc/", http.StripPrefix("/debug/groupconc/", f.h)) // leaves no leading /
+	for _, tc := range []struct {
+		h              http.Handler
+		method, target string
+	}{
+		{f.h, "GET", "/api/./groups?prefix=%3Cscript%3Eevil"},
+		{f.h, "GET", "/api//group?group=evil"},
+		{f.h, "GET", "/api/groups/evil/../a"},
+		{f.h, "GET", "/api/stats/.?evil"},
+		{f.h, "GET", "//?evil"},
+		{f.h, "GET", "/./?evil"},
+		{f.h, "PATCH", "/api/groups/evil/../a"},
+		{f.h, "PATCH", "/api//group?group=a&evil"},
+		{f.h, "POST", "/api/groups/evil/../a/evict"},
+		{strip, "GET", "/debug/groupconc?evil"},
+		{strip, "GET", "/debug/groupconc/api/stats?evil"},
+	} {
+		w := serve(tc.h, request(tc.method, tc.target, `{"maxConcurrency":5}`, "Content-Type", "application/json"))
+		assert.Equal(t, http.StatusNotFound, w.Code, "%s %s: %s", tc.method, tc.target, w.Body)
+		for name, values := range w.Header() {
+			for _, v := range values {
+				assert.NotContains(t, v, "evil", "%s %s: header %s", tc.method, tc.target, name)
+				assert.NotContains(t, v, "api", "%s %s: header %s", tc.method, tc.target, name)
+			}
+		}
+	}
+	st, ok := f.e.GroupStats("a")
+	require.True(t, ok, "nothing evicted")
+	assert.Equal(t, 2, st.MaxConcurrency, "nothing changed")
+	require.Len(t, *events, 3, "every write refused is audited")
+	for _, ev := range *events {
+		assert.Equal(t, http.StatusNotFound, ev.Status)
+		assert.ErrorIs(t, ev.Err, httpgc.ErrRefused)
+	}
+
+	// The routes' own paths, and an escaped "." in a key, are served.
+	for _, target := range []string{"/", "/api/groups/a", "/api/groups/%2E%2E", "/api/group?group=..%2Fa"} {
+		w := get(f.h, target)
+		assert.NotEqual(t, http.StatusTemporaryRedirect, w.Code, target)
+		assert.Empty(t, w.Header().Get("Location"), target)
+	}
+	assert.Equal(t, http.StatusOK, get(f.h, "/api/groups/a").Code)
+}

@@ -116,8 +116,11 @@ func newCoordinator(client redis.Scripter, t target, opts Options) (*Coordinator
 // limits. It returns ErrClosed after Close, ctx.Err() when ctx
 // ends, and an error if the executor refuses a policy (it was closed).
 // Before returning it leaves the fleet: local limits drop to the fallback
-// and Redis gets back what the executor is not running. Run may be called
-// once.
+// and Redis gets back what the executor is not running. If the executor
+// is shut down, Run then waits for its tasks to end, no longer than the
+// lease may live, and gives back the rest: so once the executor's Shutdown
+// and Run have returned, Redis holds nothing of the replica. Run may be
+// called once.
 //
 // No Redis call holds Run past the lease. When the lease's deadline comes
 // before a call's reply, Run gives the call up and falls back, whatever the
@@ -167,8 +170,8 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.leave(context.WithoutCancel(ctx))
 	c.mode = ModeStopped
 	c.publish()
-	c.stopGuarding()
 	c.calls.Wait()
+	c.stopGuarding()
 	return err
 }
 
@@ -184,18 +187,19 @@ func (c *Coordinator) stopGuarding() {
 
 // Close stops Run and waits for it to return. Run waits for the Redis call
 // in flight, then leaves the fleet with one more call. Both get a
-// RenewInterval in all, and no more than the lease has left. Then Run waits
-// for the goroutine of any call it gave up (see Run). From then on the
-// executor takes overrides of coordinated groups' concurrency again. It is
-// idempotent. A Run called after it returns ErrClosed at once.
+// RenewInterval in all, and no more than the lease has left. If the
+// executor is shut down, Run also waits for its tasks to end (see Run).
+// Then Run waits for the goroutine of any call it gave up (see Run). From
+// then on the executor takes overrides of coordinated groups' concurrency
+// again. It is idempotent: every call, concurrent or not, returns only once
+// Run has returned. A Run called after it returns ErrClosed at once.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
+	if !c.closed {
+		c.closed = true
+		close(c.stop)
 	}
-	c.closed = true
-	close(c.stop)
+	// A Run that has not started by now never will: it sees closed.
 	running := c.running
 	c.mu.Unlock()
 	if running {

@@ -191,6 +191,9 @@ func (c *Coordinator) fallBack() error {
 // Redis gets back what it is not running. What still runs stays counted
 // until the lease, no longer renewed, expires. The call in flight and the
 // leave get a RenewInterval in all, and no more than the lease has left.
+// If the executor is shut down, it takes no more tasks, so what it has
+// ends: leave waits for that, until the lease's deadline, and gives back
+// the rest.
 func (c *Coordinator) leave(ctx context.Context) {
 	member, deadline := c.member, c.deadline
 	_ = c.fallBack()
@@ -203,15 +206,66 @@ func (c *Coordinator) leave(ctx context.Context) {
 			return
 		}
 	}
+	if !c.sendLeave(ctx, member, until) || c.target.closed() == nil {
+		return
+	}
+	// Past the deadline Redis may have let the lease go, with all it held,
+	// so there is nothing left to give back.
+	if c.drain(deadline) {
+		c.sendLeave(ctx, member, time.Now().Add(min(c.opts.RenewInterval, time.Until(deadline))))
+	}
+}
+
+// sendLeave sends a leave for member, keeping what the executor runs, and
+// waits for its reply until the given time. It reports whether Redis still
+// counts something for the member: then its lease stays, not renewed.
+func (c *Coordinator) sendLeave(ctx context.Context, member string, until time.Time) bool {
 	if !time.Now().Before(until) {
-		return // the lease may have ended, and what it held with it
+		return false // the lease may have ended, and what it held with it
 	}
 	groups, total := c.readLoads()
 	reqs, _ := c.requests(groups, total, true)
 	c.send(ctx, &call{mode: syncLeave, member: member, reqs: reqs, sent: time.Now(), bound: until})
-	if r, ok := c.await(until); ok {
-		c.lastErr = r.err
+	r, ok := c.await(until)
+	if !ok {
+		return false
 	}
+	c.lastErr = r.err
+	if r.err != nil || r.res.lost {
+		return false
+	}
+	for _, q := range reqs {
+		if q.keep > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// drain reads the executor's load every SyncInterval until it has no task
+// the fleet counts, and reports whether that came before the given time.
+func (c *Coordinator) drain(until time.Time) bool {
+	for c.busy() {
+		left := time.Until(until)
+		if left <= 0 {
+			return false
+		}
+		<-time.After(min(c.opts.SyncInterval, left))
+	}
+	return true
+}
+
+// busy reports whether a coordinated group, or with a global limit any
+// group, has a task running or waiting to run. A waiting task would take
+// a permit as it starts.
+func (c *Coordinator) busy() bool {
+	groups, total := c.readLoads()
+	for _, l := range groups {
+		if l.demand() > 0 {
+			return true
+		}
+	}
+	return c.global != nil && total.demand() > 0
 }
 
 // apply sets the executor's limits to the local ones.

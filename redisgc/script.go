@@ -46,7 +46,15 @@ type syncResult struct {
 	pools []poolResult
 }
 
-// runSync runs the sync script for member.
+// runSync runs the sync script for member. It checks the reply's values
+// against the bounds the script keeps to, and returns an error naming the
+// first one out of range, so that the replica applies none of them. No
+// value is negative. A share or target is at most the pool's fleet limit,
+// or what the member keeps if that is more (a joining member declares what
+// it runs, even beyond the limit). A broken or hostile server could
+// otherwise have the replica run above the fleet limit. The replica
+// handles such an error as it does a failed call: it keeps what it holds,
+// never more, until its lease's deadline.
 func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode string, pools []poolRequest) (syncResult, error) {
 	keys := make([]string, 0, 2+len(pools))
 	keys = append(keys, o.membersKey(), o.bornKey())
@@ -74,10 +82,34 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 		}
 		n[i] = int(x)
 	}
+	if n[0] < 0 {
+		return syncResult{}, fmt.Errorf("redisgc: sync: reply out of range: grace %dms, want 0 or more", n[0])
+	}
 	r := syncResult{grace: time.Duration(n[0]) * time.Millisecond}
-	for i := range pools {
+	for i, p := range pools {
 		q := n[1+4*i:]
-		r.pools = append(r.pools, poolResult{share: q[0], target: q[1], used: q[2], members: q[3]})
+		res := poolResult{share: q[0], target: q[1], used: q[2], members: q[3]}
+		if err := res.check(p); err != nil {
+			return syncResult{}, fmt.Errorf("redisgc: sync: reply out of range for %s (fleet limit %d, kept %d): %w", p.key, p.limit, p.keep, err)
+		}
+		r.pools = append(r.pools, res)
 	}
 	return r, nil
+}
+
+// check returns an error naming the first value of r outside the bounds
+// the script keeps to for the request q (see runSync).
+func (r poolResult) check(q poolRequest) error {
+	most := max(q.limit, q.keep)
+	switch {
+	case r.share < 0 || r.share > most:
+		return fmt.Errorf("share %d, want 0 to %d", r.share, most)
+	case r.target < 0 || r.target > most:
+		return fmt.Errorf("target %d, want 0 to %d", r.target, most)
+	case r.used < 0:
+		return fmt.Errorf("used %d, want 0 or more", r.used)
+	case r.members < 0:
+		return fmt.Errorf("members %d, want 0 or more", r.members)
+	}
+	return nil
 }

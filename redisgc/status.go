@@ -54,7 +54,11 @@ type Status struct {
 	Member   string    // the lease's member ID; "" when it has none
 	Mode     Mode      // the lease's state
 	LastSync time.Time // the last successful sync with Redis
-	Err      error     // the last sync's error, nil if it succeeded
+	// Err is the last sync's error, nil if it succeeded. A reply out of the
+	// script's bounds is one: a negative value, or a share or target above
+	// the fleet limit (or above what the replica holds or runs, if more). The
+	// replica applies none of it, as if the call had failed.
+	Err error
 	// Groups lists the coordinated groups holding or wanting more than 1 of
 	// their limit, in no particular order. Every other coordinated group
 	// runs at 1.

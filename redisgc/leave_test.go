@@ -1,0 +1,158 @@
+package redisgc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kobe/groupconc"
+	"github.com/redis/go-redis/v9"
+)
+
+// submitGated submits n tasks of group g to exec, each running until gate
+// is closed.
+func submitGated(t *testing.T, exec *groupconc.GroupExecutor, g string, n int, gate <-chan struct{}) {
+	t.Helper()
+	for range n {
+		_, err := groupconc.Submit(context.Background(), exec, g, "x", func(context.Context) (struct{}, error) {
+			<-gate
+			return struct{}{}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestShuttingTheExecutorDownFirstGivesEverythingBack: Run notices the
+// shutdown while the executor's tasks still run, and leaves keeping them.
+// It used to return then, so Redis counted them until the lease expired.
+// Now it waits for them to end and gives them back too: once Shutdown and
+// Run have returned, Redis holds nothing of the replica.
+func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
+	s := startRedis(t)
+	admin := s.client(t)
+	opts := fleetOpts(map[string]int{"t": 6})
+	opts.LeaseTTL, opts.RenewInterval = 2*time.Second, 600*time.Millisecond // outlives the checks
+	b := startExecReplica(t, s, "b", opts)
+	gateB := make(chan struct{})
+	t.Cleanup(func() { close(gateB) }) // before b's executor shuts down
+	submitGated(t, b.exec, "t", 3, gateB)
+
+	exec := groupconc.New(nil)
+	opts.Name = "a"
+	c, err := New(s.client(t), exec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	gateA := make(chan struct{})
+	submitGated(t, exec, "t", 3, gateA)
+	a := &execReplica{exec: exec, coord: c}
+	eventually(t, 10*time.Second, func() bool { return a.limit("t") == 3 && b.limit("t") == 3 },
+		"never split 3/3: a %d, b %d", a.limit("t"), b.limit("t"))
+
+	shut := make(chan error, 1)
+	go func() { shut <- exec.Shutdown(context.Background()) }()
+	eventually(t, 10*time.Second, func() bool { m := c.Status().Mode; return m == ModeFallback || m == ModeStopped },
+		"Run never noticed the shutdown: %+v", c.Status())
+	close(gateA) // a's 3 tasks were running when Run noticed
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, groupconc.ErrClosed) {
+			t.Errorf("Run: got %v, want the executor's ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Run did not return after its executor shut down: %+v", c.Status())
+	}
+	_ = c.Close()
+
+	ctx := context.Background()
+	members, err := admin.ZRange(ctx, "{groupconc}:members", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if strings.HasPrefix(m, "a/") {
+			t.Errorf("after Shutdown and Run returned: lease %s still in Redis, want none of a", m)
+		}
+	}
+	h, err := admin.HGetAll(ctx, "{groupconc}:g:t").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range h {
+		if strings.Contains(f, ":a/") {
+			t.Errorf("after Shutdown and Run returned: Redis counts %s = %s, want nothing of a", f, v)
+		}
+	}
+}
+
+// TestEveryCloseReturnsOnlyOnceRunHasReturned: a second Close, concurrent
+// with a first one that waits for Run, used to return at once, and to let
+// the executor take overrides while Run still ran. Run here waits for a
+// call that a client ignoring its context holds until its own timeout.
+func TestEveryCloseReturnsOnlyOnceRunHasReturned(t *testing.T) {
+	called, release := make(chan struct{}, 1), make(chan struct{})
+	var ended atomic.Bool // the held call has returned
+	client := fakeScripter{reply: func(context.Context, []string) *redis.Cmd {
+		select {
+		case called <- struct{}{}:
+		default:
+		}
+		<-release
+		ended.Store(true)
+		return redis.NewCmdResult(nil, errors.New("i/o timeout"))
+	}}
+	exec := groupconc.New(nil)
+	gate := make(chan struct{}) // a task keeps group t known
+	t.Cleanup(func() {
+		close(gate)
+		_ = exec.Shutdown(context.Background())
+	})
+	submitGated(t, exec, "t", 1, gate)
+	c, err := New(client, exec, Options{Limits: map[string]int{"t": 4}, LeaseTTL: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	var once sync.Once
+	c.onPublish = func(s Status) {
+		if s.Mode == ModeStopped {
+			once.Do(func() { close(stopped) })
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	<-called
+
+	first := make(chan struct{})
+	go func() { _ = c.Close(); close(first) }()
+	<-stopped // Run has left, and waits for the held call
+	override := groupconc.GroupOverride{MaxConcurrency: intp(3)}
+	if err := exec.SetGroupOverride("t", override); !errors.Is(err, ErrCoordinated) {
+		t.Errorf("while Run still runs: override got %v, want ErrCoordinated", err)
+	}
+	// The client gives up on the call later, as at its read timeout. A
+	// second Close that does not wait for Run returns well before.
+	time.AfterFunc(300*time.Millisecond, func() { close(release) })
+	_ = c.Close()
+	if !ended.Load() {
+		t.Errorf("a second Close returned while Run still waited for its call")
+	}
+	if err := exec.SetGroupOverride("t", override); err != nil {
+		t.Errorf("after Close: override got %v, want it taken", err)
+	}
+	<-first
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Errorf("Run after Close: got %v, want ErrClosed", err)
+	}
+}

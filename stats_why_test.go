@@ -129,6 +129,7 @@ func TestARaisedLimitCountsTheTaskItHandsOnOnce(t *testing.T) {
 				h0 := submit(t, t.Context(), e, "g", "0", k0.Fn)
 				h1 := submit(t, t.Context(), e, "g", "1", k1.Fn)
 				synctest.Wait()
+				time.Sleep(time.Second) // fake clock: a task that waits has an age
 				if fair {
 					require.NoError(t, e.UpdatePolicy(mustBuild(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(3).GlobalMaxInFlight(3))))
 				} else {

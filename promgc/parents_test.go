@@ -1,6 +1,8 @@
 package promgc_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -60,35 +62,26 @@ func TestAnEvictedChildsEndedTasksGoToItsParent(t *testing.T) {
 		g := newGate(t)
 		submit(t, e, "t/u2", g.Task) // keeps t known
 		<-g.started
-		requireMetrics(t, c, `
-			groupconc_group_tasks_ended{group="t",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t",status="failed"} 0
-			groupconc_group_tasks_ended{group="t",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t",status="success"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="failed"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="success"} 1
-			groupconc_group_tasks_ended{group="t/u2",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="failed"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="success"} 0
-		`)
+		groups := []string{"t", "t/u1", "t/u2"}
+		requireMetrics(t, c, endedSuccesses(groups, map[string]int{"t/u1": 1}))
 		e.EvictGroup("t/u1")
-		requireMetrics(t, c, `
-			groupconc_group_tasks_ended{group="t",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t",status="failed"} 0
-			groupconc_group_tasks_ended{group="t",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t",status="success"} 1
-			groupconc_group_tasks_ended{group="t/u1",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="failed"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t/u1",status="success"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="cancelled"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="failed"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="rejected"} 0
-			groupconc_group_tasks_ended{group="t/u2",status="success"} 0
-		`)
+		requireMetrics(t, c, endedSuccesses(groups, map[string]int{"t": 1}))
 		g.Release()
 	})
+}
+
+// endedSuccesses returns the samples of groupconc_group_tasks_ended for
+// groups: each status 0 but success, succeeded[group].
+func endedSuccesses(groups []string, succeeded map[string]int) string {
+	var b strings.Builder
+	for _, g := range groups {
+		for _, st := range []string{"cancelled", "failed", "rejected", "success"} {
+			n := 0
+			if st == "success" {
+				n = succeeded[g]
+			}
+			fmt.Fprintf(&b, "groupconc_group_tasks_ended{group=%q,status=%q} %d\n", g, st, n)
+		}
+	}
+	return b.String()
 }

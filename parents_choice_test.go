@@ -155,6 +155,37 @@ func TestACostlyTaskAtAParentsLimitIsNotOvertaken(t *testing.T) {
 	})
 }
 
+// A costly task that finds its parent's limit with a permit free, but not
+// enough, is the fair choice from then on: a cheaper task of the parent
+// (or of a sibling) that comes later waits behind it, through a change of
+// limits that changes nothing too. Under fair share the choice used to be
+// made only when permits were next handed on, by a release or a change,
+// and then fell on the later task.
+func TestACostlyTaskFindingTooFewPermitsAtAParentsLimitStaysChosen(t *testing.T) {
+	for _, later := range []string{"acme", "acme/u3"} {
+		t.Run(later, func(t *testing.T) {
+			forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+				synctest.Test(t, func(t *testing.T) {
+					b := modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(10).
+						PerGroupMaxConcurrency(map[string]int{"acme": 4})
+					e := newExecutor(t, b)
+					opts := []groupconc.SubmitOptions{1: {Cost: 2}, 2: {Cost: 2}}
+					f := newFlow(t, e, opts, "acme/u2", "acme/u1", "acme/u2", later)
+					synctest.Wait()
+					require.Equal(t, map[string]int{"acme/u2": 1, "acme/u1": 1}, f.running(), "3 of 4 permits held")
+					require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
+					synctest.Wait()
+					assert.Equal(t, map[string]int{"acme/u2": 1, "acme/u1": 1}, f.running(), "the costly task was first")
+					f.endOldest()
+					assert.Equal(t, map[string]int{"acme/u2": 1, "acme/u1": 1}, f.running(), "2 permits free: the costly task starts")
+					assert.Equal(t, 4, groupStats(t, e, "acme").RunningCost)
+					f.finish(t, e)
+				})
+			})
+		})
+	}
+}
+
 // The contract's example, in every order of arrival and with a global
 // cap: tenant limit 3, user limits 2, three tasks of u1 and one of u2 run
 // 3 at once, and again once one of them ends.

@@ -126,8 +126,10 @@ func (l *line[T]) join(w *Permits[T], x *Ext) (acquired bool) {
 	// Where costs differ, permits may be free while the head waits for
 	// more. A task that went ahead of it by priority takes them if it fits,
 	// as grantLocked would: it waits behind no task of lower priority.
-	// Under fair share the choice made as they freed stands.
-	if r.fifo.costly && !q.chooses() && q.peek() == w && l.takeFor(x, w.bit, x.lvl()) {
+	// Under fair share the choice made as they freed stands. If none was
+	// made, it is made now: the task it falls on takes them if it fits,
+	// and else stays chosen, so no task that comes later goes ahead of it.
+	if r.fifo.costly && (!q.chooses() || l.held.load() < l.limit.Load()) && q.peek() == w && l.takeFor(x, w.bit, x.lvl()) {
 		l.removeLocked(q, w)
 		return true
 	}

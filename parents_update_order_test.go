@@ -44,3 +44,38 @@ func TestARaisedParentLimitStartsTheOlderOfTwoTasksHandedPermits(t *testing.T) {
 		}
 	})
 }
+
+// A lowered limit sends the tasks that hold its permit back to its line,
+// ahead of those waiting there. Under fair share the choice made among
+// those before is made again. Here the costly t/a#4 waited alone at t's
+// bulkhead and was chosen. The override lowering it sends back t/a#3,
+// older, and t#2: the freed bulkhead goes to the fairest of them, and
+// never to t/a#4 ahead of t/a#3.
+func TestALoweredParentLimitChoosesAgainAmongTheTasksItSendsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").GlobalMaxInFlight(1).
+			PerGroupMaxConcurrency(map[string]int{"t": 3, "t/a": 1, "t/b": 3}).
+			PerGroupMaxInFlight(map[string]int{"t": 5, "t/a": 4})
+		e := newExecutor(t, b)
+		keys := []string{"t/a", "t/b", "t", "t/a", "t/a"}
+		opts := []groupconc.SubmitOptions{{}, {Cost: 2}, {Priority: groupconc.PriorityHigh}, {}, {Cost: 2}}
+		ks := make([]*gatedTask, len(keys))
+		hs := make([]*groupconc.TaskHandle[int], len(keys))
+		for i, key := range keys {
+			ks[i] = newGatedTask(t, i)
+			hs[i] = submitGated(t, e, key, "", ks[i], opts[i])
+		}
+		synctest.Wait()
+		ks[0].Release() // t/a#3 walks on to t's limit, t/a#4 waits at t's bulkhead
+		synctest.Wait()
+		one := 1
+		require.NoError(t, e.SetGroupOverride("t", groupconc.GroupOverride{MaxInFlight: &one}))
+		ks[1].Release() // frees t's bulkhead and the global permit
+		synctest.Wait()
+		assert.False(t, ks[4].started.Load(), "t/a#3, older, still waits")
+		for _, k := range ks {
+			k.Release()
+		}
+		quiesce(t, e, hs...)
+	})
+}

@@ -86,7 +86,12 @@ func (k *kidQueue[T]) empty() bool { return k.n == 0 }
 
 func (k *kidQueue[T]) push(w *Permits[T]) { k.join(w, false).q.push(w) }
 
-func (k *kidQueue[T]) pushFront(w *Permits[T]) { k.join(w, true).q.pushFront(w) }
+// pushFront puts back w, which waited before those here (see requeue).
+// The fair choice made without it is made again.
+func (k *kidQueue[T]) pushFront(w *Permits[T]) {
+	k.join(w, true).q.pushFront(w)
+	k.chosen, k.chosenIn = nil, nil
+}
 
 // join returns the bucket w is to join, listed. A task sent back to the
 // head of the line (front) waited before those listed, so its bucket is

@@ -59,7 +59,7 @@ type pool struct {
 	key     string // its hash in Redis
 	limit   int    // the fleet limit
 	held    int    // the share Redis counts for this replica
-	local   int    // the limit applied to the executor: never above held
+	local   int    // the limit applied to the executor: never above held, nor limit
 	want    int    // the want last sent
 	used    int    // the fleet's capacity in use, as last seen
 	members int    // live replicas, as last seen

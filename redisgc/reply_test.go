@@ -48,7 +48,8 @@ func TestASyncReplyOutsideTheScriptsBoundsIsAnErrorNamingIt(t *testing.T) {
 		err   string // "" for none
 	}{
 		{"within the limit", []int64{4, 4, 4, 2}, 2, ""},
-		{"a declaration above the limit", []int64{6, 6, 6, 1}, 6, ""},
+		{"a declaration above the limit", []int64{6, 4, 6, 1}, 6, ""},
+		{"target above the limit, kept more", []int64{6, 6, 6, 1}, 6, "target 6, want 0 to 4"},
 		{"share above the limit", []int64{1000, 4, 4, 1}, 2, "share 1000, want 0 to 4"},
 		{"share above what is kept", []int64{7, 4, 7, 1}, 6, "share 7, want 0 to 6"},
 		{"target above the limit", []int64{4, 5, 4, 1}, 2, "target 5, want 0 to 4"},

@@ -34,7 +34,7 @@ type poolRequest struct {
 // poolResult is what Redis settled for one pool.
 type poolResult struct {
 	share   int // the member's share now
-	target  int // the share it should shrink to, or may grow to
+	target  int // the share it should shrink to, or may grow to: at most the limit
 	used    int // the pool's capacity held by live members
 	members int // live members of the fleet
 }
@@ -49,9 +49,10 @@ type syncResult struct {
 // runSync runs the sync script for member. It checks the reply's values
 // against the bounds the script keeps to, and returns an error naming the
 // first one out of range, so that the replica applies none of them. No
-// value is negative. A share or target is at most the pool's fleet limit,
-// or what the member keeps if that is more (a joining member declares what
-// it runs, even beyond the limit). A broken or hostile server could
+// value is negative. A target is at most the pool's fleet limit. A share
+// is at most the limit, or what the member keeps if that is more (a joining
+// member declares what it runs, even beyond the limit, and keeps it while
+// those tasks run). A broken or hostile server could
 // otherwise have the replica run above the fleet limit. The replica
 // handles such an error as it does a failed call: it keeps what it holds,
 // never more, until its lease's deadline.
@@ -104,8 +105,10 @@ func (r poolResult) check(q poolRequest) error {
 	switch {
 	case r.share < 0 || r.share > most:
 		return fmt.Errorf("share %d, want 0 to %d", r.share, most)
-	case r.target < 0 || r.target > most:
-		return fmt.Errorf("target %d, want 0 to %d", r.target, most)
+	case r.target < 0 || r.target > q.limit:
+		// The local limit is at most the target: never above the fleet
+		// limit, whatever the replica still runs.
+		return fmt.Errorf("target %d, want 0 to %d", r.target, q.limit)
 	case r.used < 0:
 		return fmt.Errorf("used %d, want 0 or more", r.used)
 	case r.members < 0:

@@ -201,3 +201,22 @@ func TestScriptLeaveGivesBackAtOnceWhenNothingRuns(t *testing.T) {
 		t.Fatalf("after a left: got %+v, want b alone with 10", r)
 	}
 }
+
+// A member that declares more than the limit on joining (its executor ran
+// that much before New) is told to shrink to the limit, alone or not, and
+// its share comes down to the limit as those tasks end.
+func TestScriptTargetOfADeclarationAboveTheLimitIsTheLimit(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	if a := f.pool("a", syncJoin, "g", 4, 4, 6); a.share != 6 || a.target != 4 {
+		t.Fatalf("a declares 6 of 4: got %+v, want share 6, target 4", a)
+	}
+	if a := f.pool("a", syncRenew, "g", 4, 4, 6); a.share != 6 || a.target != 4 {
+		t.Fatalf("a still runs 6: got %+v, want share 6, target 4", a)
+	}
+	if a := f.pool("a", syncRenew, "g", 4, 4, 4); a.share != 4 || a.target != 4 {
+		t.Fatalf("a runs 4: got %+v, want share 4, target 4", a)
+	}
+	if a := f.pool("a", syncRenew, "g", 4, 0, 6); a.share != 4 || a.target != 4 {
+		t.Fatalf("a idle: got %+v, want share 4, target 4", a)
+	}
+}

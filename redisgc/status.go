@@ -55,9 +55,9 @@ type Status struct {
 	Mode     Mode      // the lease's state
 	LastSync time.Time // the last successful sync with Redis
 	// Err is the last sync's error, nil if it succeeded. A reply out of the
-	// script's bounds is one: a negative value, or a share or target above
-	// the fleet limit (or above what the replica holds or runs, if more). The
-	// replica applies none of it, as if the call had failed.
+	// script's bounds is one: a negative value, a target above the fleet
+	// limit, or a share above it (and above what the replica holds or runs,
+	// if more). The replica applies none of it, as if the call had failed.
 	Err error
 	// Groups lists the coordinated groups holding or wanting more than 1 of
 	// their limit, in no particular order. Every other coordinated group

@@ -16,7 +16,8 @@
 -- Returns {'lost'} when a renewing member's lease is gone, else
 -- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
 -- pool: the member's share after this call, the share it should shrink to
--- (or may grow to), the pool's used capacity, and the live member count.
+-- (or may grow to; never above the limit), the pool's used capacity, and
+-- the live member count.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -177,7 +178,9 @@ local function settle(key, limit, want, keep)
   elseif short then
     target = want
   end
-  target = math.max(target, 1)
+  -- Never above the limit: a share declared above it covers tasks that
+  -- already run, and shrinks to the limit as they end (keep drops).
+  target = math.min(math.max(target, 1), limit)
   if target > mine and grace == 0 and mode ~= 'leave' then
     local add = math.min(target - mine, limit - used)
     if add > 0 then

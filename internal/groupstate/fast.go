@@ -78,8 +78,8 @@ func (p *Permits[T]) giveAll(g *Group[T], gl *Global[T], x *Ext) {
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		p.keep(g.lineOf(gl.walk[i].bit).release(p, 1))
 	}
-	p.nudge(gl.queue)
-	p.nudge(&g.queue)
+	p.nudge(gl.queue, heldGlobal)
+	p.nudge(&g.queue, heldBulkhead|heldConc)
 }
 
 // giveAbove is giveAll for a task of Ext x, whose group has ancestors.
@@ -94,12 +94,12 @@ func (p *Permits[T]) giveAbove(g *Group[T], gl *Global[T], x *Ext) {
 		for lv := y.top(depth); lv > 0; lv-- {
 			a := g.ancestor(lv)
 			p.keep(a.lineOf(y.bit).release(p, 1))
-			p.nudge(&a.queue)
+			p.nudge(&a.queue, y.bit)
 		}
 		p.keep(g.lineOf(y.bit).release(p, 1))
 	}
-	p.nudge(gl.queue)
-	p.nudge(&g.queue)
+	p.nudge(gl.queue, heldGlobal)
+	p.nudge(&g.queue, heldBulkhead|heldConc)
 }
 
 // plainAbove reports whether p, of Ext x (nil: plain), costs one and

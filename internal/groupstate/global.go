@@ -298,7 +298,7 @@ func (gl *Global[T]) giveGlobal(p *Permits[T], x *Ext) {
 		return
 	}
 	p.releaseLine(gl.line, heldGlobal, x)
-	p.nudge(gl.queue)
+	p.nudge(gl.queue, heldGlobal)
 }
 
 // pathStep is one layer of the walk of a task of some group: its line, its

@@ -118,4 +118,4 @@ func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 
 // The bits a task waits with outside the layers' lines are none of a
 // layer's: a zero-length array, or this does not compile.
-var _ [0]struct{} = [(pauseBit | turnBit | heldGlobalSlot | heldGroupSlot) & (heldGlobal | heldBulkhead | heldConc)]struct{}{}
+var _ [0]struct{} = [(pauseBit | turnBit | heldGlobalSlot | heldGroupSlot | causeBits) & (heldGlobal | heldBulkhead | heldConc)]struct{}{}

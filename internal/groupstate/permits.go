@@ -193,6 +193,9 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 		depth = g.depth() // a plain task's group has no parent (NeedsExt)
 	}
 	if out := p.gate(); out != Admitted {
+		if out == Rejected { // else a line may own p by now
+			p.turnedAway(pauseBit)
+		}
 		return p.stop(out, ReasonGroupQueueFull)
 	}
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto
@@ -236,8 +239,11 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 				*h |= y.bit
 			default:
 				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, yield); out != Admitted {
-					if out == Rejected && x != nil { // else a line may own p by now
-						x.above, x.seen = lv, seen
+					if out == Rejected { // else a line may own p by now
+						p.turnedAway(y.bit)
+						if x != nil {
+							x.above, x.seen = lv, seen
+						}
 					}
 					return p.stop(out, reasonOf(y.slot))
 				}

@@ -58,7 +58,7 @@ func (p *Permits[T]) release() {
 				}
 				gl.kidHeld(g, x, y.bit, lv, -1)
 				p.keep(a.lineOf(y.bit).release(p, x.amount(y.bit, lv)))
-				p.nudge(&a.queue)
+				p.nudge(&a.queue, y.bit)
 			}
 		}
 		if y.drop {
@@ -72,20 +72,20 @@ func (p *Permits[T]) release() {
 			p.releaseLine(g.lineOf(y.bit), y.bit, x)
 		}
 	}
-	if had&(heldGlobal|heldBulkhead|heldConc) != 0 {
-		p.nudge(&g.queue)
+	if layers := had & (heldGlobal | heldBulkhead | heldConc); layers != 0 {
+		p.nudge(&g.queue, layers)
 	}
 	// Only under fair share are callers watched (WatchGlobal), so no
 	// other release reads the watch.
-	if had&heldGlobal != 0 && gl.fair && gl.watch.n.Load() != 0 && p.flags&quietRelease == 0 {
-		gl.nudgeWatched(&g.queue) // nudged just above
+	if had&heldGlobal != 0 && gl.fair && gl.watch.n.Load() != 0 {
+		gl.nudgeWatched(&g.queue, p.flags&quietRelease != 0) // nudged just above
 	}
 	p.held = 0
 }
 
 // stop ends a walk that did not reach Admitted. A task that may not wait
 // gives back every permit and slot before it is rejected. A blocked
-// caller's walk gives back quietly (see nudge). Any other gives back as a
+// caller's walk gives back quietly (see quiet.go). Any other gives back as a
 // task's end does: a caller blocked on a queue of no slots may have been
 // turned away at a permit it held for a moment, or was handed. Such a
 // walk comes once for each Submit, and for each hand-off.
@@ -95,11 +95,19 @@ func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
 	}
 	if p.flags&pause != 0 {
 		p.flags |= quietRelease
+		if testHookTurnedAway != nil {
+			testHookTurnedAway()
+		}
 	}
 	p.Release()
 	p.flags &^= quietRelease
 	return out, reason
 }
+
+// testHookTurnedAway, if set, runs in stop as a blocked caller's walk,
+// turned away, is about to give back what it took. Tests set it to act as
+// another goroutine there.
+var testHookTurnedAway func()
 
 // releaseLine gives back p's permit of its group's line l (bit). x is
 // p's Ext, nil for a plain task.
@@ -129,22 +137,25 @@ func (g *Group[T]) nudgeTurn() {
 	}
 }
 
-// nudge, after p gave back a permit that queue q's tasks wait for, wakes
-// q's first blocked caller if q has no slots (see slots.nudge). A blocked
-// caller's walk turned away gives back quietly. Were its release to nudge,
-// two callers blocked on one queue would wake each other for ever while a
-// long task holds the limit they wait for.
-func (p *Permits[T]) nudge(q *slots[T]) {
+// nudge, after p gave back permits of the layers in mask that queue q's
+// tasks wait for, wakes q's first blocked caller if q has no slots (see
+// slots.nudge). A blocked caller's walk turned away gives back quietly: it
+// wakes only a caller turned away at one of those layers (see quiet.go).
+func (p *Permits[T]) nudge(q *slots[T], mask uint8) {
 	if q.limit.Load() == 0 { // most queues have slots: kept small enough to inline
-		p.nudgeNow(q)
+		p.nudgeNow(q, mask)
 	}
 }
 
 // nudgeNow is nudge for a queue of no slots.
-func (p *Permits[T]) nudgeNow(q *slots[T]) {
-	if p.flags&quietRelease == 0 {
-		p.group.global.handSlots(q.nudge(), 0)
+func (p *Permits[T]) nudgeNow(q *slots[T], mask uint8) {
+	var w *Permits[T]
+	if p.flags&quietRelease != 0 {
+		w = q.quiet(mask)
+	} else {
+		w = q.nudge()
 	}
+	p.group.global.handSlots(w, 0)
 }
 
 // giveUp clears p's hold on ancestor a's layer bit at level lv (0: its own

@@ -102,10 +102,13 @@ func (p *Permits[T]) Block(reason string, seen uint64) (waits bool) {
 	if p.flags&extended != 0 {
 		p.ext().level = lv
 	}
-	p.bit = slot
+	p.bit = slot | p.bit&causeBits // its cause was kept by the walk (turnedAway)
 	acquired, retry, handed := q.block(p, seen, holder, front)
 	if acquired {
 		*p.heldAt(lv) |= slot
+	}
+	if handed != nil && handed.flags&nudged != 0 {
+		slot = 0 // woken for a permit given back quietly: no slot
 	}
 	g.global.handSlots(handed, slot)
 	return !acquired && !retry
@@ -175,7 +178,7 @@ func (p *Permits[T]) TakeDoor() Door[T] {
 // TakeDoor inlines.
 func (p *Permits[T]) takeDoor() Door[T] {
 	d := Door[T]{q: &p.group.ancestor(p.waitLevel()).queue, bit: heldGroupSlot, gl: p.group.global}
-	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit == heldGlobalSlot {
+	if p.flags&doorGlobal != 0 || p.flags&nudged != 0 && p.bit&heldGlobalSlot != 0 {
 		d.q, d.bit = d.gl.queue, heldGlobalSlot
 	}
 	p.flags &^= doors | nudged

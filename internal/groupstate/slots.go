@@ -27,24 +27,40 @@ import "sync/atomic"
 // Like every line's, its waiters are made on first need (see waiters).
 type slots[T any] struct {
 	line[T]
-	// freed counts the nudges so far (see nudge) in its bits above the
-	// lowest. The lowest bit is set while a caller holds the door. That bit
-	// is changed only under the waiters' mu. They share a word so that a
-	// group's slots take no more room than before the door.
+	// freed counts the nudges and the quiet releases so far (see nudge,
+	// quiet). Its lowest bits say whether a caller holds the door, and
+	// which causes were given back quietly meanwhile. Those bits change
+	// only under the waiters' mu. They share a word so that a group's
+	// slots take no more room than before the door.
 	freed atomic.Uint64
 }
 
-// Bits of slots.freed.
+// Bits of slots.freed. Each count wraps, and a carry out of one adds to
+// the next: at most one walk again for nothing. A caller compares them
+// across a walk of its own, far fewer releases than a wrap.
 const (
-	doorHeld uint64 = 1 // a caller holds the door
-	aNudge   uint64 = 2 // one nudge
+	doorHeld     uint64 = 1 // a caller holds the door
+	pendingShift        = 1 // three bits: causes given back quietly while the door was held (see quiet)
+	pendingBits  uint64 = 7
+	nudgeShift          = 4
+	countBits           = 15
+	countMask    uint64 = 1<<countBits - 1
+	aNudge       uint64 = 1 << nudgeShift        // one nudge
+	quietShift          = nudgeShift + countBits // then a count of quiet releases for each cause
+	aQuiet       uint64 = 1 << quietShift
 )
 
 // load returns the slots taken.
 func (s *slots[T]) load() int64 { return s.held.load() }
 
-// nudges returns the nudges so far.
-func (s *slots[T]) nudges() uint64 { return s.freed.Load() / aNudge }
+// nudges returns the counts of nudges and quiet releases so far, for a
+// caller to read before its walk (see block).
+func (s *slots[T]) nudges() uint64 { return s.freed.Load() &^ (doorHeld | pendingBits<<pendingShift) }
+
+// nudgedSince reports whether a nudge came since seen, read from nudges.
+func (s *slots[T]) nudgedSince(seen uint64) bool {
+	return (s.freed.Load()^seen)>>nudgeShift&countMask != 0
+}
 
 // give gives back a slot. It returns the waiting caller handed a slot and
 // the door, if any, taken out of line. The caller owns it now, and wakes
@@ -77,29 +93,34 @@ func (s *slots[T]) handLocked(q queue[T]) *Permits[T] {
 // block takes a slot for w's caller at once if one is free, nobody waits
 // for one and nobody holds the door. Then it reports acquired. For a queue
 // of no slots, it reports retry if a nudge came since the caller read
-// seen, as its task may start at once now. Otherwise it puts w in the line
-// of waiting callers, by priority and then arrival, and reports neither. A
+// seen, as its task may start at once now, or if a permit of w's cause was
+// given back quietly (see quiet). Otherwise it puts w in the line of
+// waiting callers, by priority and then arrival, and reports neither. A
 // caller nudged before (front) goes back to the head of its priority. The
 // line owns w then, until give, pass or nudge hands it on, or w leaves.
 //
 // holder says that w's caller holds the door a nudge of this queue gave
 // it, and its walk found no permit. It keeps the door to walk again if
 // another nudge came since seen. Otherwise it gives the door back, and
-// waits first in line. If the queue has slots by now, the caller a free
-// slot goes to is returned as give does.
+// waits first in line. The caller the door then goes to is returned as
+// give does: one handed a free slot, if the queue has slots by now, or one
+// woken for a permit given back quietly meanwhile (pendingLocked).
 func (s *slots[T]) block(w *Permits[T], seen uint64, holder, front bool) (acquired, retry bool, handed *Permits[T]) {
 	r := s.lock()
 	defer r.unlock()
 	q := r.q()
+	none := s.limit.Load() == 0
 	if holder {
-		if s.limit.Load() == 0 && s.nudges() != seen {
+		if none && (s.nudgedSince(seen) || s.quietSince(w, seen)) {
 			return false, true, nil
 		}
 		s.freed.And(^doorHeld)
 		w.flags &^= nudged
 		defer func() {
 			if !acquired && !retry {
-				handed = s.handLocked(q)
+				if handed = s.handLocked(q); handed == nil {
+					handed = s.pendingLocked(q)
+				}
 			}
 		}()
 	}
@@ -111,8 +132,10 @@ func (s *slots[T]) block(w *Permits[T], seen uint64, holder, front bool) (acquir
 		return true, false, nil
 	}
 	// Interleaving: a nudge adds to freed before it looks for waiters. One
-	// that found the door held left the next turn to the door's holder.
-	if q.empty() && s.limit.Load() == 0 && s.nudges() != seen && s.freed.Load()&doorHeld == 0 {
+	// that found the door held left the next turn to the door's holder. A
+	// quiet release wakes only a caller of its cause in line, which w is
+	// not yet: so w walks again whoever waits.
+	if none && (s.quietSince(w, seen) || q.empty() && s.nudgedSince(seen) && s.freed.Load()&doorHeld == 0) {
 		s.withdrawLocked()
 		return false, true, nil
 	}

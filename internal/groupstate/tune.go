@@ -107,6 +107,6 @@ func (gl *Global[T]) TuneGlobal(n int) (old int, c *Changes[T]) {
 	l.setLimit(n)
 	c = new(Changes[T])
 	grant(gl, nil, true, c)
-	gl.nudgeWatched(nil)
+	gl.nudgeWatched(nil, false)
 	return old, c
 }

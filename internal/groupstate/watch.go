@@ -72,12 +72,14 @@ func (wa *Watch[T]) Stop() {
 // was given back or a raised limit freed some. Each queue of no slots
 // wakes its first caller, whose task may start now (see slots.nudge).
 // Release nudges the releasing task's own queue already: that is skip.
+// A quiet release wakes only a caller turned away at the global layer
+// (see quiet.go).
 //
 // Interleaving: the permit is free before n is read. A watcher counts
 // itself in n before it reads its queue's nudges and walks again. So
 // either its walk finds the permit free, or this sees it and nudges its
 // queue, which its Block then sees.
-func (gl *Global[T]) nudgeWatched(skip *slots[T]) {
+func (gl *Global[T]) nudgeWatched(skip *slots[T], quiet bool) {
 	w := &gl.watch
 	if w.n.Load() == 0 {
 		return
@@ -92,6 +94,10 @@ func (gl *Global[T]) nudgeWatched(skip *slots[T]) {
 	}
 	w.mu.Unlock()
 	for _, q := range qs {
-		gl.handSlots(q.nudge(), 0)
+		if quiet {
+			gl.handSlots(q.quiet(heldGlobal), 0)
+		} else {
+			gl.handSlots(q.nudge(), 0)
+		}
 	}
 }

@@ -37,7 +37,7 @@ var DefaultBuckets = []float64{
 // Options configures a Metrics. The zero value records through the global
 // MeterProvider, without a group attribute, with DefaultBuckets.
 type Options struct {
-	// MeterProvider provides the meter; nil means otel.GetMeterProvider().
+	// MeterProvider provides the meter. Nil means otel.GetMeterProvider().
 	MeterProvider metric.MeterProvider
 	// ExecutorName, if not empty, is the value of a groupconc.executor.name
 	// attribute on every measurement, to tell several executors apart.
@@ -51,12 +51,12 @@ type Options struct {
 	// each collection, so it must be cheap and safe for concurrent use.
 	GroupClass func(groupKey string) string
 	// GroupAllowlist, if not empty, turns the groupconc.group attribute on
-	// and lists the values kept (keys, or classes when GroupClass is set);
-	// every other group is Other.
+	// and lists the values kept (keys, or classes when GroupClass is set).
+	// Every other group is Other.
 	GroupAllowlist []string
 	// MaxGroupValues caps the distinct groupconc.group values, Other not
-	// counted: the first values seen keep their series, and every later one
-	// is Other. 0 means DefaultMaxGroupValues.
+	// counted. The first values seen keep their series, and every later
+	// one is Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
 	// ActiveGroupsOnly has each collection read only the groups with
 	// something going on (ActiveGroupStats), not every group remembered
@@ -67,7 +67,7 @@ type Options struct {
 	// groups count the active groups only.
 	ActiveGroupsOnly bool
 	// Buckets are the explicit bucket boundaries of the duration
-	// histograms, in seconds, finite and strictly increasing; nil means
+	// histograms, in seconds, finite and strictly increasing. Nil means
 	// DefaultBuckets. A View registered with the MeterProvider overrides
 	// them.
 	Buckets []float64
@@ -76,7 +76,7 @@ type Options struct {
 // Metrics records one executor's metrics. Make it with New, install its
 // Listener in the executor's policy if the histograms and rejection counts
 // are wanted, and call Observe once with that executor. The zero value is
-// not usable; a Metrics is safe for concurrent use and starts no goroutine.
+// not usable. A Metrics is safe for concurrent use and starts no goroutine.
 type Metrics struct {
 	meter  metric.Meter
 	base   []attribute.KeyValue // the executor name, if set
@@ -106,7 +106,7 @@ type series struct {
 }
 
 // reasons are the rejection reasons the executor sends OnRejected, each
-// counted under its own attribute value; any other (one a later release
+// counted under its own attribute value. Any other (one a later release
 // might add) is counted as Other, so the attribute takes at most five
 // values.
 var reasons = [...]string{

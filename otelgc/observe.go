@@ -23,9 +23,10 @@ var statuses = [...]string{
 
 // Observe registers a callback that reads e's Stats, and walks its groups
 // once (AllGroupStats, or ActiveGroupStats with Options.ActiveGroupsOnly),
-// at each collection; nothing is spent between collections. Unregister the returned Registration when e is no longer to
-// be reported. A Metrics observes one executor: a second call returns an
-// error. Observe panics if e is nil.
+// at each collection. Nothing is spent between collections. Unregister
+// the returned Registration when e is no longer to be reported. A Metrics
+// observes one executor: a second call returns an error. Observe panics
+// if e is nil.
 func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, error) {
 	if e == nil {
 		panic("otelgc: Observe of a nil executor")
@@ -69,7 +70,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 
 	if !m.labels.Enabled() {
 		// The executor's own totals, which also count tasks of evicted
-		// groups still finishing; only the oldest wait and the limits
+		// groups still finishing. Only the oldest wait and the limits
 		// need the groups.
 		var a grouplabel.Sums
 		for _, g := range grouplabel.Own(m.walk(e)) {

@@ -12,8 +12,8 @@ import (
 // Collector is a prometheus.Collector of one executor's metrics, made by
 // Metrics.Collector. It reads the executor's Stats and walks its groups
 // once per scrape (AllGroupStats, or ActiveGroupStats with
-// Options.ActiveGroupsOnly), and does nothing between scrapes. Register it once. It
-// is safe for concurrent use; its zero value is not usable.
+// Options.ActiveGroupsOnly). It does nothing between scrapes. Register it
+// once. It is safe for concurrent use. Its zero value is not usable.
 type Collector struct {
 	m *Metrics
 	e *groupconc.GroupExecutor
@@ -72,7 +72,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 	if m.groupLabel == nil {
 		// The executor's own totals, which also count tasks of evicted
-		// groups still finishing; only the oldest wait and the limits
+		// groups still finishing. Only the oldest wait and the limits
 		// need the groups.
 		var a grouplabel.Sums
 		for _, g := range grouplabel.Own(c.walk()) {

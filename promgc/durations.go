@@ -14,13 +14,13 @@ import (
 // durations counts the wait and run times of one group label value's tasks
 // in striped histograms. An observation adds to one stripe picked at
 // random, so tasks ending on different CPUs seldom write the same cache
-// line; a scrape sums the stripes. A prometheus.Histogram keeps a single
+// line. A scrape sums the stripes. A prometheus.Histogram keeps a single
 // set of counters, which every CPU would fight over on every task.
 //
 // The stripes are counted from GOMAXPROCS when a label value's series is
-// made. Go changes GOMAXPROCS at run time, with a container's CPU limit:
-// series made later follow it, and a series made before only shares a
-// few more or fewer stripes per CPU, which costs contention, never a count.
+// made. Go changes GOMAXPROCS at run time, with a container's CPU limit.
+// Series made later follow it. A series made before only has a few more
+// or fewer stripes per CPU: that costs contention, never a count.
 //
 // Each stripe is a run of words in one slice: the wait histogram's bucket
 // counts (one per bound, then +Inf) and its sum in nanoseconds, the same for

@@ -30,7 +30,7 @@ func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) 
 
 // OnRejected counts a rejection by its reason: a queue threshold's, a
 // Block wait past its MaxWait, or a task displaced under
-// RejectDiscardOldest; any other reason is counted as Other.
+// RejectDiscardOldest. Any other reason is counted as Other.
 func (l listener) OnRejected(groupKey, _, reason string) {
 	s, _ := l.m.labels.Series(groupKey)
 	if i := slices.Index(reasons[:], reason); i >= 0 {

@@ -35,12 +35,12 @@ type Options struct {
 	// must be cheap and safe for concurrent use.
 	GroupClass func(groupKey string) string
 	// GroupAllowlist, if not empty, turns the group label on and lists the
-	// values kept (keys, or classes when GroupClass is set); every other
+	// values kept (keys, or classes when GroupClass is set). Every other
 	// group is labelled Other.
 	GroupAllowlist []string
 	// MaxGroupValues caps the distinct group label values, Other not
-	// counted: the first values seen keep their series, and every later one
-	// is labelled Other. 0 means DefaultMaxGroupValues.
+	// counted. The first values seen keep their series, and every later
+	// one is labelled Other. 0 means DefaultMaxGroupValues.
 	MaxGroupValues int
 	// ActiveGroupsOnly has each scrape read only the groups with something
 	// going on (ActiveGroupStats), not every group remembered
@@ -51,8 +51,8 @@ type Options struct {
 	// groups count the active groups only.
 	ActiveGroupsOnly bool
 	// Buckets are the upper bounds of the wait and run histograms, in
-	// seconds, strictly increasing and finite (a last +Inf is allowed, and
-	// implied); nil means DefaultBuckets. Durations are compared with them
+	// seconds, strictly increasing and finite. A last +Inf is allowed, and
+	// implied. Nil means DefaultBuckets. Durations are compared with them
 	// to the nanosecond.
 	Buckets []float64
 }
@@ -60,7 +60,7 @@ type Options struct {
 // Metrics exports one executor's metrics. Make it with New, install its
 // Listener in the executor's policy if the histograms and rejection counts
 // are wanted, and register its Collector for that executor. The zero value
-// is not usable; a Metrics is safe for concurrent use and starts no
+// is not usable. A Metrics is safe for concurrent use and starts no
 // goroutine.
 type Metrics struct {
 	labels      *grouplabel.Set[*series]
@@ -72,7 +72,7 @@ type Metrics struct {
 	tasks, globalInFlight, globalLimit, groups, concLimit, submitted, completed, oldestWait, blocked *prometheus.Desc
 	paused, oldestRunning, waitingGlobal, groupEnded                                                 *prometheus.Desc
 
-	// What the listener feeds; exported only once Listener was called.
+	// What the listener feeds, exported only once Listener was called.
 	wait, run *prometheus.Desc
 	buckets   []float64
 	rejected  *prometheus.CounterVec
@@ -88,7 +88,7 @@ type series struct {
 }
 
 // reasons are the rejection reasons the executor sends OnRejected, each
-// counted under its own label value; any other (one a later release might
+// counted under its own label value. Any other (one a later release might
 // add) is counted as Other, so the label takes at most five values.
 var reasons = [...]string{
 	groupconc.ReasonGlobalQueueFull,

@@ -1,9 +1,10 @@
 // Package grouplabel caps the group label values of the metrics of its
-// module: group keys are unbounded, their label values must not be.
+// module. Group keys are unbounded, and their label values must not be.
 //
-// promgc and otelgc each have this package, copied: each module is released
-// on its own, and neither imports the other's internal packages. A change
-// here goes to both, and .ci/run checks that the copies are identical.
+// promgc and otelgc each have a copy of this package. Each module is
+// released on its own, and neither imports the other's internal packages.
+// A change here goes to both, and .ci/run checks that the copies are
+// identical.
 package grouplabel
 
 import (
@@ -22,7 +23,7 @@ const DefaultMax = 100
 
 // Set maps group keys to group label values, and each value to the
 // series S kept for it. It admits values first come, first served, up to
-// max, and sends every later one to Other, so the series stay bounded
+// max, and sends every later one to Other. So the series stay bounded
 // whatever the keys. The listener and the collector share one, so they
 // agree on which values exist.
 type Set[S any] struct {
@@ -39,11 +40,11 @@ type Set[S any] struct {
 	n      int         // admitted values, Other not counted; guarded by mu
 }
 
-// New returns a Set that labels a group by class(key) (the key if class is
-// nil), keeps only the values in allowlist if it is not empty, admits at
-// most max values (DefaultMax if 0), and makes each value's series with
-// newS. With neither class nor allowlist the group label is off: one
-// series, for value "".
+// New returns a Set that labels a group by class(key), or by the key if
+// class is nil. It keeps only the values in allowlist if that is not
+// empty, and admits at most max values (DefaultMax if 0). It makes each
+// value's series with newS. With neither class nor allowlist the group
+// label is off: one series, for value "".
 func New[S any](class func(groupKey string) string, allowlist []string, max int, newS func(value string) S) *Set[S] {
 	l := &Set[S]{class: class, max: max, newS: newS}
 	if l.max == 0 {
@@ -95,8 +96,8 @@ func (l *Set[S]) value(groupKey string) string {
 	return v
 }
 
-// classOf calls the user's class function; a panic in it means Other, so a
-// bad mapping neither breaks a scrape nor is blamed on a task.
+// classOf calls the user's class function. A panic in it means Other, so
+// a bad mapping neither breaks a scrape nor is blamed on a task.
 func (l *Set[S]) classOf(groupKey string) (v string) {
 	defer func() {
 		if recover() != nil {

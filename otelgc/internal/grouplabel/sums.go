@@ -39,9 +39,9 @@ func (s *Sums) Add(g groupconc.GroupStats) {
 
 // Own returns the stats gs yields with each parent's counts made its own.
 // A parent's GroupStats covers its subtree, so its children's counts are
-// taken from it, and a task counts once, in its own group, whatever values
-// the groups are labelled with. Only the children in gs are taken: those
-// forgotten or evicted leave their counts with the parent, whose
+// taken from it. A task then counts once, in its own group, whatever
+// values the groups are labelled with. Only the children in gs are taken.
+// Those forgotten or evicted leave their counts with the parent, whose
 // GroupStats keep them. Ages and limits stay as they are.
 func Own(gs iter.Seq[groupconc.GroupStats]) []groupconc.GroupStats {
 	all := slices.Collect(gs)

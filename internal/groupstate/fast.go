@@ -3,16 +3,16 @@ package groupstate
 import "encoding/binary"
 
 // This file is the walk, and the walk back, of a task of cost one under
-// IsolationOff where its layers are free: the loops of advance and
+// IsolationOff where its layers are free. It is the loops of advance and
 // release for that case, less what such a task needs none of. Under
 // IsolationOff a task of cost one keeps no count of a layer
-// (Global.counts, kidHeld), and its only counts are those of a running
-// task (countRunning).
+// (Global.counts, kidHeld). Its only counts are those of a running task
+// (countRunning).
 
 // takeAll is the walk of a plain task (cost one, no parent: no Ext)
-// holding nothing, under IsolationOff, in a group not paused. It takes each
-// layer of walks in turn while it is free with nobody waiting, nor a task
-// of its group walking on, as the loop of advance does, and reports
+// holding nothing, under IsolationOff, in a group not paused. As the loop
+// of advance does, it takes each layer of walks in turn while it is free,
+// with nobody waiting and no task of its group walking on. It reports
 // whether it took them all. If not, that loop goes on from there. It
 // spares a Do 400 of 3 000 instructions (BenchmarkDoUncontended).
 func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
@@ -27,14 +27,14 @@ func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
 	return true
 }
 
-// takeRest is takeAll for a walk handed a permit (Resume), past the gate,
-// of a task of cost one, of Ext x (nil: plain) and depth ancestors. It
-// takes each layer of walks the task does not hold yet, at its group and
-// then at each ancestor, nearest first, as the loop of advance does:
-// the one handed over, or one free with nobody waiting. It reports
-// whether it took them all. If not, that loop goes on from there. A task
-// handed a permit mostly finds the rest free: most tasks of W2
-// (benchmarks module) are handed a global permit.
+// takeRest is takeAll for a walk handed a permit (Resume), past the gate.
+// The task costs one, and has Ext x (nil: plain) and depth ancestors. As
+// the loop of advance does, it takes each layer of walks the task does not
+// hold yet, at its group and then at each ancestor, nearest first. That is
+// the one handed over, or one free with nobody waiting. It reports whether
+// it took them all. If not, that loop goes on from there. A task handed a
+// permit mostly finds the rest free: most tasks of W2 (benchmarks module)
+// are handed a global permit.
 func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8) bool {
 	for _, y := range gl.walk {
 		h, a, top := &p.held, g, y.top(depth)
@@ -61,11 +61,11 @@ func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8) b
 }
 
 // giveAll is the release of a task of cost one that ran holding its
-// permits and nothing else, under IsolationOff: release's loop for that
-// case, with no slot to give back, and no count of a layer to keep (see
-// Global.counts). x is the task's Ext, nil for a plain task. A task with
-// a parent gives back its ancestors' permits too, each before its own
-// group's (plainAbove). It spares a Do 220 of its 2 600 instructions
+// permits and nothing else, under IsolationOff. It is release's loop for
+// that case, with no slot to give back, and no count of a layer to keep
+// (see Global.counts). x is the task's Ext, nil for a plain task. A task
+// with a parent gives back its ancestors' permits too, each before its
+// own group's (plainAbove). It spares a Do 220 of its 2 600 instructions
 // (BenchmarkDoUncontended), and a task of W1 (benchmarks module) 260.
 func (p *Permits[T]) giveAll(g *Group[T], gl *Global[T], x *Ext) {
 	gl.out.running.Add(1)

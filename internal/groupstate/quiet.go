@@ -3,15 +3,15 @@ package groupstate
 // This file is about the cause a blocked caller waits for, and the quiet
 // release that wakes only callers of that cause.
 //
-// A blocked caller's walk that is turned away gives back what it took. Its
-// release must still wake a caller that another walk turned away at one of
-// those permits, as it held it for a moment: no other release may come.
-// But it must not wake one that waits for the limit it was turned away at
-// itself. Two such callers would wake each other for ever while a long
-// task holds that limit, each walk taking and giving back a permit before
-// it. So a blocked caller keeps the layer it was turned away at (its
-// cause), and such a release wakes only a caller of the layers it gave
-// back (slots.quiet).
+// A blocked caller's walk that is turned away gives back what it took.
+// Another walk may have been turned away at one of those permits, held for
+// a moment. Its caller must be woken: no other release may come. But a
+// caller that waits for the limit this walk was turned away at must not
+// be. Two such callers would wake each other for ever while a long task
+// holds that limit. Each walk would take and give back a permit before it.
+// So a blocked caller keeps the layer it was turned away at: its cause.
+// Such a release wakes only a caller of the layers it gave back
+// (slots.quiet).
 
 // Bits of Permits.bit naming a blocked caller's cause, beside its slot.
 // They are none of a layer's bits (see leaveFrom).
@@ -62,11 +62,11 @@ func (p *Permits[T]) causes() uint64 {
 }
 
 // quiet is nudge for the permits of the layers in mask, given back by a
-// blocked caller's walk turned away further on. For each layer it counts
-// one quiet release, which a caller of that cause about to block sees
-// (block). It wakes the first caller waiting whose cause is one of those
-// layers, with the door, and returns it as nudge does. While the door is
-// held, it leaves that to the door's holder (pending).
+// blocked caller's walk turned away further on. It counts one quiet
+// release for each layer. A caller of that cause about to block sees it
+// (block). It wakes the first waiting caller of one of those causes, with
+// the door, and returns it as nudge does. While the door is held, it
+// leaves that to the door's holder (pending).
 func (s *slots[T]) quiet(mask uint8) *Permits[T] {
 	if s.limit.Load() != 0 {
 		return nil
@@ -107,9 +107,9 @@ func (s *slots[T]) causedLocked(q queue[T], set uint64) *Permits[T] {
 	return first
 }
 
-// pendingLocked wakes, as the door comes free with no one to hand it to,
-// the first caller of a cause given back quietly while the door was held
-// (see quiet), and returns it as nudge does.
+// pendingLocked is for the door coming free with no one to hand it to. It
+// wakes the first caller of a cause given back quietly while the door was
+// held (see quiet), and returns it as nudge does.
 func (s *slots[T]) pendingLocked(q queue[T]) *Permits[T] {
 	set := s.freed.Load() >> pendingShift & pendingBits
 	if set == 0 || s.limit.Load() != 0 {

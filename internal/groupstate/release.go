@@ -1,8 +1,8 @@
 package groupstate
 
-// This file is the walk back: a task gives back what it holds, in reverse
-// order of the walk, and the waiters its permits go to are kept for its
-// owner (Handed).
+// This file is the walk back. A task gives back what it holds, in reverse
+// order of the walk. The waiters its permits go to are kept for its owner
+// (Handed).
 
 // Release gives back everything p holds, in reverse order of acquisition,
 // and takes the task out of the counts. Each count drops before its permit
@@ -85,10 +85,10 @@ func (p *Permits[T]) release() {
 
 // stop ends a walk that did not reach Admitted. A task that may not wait
 // gives back every permit and slot before it is rejected. A blocked
-// caller's walk gives back quietly (see quiet.go). Any other gives back as a
-// task's end does: a caller blocked on a queue of no slots may have been
-// turned away at a permit it held for a moment, or was handed. Such a
-// walk comes once for each Submit, and for each hand-off.
+// caller's walk gives back quietly (see quiet.go). Any other gives back as
+// a task's end does. A caller blocked on a queue of no slots may have been
+// turned away at a permit it held for a moment, or was handed. Such a walk
+// comes once for each Submit, and for each hand-off.
 func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
 	if out != Rejected {
 		return out, ""
@@ -137,10 +137,11 @@ func (g *Group[T]) nudgeTurn() {
 	}
 }
 
-// nudge, after p gave back permits of the layers in mask that queue q's
-// tasks wait for, wakes q's first blocked caller if q has no slots (see
-// slots.nudge). A blocked caller's walk turned away gives back quietly: it
-// wakes only a caller turned away at one of those layers (see quiet.go).
+// nudge is for p having given back permits of the layers in mask, which
+// queue q's tasks wait for. If q has no slots, it wakes q's first blocked
+// caller (see slots.nudge). A blocked caller's walk turned away gives back
+// quietly. It wakes only a caller turned away at one of those layers (see
+// quiet.go).
 func (p *Permits[T]) nudge(q *slots[T], mask uint8) {
 	if q.limit.Load() == 0 { // most queues have slots: kept small enough to inline
 		p.nudgeNow(q, mask)
@@ -159,9 +160,9 @@ func (p *Permits[T]) nudgeNow(q *slots[T], mask uint8) {
 }
 
 // giveUp clears p's hold on ancestor a's layer bit at level lv (0: its own
-// group), with its queue slot there if it waits at an ancestor's, and takes
-// it out of the counts. It returns the permits to give back to the layer,
-// none if p held none there. x is p's Ext, nil for a plain task.
+// group), with its queue slot there if it waits at an ancestor's. It takes
+// p out of the counts there. It returns the permits to give back to the
+// layer, none if p held none there. x is p's Ext, nil for a plain task.
 func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 	h := &p.held
 	if lv > 0 {

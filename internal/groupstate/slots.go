@@ -93,18 +93,20 @@ func (s *slots[T]) handLocked(q queue[T]) *Permits[T] {
 // block takes a slot for w's caller at once if one is free, nobody waits
 // for one and nobody holds the door. Then it reports acquired. For a queue
 // of no slots, it reports retry if a nudge came since the caller read
-// seen, as its task may start at once now, or if a permit of w's cause was
-// given back quietly (see quiet). Otherwise it puts w in the line of
-// waiting callers, by priority and then arrival, and reports neither. A
-// caller nudged before (front) goes back to the head of its priority. The
-// line owns w then, until give, pass or nudge hands it on, or w leaves.
+// seen, as its task may start at once now. So it does if a permit of w's
+// cause was given back quietly (see quiet). Otherwise it puts w in the
+// line of waiting callers, by priority and then arrival, and reports
+// neither. A caller nudged before (front) goes back to the head of its
+// priority. The line owns w then, until give, pass or nudge hands it on,
+// or w leaves.
 //
 // holder says that w's caller holds the door a nudge of this queue gave
 // it, and its walk found no permit. It keeps the door to walk again if
 // another nudge came since seen. Otherwise it gives the door back, and
 // waits first in line. The caller the door then goes to is returned as
-// give does: one handed a free slot, if the queue has slots by now, or one
-// woken for a permit given back quietly meanwhile (pendingLocked).
+// give does. That is one handed a free slot, if the queue has slots by
+// now, or one woken for a permit given back quietly meanwhile
+// (pendingLocked).
 func (s *slots[T]) block(w *Permits[T], seen uint64, holder, front bool) (acquired, retry bool, handed *Permits[T]) {
 	r := s.lock()
 	defer r.unlock()
@@ -211,8 +213,8 @@ func (s *slots[T]) handOut() *Permits[T] {
 }
 
 // takeSlot takes a place in queue q for a task about to wait, unless it
-// holds one. h holds the task's bits at the queue's level. It reports false when the queue is full, or when callers wait
-// for a slot of it.
+// holds one. h holds the task's bits at the queue's level. It reports
+// false when the queue is full, or when callers wait for a slot of it.
 func (p *Permits[T]) takeSlot(q *line[T], slot uint8, h *uint8) bool {
 	if *h&slot != 0 {
 		return true

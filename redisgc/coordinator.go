@@ -30,21 +30,21 @@ type Coordinator struct {
 	stop    chan struct{} // closed by Close
 	runDone chan struct{} // closed when Run returns
 
-	release     func() // uninstalls the executor's override guard; nil for other targets
+	release     func() // uninstalls the executor's override guard, nil for other targets
 	releaseOnce sync.Once
 
 	mu      sync.Mutex
 	closed  bool   // guarded by mu
-	running bool   // guarded by mu: Run was called
+	running bool   // Run was called (guarded by mu)
 	status  Status // guarded by mu
 
 	// Owned by Run's goroutine.
-	member   string           // the lease's member ID; "" before joining, and after losing it
+	member   string           // the lease's member ID, "" before joining and after losing it
 	mode     Mode             // the lease's state
 	deadline time.Time        // when the lease may have expired, by the local monotonic clock
 	lastSync time.Time        // the last successful sync
 	pools    map[string]*pool // coordinated groups with a share or demand above 1
-	global   *pool            // the global limit's pool; nil without a GlobalLimit
+	global   *pool            // the global limit's pool, nil without a GlobalLimit
 	lastErr  error            // the last sync's error
 	call     *call            // the sync in flight, or nil.
 	calls    sync.WaitGroup   // every call's goroutine.
@@ -59,7 +59,7 @@ type pool struct {
 	key     string // its hash in Redis
 	limit   int    // the fleet limit
 	held    int    // the share Redis counts for this replica
-	local   int    // the limit applied to the executor: never above held, nor limit
+	local   int    // the limit applied to the executor, never above held nor limit
 	want    int    // the want last sent
 	used    int    // the fleet's capacity in use, as last seen
 	members int    // live replicas, as last seen
@@ -199,7 +199,7 @@ func (c *Coordinator) Close() error {
 		c.closed = true
 		close(c.stop)
 	}
-	// A Run that has not started by now never will: it sees closed.
+	// A Run that has not started by now never will, as it sees closed.
 	running := c.running
 	c.mu.Unlock()
 	if running {

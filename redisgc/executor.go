@@ -41,7 +41,7 @@ func New(client redis.Scripter, exec *groupconc.GroupExecutor, opts Options) (*C
 		return nil, fmt.Errorf("redisgc: executor: %w", err)
 	}
 	if err != nil {
-		return nil, err // an override in force it refuses: ErrCoordinated's
+		return nil, err // an override in force it refuses (ErrCoordinated's)
 	}
 	c, err := newCoordinator(client, &execTarget{exec: exec, policies: m}, o)
 	if err != nil {
@@ -97,7 +97,7 @@ func (t *execTarget) groups(yield func(string, load) bool) {
 			continue
 		}
 		t.pausedWaiting += s.Waiting
-		// A snapshot may miss a parent made meanwhile; a chain is short.
+		// A snapshot may miss a parent made meanwhile. A chain is short.
 		for k, n := s.Parent, 0; k != "" && n <= maxAncestors; k, n = stats[k].Parent, n+1 {
 			held[k] += s.Waiting
 		}

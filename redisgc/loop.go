@@ -84,11 +84,11 @@ func (c *Coordinator) settle(r reply) (bool, error) {
 		p.held, p.used, p.members, p.want = res.share, res.used, res.members, req.want
 		// Raise only to what Redis counts. Lower at once to the target, and
 		// give the difference back on a later sync, once it is not running.
-		// Never above the fleet limit: a share above it, declared for tasks
+		// Never above the fleet limit. A share above it, declared for tasks
 		// that ran before the join, only lets them drain.
 		local := max(1, min(res.share, res.target, p.limit))
 		if req.want == 0 && time.Since(p.lastBusy) >= c.opts.RenewInterval {
-			local = 1 // idle a while: give it all back
+			local = 1 // idle a while, so give it all back
 		}
 		if cl.mode == syncJoin {
 			// A declaration counts what runs, and it raises nothing.

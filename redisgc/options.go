@@ -16,7 +16,7 @@ import (
 type Options struct {
 	// Limits are the fleet-wide concurrency limits of the groups they name.
 	// Across all replicas, the running tasks of g hold at most Limits[g]
-	// permits at once: one each, or their cost (SubmitOptions.Cost). A
+	// permits at once, one each or their cost (SubmitOptions.Cost). A
 	// parent's limit bounds the tasks of its whole subtree.
 	Limits map[string]int
 	// DefaultLimit is the fleet-wide limit of every group not in Limits.

@@ -27,21 +27,21 @@ const (
 // poolRequest is one pool of a sync, a group's limit or the global one.
 type poolRequest struct {
 	key         string
-	limit, want int // want 0: nothing to run here
+	limit, want int // want 0 means nothing to run here
 	keep        int // what the member keeps (or declares, on join)
 }
 
 // poolResult is what Redis settled for one pool.
 type poolResult struct {
 	share   int // the member's share now
-	target  int // the share it should shrink to, or may grow to: at most the limit
+	target  int // the share it should shrink to, or may grow to, at most the limit
 	used    int // the pool's capacity held by live members
 	members int // live members of the fleet
 }
 
 // syncResult is the answer to one sync.
 type syncResult struct {
-	lost  bool          // the member's lease had expired: rejoin
+	lost  bool          // the member's lease had expired, so it rejoins
 	grace time.Duration // left of the grace of a fleet state created lately
 	pools []poolResult
 }
@@ -106,7 +106,7 @@ func (r poolResult) check(q poolRequest) error {
 	case r.share < 0 || r.share > most:
 		return fmt.Errorf("share %d, want 0 to %d", r.share, most)
 	case r.target < 0 || r.target > q.limit:
-		// The local limit is at most the target: never above the fleet
+		// The local limit is at most the target, so never above the fleet
 		// limit, whatever the replica still runs.
 		return fmt.Errorf("target %d, want 0 to %d", r.target, q.limit)
 	case r.used < 0:

@@ -41,17 +41,17 @@ func (m Mode) String() string {
 
 // Share is a replica's part of one fleet limit.
 type Share struct {
-	Group      string // the group; "" for the global limit
+	Group      string // the group, "" for the global limit
 	FleetLimit int    // the limit across the fleet
 	Share      int    // what Redis counts for this replica (as last known)
-	Limit      int    // what the executor applies: at most Share
+	Limit      int    // what the executor applies, at most Share
 	FleetUsed  int    // the fleet's capacity held by live replicas, as last seen
 	Members    int    // live replicas, as last seen
 }
 
 // Status is a snapshot of a Coordinator.
 type Status struct {
-	Member   string    // the lease's member ID; "" when it has none
+	Member   string    // the lease's member ID, "" when it has none
 	Mode     Mode      // the lease's state
 	LastSync time.Time // the last successful sync with Redis
 	// Err is the last sync's error, nil if it succeeded. A reply out of the

@@ -8,7 +8,7 @@ import (
 
 // load is what a group (or the whole executor) has to do.
 type load struct {
-	running int // permits held at the limit: by running tasks (or, for the global limit, in flight)
+	running int // permits held at the limit by running tasks (or, for the global limit, in flight)
 	waiting int // accepted tasks that wait, each counted 1
 }
 
@@ -34,7 +34,7 @@ type target interface {
 // base settings.
 type policyMaker struct {
 	opts *Options
-	base *groupconc.GroupPolicy // the base alone: decides uncoordinated groups
+	base *groupconc.GroupPolicy // the base alone, which decides uncoordinated groups
 }
 
 // newPolicyMaker checks that the base builds.

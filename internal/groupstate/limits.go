@@ -49,16 +49,7 @@ func (c *Changes[T]) settle() {
 		c.gl.handSlots(q.nudge(), 0)
 	}
 	c.freed = nil
-	slices.SortStableFunc(c.Handed, func(a, b *T) int {
-		pa, pb := permitsOf(a), permitsOf(b)
-		if servedBefore(pa, pb) {
-			return -1
-		}
-		if servedBefore(pb, pa) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(c.Handed, func(a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) })
 }
 
 // yield gives back, without handing them on, p's permits of steps, and an
@@ -235,8 +226,11 @@ func compareAge[T any](a, b *Permits[T]) int {
 
 // servedBefore reports whether a line serves a before b: of a higher
 // priority, or of the same and older.
-func servedBefore[T any](a, b *Permits[T]) bool {
-	return a.prio < b.prio || a.prio == b.prio && compareAge(a, b) < 0
+func servedBefore[T any](a, b *Permits[T]) bool { return compareServed(a, b) < 0 }
+
+// compareServed orders a and b as a line serves them (see servedBefore).
+func compareServed[T any](a, b *Permits[T]) int {
+	return cmp.Or(cmp.Compare(a.prio, b.prio), compareAge(a, b))
 }
 
 // waited gives p, which waits for the first time, its ticket: the count of

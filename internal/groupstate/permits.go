@@ -193,10 +193,7 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 		depth = g.depth() // a plain task's group has no parent (NeedsExt)
 	}
 	if out := p.gate(); out != Admitted {
-		if out == Rejected { // else a line may own p by now
-			p.turnedAway(pauseBit)
-		}
-		return p.stop(out, ReasonGroupQueueFull)
+		return p.stop(out, pauseBit, ReasonGroupQueueFull)
 	}
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto
 	// past the loop, rather than a call of it, kept W2 flat as it was.
@@ -239,13 +236,10 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 				*h |= y.bit
 			default:
 				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, yield); out != Admitted {
-					if out == Rejected { // else a line may own p by now
-						p.turnedAway(y.bit)
-						if x != nil {
-							x.above, x.seen = lv, seen
-						}
+					if out == Rejected && x != nil { // else a line may own p by now
+						x.above, x.seen = lv, seen
 					}
-					return p.stop(out, reasonOf(y.slot))
+					return p.stop(out, y.bit, reasonOf(y.slot))
 				}
 			}
 			if y.bit == heldGlobal {

@@ -84,15 +84,18 @@ func (p *Permits[T]) release() {
 }
 
 // stop ends a walk that did not reach Admitted. A task that may not wait
-// gives back every permit and slot before it is rejected. A blocked
-// caller's walk gives back quietly (see quiet.go). Any other gives back as
-// a task's end does. A caller blocked on a queue of no slots may have been
-// turned away at a permit it held for a moment, or was handed. Such a walk
-// comes once for each Submit, and for each hand-off.
-func (p *Permits[T]) stop(out Outcome, reason string) (Outcome, string) {
+// gives back every permit and slot before it is rejected. The line of
+// layer bit turned it away (pauseBit: a pause line), which its blocked
+// caller keeps as its cause (turnedAway). A blocked caller's walk gives
+// back quietly (see quiet.go). Any other gives back as a task's end does.
+// A caller blocked on a queue of no slots may have been turned away at a
+// permit it held for a moment, or was handed. Such a walk comes once for
+// each Submit, and for each hand-off.
+func (p *Permits[T]) stop(out Outcome, bit uint8, reason string) (Outcome, string) {
 	if out != Rejected {
-		return out, ""
+		return out, "" // a line may own p by now
 	}
+	p.turnedAway(bit)
 	if p.flags&pause != 0 {
 		p.flags |= quietRelease
 		if testHookTurnedAway != nil {

@@ -11,14 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// asTurnedAway runs f once, as the next blocked caller's walk turned away
-// is about to give back what it took.
-func asTurnedAway(t *testing.T, f func()) {
+// turnAwayInside walks a for its blocked caller, and walks b as a's walk,
+// turned away, is about to give back what it took. Both must be turned
+// away, b at a permit a holds for that moment. why and whyB say why.
+func turnAwayInside(t *testing.T, a, b *tk, why, whyB string) {
+	t.Helper()
 	testHookTurnedAway = func() {
 		testHookTurnedAway = nil
-		f()
+		require.Equal(t, Rejected, walk(t, b), whyB)
 	}
 	t.Cleanup(func() { testHookTurnedAway = nil })
+	require.Equal(t, Rejected, walk(t, a), why)
 }
 
 // endThenBoth ends l, whose end must wake the caller of a or of b, both
@@ -58,10 +61,7 @@ func TestAQuietReleaseWakesTheCallerTurnedAwayAtItsPermit(t *testing.T) {
 	y, c := &tk{name: "y"}, &tk{name: "c"}
 	f.r.Enter("g", &y.p, y, f.now)
 	f.r.Enter("h", &c.p, c, f.now)
-	asTurnedAway(t, func() {
-		require.Equal(t, Rejected, walk(t, c), "the last global permit is y's for now")
-	})
-	require.Equal(t, Rejected, walk(t, y), "g's limit is l's")
+	turnAwayInside(t, y, c, "g's limit is l's", "the last global permit is y's for now")
 	assert.Equal(t, 1, *woken, "y's walk gives the global permit back: c's caller is woken")
 	c.p.Unblock()
 	require.Equal(t, Admitted, walk(t, c))
@@ -94,10 +94,7 @@ func TestAQuietReleaseWakesACallerOfItsOwnGroup(t *testing.T) {
 	y, c := &tk{name: "y"}, &tk{name: "c"}
 	f.r.Enter("g", &y.p, y, f.now)
 	f.r.Enter("g", &c.p, c, f.now)
-	asTurnedAway(t, func() {
-		require.Equal(t, Rejected, walk(t, c), "g's permit is y's for now")
-	})
-	require.Equal(t, Rejected, walk(t, y), "the cap is l's")
+	turnAwayInside(t, y, c, "the cap is l's", "g's permit is y's for now")
 	assert.Equal(t, 1, *woken, "y's walk gives g's permit back: c's caller is woken")
 	c.p.Unblock()
 	require.Equal(t, Rejected, walk(t, c), "the cap is l's")
@@ -131,10 +128,7 @@ func TestAQuietReleaseWhileTheDoorIsHeldWakesAsItPasses(t *testing.T) {
 	f.r.Update(Unlimited, Unlimited, lim)
 	require.Equal(t, 1, *woken, "a change of limits wakes h's caller, with the door")
 	h.p.Unblock()
-	asTurnedAway(t, func() {
-		require.Equal(t, Rejected, walk(t, x), "g's bulkhead is l's and h's")
-	})
-	require.Equal(t, Rejected, walk(t, h), "g's limit is l's")
+	turnAwayInside(t, h, x, "g's limit is l's", "g's bulkhead is l's and h's")
 	assert.Equal(t, 2, *woken, "h gives the door back: x's caller is woken")
 	x.p.Unblock()
 	require.Equal(t, Rejected, walk(t, x), "g's limit is l's")
@@ -158,10 +152,7 @@ func TestAQuietReleaseWakesACallerOfAChild(t *testing.T) {
 	out, _ := l.p.Try()
 	require.Equal(t, Admitted, out)
 	y, c := enter("t/b", "y"), enter("t/b", "c")
-	asTurnedAway(t, func() {
-		require.Equal(t, Rejected, walk(t, c), "t/b's permit is y's for now")
-	})
-	require.Equal(t, Rejected, walk(t, y), "t's limit is l's")
+	turnAwayInside(t, y, c, "t's limit is l's", "t/b's permit is y's for now")
 	assert.Equal(t, 1, *woken, "y's walk gives t/b's permit back: c's caller is woken")
 	c.p.Unblock()
 	require.Equal(t, Rejected, walk(t, c), "t's limit is l's")

@@ -6,6 +6,7 @@ package groupconc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -274,4 +275,17 @@ func checkCancelledWaiter(t *testing.T, layer waitLayer, route string) {
 		close(g)
 	}
 	r.finish()
+}
+
+// TestCancelKeepsItsCauseWhenTheOwnerClosesTheContextMeanwhile: a task
+// leaving its line as its caller's context ends is ended by the goroutine
+// that took it out. ExecuteAll's Cancel of it, with the context's cause,
+// may claim it first. The owner's finish then loses the claim and closes
+// the task's context, before Cancel records its cause. The result's Err is
+// still Cancel's cause, not context.Canceled alone.
+func TestCancelKeepsItsCauseWhenTheOwnerClosesTheContextMeanwhile(t *testing.T) {
+	stop := errors.New("stop")
+	err := groupconc.CancelCauseAfterClose(fmt.Errorf("%w: %w", context.Canceled, stop))
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, stop)
 }

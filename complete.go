@@ -158,9 +158,22 @@ func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
 		if s&cancelRan != 0 {
 			start = t.start // written before startedBit, which Cancel saw
 		}
-		return StatusCancelled, start, end, t.context().cause()
+		return StatusCancelled, start, end, t.cancelCause()
 	}
 	return TaskStatus(s >> statusShift & 7), t.start, end, t.resultErr()
+}
+
+// cancelCause is the cause Cancel recorded (cancelWith), context.Canceled
+// if it gave none. Only Cancel's claimer records one, so it is read
+// here, not from the context: the task's owner may have closed the context
+// between Cancel's claim and its cause (see cancel).
+func (t *task) cancelCause() error {
+	if a := t.aside.Load(); a != nil {
+		if p := a.cause.Load(); p != nil {
+			return *p
+		}
+	}
+	return context.Canceled
 }
 
 // resultErr is the result's Err as the claimer wrote it.
@@ -339,8 +352,11 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 		// them held. Those they go to are carried on by endCancelled.
 		t.permits.Release()
 	}
-	// The result's Err is cause, which cancelWith recorded. This is the
-	// context's first cancel, since close comes after a claim (see end).
+	// The result's Err is cause, which cancelWith recorded. The task's
+	// owner may have closed the context already: its finish lost the claim
+	// to this one, and it closes once it ends (see end). Then the context
+	// keeps context.Canceled, and the result still reads cause
+	// (cancelCause).
 	e.count(t, StatusCancelled)
 	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
 	if left {

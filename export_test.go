@@ -1,6 +1,7 @@
 package groupconc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -59,4 +60,18 @@ func quietGroup(g *groupstate.Group[task]) error {
 		return fmt.Errorf("group %q: %d waiting, %d bulkhead and %d concurrency permits and %d queue slots held", g.Key(), waiting, bulkhead, conc, slots)
 	}
 	return nil
+}
+
+// CancelCauseAfterClose runs Cancel's steps on a task of its own (claim,
+// record the cause, publish), with the task's context closed between the
+// claim and the cause, as the task's owner does when it ends the task
+// meanwhile (see cancel). It returns the Err of the result Cancel publishes.
+func CancelCauseAfterClose(cause error) error {
+	t := &task{caller: context.Background()}
+	t.claimRan()
+	t.context().close()
+	t.context().cancelWith(cause)
+	t.publishCancelled(0, false)
+	_, _, _, err := t.finalResult()
+	return err
 }

@@ -8,21 +8,22 @@ import (
 	"time"
 )
 
-// floorLine is the least an executor can do for W3HotGroupPriorities
-// (BenchmarkW3HotPrioritiesFloor): one group of limit 1 whose waiting tasks
-// stand in five lists, one per priority, under one mutex; the goroutine
-// that ends a task runs the next, and a task is one allocation of the size
-// of groupconc's. What a shape of priorities costs it is what serving
-// tasks in that order costs the machine, whatever the executor.
+// floorLine is the least an executor can do for W3HotGroupPriorities.
+// BenchmarkW3HotPrioritiesFloor measures it. It is one group of limit 1.
+// Its waiting tasks stand in five lists, one per priority, under one
+// mutex. The goroutine that ends a task runs the next. A task is one
+// allocation, of the size of groupconc's. A shape of priorities costs
+// floorLine what serving tasks in that order costs the machine. That cost
+// does not depend on the executor.
 type floorLine struct {
 	mu      sync.Mutex
 	running bool                         // guarded by mu
-	full    uint8                        // guarded by mu: bit p, lists[p] has a task
+	full    uint8                        // guarded by mu, bit p if lists[p] has a task
 	lists   [5]struct{ h, t *floorTask } // guarded by mu
 }
 
-// floorTask is one task: its function, its times and its completion, 144
-// bytes as groupconc's TaskHandle[struct{}] is.
+// floorTask is one task, with its function, its times and its completion.
+// It is 144 bytes, as groupconc's TaskHandle[struct{}] is.
 type floorTask struct {
 	next                      *floorTask
 	prio                      uint8
@@ -32,14 +33,14 @@ type floorTask struct {
 	submitted, started, ended time.Duration
 	done                      atomic.Bool
 	mu                        sync.Mutex
-	ch                        chan struct{} // guarded by mu: made by a waiter
+	ch                        chan struct{} // made by a waiter, guarded by mu
 	_                         [32]byte
 }
 
 var floorEpoch = time.Now()
 
-// Submit runs fn at priority prio (0 the highest) once the tasks before it
-// have run.
+// Submit runs fn at priority prio once the tasks before it have run.
+// Priority 0 is the highest.
 func (l *floorLine) Submit(ctx context.Context, prio uint8, fn func(context.Context) error) *floorTask {
 	t := &floorTask{prio: prio, fn: fn, ctx: ctx, submitted: time.Since(floorEpoch)}
 	l.mu.Lock()

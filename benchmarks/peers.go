@@ -30,11 +30,11 @@ func (r *raw) Close()                     {}
 
 // ---- semmap: a goroutine per task, semaphore.Weighted per group + global ----
 
-// semMap is the hand-written design groupconc competes with: a map of
-// semaphores guarded by a mutex, and a task goroutine that acquires the
-// global permit, then its group's, and releases them in reverse.
+// semMap is the hand-written design groupconc competes with. It is a map
+// of semaphores guarded by a mutex. Each task's goroutine acquires the
+// global permit, then its group's. It releases them in reverse.
 type semMap struct {
-	global *semaphore.Weighted // nil: no global limit
+	global *semaphore.Weighted // nil means no global limit
 	groups *groupMap[*semaphore.Weighted]
 	wg     sync.WaitGroup
 }
@@ -67,8 +67,8 @@ func newWeighted(n int) *semaphore.Weighted {
 	return semaphore.NewWeighted(int64(n))
 }
 
-// acquire takes one permit of s, if s limits anything; with a context that
-// never ends it cannot fail.
+// acquire takes one permit of s, if s limits anything. Its context never
+// ends, so it cannot fail.
 func acquire(s *semaphore.Weighted) {
 	if s != nil {
 		_ = s.Acquire(context.Background(), 1)
@@ -83,9 +83,10 @@ func release(s *semaphore.Weighted) {
 
 // ---- errgroup: an errgroup.Group per group with SetLimit ---------------------
 
-// errgroupPeer runs each group in an errgroup.Group limited with SetLimit;
-// a global limit is a semaphore the task's goroutine acquires once errgroup
-// has started it. errgroup's Go blocks the caller while the group is full.
+// errgroupPeer runs each group in an errgroup.Group limited with SetLimit.
+// A global limit is a semaphore. The task's goroutine acquires it once
+// errgroup has started the goroutine. errgroup's Go blocks the caller while
+// the group is full.
 type errgroupPeer struct {
 	global *semaphore.Weighted
 	groups *groupMap[*errgroup.Group]
@@ -144,7 +145,7 @@ type pondPeer struct {
 }
 
 func newPond(c Config) (Runner, error) {
-	r := &pondPeer{pool: pond.NewPool(c.Global)} // 0: no limit
+	r := &pondPeer{pool: pond.NewPool(c.Global)} // 0 means no limit
 	r.groups = newGroupMap(func() pond.Pool {
 		if c.PerGroup > 0 {
 			return r.pool.NewSubpool(c.PerGroup)
@@ -180,7 +181,7 @@ func (r *pondPeer) Close() {
 
 // ---- ants: a pool per group, sized to the group's limit -----------------------
 
-// antsPeer keeps an ants.Pool per group (with ants' default options); a
+// antsPeer keeps an ants.Pool per group, with ants' default options. A
 // global limit is a semaphore acquired inside the pooled function. Submit
 // blocks the caller while the group's pool has no free worker.
 type antsPeer struct {
@@ -201,7 +202,7 @@ func newAnts(c Config) (Runner, error) {
 	r.groups = newGroupMap(func() *ants.Pool {
 		p, err := ants.NewPool(size)
 		if err != nil {
-			panic(fmt.Sprintf("ants.NewPool(%d): %v", size, err)) // options are fixed: a harness bug
+			panic(fmt.Sprintf("ants.NewPool(%d): %v", size, err)) // fixed options, so a harness bug
 		}
 		return p
 	})
@@ -233,9 +234,9 @@ func (r *antsPeer) Close() {
 
 // ---- conc: a pool.Pool per group with WithMaxGoroutines ----------------------
 
-// concPeer keeps a conc pool per group. A conc pool is used once: Wait
+// concPeer keeps a conc pool per group. A conc pool is used once. Wait
 // ends it, so the next batch creates new pools. conc has no limit shared
-// by several pools, and its Go blocks the caller while the pool is full.
+// by several pools. Its Go blocks the caller while the pool is full.
 type concPeer struct {
 	groups *groupMap[*pool.Pool]
 }

@@ -33,7 +33,7 @@ func newGroupconcListening(c Config, l groupconc.TaskLifecycleListener) (Runner,
 }
 
 // newGroupconcAdaptive is newGroupconc whose groups' limits adapt as a
-// says (none if a.New is nil).
+// says. If a.New is nil, they do not adapt.
 func newGroupconcAdaptive(c Config, a groupconc.AdaptiveConfig) (Runner, error) {
 	return newGroupconcPeer(c, groupconc.IsolationOff, nil, func(b *groupconc.PolicyBuilder) {
 		if a.New != nil {
@@ -86,15 +86,16 @@ func (r *groupconcPeer) Wait() error {
 	return first
 }
 
-// Close shuts the executor down; with a context that never ends, Shutdown
+// Close shuts the executor down. Its context never ends, so Shutdown
 // waits for every task and returns nil.
 func (r *groupconcPeer) Close() { _ = r.e.Shutdown(context.Background()) }
 
 // ---- groupconc-user: as user code calls it -----------------------------------
 
-// groupconcUser submits as application code does: an ID made per task with
-// strconv, a closure per task around the work that counts completion on a
-// sync.WaitGroup, and a Wait on that WaitGroup rather than on the handles.
+// groupconcUser submits as application code does. It makes an ID per task
+// with strconv. It wraps the work in a closure per task, which counts
+// completion on a sync.WaitGroup. Wait waits on that WaitGroup rather than
+// on the handles.
 type groupconcUser struct {
 	e    *groupconc.GroupExecutor
 	wg   sync.WaitGroup
@@ -118,7 +119,7 @@ func (r *groupconcUser) Go(group string, t *Task) error {
 			defer r.wg.Done()
 			v, err := t.Ctx(ctx)
 			if err != nil {
-				first := err // a variable of its own: no allocation unless it fails
+				first := err // own variable, so no allocation unless it fails
 				r.err.CompareAndSwap(nil, &first)
 			}
 			return v, err

@@ -11,10 +11,10 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// StreamConfig is what a lossless stream asks of a peer: each group runs
-// at most PerGroup tasks at once and holds at most Queue more waiting,
-// and Go waits for room rather than drop a task or let the backlog grow
-// with the stream.
+// StreamConfig is what a lossless stream asks of a peer. Each group runs
+// at most PerGroup tasks at once. It holds at most Queue more waiting. Go
+// waits for room rather than drop a task or let the backlog grow with the
+// stream.
 type StreamConfig struct {
 	PerGroup int
 	Queue    int
@@ -24,8 +24,8 @@ type StreamConfig struct {
 type StreamPeer struct {
 	Name string
 	// Queues reports whether the peer holds up to Queue tasks of a group
-	// waiting before Go blocks; a peer that does not blocks Go as soon as
-	// PerGroup tasks of the group run.
+	// waiting before Go blocks. If not, Go blocks as soon as PerGroup
+	// tasks of the group run.
 	Queues bool
 	New    func(c StreamConfig) (Runner, error)
 }
@@ -40,9 +40,10 @@ var StreamPeers = []StreamPeer{
 
 // ---- errgroup: an errgroup.Group per group, SetLimit, blocking Go ----------
 
-// errgroupStream is errgroupPeer without a global limit: Go blocks while
-// the group runs PerGroup tasks, so a producer stuck on one busy group
-// feeds no other group meanwhile (head-of-line blocking, measured as is).
+// newErrgroupStream returns an errgroupPeer without a global limit. Go
+// blocks while the group runs PerGroup tasks. So a producer stuck on one
+// busy group feeds no other group meanwhile. This is head-of-line
+// blocking, measured as is.
 func newErrgroupStream(c StreamConfig) (Runner, error) {
 	return newErrgroup(Config{PerGroup: c.PerGroup})
 }
@@ -50,7 +51,7 @@ func newErrgroupStream(c StreamConfig) (Runner, error) {
 // ---- pond: a pool per group, queue size, blocking submission -----------------
 
 // pondStream keeps a pond pool per group, of PerGroup workers and a queue
-// of Queue tasks; with a queue size and without WithNonBlocking, pond's Go
+// of Queue tasks. With a queue size and without WithNonBlocking, pond's Go
 // waits for room in the queue.
 type pondStream struct {
 	groups *groupMap[pond.Pool]
@@ -85,18 +86,18 @@ func (r *pondStream) Close() {
 
 // ---- groupconc: SubmitWith{Block: true} under a per-group threshold ---------
 
-// groupconcStream submits with SubmitWith{Block: true} to groups of
-// concurrency PerGroup and queue threshold Queue, and keeps no handle: a
-// stream of a million tasks must not hold a million handles. Completion
-// is counted on a WaitGroup by the task's function; a task turned away
-// (which Block must prevent) is counted by the rejection handler, and
-// Wait reports it.
+// groupconcStream submits with SubmitWith and Block set. Its groups have
+// concurrency PerGroup and queue threshold Queue. It keeps no handle,
+// since a stream of a million tasks must not hold a million handles. The
+// task's function counts completion on a WaitGroup. Block must prevent a
+// task from being turned away. If one is, the rejection handler counts it
+// and Wait reports it.
 type groupconcStream struct {
 	e    *groupconc.GroupExecutor
 	wg   sync.WaitGroup
 	lost atomic.Int64
 
-	last *Task // the Task fn wraps: one closure per Task, not per call
+	last *Task // the Task fn wraps, so one closure per Task, not per call
 	fn   groupconc.Task[struct{}]
 }
 

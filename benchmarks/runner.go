@@ -8,23 +8,24 @@ import (
 
 // Config is what a workload asks of a peer.
 type Config struct {
-	// PerGroup bounds the tasks of one group running at once; 0 means no limit.
+	// PerGroup bounds the tasks of one group running at once. Zero means
+	// no limit.
 	PerGroup int
-	// Global bounds the tasks running at once over all groups; 0 means no
-	// limit.
+	// Global bounds the tasks running at once over all groups. Zero means
+	// no limit.
 	Global int
-	// Queue asks that Go return at once even while a limit is reached: the
-	// workload submits more tasks than the limits let run and expects the
-	// surplus to wait inside the peer, not on the caller.
+	// Queue asks that Go return at once, even while a limit is reached.
+	// The workload submits more tasks than the limits let run. It expects
+	// the surplus to wait inside the peer, not on the caller.
 	Queue bool
 }
 
 // limited reports whether c asks for any limit.
 func (c Config) limited() bool { return c.PerGroup > 0 || c.Global > 0 }
 
-// Task is one unit of work in each of the shapes the peers take. A workload
-// builds its tasks once, before it submits them, so that no peer pays per
-// task for adapting a signature that its library does not use.
+// Task is one unit of work, in each of the shapes the peers take. A
+// workload builds its tasks once, before it submits them. So no peer pays
+// per task for adapting a signature its library does not use.
 type Task struct {
 	Fn  func()                                  // raw, semmap, pond, ants, conc
 	Err func() error                            // errgroup
@@ -40,16 +41,16 @@ func NewTask(fn func()) *Task {
 	}
 }
 
-// Runner runs tasks under the limits of the Config it was built with. Go,
-// Wait and Close are called from one goroutine; the tasks run on the
+// Runner runs tasks under the limits of the Config it was built with.
+// Go, Wait and Close are called from one goroutine. The tasks run on the
 // peer's goroutines.
 type Runner interface {
 	// Go hands t to the peer under group. It may block only if the peer's
-	// idiom makes the caller wait for a free slot, and only when the
-	// Config did not ask for Queue.
+	// idiom makes the caller wait for a free slot. Even then, it may
+	// block only when the Config did not ask for Queue.
 	Go(group string, t *Task) error
 	// Wait blocks until every task handed to Go since the last Wait has
-	// returned, and reports the first failure the peer saw.
+	// returned. It reports the first failure the peer saw.
 	Wait() error
 	// Close releases the peer's resources. Call it after Wait.
 	Close()
@@ -58,8 +59,8 @@ type Runner interface {
 // Peer is one library under comparison.
 type Peer struct {
 	Name string
-	// New returns a Runner enforcing c, or an *UnsupportedError when the
-	// library cannot express c.
+	// New returns a Runner enforcing c. When the library cannot express
+	// c, it returns an *UnsupportedError.
 	New func(c Config) (Runner, error)
 }
 
@@ -114,7 +115,7 @@ func (g *groupMap[T]) get(key string) T {
 	return v
 }
 
-// values returns every group's state; with reset it also forgets them all.
+// values returns every group's state. With reset it also forgets them all.
 func (g *groupMap[T]) values(reset bool) []T {
 	g.mu.Lock()
 	defer g.mu.Unlock()

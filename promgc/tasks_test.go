@@ -17,8 +17,8 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// newExecutor builds b's policy and an executor that is shut down, waiting
-// for its tasks, when the test ends.
+// newExecutor builds b's policy and an executor. The executor is shut
+// down when the test ends, waiting for its tasks.
 func newExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
 	t.Helper()
 	p, err := b.Build()
@@ -30,8 +30,9 @@ func newExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecu
 	return e
 }
 
-// quiesce shuts e down: once it returns, every task has ended and the
-// listener has heard of it (a handle completes before its OnCompleted).
+// quiesce shuts e down. Once it returns, every task has ended and the
+// listener has heard of it. This matters because a handle completes
+// before its OnCompleted.
 func quiesce(t testing.TB, e *groupconc.GroupExecutor) {
 	t.Helper()
 	if err := e.Shutdown(context.Background()); err != nil {
@@ -64,8 +65,8 @@ type gate struct {
 	once    sync.Once
 }
 
-// newGate returns a closed gate that opens, at the latest, as the test
-// ends, before the executors made earlier are shut down.
+// newGate returns a closed gate. It opens at the latest as the test ends,
+// before the executors made earlier are shut down.
 func newGate(t testing.TB) *gate {
 	g := &gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
 	t.Cleanup(g.Release)
@@ -89,8 +90,8 @@ func (g *gate) WaitStarted(n int) {
 	}
 }
 
-// sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
-// time.
+// sleeper returns a task that sleeps d. Inside a synctest bubble, d is
+// fake time.
 func sleeper(d time.Duration) groupconc.Task[int] {
 	return func(context.Context) (int, error) {
 		time.Sleep(d)
@@ -101,8 +102,9 @@ func sleeper(d time.Duration) groupconc.Task[int] {
 // ok is a task that succeeds at once.
 func ok(context.Context) (int, error) { return 0, nil }
 
-// The W2 workload of the benchmarks module: batches of 4 000 trivial tasks
-// round-robin over 1 000 groups of concurrency 4, under a global cap of 64.
+// The W2 workload of the benchmarks module runs batches of 4 000 trivial
+// tasks. They go round-robin over 1 000 groups of concurrency 4, under a
+// global cap of 64.
 const (
 	w2Groups = 1000
 	w2Batch  = 4 * w2Groups
@@ -115,8 +117,8 @@ func w2Policy() *groupconc.PolicyBuilder {
 
 var noop groupconc.Task[struct{}] = func(context.Context) (struct{}, error) { return struct{}{}, nil }
 
-// benchW2 reports W2's cost per task on e: submitting a batch and waiting
-// for it.
+// benchW2 reports W2's cost per task on e, for submitting a batch and
+// waiting for it.
 func benchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	keys := make([]string, w2Groups)
 	for i := range keys {
@@ -138,10 +140,10 @@ func benchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	})
 }
 
-// perTask runs run, which runs batch tasks to their end, as b's loop, and
-// reports the time, allocations and bytes per task, as the benchmarks
-// module does. One run goes first, untimed, so that groups (and any pooled
-// workers) exist when timing starts.
+// perTask runs run as b's loop. Each call of run runs batch tasks to
+// their end. perTask reports the time, allocations and bytes per task, as
+// the benchmarks module does. One run goes first, untimed. So groups, and
+// any pooled workers, exist when timing starts.
 func perTask(b *testing.B, batch int, run func()) {
 	run()
 	b.ReportAllocs()

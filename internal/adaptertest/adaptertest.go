@@ -1,9 +1,10 @@
 // Package adaptertest is what the tests of the root module's own adapter
-// packages (httpgc) use: executors shut down as a test ends, tasks gated
-// on channels, submission with fresh task IDs, and the W2 benchmark loop.
-// Other modules keep their own copies (no module imports another's
-// internal packages), which .ci/run checks against this one. It uses the testing package only, so the root module
-// gains no dependency.
+// packages (httpgc) use. It gives executors shut down as a test ends,
+// tasks gated on channels, and submission with fresh task IDs. It also
+// gives the W2 benchmark loop. Other modules keep their own copies, since
+// no module imports another's internal packages. The .ci/run script checks
+// them against this one. It uses the testing package only, so the root
+// module gains no dependency.
 package adaptertest
 
 import (
@@ -18,8 +19,8 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// NewExecutor builds b's policy and an executor that is shut down, waiting
-// for its tasks, when the test ends.
+// NewExecutor builds b's policy and an executor. The executor is shut
+// down when the test ends, waiting for its tasks.
 func NewExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecutor {
 	t.Helper()
 	p, err := b.Build()
@@ -31,8 +32,9 @@ func NewExecutor(t testing.TB, b *groupconc.PolicyBuilder) *groupconc.GroupExecu
 	return e
 }
 
-// Quiesce shuts e down: once it returns, every task has ended and the
-// listener has heard of it (a handle completes before its OnCompleted).
+// Quiesce shuts e down. Once it returns, every task has ended and the
+// listener has heard of it. This matters because a handle completes
+// before its OnCompleted.
 func Quiesce(t testing.TB, e *groupconc.GroupExecutor) {
 	t.Helper()
 	if err := e.Shutdown(context.Background()); err != nil {
@@ -65,8 +67,8 @@ type Gate struct {
 	once    sync.Once
 }
 
-// NewGate returns a closed gate that opens, at the latest, as the test
-// ends, before the executors made earlier are shut down.
+// NewGate returns a closed gate. It opens at the latest as the test ends,
+// before the executors made earlier are shut down.
 func NewGate(t testing.TB) *Gate {
 	g := &Gate{started: make(chan struct{}, 1024), open: make(chan struct{})}
 	t.Cleanup(g.Release)
@@ -90,8 +92,8 @@ func (g *Gate) WaitStarted(n int) {
 	}
 }
 
-// Sleeper returns a task that sleeps d: inside a synctest bubble, d of fake
-// time.
+// Sleeper returns a task that sleeps d. Inside a synctest bubble, d is
+// fake time.
 func Sleeper(d time.Duration) groupconc.Task[int] {
 	return func(context.Context) (int, error) {
 		time.Sleep(d)
@@ -102,8 +104,9 @@ func Sleeper(d time.Duration) groupconc.Task[int] {
 // OK is a task that succeeds at once.
 func OK(context.Context) (int, error) { return 0, nil }
 
-// The W2 workload of the benchmarks module: batches of 4 000 trivial tasks
-// round-robin over 1 000 groups of concurrency 4, under a global cap of 64.
+// The W2 workload of the benchmarks module runs batches of 4 000 trivial
+// tasks. They go round-robin over 1 000 groups of concurrency 4, under a
+// global cap of 64.
 const (
 	w2Groups = 1000
 	w2Batch  = 4 * w2Groups
@@ -116,8 +119,8 @@ func W2Policy() *groupconc.PolicyBuilder {
 
 var noop groupconc.Task[struct{}] = func(context.Context) (struct{}, error) { return struct{}{}, nil }
 
-// BenchW2 reports W2's cost per task on e: submitting a batch and waiting
-// for it.
+// BenchW2 reports W2's cost per task on e, for submitting a batch and
+// waiting for it.
 func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	keys := make([]string, w2Groups)
 	for i := range keys {
@@ -139,10 +142,10 @@ func BenchW2(b *testing.B, e *groupconc.GroupExecutor) {
 	})
 }
 
-// PerTask runs run, which runs batch tasks to their end, as b's loop, and
-// reports the time, allocations and bytes per task, as the benchmarks
-// module does. One run goes first, untimed, so that groups (and any pooled
-// workers) exist when timing starts.
+// PerTask runs run as b's loop. Each call of run runs batch tasks to
+// their end. PerTask reports the time, allocations and bytes per task, as
+// the benchmarks module does. One run goes first, untimed. So groups, and
+// any pooled workers, exist when timing starts.
 func PerTask(b *testing.B, batch int, run func()) {
 	run()
 	b.ReportAllocs()

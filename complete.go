@@ -11,8 +11,7 @@ import (
 // (body.call, callHandler) or else in finish, or cancel (Cancel, from any
 // goroutine). So a Cancel after the function returned loses. A Do whose
 // function ran is never published (see finish). The handle's state is one
-// word, task.state. Its bits are set once and, but for readyBit, never
-// cleared.
+// word, task.state, whose bits are these.
 //
 //	bit           set by                     written before         read by
 //	------------  -------------------------  ---------------------  ------------------------------
@@ -28,10 +27,6 @@ import (
 //	overBit       end (context closed)       —                      taskContext
 //	inlineBit     do, before it is submitted —                      launch, work, handOn, end
 //	readyBit      launch (admitted task)     —                      take, cancel: whoever clears it owns t
-//
-// The status and End sit above the bits (statusShift, endShift) and are
-// written with completedBit, in the same atomic Or. readyBit marks a task
-// at rest in the ready queue: clearing it takes the task (leaveReady).
 
 // Bits of task.state. Each is set once, and only readyBit is cleared.
 const (
@@ -49,9 +44,10 @@ const (
 	readyBit                        // the task waits in the ready queue; cleared by whoever takes it (leaveReady)
 )
 
-// Where the result's status and End are in task.state, set with
-// completedBit. The status is in 3 bits, and End in the bits above when it
-// is in [0, maxStateEnd], 6 days. Otherwise aside.end keeps it.
+// Where the result's status and End are in task.state, above the bits.
+// They are set with completedBit, in the same atomic Or. The status is in
+// 3 bits, and End in the bits above when it is in [0, maxStateEnd], 6
+// days. Otherwise aside.end keeps it.
 const (
 	statusShift        = 12
 	endShift           = 15
@@ -92,7 +88,7 @@ func (t *task) began(start int64) {
 	t.state.Or(startedBit)
 }
 
-// claimed reports whether the handle was claimed by anyone.
+// claimed reports whether anyone claimed the handle.
 func (t *task) claimed() bool { return t.state.Load()&claimedBit != 0 }
 
 // isDone reports whether the result is written.
@@ -112,11 +108,10 @@ func (t *task) publish(o *outcome) {
 	t.complete(bits, o.end)
 }
 
-// publishCancelled completes the handle CANCELLED at now, for Cancel. Cancel
-// claimed it after cancelling the context with the cause that the result's
-// Err is (see taskContext.cause). The ran argument says the function had begun,
-// so Start is its start, not now. It writes nothing but state, because t may
-// be in the ready queue.
+// publishCancelled completes the handle CANCELLED at now, for Cancel. Its
+// Err is the cause Cancel recorded (cancelCause). If ran, the function had
+// begun, so Start is its start, not now. It writes nothing but state,
+// because t may be in the ready queue.
 func (t *task) publishCancelled(now int64, ran bool) {
 	bits := completedBit | cancelResult | uint64(StatusCancelled)<<statusShift
 	if ran {
@@ -163,10 +158,9 @@ func (t *task) finalResult() (status TaskStatus, start, end int64, err error) {
 	return TaskStatus(s >> statusShift & 7), t.start, end, t.resultErr()
 }
 
-// cancelCause is the cause Cancel recorded (cancelWith), context.Canceled
-// if it gave none. Only Cancel's claimer records one, so it is read
-// here, not from the context: the task's owner may have closed the context
-// between Cancel's claim and its cause (see cancel).
+// cancelCause is the cause Cancel's claimer recorded (cancelWith), or
+// context.Canceled. It is not read from the context, which the task's
+// owner may have closed between Cancel's claim and its cause (see cancel).
 func (t *task) cancelCause() error {
 	if a := t.aside.Load(); a != nil {
 		if p := a.cause.Load(); p != nil {
@@ -242,7 +236,7 @@ func (e *GroupExecutor) finishCancelled(t *task) {
 	e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(t.context()), start: now, end: now, told: true})
 }
 
-// finish gives t its outcome: it gives back t's permits, deciding who they
+// finish gives t its outcome. It gives back t's permits, deciding who they
 // go to, tells the listener and completes the handle, in that order. So a
 // caller that waits for one task and then submits the next finds its
 // permits free and its OnCompleted returned. end carries on whom they went to.
@@ -280,13 +274,12 @@ func (e *GroupExecutor) finish(t *task, o *outcome) {
 }
 
 // end takes t out of the executor, once, on its owner's goroutine. It gives
-// back its permits, if finish did not. It counts the task out of its group,
-// which may then be forgotten as idle. It completes its handle FAILED if
-// nothing completed it, because runtime.Goexit unwound the goroutine first.
-// It closes its context and leaves Shutdown's count. It then carries on with
-// the tasks its permits went to, as how says. They were given back at the
-// clock reading ended, or noTime. It returns the one to run next on this
-// goroutine, if any.
+// back t's permits if finish did not. It counts t out of its group, which
+// may then be forgotten as idle. It completes the handle FAILED if
+// runtime.Goexit unwound the goroutine before anything completed it. It
+// closes t's context and leaves Shutdown's count. Then it carries on, as
+// how says, with the tasks t's permits went to at the clock reading ended
+// (or noTime), and returns the one to run next on this goroutine, if any.
 func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, start int64) {
 	t.permits.Release()
 	t.permits.Exit()
@@ -346,17 +339,15 @@ func (e *GroupExecutor) cancel(t *task, cause error) bool {
 	// queue is taken from there, unless a worker took it first.
 	left := t.permits.Leave() || t.leaveReady(true)
 	if left {
-		// This goroutine owns t now, and its function never runs. So its
-		// permits go back before its handle completes, as any task's do. A
-		// caller that cancels it and then submits the next never finds
-		// them held. Those they go to are carried on by endCancelled.
+		// This goroutine owns t now, and its function never runs. Its
+		// permits go back before its handle completes, as any task's do,
+		// so a caller that cancels it and then submits finds them free.
+		// endCancelled carries on those they go to.
 		t.permits.Release()
 	}
-	// The result's Err is cause, which cancelWith recorded. The task's
-	// owner may have closed the context already: its finish lost the claim
-	// to this one, and it closes once it ends (see end). Then the context
-	// keeps context.Canceled, and the result still reads cause
-	// (cancelCause).
+	// The result's Err is cause, which cancelWith recorded. The owner, whose
+	// finish lost the claim, may have closed the context already, which
+	// then says context.Canceled (see cancelCause).
 	e.count(t, StatusCancelled)
 	t.publishCancelled(e.clock()-t.permits.Submitted(), ran)
 	if left {

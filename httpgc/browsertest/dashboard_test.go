@@ -116,10 +116,8 @@ func TestTheTableFillsFromTheStreamAndTheFormChangesALimit(t *testing.T) {
 		t.Errorf("the access badge is %q, want writes allowed", got)
 	}
 
-	if err := chromedp.Do(tab,
-		chromedp.Click(chromedp.CSS(`#groups tbody tr[data-group="acme"]`)),
-		chromedp.WaitVisible(chromedp.ID("override")),
-	); err != nil {
+	clickRow(t, tab, "acme")
+	if err := chromedp.Do(tab, chromedp.WaitVisible(chromedp.ID("override"))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, tab, "the explain stack shows", `document.querySelectorAll('#explain tbody tr').length === 4`)
@@ -149,9 +147,7 @@ func TestAReadOnlyDashboardHasNoFormAndRefusesAPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, tab, "the table fills", acmeRow+` !== null`)
-	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`#groups tbody tr[data-group="acme"]`))); err != nil {
-		t.Fatal(err)
-	}
+	clickRow(t, tab, "acme")
 	waitFor(t, tab, "the explain stack shows", `document.querySelectorAll('#explain tbody tr').length === 4`)
 	if got := eval[bool](t, tab, `document.getElementById('override') === null && document.getElementById('evict') === null`); !got {
 		t.Error("a read-only dashboard shows the override form or the evict button")

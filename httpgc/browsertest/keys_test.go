@@ -17,6 +17,14 @@ func row(key string) string {
 	return `document.querySelector('#groups tbody tr[data-group=` + strconv.Quote(key) + `]')`
 }
 
+// clickRow clicks the row of key from the page's own script. The stream
+// redraws the table every second, so a node that chromedp looked up first
+// may be gone by its click.
+func clickRow(t *testing.T, tab context.Context, key string) {
+	t.Helper()
+	eval[bool](t, tab, row(key)+`.click(), true`)
+}
+
 func TestAGroupWhoseKeyAPathWouldMangleOpensAndTakesAnOverride(t *testing.T) {
 	s := newService(t, httpgc.Options{AllowWrites: true, Authorize: func(*http.Request, httpgc.Action) bool { return true }})
 	keys := []string{"..", ".", "a/b ü", "%2F?#"}
@@ -35,9 +43,7 @@ func TestAGroupWhoseKeyAPathWouldMangleOpensAndTakesAnOverride(t *testing.T) {
 	}
 	for _, key := range keys {
 		waitFor(t, tab, "the row of "+strconv.Quote(key)+" shows", row(key)+` !== null`)
-		// Clicked from the page's own script: the stream redraws the table
-		// every second, so a node looked up first may be gone by the click.
-		eval[bool](t, tab, row(key)+`.click(), true`)
+		clickRow(t, tab, key)
 		// The form shows the group's overrides (none) once its explain loads.
 		waitFor(t, tab, "the explain stack of "+strconv.Quote(key)+" shows",
 			`document.getElementById('detail-title').textContent === `+strconv.Quote(key)+

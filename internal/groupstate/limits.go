@@ -17,10 +17,12 @@ type Changes[T any] struct {
 	// (see yield). settle hands them on once every limit is enforced.
 	lines []*line[T]
 	// freed are the queues of no slots whose layers yield gave permits
-	// back to. settle nudges them: a caller blocked there may start now,
-	// and no task's end is to wake it.
-	freed []*slots[T]
-	gl    *Global[T] // wakes freed's callers
+	// back to, or a waiter left (see left). settle nudges them: a caller
+	// blocked there may start now, and no task's end is to wake it. With
+	// watched, so are the queues watched for a global permit (WatchGlobal).
+	freed   []*slots[T]
+	watched bool
+	gl      *Global[T] // wakes freed's callers
 
 	// Handed were handed a permit. The caller owns them, and must call
 	// Resume on each, in this order: the order its lines would serve
@@ -45,11 +47,20 @@ func (c *Changes[T]) settle() {
 		c.handed(l.grant())
 	}
 	c.lines = nil
+	c.nudgeFreed()
+	slices.SortStableFunc(c.Handed, func(a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) })
+}
+
+// nudgeFreed nudges the queues kept in freed, and the watched ones if
+// kept too.
+func (c *Changes[T]) nudgeFreed() {
 	for _, q := range c.freed {
 		c.gl.handSlots(q.nudge(), 0)
 	}
-	c.freed = nil
-	slices.SortStableFunc(c.Handed, func(a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) })
+	if c.watched {
+		c.gl.nudgeWatched(nil, false)
+	}
+	c.freed, c.watched = nil, false
 }
 
 // yield gives back, without handing them on, p's permits of steps, and an

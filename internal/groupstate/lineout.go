@@ -1,5 +1,7 @@
 package groupstate
 
+import "slices"
+
 // This file takes waiters out of a line other than in its order: a task
 // that leaves, a sweep, a lowered limit sending tasks back, and the reads
 // that find a group's oldest waiter.
@@ -25,14 +27,37 @@ func (l *line[T]) takeOut(g *Group[T], match func(p *Permits[T]) bool, ws []*Per
 
 // takeOut is l.takeOut in a change of limits. A line some were taken out
 // of is kept to settle: where costs differ, the permits free may fit those
-// behind them now.
+// behind them now. So may a blocked caller's task, whose queue is kept to
+// nudge (see left).
 func (c *Changes[T]) takeOut(l *line[T], g *Group[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	n := len(ws)
 	ws = l.takeOut(g, match, ws)
 	if len(ws) > n {
 		c.lines = append(c.lines, l)
+		c.left(ws[n])
 	}
 	return ws
+}
+
+// left keeps to nudge the queues a release of w's layer would nudge, for
+// w, taken out of that layer's line without a permit. A blocked caller
+// may have been turned away there because w was ahead of it. Where costs
+// differ, the permits w waited for may be enough for the caller's task,
+// and no release is coming to wake it. A pause line's task frees nothing.
+func (c *Changes[T]) left(w *Permits[T]) {
+	bit := w.bit & (heldGlobal | heldBulkhead | heldConc)
+	if bit == 0 {
+		return
+	}
+	gl := w.group.global
+	q := &w.group.ancestor(w.waitLevel()).queue
+	if bit == heldGlobal {
+		q, c.watched = gl.queue, gl.fair
+	}
+	if q.limit.Load() == 0 && !slices.Contains(c.freed, q) {
+		c.freed = append(c.freed, q)
+	}
+	c.gl = gl
 }
 
 // requeue puts ws, whose tasks hold a permit of l beyond a lowered limit,
@@ -100,6 +125,8 @@ func (w *Permits[T]) leave() bool {
 // Only a layer's line hands any on. A task waiting for a resume, its
 // turn or a queue's slot holds a bit of no layer (checked below).
 func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
+	var c Changes[T]
+	defer c.nudgeFreed() // once l is unlocked
 	r := l.lock()
 	defer r.unlock()
 	// w.held is read only while l owns w, so the line is checked first.
@@ -110,8 +137,10 @@ func (w *Permits[T]) leaveFrom(l *line[T], slots, lv uint8) bool {
 	if w.bit&(heldGlobal|heldBulkhead|heldConc) != 0 {
 		// Where costs differ, permits may be free while w waited for more:
 		// those behind it may fit now, and no release is coming for them
-		// (golang/go#37852). Its new owner carries them on (Handed).
+		// (golang/go#37852). Its new owner carries them on (Handed). So
+		// may a blocked caller's task (see left).
 		w.keep(l.grantLocked(r))
+		c.left(w)
 	}
 	return true
 }

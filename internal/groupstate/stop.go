@@ -161,6 +161,7 @@ func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	for _, l := range c.lines {
 		ws[0].keep(l.grant())
 	}
+	c.nudgeFreed()
 	for _, w := range ws {
 		out = append(out, w.task())
 	}

@@ -54,17 +54,27 @@ func (p *Permits[T]) WatchGlobal() (Watch[T], bool) {
 }
 
 // Stop ends the watch. It may be called more than once.
+//
+// A caller that blocked while its queue had slots watches nothing. After
+// the threshold fell to 0, only the first caller walked again, and
+// watches. So the last watcher of a queue to stop nudges it: its first
+// caller walks again, and watches.
 func (wa *Watch[T]) Stop() {
 	if wa.gl == nil {
 		return
 	}
 	w := &wa.gl.watch
 	w.mu.Lock()
+	last := false
 	if w.qs[wa.q]--; w.qs[wa.q] <= 0 {
 		delete(w.qs, wa.q)
+		last = true
 	}
 	w.n.Add(-1)
 	w.mu.Unlock()
+	if last {
+		wa.gl.handSlots(wa.q.nudge(), 0)
+	}
 	wa.gl = nil
 }
 

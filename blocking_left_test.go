@@ -1,0 +1,104 @@
+package groupconc_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// TestACallerBlockedBehindACostlyWaiterIsLetInAsItLeaves: under fair share
+// a caller blocked on a queue of no slots was turned away at the global
+// cap, because a costly task of another group was chosen there and no
+// task overtakes it. When that task leaves the line without a permit,
+// the permit it waited for is free, and no task's end is coming to wake
+// the caller. It is let in then, whichever way the task left: its group
+// shut down, evicted or paused, or the task cancelled.
+func TestACallerBlockedBehindACostlyWaiterIsLetInAsItLeaves(t *testing.T) {
+	for _, leave := range []struct {
+		name string
+		do   func(e *groupconc.GroupExecutor, h *groupconc.TaskHandle[int])
+	}{
+		{"ShutdownGroup", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) { e.ShutdownGroup("big") }},
+		{"EvictGroup", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) { e.EvictGroup("big") }},
+		{"Cancel", func(_ *groupconc.GroupExecutor, h *groupconc.TaskHandle[int]) { h.Cancel() }},
+		{"Pause", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) {
+			paused := true
+			_ = e.SetGroupOverride("big", groupconc.GroupOverride{Paused: &paused})
+		}},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(2).
+					PerGroupQueueThreshold(map[string]int{"solo": 0}))
+				r := newGatedTask(t, 0)
+				hr := submitGated(t, e, "r", "r", r, groupconc.SubmitOptions{}) // holds one global permit
+				synctest.Wait()
+				hb, err := groupconc.SubmitWith(t.Context(), e, "big", "big", succeed, groupconc.SubmitOptions{Cost: 2})
+				require.NoError(t, err)
+				c := submitBlocking(t.Context(), e, "solo", "c", succeed, groupconc.SubmitOptions{})
+				synctest.Wait()
+				require.False(t, c.returned(), "c's caller waits behind big's costly task: %+v", e.Stats())
+
+				leave.do(e, hb)
+				synctest.Wait()
+				require.True(t, c.returned(), "c's caller is let in as big's task leaves the line: %+v", e.Stats())
+				require.NoError(t, c.err)
+				assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+				want := groupconc.StatusCancelled
+				if leave.name == "Pause" {
+					want = groupconc.StatusSuccess
+					require.NoError(t, e.SetGroupOverride("big", groupconc.GroupOverride{}))
+				}
+				r.Release()
+				assert.Equal(t, want, hb.Wait().Status)
+				quiesce(t, e, hr, c.h)
+			})
+		})
+	}
+}
+
+// TestACallerBlockedBeforeItsQueueLostItsSlotsIsWatchedOnceTheWatcherLeaves:
+// under fair share a caller blocked on a queue of no slots is woken by a
+// global permit given back only if its queue is watched (WatchGlobal). A
+// caller blocked while the queue had slots (here, while its group was
+// paused) watches nothing. The threshold falls to 0, and the first caller,
+// nudged, watches, is turned away again and waits. When it gives up, the
+// caller behind it must not be left unwatched: a global permit given back
+// later lets it in.
+func TestACallerBlockedBeforeItsQueueLostItsSlotsIsWatchedOnceTheWatcherLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(1).
+			DefaultMaxConcurrencyPerGroup(4).PerGroupQueueThreshold(map[string]int{"solo": 1}))
+		r := newGatedTask(t, 0)
+		hr := submitGated(t, e, "r", "r", r, groupconc.SubmitOptions{}) // holds the global permit
+		h0 := submit(t, t.Context(), e, "solo", "t0", succeed)          // waits in solo's one slot
+		paused := true
+		require.NoError(t, e.SetGroupOverride("solo", groupconc.GroupOverride{Paused: &paused}))
+		a := submitBlocking(t.Context(), e, "solo", "a", succeed, groupconc.SubmitOptions{MaxWait: time.Second})
+		synctest.Wait()
+		b := submitBlocking(t.Context(), e, "solo", "b", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		zero := 0 // and resumed: t0 waits for the global permit
+		require.NoError(t, e.SetGroupOverride("solo", groupconc.GroupOverride{QueueThreshold: &zero}))
+		synctest.Wait()
+		require.False(t, a.returned() || b.returned(), "both callers wait: %+v", e.Stats())
+		h0.Cancel() // wakes a, which waits again, watching
+		synctest.Wait()
+
+		time.Sleep(2 * time.Second) // fake clock: a gives up
+		synctest.Wait()
+		require.True(t, a.returned(), "a's MaxWait ended its wait")
+		require.False(t, b.returned(), "b waits for the global permit: %+v", e.Stats())
+		r.Release()
+		synctest.Wait()
+		require.True(t, b.returned(), "b's caller is let in by the global permit given back: %+v", e.Stats())
+		require.NoError(t, b.err)
+		assert.Equal(t, groupconc.StatusSuccess, b.h.Wait().Status)
+		quiesce(t, e, hr, h0, b.h)
+	})
+}

@@ -204,3 +204,25 @@ func TestShutdownGroupCancelsQueuedTasksAndFreesGlobalPermits(t *testing.T) {
 		r.finish()
 	})
 }
+
+// TestShutdownGroupFreesTheQueueSlotsOfTheTasksItCancelsBeforeItReturns:
+// "later submissions to g are accepted". A task submitted as ShutdownGroup
+// returns must find the slots of the waiting tasks it cancelled free, as a
+// Cancel's caller does, even while a running task that ignores its context
+// keeps the group's permit.
+func TestShutdownGroupFreesTheQueueSlotsOfTheTasksItCancelsBeforeItReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for round := range 20 {
+			e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1))
+			k := newGatedTask(t, 0)
+			hr := submitGated(t, e, "g", "r", k, groupconc.SubmitOptions{})
+			hw := submit(t, t.Context(), e, "g", "w", succeed) // takes the one slot
+			e.ShutdownGroup("g")
+			hn := submit(t, t.Context(), e, "g", "n", succeed)
+			k.Release()
+			require.Equal(t, groupconc.StatusSuccess, hn.Wait().Status, "round %d: the task submitted after ShutdownGroup", round)
+			assert.Equal(t, groupconc.StatusCancelled, hw.Wait().Status)
+			quiesce(t, e, hr, hw, hn)
+		}
+	})
+}

@@ -236,9 +236,14 @@ func (e *GroupExecutor) endOutOfLine(t *task, decide func()) {
 	e.work(e.end(t, how, noTime))
 }
 
-// endAllCancelled ends tasks a group sweep took out of their lines.
+// endAllCancelled ends tasks a group sweep took out of their lines. Their
+// permits and queue slots go back here, as a cancelled task's do (see
+// cancel). So a task submitted once ShutdownGroup returns finds them free.
+// Each task then ends on a goroutine of its own, which carries on those
+// its permits went to.
 func (e *GroupExecutor) endAllCancelled(swept []*task) {
 	for _, t := range swept {
+		t.permits.Release()
 		e.goEndCancelled(t)
 	}
 }

@@ -17,7 +17,7 @@ import (
 //	------------  -------------------------  ---------------------  ------------------------------
 //	claimedBit    claim: the owner, cancel   —                      claim (who completes), stopRequested
 //	startedBit    began (run), take          task.start             cancel (Start of a cancelled run)
-//	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan, finalResult
+//	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan (handle.go), finalResult
 //	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
 //	cancelRan     publishCancelled           —                      finalResult (Start is start)
 //	abortBit      publish (RejectAbort)      aside.err              awaitErr
@@ -185,37 +185,6 @@ func (t *task) awaitErr() error {
 		return t.resultErr()
 	}
 	return nil
-}
-
-// closedChan is the done channel of a task completed before anyone asked.
-var closedChan = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
-
-// doneChan returns the channel closed when t completes.
-func (t *task) doneChan() <-chan struct{} {
-	if t.isDone() {
-		return closedChan
-	}
-	a := t.getAside()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.done == nil {
-		if t.isDone() { // published before a was there, or before the lock
-			return closedChan
-		}
-		a.done = make(chan struct{})
-	}
-	return a.done
-}
-
-// wait blocks until t completes.
-func (t *task) wait() {
-	if !t.isDone() {
-		<-t.doneChan()
-	}
 }
 
 // cancelErr is the Err of a task cancelled before it ran. It is the

@@ -215,3 +215,34 @@ func (h *TaskHandle[T]) Position() (WaitPosition, bool) {
 	limit, group, ahead, ok := h.t.permits.Where()
 	return WaitPosition{Limit: limit, Group: group, Ahead: ahead}, ok
 }
+
+// closedChan is the done channel of a task completed before anyone asked.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// doneChan returns the channel closed when t completes.
+func (t *task) doneChan() <-chan struct{} {
+	if t.isDone() {
+		return closedChan
+	}
+	a := t.getAside()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done == nil {
+		if t.isDone() { // published before a was there, or before the lock
+			return closedChan
+		}
+		a.done = make(chan struct{})
+	}
+	return a.done
+}
+
+// wait blocks until t completes.
+func (t *task) wait() {
+	if !t.isDone() {
+		<-t.doneChan()
+	}
+}

@@ -123,7 +123,7 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 		e.blocking.done()
 	}
 	p.Pause(false)
-	if !e.gate.enter() {
+	if !e.gate.enter(t) {
 		e.giveBack(p)
 		p.Exit()
 		return ErrClosed

@@ -257,7 +257,7 @@ func (e *GroupExecutor) end(t *task, how handOff, ended int64) (next *task, star
 		e.completeClaimed(t, &outcome{status: StatusFailed, err: panicError(nil), start: now, end: now})
 	}
 	t.context().close()
-	e.gate.leave()
+	e.gate.leave(t)
 	if t.inline() {
 		t.body.ended()
 	}
@@ -274,18 +274,10 @@ func (e *GroupExecutor) completeClaimed(t *task, o *outcome) {
 // count records t's final status in the outcome counters, the
 // executor's and its group's.
 func (e *GroupExecutor) count(t *task, s TaskStatus) {
-	switch s {
-	case StatusSuccess:
-		e.succeeded.Add(1)
-	case StatusFailed:
-		e.failed.Add(1)
-	case StatusCancelled:
-		e.cancelled.Add(1)
-	case StatusRejected:
-		e.rejected.Add(1)
-	default:
+	if s < StatusSuccess || s > StatusRejected {
 		return
 	}
+	e.gate.count(t, outcomeIndex(s))
 	t.permits.Group().CountOutcome(outcomeIndex(s))
 }
 

@@ -56,7 +56,7 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 		return zero, err
 	}
 	if c.wait() {
-		r := e.runners.get()
+		r := e.runners.get(&c.h.t)
 		defer e.runners.put(r)
 		// The tasks its permits go to are carried on here. One that can
 		// run gets a goroutine, for this one runs nothing but fn.

@@ -68,17 +68,12 @@ type GroupExecutor struct {
 	epoch     time.Time               // when New made e; see clock. Read per task: kept off the lines tasks write
 	root      context.Context         // parent of every group scope
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
-	gate      gate                    // also counts the tasks submitted
+	gate      gate                    // also counts the tasks submitted, and how they ended
 	blocking  callers                 // callers blocked for a queue slot
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
 	globalTuning atomic.Pointer[tuning] // the adaptive global cap, if any; replaced under updating
-
-	// The outcome counters (see count) are kept by whoever completes a
-	// handle. That is usually the goroutine that ran the task, just before
-	// it leaves the gate.
-	succeeded, failed, cancelled, rejected atomic.Uint64
 
 	crew    crew          // the executor's goroutines, which Shutdown waits for
 	runners runners       // which task each of them runs (see runners.go)
@@ -92,10 +87,11 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	fair := policy.isolation == IsolationFairShare
 	global := groupstate.NewGlobal[task](policy.globalInFlight, policy.globalQueue, fair)
 	e := &GroupExecutor{
-		global: global,
-		gate:   newGate(),
-		crew:   newCrew(),
-		epoch:  time.Now(),
+		global:  global,
+		gate:    newGate(),
+		crew:    newCrew(),
+		runners: newRunners(),
+		epoch:   time.Now(),
 	}
 	e.root, e.closeRoot = context.WithCancelCause(context.Background())
 	global.SetHooks(wake, e.goEndDisplaced, e.stopRequested)

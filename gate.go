@@ -3,69 +3,113 @@ package groupconc
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/kobe/groupconc/internal/groupstate"
 )
 
-// gate counts the accepted tasks, and those that ended, and refuses new ones
-// once closed. Shutdown waits on it, and Stats reads Submitted from it.
+// gate counts the accepted tasks, those that ended and how, and refuses new
+// ones once closed. Shutdown waits on it, and Stats reads its counts. Every
+// task writes the counts, so they are kept in shards, a cache line each
+// (see groupstate.Shards). Each count is the sum of its shards.
 //
-// Careful interleaving, because entering takes no lock. The entered word
-// holds both the count and the closed bit. So either enter sees the bit and
-// fails, or close sees the task counted and the drain waits for it. Of the
-// last leave and close, the later one sees the other's write, because both
-// write and then read what the other wrote.
-//
-// The two counts only grow. The goroutine submitting tasks usually enters,
-// and the goroutines running them usually leave. Padding them onto cache
-// lines of their own measured no faster, with one goroutine submitting (W1,
-// W2 and W3 of the benchmarks module, BenchmarkSubmitWithBatch). So they
-// are not padded (benchmarks/RESULTS.md).
+// Careful interleaving, because entering takes no lock. A shard's entered
+// word holds both its count and the closed bit. So either enter sees the
+// bit and fails, or close sees the task counted and the drain waits for
+// it. close sets the bit in every shard before it sets closed. So once
+// closed is set, the entered counts are final. Of the last leave and
+// close, the later one sees the other's write, because both write and then
+// read all that the other wrote.
 type gate struct {
 	drained chan struct{} // closed when the gate is closed and every task left
 	closing chan struct{} // closed when the gate is closed: blocked callers give up
-	closed  atomic.Bool   // set once entered carries closedBit
+	closed  atomic.Bool   // set once every shard carries closedBit
 	signals atomic.Bool   // set by whoever closes drained
-	entered atomic.Uint64 // accepted tasks (Stats' Submitted); closedBit once closed
-	left    atomic.Uint64 // accepted tasks that have ended
+	shards  *[groupstate.Shards]shard
+}
+
+// shard is a part of the gate's counts, a cache line of its own. The
+// allocator places the array of 512 bytes at a multiple of 64.
+type shard struct {
+	entered  atomic.Uint64                         // accepted tasks (Stats' Submitted); closedBit once closed
+	left     atomic.Uint64                         // accepted tasks that have ended
+	outcomes [groupstate.NumOutcomes]atomic.Uint64 // completed tasks, by outcomeIndex
+	_        [16]byte
 }
 
 const closedBit = 1 << 62
 
-func newGate() gate { return gate{drained: make(chan struct{}), closing: make(chan struct{})} }
+func newGate() gate {
+	return gate{drained: make(chan struct{}), closing: make(chan struct{}), shards: new([groupstate.Shards]shard)}
+}
 
-// enter counts a new task in and reports true, or reports false once the
-// gate is closed.
-func (g *gate) enter() bool {
+// shardOf returns the shard t counts in.
+func (g *gate) shardOf(t *task) *shard { return &g.shards[groupstate.ShardOf(&t.permits)] }
+
+// enter counts t in and reports true, or reports false once the gate is
+// closed.
+func (g *gate) enter(t *task) bool {
+	s := g.shardOf(t)
 	for {
-		n := g.entered.Load()
+		n := s.entered.Load()
 		if n&closedBit != 0 {
 			return false
 		}
-		if g.entered.CompareAndSwap(n, n+1) {
+		if s.entered.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
 }
 
 // submitted returns how many tasks were accepted.
-func (g *gate) submitted() uint64 { return g.entered.Load() &^ closedBit }
+func (g *gate) submitted() uint64 {
+	var n uint64
+	for i := range g.shards {
+		n += g.shards[i].entered.Load() &^ closedBit
+	}
+	return n
+}
 
-// leave counts a task out. The last one out of a closed gate signals
-// drained.
-func (g *gate) leave() {
-	// entered no longer grows once closed is set.
-	left := g.left.Add(1)
-	if g.closed.Load() && left == g.submitted() {
+// ended returns how many tasks have left.
+func (g *gate) ended() uint64 {
+	var n uint64
+	for i := range g.shards {
+		n += g.shards[i].left.Load()
+	}
+	return n
+}
+
+// outcomes returns how many tasks completed with each outcome, by
+// outcomeIndex.
+func (g *gate) outcomes() (n [groupstate.NumOutcomes]uint64) {
+	for i := range g.shards {
+		for j := range n {
+			n[j] += g.shards[i].outcomes[j].Load()
+		}
+	}
+	return n
+}
+
+// count counts t's outcome i.
+func (g *gate) count(t *task, i int) { g.shardOf(t).outcomes[i].Add(1) }
+
+// leave counts t out. The last one out of a closed gate signals drained.
+func (g *gate) leave(t *task) {
+	g.shardOf(t).left.Add(1)
+	if g.closed.Load() && g.ended() == g.submitted() {
 		g.signal()
 	}
 }
 
 // close refuses every later enter, and signals drained if no task is in.
 func (g *gate) close() {
-	n := g.entered.Or(closedBit) &^ closedBit
+	var n uint64
+	for i := range g.shards {
+		n += g.shards[i].entered.Or(closedBit) &^ closedBit
+	}
 	if !g.closed.Swap(true) {
 		close(g.closing)
 	}
-	if g.left.Load() == n {
+	if g.ended() == n {
 		g.signal()
 	}
 }

@@ -15,27 +15,44 @@ import (
 // reused, never freed. There are as many as goroutines ever ran tasks at
 // once.
 type runners struct {
-	// spare is a free record kept out of free, taken and given back
-	// without the lock: a Do takes one for each call.
-	spare atomic.Pointer[runner]
+	// spares are free records kept out of free, one a shard of the gate,
+	// taken and given back without the lock: a Do takes one for each call.
+	// A shard's own spare keeps callers on two CPUs off one word.
+	spares *[groupstate.Shards]spare
 
 	mu   sync.Mutex
 	all  []*runner // guarded by mu; only grows
 	free []*runner // guarded by mu
 }
 
-// runner is one goroutine's record. Records are not padded to cache lines
-// of their own: BenchmarkSubmitWaitParallel measured no faster with it.
+type spare struct {
+	r atomic.Pointer[runner]
+	_ [56]byte // a cache line each, as the gate's shards
+}
+
+// runner is one goroutine's record, on a cache line of its own. Callers of
+// Do on two CPUs write theirs at once (BenchmarkDoContended).
 type runner struct {
 	t     atomic.Pointer[task] // the task running, or nil
 	start atomic.Int64         // when t got its last permit, on e's clock
+	shard uint8                // the spare it goes back to
+	_     [47]byte
 }
 
-// get returns a record for a goroutine about to run tasks.
-func (rs *runners) get() *runner {
-	if r := rs.spare.Swap(nil); r != nil {
+func newRunners() runners { return runners{spares: new([groupstate.Shards]spare)} }
+
+// get returns a record for a goroutine about to run t.
+func (rs *runners) get(t *task) *runner {
+	i := groupstate.ShardOf(&t.permits)
+	if r := rs.spares[i].r.Swap(nil); r != nil {
 		return r
 	}
+	r := rs.getLocked()
+	r.shard = uint8(i)
+	return r
+}
+
+func (rs *runners) getLocked() *runner {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if n := len(rs.free); n > 0 {
@@ -50,7 +67,7 @@ func (rs *runners) get() *runner {
 
 // put gives back r, which runs nothing now.
 func (rs *runners) put(r *runner) {
-	if rs.spare.CompareAndSwap(nil, r) {
+	if rs.spares[r.shard].r.CompareAndSwap(nil, r) {
 		return
 	}
 	rs.mu.Lock()

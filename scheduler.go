@@ -114,7 +114,7 @@ func (e *GroupExecutor) enter(ctx context.Context, t *task, b body, key, id stri
 	}
 	// After this, Shutdown waits for t. No task is accepted after the drain
 	// started, because enter fails once Shutdown or Close has begun.
-	if !e.gate.enter() {
+	if !e.gate.enter(t) {
 		t.permits.Exit()
 		return nil, ErrClosed
 	}

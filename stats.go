@@ -89,6 +89,7 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 	}
 	e.groups.ForgetIdle()
 	running, waiting, inFlight := e.global.Counts()
+	done := e.gate.outcomes()
 	return ExecutorStats{
 		Groups:            e.groups.Len(),
 		Running:           running,
@@ -97,10 +98,10 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 		GlobalMaxInFlight: e.global.Limit(),
 		Blocked:           e.global.Blocked(),
 		Submitted:         e.gate.submitted(),
-		Succeeded:         e.succeeded.Load(),
-		Failed:            e.failed.Load(),
-		Cancelled:         e.cancelled.Load(),
-		Rejected:          e.rejected.Load(),
+		Succeeded:         done[outcomeIndex(StatusSuccess)],
+		Failed:            done[outcomeIndex(StatusFailed)],
+		Cancelled:         done[outcomeIndex(StatusCancelled)],
+		Rejected:          done[outcomeIndex(StatusRejected)],
 	}
 }
 

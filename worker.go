@@ -127,7 +127,7 @@ func (e *GroupExecutor) work(t *task, start int64) {
 				break
 			}
 			if r == nil {
-				r = e.runners.get()
+				r = e.runners.get(t)
 			}
 			t, start = e.runOne(r, t, start, handOffInline)
 		}

@@ -23,7 +23,7 @@ func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
 		p.held |= y.bit
 	}
 	p.held |= countedRunning
-	gl.in.running.Add(1)
+	gl.runningIn(p)
 	return true
 }
 
@@ -68,7 +68,7 @@ func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8) b
 // own group's (plainAbove). It spares a Do 220 of its 2 600 instructions
 // (BenchmarkDoUncontended), and a task of W1 (benchmarks module) 260.
 func (p *Permits[T]) giveAll(g *Group[T], gl *Global[T], x *Ext) {
-	gl.out.running.Add(1)
+	gl.runningOut(p)
 	p.held = 0
 	if x != nil {
 		p.countRunning(x, -1)

@@ -37,23 +37,19 @@ type Global[T any] struct {
 	// any group. Each is the difference of two sums that only grow. A task
 	// that waits is counted in as waiting on the goroutine that submits it.
 	// It is counted running, out of waiting and out of running on the one
-	// that runs it. Padding each sum onto a cache line of its own measured
-	// no faster (BenchmarkFairLine, benchmarks/RESULTS.md).
-	in  globalCounts
-	out globalCounts
+	// that runs it. Padding the waiting sums onto cache lines of their own
+	// measured no faster (BenchmarkFairLine, benchmarks/RESULTS.md). The
+	// running count is in shards: every task, waiting or not, writes it.
+	waitIn, waitOut atomic.Int64
+	runs            *runCount
 
 	watch watched[T] // queues nudged by a global permit (see WatchGlobal)
-}
-
-type globalCounts struct {
-	running atomic.Int64 // tasks holding every permit, all groups
-	waiting atomic.Int64 // tasks that joined a line and do not hold every permit yet
 }
 
 // NewGlobal returns the global layer with the given limit and queue
 // threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), runs: new(runCount), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold)
 	if fair {
 		gl.walk, gl.runBit = &walks[1], heldGlobal
@@ -67,7 +63,7 @@ func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 // Counts reports, across all groups (evicted ones too), the tasks running,
 // waiting, and holding a global permit.
 func (gl *Global[T]) Counts() (running, waiting, inFlight int) {
-	return count(&gl.in.running, &gl.out.running), count(&gl.in.waiting, &gl.out.waiting), int(max(gl.line.held.load(), 0))
+	return gl.runs.load(), count(&gl.waitIn, &gl.waitOut), int(max(gl.line.held.load(), 0))
 }
 
 // Held reports the global permits held and the global queue slots taken.

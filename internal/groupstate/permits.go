@@ -257,7 +257,7 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 	}
 admitted:
 	p.held |= countedRunning
-	gl.in.running.Add(1)
+	gl.runningIn(p)
 	if x != nil {
 		p.countRunning(x, 1)
 		p.dropSlotsAbove(x, 0)
@@ -326,7 +326,7 @@ func (p *Permits[T]) startWaiting() {
 	if p.held&countedWaiting == 0 {
 		p.held |= countedWaiting
 		p.group.waiting.Add(1)
-		p.waited(uint32(p.group.global.in.waiting.Add(1)))
+		p.waited(uint32(p.group.global.waitIn.Add(1)))
 	}
 }
 
@@ -335,6 +335,6 @@ func (p *Permits[T]) stopWaiting() {
 	if p.held&countedWaiting != 0 {
 		p.held &^= countedWaiting
 		p.group.waiting.Add(-1)
-		p.group.global.out.waiting.Add(1)
+		p.group.global.waitOut.Add(1)
 	}
 }

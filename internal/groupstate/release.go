@@ -37,7 +37,7 @@ func (p *Permits[T]) release() {
 	had := p.held
 	p.stopWaiting()
 	if p.held&countedRunning != 0 {
-		gl.out.running.Add(1)
+		gl.runningOut(p)
 		if x != nil {
 			p.countRunning(x, -1)
 		}

@@ -81,7 +81,7 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 }
 
 // Running reports the tasks running in every group.
-func (gl *Global[T]) Running() int { return count(&gl.in.running, &gl.out.running) }
+func (gl *Global[T]) Running() int { return gl.runs.load() }
 
 // RunningCost reports the global permits held. Under fair share only
 // running tasks hold one, so these are its running tasks' permits.

@@ -160,3 +160,36 @@ func TestHugeCostsNeverWrapTheCounts(t *testing.T) {
 		quiesce(t, e, ha, hb, hc)
 	})
 }
+
+// A cost above MaxCost's 2^40 takes its own cost at a layer with a limit:
+// two tasks of cost 2^41 under a limit of 2^41 run one at a time, and 32 of
+// cost 2^45 fill a global cap of 2^50.
+func TestACostAboveTwoToTheFortyTakesItsCostUnderALimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1<<41))
+			a, b := newGatedTask(t, 1), newGatedTask(t, 2)
+			ha := submitGated(t, e, "g", "", a, groupconc.SubmitOptions{Cost: 1 << 41})
+			hb := submitGated(t, e, "g", "", b, groupconc.SubmitOptions{Cost: 1 << 41})
+			synctest.Wait()
+			requireWaiting(t, hb, b)
+			st, _ := e.GroupStats("g")
+			assert.Equal(t, 1<<41, st.RunningCost)
+			a.Release()
+			b.Release()
+			quiesce(t, e, ha, hb)
+		})
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(1<<50).DefaultMaxConcurrencyPerGroup(groupconc.Unlimited))
+			k := newGatedTask(t, 0)
+			var hs []*groupconc.TaskHandle[int]
+			for range 40 {
+				hs = append(hs, submitGated(t, e, "g", "", k, groupconc.SubmitOptions{Cost: 1 << 45}))
+			}
+			synctest.Wait()
+			assert.Equal(t, 32, e.Stats().Running, "2^50 / 2^45")
+			k.Release()
+			quiesce(t, e, hs...)
+		})
+	})
+}

@@ -75,14 +75,15 @@ type kin[T any] struct {
 }
 
 // MaxCost bounds the permits a task takes at a layer with no limit. So a
-// layer's count cannot wrap: it would take 2^23 tasks of that cost.
+// layer's count cannot wrap: it would take 2^23 tasks of that cost. At a
+// layer with a limit, a task takes its cost or the whole limit (need).
 const MaxCost = 1 << 40
 
-// Extend makes p an extended task of cost c (at least 1, at most MaxCost),
+// Extend makes p an extended task of cost c (at least 1),
 // with e its Ext. Call it after Registry.Enter and before the first Try.
 // The Global's ext hook must return e for p's task from then on.
 func (p *Permits[T]) Extend(e *Ext, c int) {
-	e.cost = min(max(int64(c), 1), MaxCost)
+	e.cost = max(int64(c), 1)
 	if c > 1 {
 		e.amt = make([]int64, 3+2*int(p.group.depth()))
 		if p.group.global.fair {
@@ -135,10 +136,14 @@ func (p *Permits[T]) x() *Ext {
 func (p *Permits[T]) extNow() *Ext { return p.ext() }
 
 // need returns the permits a task of Ext x (nil: plain) needs at a layer
-// whose limit is limit. That is its cost, or the whole limit if less.
+// whose limit is limit. That is its cost, or the whole limit if less, or
+// MaxCost at a layer with no limit.
 func (x *Ext) need(limit int64) int64 {
 	if x == nil {
 		return 1
+	}
+	if limit == Unlimited {
+		return min(x.cost, MaxCost)
 	}
 	return min(x.cost, max(limit, 1))
 }

@@ -257,8 +257,9 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 	o.status, o.claimed, o.err = t.body.call(t, t.context())
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
-	// Before the deferred finish. A function that called runtime.Goexit
-	// does not return here: its task gives no sample.
+	// Before the deferred finish. A function that called runtime.Goexit,
+	// or a Do's function that panicked, does not return here: its task
+	// gives no sample.
 	e.sample(t, &o, &s)
 	return ended
 }

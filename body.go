@@ -20,7 +20,8 @@ type body interface {
 	// call calls the task's function on the calling goroutine and returns
 	// how it ended. A value it returned is kept in the handle, to be shown
 	// only if the result says SUCCESS. A panic becomes FAILED. On
-	// runtime.Goexit call does not return. As the function returns, call
+	// runtime.Goexit call does not return, nor on a panic of a Do's
+	// function, which goes on up (doCall.call). As the function returns, call
 	// claims t (see claim), before it looks at the context to classify an
 	// error. So a Cancel, or an ExecuteAll whose ctx ends, after that
 	// moment loses: the function's outcome stands. It reports whether it
@@ -104,10 +105,11 @@ func (f fnBody[T]) callHandler(t *task, ctx context.Context, handler RejectionHa
 }
 
 // callHandler has handler decide the outcome of t, a task of f turned away,
-// and writes it to o. A panic of the handler is FAILED. If it is a panic of
-// f, called through Rejection.Run, that went on up through the handler,
-// callHandler also returns what f panicked with, and fnPanicked.
-func callHandler[T any](f Task[T], t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) (pv any, fnPanicked bool) {
+// and writes it to o. A panic of the handler is FAILED. If t is a Do's and
+// the panic is one of f, called through Rejection.Run, that went on up
+// through the handler, it goes on up from there once o is written, as
+// doCall.call lets it.
+func callHandler[T any](f Task[T], t *task, ctx context.Context, handler RejectionHandler, l TaskLifecycleListener, o *outcome) {
 	// mu orders every Run against the handler's return. A Run after the
 	// return runs nothing, so no OnStarted follows the task's OnCompleted.
 	// A Run on another goroutine, racing the return, tells OnStarted under
@@ -147,6 +149,7 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 	var (
 		v        any
 		err      error
+		pv       any // what the handler panicked with
 		returned bool
 	)
 	defer func() {
@@ -182,12 +185,14 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		if o.told {
 			o.start = start
 		}
-		fnPanicked = !returned && fnOver && pv != nil // pv nil: runtime.Goexit
+		fnPanicked := !returned && fnOver && pv != nil // pv nil: runtime.Goexit
 		mu.Unlock()
+		if fnPanicked && t.inline() {
+			panic(pv)
+		}
 	}()
 	v, err = handler(ctx, r)
 	returned = true
-	return
 }
 
 // runState is what a Rejection's Run may still do.
@@ -204,6 +209,7 @@ const (
 func (fnBody[T]) wake(bool, int64)             { panic("groupconc: not a Do") }
 func (fnBody[T]) ended()                       { panic("groupconc: not a Do") }
 func (fnBody[T]) taskID(*GroupExecutor) string { panic("groupconc: not a Do") }
+func (fnBody[T]) unwound() error               { panic("groupconc: not a Do") }
 
 func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
 	handleOf[T](t).tellCompletedTo(&o, l)

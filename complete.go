@@ -210,8 +210,13 @@ func (e *GroupExecutor) finishCancelled(t *task) {
 // caller that waits for one task and then submits the next finds its
 // permits free and its OnCompleted returned. end carries on whom they went to.
 func (e *GroupExecutor) finish(t *task, o *outcome) {
-	if o.status == 0 { // the body did not return: runtime.Goexit
-		o.status, o.err, o.end = StatusFailed, panicError(nil), t.since()
+	if o.status == 0 { // the body did not return: runtime.Goexit, or a Do's panic
+		o.status, o.end = StatusFailed, t.since()
+		if t.inline() {
+			o.err = t.body.unwound()
+		} else {
+			o.err = panicError(nil)
+		}
 	}
 	t.permits.Release()
 	l := e.listener()

@@ -12,26 +12,25 @@ import (
 // to its caller where it would run a task (launch, work). The caller then
 // owns it and runs it through runOne, as a goroutine of the executor would.
 // A Do that ends without running, in a line or turned away, wakes its caller
-// from end.
+// from end. A panic of fn goes on up from where fn panicked, and the task
+// ends as it unwinds (see call).
 //
-// The small fields share one word, which keeps doCall[int] at 240 bytes,
-// its size class, rather than 264 in the class of 288.
+// The small fields share one word, which keeps doCall[int] at 224 bytes,
+// its size class.
 type doCall[T any] struct {
 	h  TaskHandle[T] // the task, and the value a handler or fn returned
 	fn Task[T]
 
 	// state is doIdle until the caller parks or is woken. The waker writes
 	// handed and start first. A caller that parks makes ch first.
-	state    atomic.Uint32
-	handed   bool // the permits are held: the caller runs the task
-	ran      bool // fn was called by call
-	panicked bool
-	idLen    uint8 // the task ID's length in id, once made
-	ch       chan struct{}
-	start    int64 // when the last permit was held, as runOne takes it
+	state  atomic.Uint32
+	handed bool  // the permits are held: the caller runs the task
+	ran    bool  // fn was called by call
+	idLen  uint8 // the task ID's length in id, once made
+	ch     chan struct{}
+	start  int64 // when the last permit was held, as runOne takes it
 
-	err error // what fn returned, with h.value
-	pv  any   // what fn panicked with
+	err error // what fn returned, with h.value; or the *PanicError of its panic
 
 	id [24]byte // the task ID's bytes, made on first need (taskID)
 }
@@ -102,11 +101,8 @@ func (e *GroupExecutor) runInside(t *task) {
 }
 
 // result returns what Do returns once its task ended: what fn returned,
-// or the task's result if fn never ran. A panic of fn goes on up.
+// or the task's result if fn never ran.
 func (c *doCall[T]) result(ctx context.Context) (T, error) {
-	if c.panicked {
-		panic(c.pv)
-	}
 	if c.ran {
 		return c.h.value, c.err
 	}
@@ -172,24 +168,45 @@ func (c *doCall[T]) ended() {
 }
 
 // call calls fn, as fnBody's call does. It keeps what fn returned, even with
-// an error, and what it panicked with, for Do to return or panic with.
+// an error, for Do to return. A panic of fn goes on up to Do's caller from
+// where fn panicked, with fn's frames on the stack, as if the caller had
+// called fn. So call recovers it only to keep its *PanicError, and panics
+// again at once, before the stack unwinds. The task then ends as the panic
+// unwinds through its owner (run, runOne), as on runtime.Goexit, and finish
+// takes the error from unwound.
 func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, bool, error) {
 	c.ran = true
-	v, perr, err := callTask(c.fn, ctx)
+	returned := false
+	defer func() {
+		if !returned {
+			if r := recover(); r != nil { // nil: runtime.Goexit
+				c.err = panicError(r)
+				panic(r)
+			}
+		}
+	}()
+	v, err := c.fn(ctx)
+	returned = true
 	claimed := t.claim()
 	c.h.value, c.err = v, err
-	if perr != nil {
-		c.panicked, c.pv = true, perr.Value
-	}
-	status, err := statusOf(ctx, perr, err)
+	status, err := statusOf(ctx, nil, err)
 	return status, claimed, err
+}
+
+// unwound is the error of a task whose call did not return: what fn
+// panicked with, or runtime.Goexit.
+func (c *doCall[T]) unwound() error {
+	if c.err != nil {
+		return c.err
+	}
+	return panicError(nil)
 }
 
 // callHandler has the handler decide, as fnBody's does. A panic of fn,
 // called through Rejection.Run, that goes on up through the handler goes on
-// up to Do's caller too, as if fn had been called directly.
+// up to Do's caller too, from where fn panicked (see callHandler).
 func (c *doCall[T]) callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome) {
-	c.pv, c.panicked = callHandler(c.fn, t, ctx, h, l, o)
+	callHandler(c.fn, t, ctx, h, l, o)
 }
 
 func (c *doCall[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {

@@ -282,7 +282,8 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 // run calls t's function, which holds its permits since start (or none,
 // under caller-runs). It finishes t with what the function returned, at the
 // clock reading it returns. A panic is FAILED. So is runtime.Goexit, which
-// finishes t as it unwinds. (runSampled is run for adaptive limits.)
+// finishes t as it unwinds, and so is a panic of a Do's function, which
+// goes on up to Do's caller. (runSampled is run for adaptive limits.)
 func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 	t.tell(e.listener(), notifyStarted)
 	o := outcome{start: start, told: true}

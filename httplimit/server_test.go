@@ -226,6 +226,8 @@ func TestAPanickingHandlerKeepsNetHTTPsBehaviour(t *testing.T) {
 	assert.Equal(t, "fine", got.body, "the server keeps serving, and the group's permit is back")
 	assert.Equal(t, 1, strings.Count(logs.String(), "panic serving"), "net/http logs the panic, not ErrAbortHandler: %s", logs.String())
 	assert.Contains(t, logs.String(), "boom")
+	// The handler's frame, where it panicked, is on the stack net/http logs.
+	assert.Contains(t, logs.String(), "TestAPanickingHandlerKeepsNetHTTPsBehaviour.func1(", "the handler's frame")
 	st := e.Stats()
 	assert.Equal(t, 0, st.Running)
 	assert.EqualValues(t, 2, st.Failed, "a panic counts as a failed task")

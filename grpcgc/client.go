@@ -38,10 +38,12 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 		if err != nil {
 			return err
 		}
+		// Of type any, so that a handler's value of any type completes the
+		// call, to be refused below.
 		ran := false
-		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (struct{}, error) {
+		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
 			ran = true
-			return struct{}{}, invoker(ctx, method, req, reply, cc, callOpts...)
+			return nil, invoker(ctx, method, req, reply, cc, callOpts...)
 		}, so)
 		if ran {
 			return err
@@ -122,17 +124,18 @@ type heldStream struct {
 
 // hold is the task's function. It hands over its context and waits for
 // the stream's end. Its context ends with the stream's, since the stream
-// runs in it.
-func (s *heldStream) hold(ctx context.Context) (struct{}, error) {
+// runs in it. It is of type any, as a unary call's, so that a handler's
+// value of any type completes it.
+func (s *heldStream) hold(ctx context.Context) (any, error) {
 	s.held <- ctx
 	select {
 	case <-s.ended:
 	case <-ctx.Done():
 	}
 	if err := ctx.Err(); err != nil {
-		return struct{}{}, err // CANCELLED, whatever the stream said
+		return nil, err // CANCELLED, whatever the stream said
 	}
-	return struct{}{}, s.err
+	return nil, s.err
 }
 
 // finish ends the task with the stream's status. It waits for the task's

@@ -69,10 +69,12 @@ func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		if err != nil {
 			return err
 		}
+		// Of type any, so that a handler's value of any type completes the
+		// call, to be refused below.
 		ran := false
-		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (struct{}, error) {
+		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
 			ran = true
-			return struct{}{}, handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+			return nil, handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
 		}, so)
 		if ran {
 			return err

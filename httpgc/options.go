@@ -45,7 +45,10 @@ type Options struct {
 
 	// DisplayKey, if set, is applied to every group key the handler shows
 	// (rows, warnings, the page). HashKey is one, for per-user or per-IP
-	// keys. URLs then name groups by their displayed key. It must be fast
+	// keys. URLs then name groups by their displayed key. A refusal of a
+	// write that names the group's key (an override guard's, say) shows
+	// the displayed key there, where it quotes the key as %q does, whole or
+	// cut short, or holds it as it is (keys of 8 bytes or more). It must be fast
 	// and safe for concurrent use. It should map distinct keys apart,
 	// because a displayed key that two groups share is refused for writes
 	// (409).

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kobe/groupconc"
@@ -85,7 +86,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	h.writes.Unlock()
 	leave(w, ev)
 	if ev.Err != nil {
-		failWrite(w, ev.Err, name, fields)
+		h.failWrite(w, ev.Err, st.GroupKey, name, fields)
 		return
 	}
 	reply(w, http.StatusOK, h.row(ev.After, name, h.e.GroupStats))
@@ -140,21 +141,63 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 	return true
 }
 
-// failWrite answers a write to the group shown as name that the executor
-// refused. The executor's own message for a group gone names its key,
-// which a DisplayKey hides. A value refused is named as fields, the
-// patch's body, named it (see refusedFields).
-func failWrite(w http.ResponseWriter, err error, name string, fields map[string]json.RawMessage) {
+// failWrite answers a write to the group of key, shown as name, that the
+// executor refused. The executor's own message for a group gone names its
+// key, which a DisplayKey hides. A refusal's text, a guard's say, may
+// quote the key too: under a DisplayKey it shows name there (hideKey). A
+// value refused is named as fields, the patch's body, named it (see
+// refusedFields).
+func (h *Handler) failWrite(w http.ResponseWriter, err error, key, name string, fields map[string]json.RawMessage) {
+	msg := err.Error()
+	if h.o.DisplayKey != nil {
+		msg = hideKey(msg, key, name)
+	}
 	switch {
 	case errors.Is(err, groupconc.ErrInvalidPolicy):
-		fail(w, http.StatusUnprocessableEntity, refusedFields(err, fields)+err.Error())
+		fail(w, http.StatusUnprocessableEntity, refusedFields(err, fields)+msg)
 	case errors.Is(err, groupconc.ErrUnknownGroup):
 		fail(w, http.StatusNotFound, "no group "+quoted(name))
 	case errors.Is(err, groupconc.ErrClosed):
-		fail(w, http.StatusServiceUnavailable, err.Error())
+		fail(w, http.StatusServiceUnavailable, msg)
 	default:
-		fail(w, http.StatusConflict, err.Error())
+		fail(w, http.StatusConflict, msg)
 	}
+}
+
+// hideKey returns msg with key replaced by name where msg quotes it as Go
+// does (%q, strconv.Quote), whole or cut short as long keys are in errors
+// (from its first 16 bytes on), and where it holds the whole key as it is
+// if that is 8 bytes or more. A shorter key as it is cannot be told from
+// the words around it.
+func hideKey(msg, key, name string) string {
+	q := strconv.Quote(key)
+	inner := q[1 : len(q)-1]
+	head := `"` + inner[:min(len(inner), 16)]
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, head)
+		if i < 0 {
+			break
+		}
+		n := len(head) // the quote and the bytes of inner matched so far
+		for n-1 < len(inner) && i+n < len(msg) && msg[i+n] == inner[n-1] {
+			n++
+		}
+		if i+n < len(msg) && msg[i+n] == '"' {
+			b.WriteString(msg[:i])
+			b.WriteString(strconv.Quote(name))
+			msg = msg[i+n+1:]
+			continue
+		}
+		b.WriteString(msg[:i+1]) // not a quoted key: keep it, and look on
+		msg = msg[i+1:]
+	}
+	b.WriteString(msg)
+	out := b.String()
+	if len(key) >= 8 {
+		out = strings.ReplaceAll(out, key, name)
+	}
+	return out
 }
 
 // refusedFields names the fields of a patch that the executor's refusal

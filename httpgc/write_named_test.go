@@ -3,6 +3,8 @@ package httpgc_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +69,49 @@ func TestALimitAGuardRefusesGets422NamingTheField(t *testing.T) {
 	assert.NotContains(t, msg, "maxConcurrency", "only the refused field is named")
 	st, _ := e.GroupStats("a")
 	assert.Equal(t, 1, st.MaxConcurrency, "nothing changed")
+}
+
+// Under a DisplayKey, a refusal that names the group's key, as a guard's
+// may, shows the displayed name there instead: quoted whole, quoted cut
+// short, or as it is.
+func TestARefusalThatNamesTheKeyShowsTheDisplayedNameInstead(t *testing.T) {
+	short := "user:alice@example.com"
+	long := "tenant/alice@example.com/" + strings.Repeat("x", 300)
+	for _, c := range []struct {
+		key, form string
+		code      int
+	}{
+		{short, "quoted", http.StatusConflict},
+		{short, "as-is", http.StatusConflict},
+		{short, "invalid", http.StatusUnprocessableEntity},
+		{long, "quoted", http.StatusConflict},
+		{long, "cut", http.StatusConflict},
+	} {
+		t.Run(c.form+"/"+strconv.Itoa(len(c.key)), func(t *testing.T) {
+			e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())
+			remove, err := e.GuardOverrides(func(g string, _ groupconc.GroupOverride) error {
+				switch c.form {
+				case "as-is":
+					return fmt.Errorf("group %s runs at most 4 tasks across the fleet", g)
+				case "invalid":
+					return fmt.Errorf("%w: group %q: MaxConcurrency above 4", groupconc.ErrInvalidPolicy, g)
+				case "cut":
+					return fmt.Errorf("group %s... (%d bytes) runs at most 4 tasks", strconv.Quote(g[:40]), len(g))
+				}
+				return fmt.Errorf("group %q runs at most 4 tasks across the fleet", g)
+			})
+			require.NoError(t, err)
+			t.Cleanup(remove)
+			adaptertest.Submit(t, e, c.key, adaptertest.OK).Wait()
+			hk := httpgc.HashKey([]byte("secret"))
+			h, err := httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll, DisplayKey: hk})
+			require.NoError(t, err)
+			t.Cleanup(func() { h.Close() })
+
+			w := patch(h, "/api/groups/"+hk(c.key), `{"maxConcurrency":9}`)
+			require.Equal(t, c.code, w.Code, w.Body.String())
+			assert.NotContains(t, w.Body.String(), "alice", "the key")
+			assert.Contains(t, w.Body.String(), hk(c.key), "the name the page shows")
+		})
+	}
 }

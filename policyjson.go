@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -53,9 +55,10 @@ var isolationNames = []struct {
 // Strict means that these are errors. They are an unknown field, a field
 // given twice, a value of the wrong type or range, and a limit below its
 // least value. So are weights without "isolation": "fair-share", anything
-// after the policy object, and a document that is not valid UTF-8 (a key
-// JSON cannot carry as it is). The error wraps ErrInvalidPolicy and
-// names the JSON path of every bad value it found, e.g.
+// after the policy object, a document that is not valid UTF-8 (a key
+// JSON cannot carry as it is), and a \u escape of half a UTF-16
+// surrogate pair alone, which JSON would read as U+FFFD. The error wraps
+// ErrInvalidPolicy and names the JSON path of every bad value it found, e.g.
 // `perGroupMaxConcurrency["a"]: -1 is below 1`. A syntax error stops the
 // reading at its byte offset. It quotes a name or value it repeats, and cuts
 // it to 64 bytes. So no control character or megabyte of the input reaches a
@@ -77,6 +80,10 @@ func ParsePolicy(data []byte) (*PolicyBuilder, error) {
 		}
 		return nil, fmt.Errorf("%w: the document is not valid UTF-8 (byte %d)", ErrInvalidPolicy, i)
 	}
+	// It reads a \u escape of half a UTF-16 pair, alone, as U+FFFD too.
+	if i, ok := loneSurrogate(data); ok {
+		return nil, fmt.Errorf("%w: the document escapes half a UTF-16 surrogate pair, %s, alone (byte %d)", ErrInvalidPolicy, data[i:i+6], i)
+	}
 	r := &policyReader{dec: json.NewDecoder(bytes.NewReader(data)), b: NewPolicyBuilder()}
 	r.dec.UseNumber()
 	if err := r.policy(); err != nil {
@@ -86,6 +93,44 @@ func ParsePolicy(data []byte) (*PolicyBuilder, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(r.bad, "; "))
 	}
 	return r.b, nil
+}
+
+// loneSurrogate returns the offset of the first \u escape in a string of
+// data that is half a UTF-16 surrogate pair without its other half.
+func loneSurrogate(data []byte) (int, bool) {
+	in := false // inside a string
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			in = !in
+		case c != '\\' || !in: // nothing to look at
+		case i+1 < len(data) && data[i+1] != 'u':
+			i++ // an escape of one character
+		default:
+			r, ok := escaped(data, i)
+			if !ok {
+				continue // a syntax error, which the reading reports
+			}
+			if utf16.IsSurrogate(r) {
+				lo, ok := escaped(data, i+6)
+				if r >= 0xdc00 || !ok || lo < 0xdc00 || lo > 0xdfff {
+					return i, true
+				}
+				i += 6
+			}
+			i += 5
+		}
+	}
+	return 0, false
+}
+
+// escaped returns the rune of the \u escape at data[i:], if there is one.
+func escaped(data []byte, i int) (rune, bool) {
+	if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+	return rune(n), err == nil
 }
 
 // policy reads the whole document.

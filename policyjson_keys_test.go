@@ -161,3 +161,27 @@ func TestParsePolicyRefusesBytesThatAreNotUTF8(t *testing.T) {
 		assert.ErrorContains(t, err, "not valid UTF-8 (byte ")
 	}
 }
+
+// A \u escape of half a UTF-16 surrogate pair, alone, is refused, naming
+// where: JSON would read it as U+FFFD, and the limit would land on another
+// group. A whole pair, and an escaped backslash before a u, are read.
+func TestParsePolicyRefusesHalfASurrogatePairAlone(t *testing.T) {
+	for _, doc := range []string{
+		`{"perGroupMaxConcurrency": {"\ud800": 2}}`,
+		`{"perGroupMaxConcurrency": {"a\udc00": 2}}`,
+		`{"perGroupMaxConcurrency": {"\ud800\u0041": 2}}`,
+		`{"perGroupMaxConcurrency": {"\ud800": 2, "\udc00": 3}}`,
+		`{"parentSeparator": "\udbff"}`,
+	} {
+		b, err := groupconc.ParsePolicy([]byte(doc))
+		assert.Nil(t, b, doc)
+		require.ErrorIs(t, err, groupconc.ErrInvalidPolicy, doc)
+		assert.ErrorContains(t, err, "surrogate", doc)
+		assert.ErrorContains(t, err, "(byte ", doc)
+	}
+	b, err := groupconc.ParsePolicy([]byte(`{"perGroupMaxConcurrency": {"\ud83d\ude00": 2, "\\ud800": 3}}`))
+	require.NoError(t, err)
+	p := mustBuild(t, b)
+	assert.Equal(t, 2, p.ResolveConcurrency("😀"))
+	assert.Equal(t, 3, p.ResolveConcurrency(`\ud800`))
+}

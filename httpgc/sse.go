@@ -178,8 +178,14 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	rc := http.NewResponseController(w)
+	defer h.endOnClose(rc)()
 	send := func(parts ...[]byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // unsupported by some writers: then none
+		select {
+		case <-h.stream.closing:
+			return false // Close may have moved the deadline before this write's
+		default:
+		}
 		for _, p := range parts {
 			if _, err := w.Write(p); err != nil {
 				return false
@@ -221,11 +227,33 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// endOnClose moves the write deadline of the stream rc writes to now once
+// Close is called, so a write waiting for a client that stopped reading
+// fails at once rather than at its timeout. It returns the function that
+// stops that, which the stream calls before it returns: rc cannot be used
+// after.
+func (h *Handler) endOnClose(rc *http.ResponseController) (stop func()) {
+	stopped, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-h.stream.closing:
+			_ = rc.SetWriteDeadline(time.Now())
+		case <-stopped:
+		}
+	}()
+	return func() {
+		close(stopped)
+		<-done
+	}
+}
+
 // Close ends every stream and refuses new ones (503). The page then falls
 // back to polling. It also stops the history's sampler and watching the
 // executor's pressure warnings. Call it before http.Server.Shutdown, which
-// waits for open requests and would wait for streams. It returns at once,
-// and always nil.
+// waits for open requests and would wait for streams. A stream whose write
+// waits for a client that stopped reading ends too: its write deadline is
+// moved to now. It returns at once, and always nil.
 func (h *Handler) Close() error {
 	h.stopHistory()
 	h.unwatch()

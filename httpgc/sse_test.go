@@ -302,3 +302,24 @@ func TestWithADisplayKeyTheStreamsGroupsAreReadWithoutAPassOverAll(t *testing.T)
 		assert.GreaterOrEqual(t, calls.Load(), int64(3), "a write always takes a pass over all")
 	})
 }
+
+// Close ends a stream whose write waits for a client that stopped reading:
+// it moves the write's deadline to now. So http.Server.Shutdown, called
+// next, need not wait for the write's own timeout.
+func TestCloseEndsAStreamWhoseWriteWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, httpgc.Options{Interval: time.Second})
+		rec := newRecorder()
+		rec.hold = make(chan struct{})
+		defer close(rec.hold)
+		c := watch(f.h, rec)
+		synctest.Wait() // the stream's first write waits
+		require.NoError(t, f.h.Close())
+		synctest.Wait()
+		select {
+		case <-c.done:
+		default:
+			t.Error("the stream still waits in its write after Close")
+		}
+	})
+}

@@ -4,18 +4,24 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // recorder is a ResponseWriter for a stream: it keeps what is written (or
 // only counts it, with discard), and, while hold is open, holds every
-// write, as a client that stopped reading does.
+// write, as a client that stopped reading does. A write deadline set at or
+// before now fails a held write, as a connection's does.
 type recorder struct {
 	header  http.Header
 	hold    chan struct{} // nil: writes go through; else each write waits until it is closed
 	discard bool
+
+	expired chan struct{} // closed by a write deadline at or before now
+	expire  sync.Once
 
 	mu   sync.Mutex
 	sent http.Header  // guarded by mu; the header as sent
@@ -24,7 +30,14 @@ type recorder struct {
 	n    int          // guarded by mu; bytes written
 }
 
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+func newRecorder() *recorder { return &recorder{header: http.Header{}, expired: make(chan struct{})} }
+
+func (r *recorder) SetWriteDeadline(t time.Time) error {
+	if !t.After(time.Now()) {
+		r.expire.Do(func() { close(r.expired) })
+	}
+	return nil
+}
 
 func (r *recorder) Header() http.Header { return r.header }
 
@@ -38,7 +51,11 @@ func (r *recorder) WriteHeader(code int) {
 
 func (r *recorder) Write(p []byte) (int, error) {
 	if r.hold != nil {
-		<-r.hold
+		select {
+		case <-r.hold:
+		case <-r.expired:
+			return 0, os.ErrDeadlineExceeded
+		}
 	}
 	r.WriteHeader(http.StatusOK)
 	r.mu.Lock()

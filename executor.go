@@ -253,6 +253,11 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // for the functions. It may be called more than once, and concurrently with
 // Close.
 //
+// A group paused when Shutdown begins stays paused, as overrides are
+// refused from then on. Its waiting tasks end only when ctx ends, which is
+// never with context.Background(). Resume paused groups first, or give ctx
+// a deadline.
+//
 // Do not let Shutdown wait in a task of e, in e's listener or rejection
 // handler, or in a pressure warning function. It would wait for the call
 // it is made from, which ends only after Shutdown returns. So it returns

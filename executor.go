@@ -215,8 +215,10 @@ func (e *GroupExecutor) check(ctx context.Context) error {
 }
 
 // ShutdownGroup cancels every task of groupKey, with cause ErrGroupShutdown.
-// Waiting tasks end CANCELLED at once, and running ones see their context
-// cancelled. Other groups are untouched. The group keeps its limits, and
+// Waiting tasks end CANCELLED, and running ones see their context
+// cancelled. The waiting tasks' permits and queue slots are back when it
+// returns. Their listener calls and handles follow at once, on goroutines
+// of their own. Other groups are untouched. The group keeps its limits, and
 // tasks submitted to it afterwards are accepted as usual. It does nothing
 // for an unknown group and does not wait. A parent's subtree is shut down
 // with it.

@@ -32,6 +32,9 @@ type body interface {
 	// ended, even when h panics or calls runtime.Goexit. It claims t as h
 	// ends, as call does, and records in o whether it did.
 	callHandler(t *task, ctx context.Context, h RejectionHandler, l TaskLifecycleListener, o *outcome)
+	// unwound is the error of a task whose call did not return: runtime.Goexit,
+	// or a panic of a Do's function going on up (doCall.call).
+	unwound() error
 	// tellCompleted tells l the task's result. That is o, which its claimer
 	// is about to publish, or the result Cancel publishes when o is the zero
 	// outcome. The o argument is a value, because a pointer given to an
@@ -209,7 +212,8 @@ const (
 func (fnBody[T]) wake(bool, int64)             { panic("groupconc: not a Do") }
 func (fnBody[T]) ended()                       { panic("groupconc: not a Do") }
 func (fnBody[T]) taskID(*GroupExecutor) string { panic("groupconc: not a Do") }
-func (fnBody[T]) unwound() error               { panic("groupconc: not a Do") }
+
+func (fnBody[T]) unwound() error { return panicError(nil) }
 
 func (f fnBody[T]) tellCompleted(t *task, o outcome, l TaskLifecycleListener) {
 	handleOf[T](t).tellCompletedTo(&o, l)

@@ -211,12 +211,7 @@ func (e *GroupExecutor) finishCancelled(t *task) {
 // permits free and its OnCompleted returned. end carries on whom they went to.
 func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if o.status == 0 { // the body did not return: runtime.Goexit, or a Do's panic
-		o.status, o.end = StatusFailed, t.since()
-		if t.inline() {
-			o.err = t.body.unwound()
-		} else {
-			o.err = panicError(nil)
-		}
+		o.status, o.err, o.end = StatusFailed, t.body.unwound(), t.since()
 	}
 	t.permits.Release()
 	l := e.listener()

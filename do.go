@@ -193,8 +193,7 @@ func (c *doCall[T]) call(t *task, ctx context.Context) (TaskStatus, bool, error)
 	return status, claimed, err
 }
 
-// unwound is the error of a task whose call did not return: what fn
-// panicked with, or runtime.Goexit.
+// unwound is what fn panicked with, or runtime.Goexit's error.
 func (c *doCall[T]) unwound() error {
 	if c.err != nil {
 		return c.err

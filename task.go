@@ -121,7 +121,6 @@ type inlineCaller interface {
 	wake(handed bool, start int64)
 	ended()
 	taskID(e *GroupExecutor) string
-	unwound() error
 }
 
 // taskID returns t's ID. A Do's task has none until asked (doCall.taskID).

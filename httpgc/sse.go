@@ -230,7 +230,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 // endOnClose moves the write deadline of the stream rc writes to now once
 // Close is called, so a write waiting for a client that stopped reading
 // fails at once rather than at its timeout. It returns the function that
-// stops that, which the stream calls before it returns: rc cannot be used
+// stops that. The stream calls it before it returns, as rc cannot be used
 // after.
 func (h *Handler) endOnClose(rc *http.ResponseController) (stop func()) {
 	stopped, done := make(chan struct{}), make(chan struct{})
@@ -252,8 +252,8 @@ func (h *Handler) endOnClose(rc *http.ResponseController) (stop func()) {
 // back to polling. It also stops the history's sampler and watching the
 // executor's pressure warnings. Call it before http.Server.Shutdown, which
 // waits for open requests and would wait for streams. A stream whose write
-// waits for a client that stopped reading ends too: its write deadline is
-// moved to now. It returns at once, and always nil.
+// waits for a client that stopped reading ends too, as its write deadline
+// is moved to now. It returns at once, and always nil.
 func (h *Handler) Close() error {
 	h.stopHistory()
 	h.unwatch()

@@ -303,8 +303,8 @@ func TestWithADisplayKeyTheStreamsGroupsAreReadWithoutAPassOverAll(t *testing.T)
 	})
 }
 
-// Close ends a stream whose write waits for a client that stopped reading:
-// it moves the write's deadline to now. So http.Server.Shutdown, called
+// Close ends a stream whose write waits for a client that stopped reading.
+// It moves the write's deadline to now. So http.Server.Shutdown, called
 // next, need not wait for the write's own timeout.
 func TestCloseEndsAStreamWhoseWriteWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

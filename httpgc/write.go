@@ -144,7 +144,7 @@ func (h *Handler) emptyBody(w http.ResponseWriter, body []byte) bool {
 // failWrite answers a write to the group of key, shown as name, that the
 // executor refused. The executor's own message for a group gone names its
 // key, which a DisplayKey hides. A refusal's text, a guard's say, may
-// quote the key too: under a DisplayKey it shows name there (hideKey). A
+// quote the key too. Under a DisplayKey it shows name there (hideKey). A
 // value refused is named as fields, the patch's body, named it (see
 // refusedFields).
 func (h *Handler) failWrite(w http.ResponseWriter, err error, key, name string, fields map[string]json.RawMessage) {

@@ -72,8 +72,8 @@ func TestALimitAGuardRefusesGets422NamingTheField(t *testing.T) {
 }
 
 // Under a DisplayKey, a refusal that names the group's key, as a guard's
-// may, shows the displayed name there instead: quoted whole, quoted cut
-// short, or as it is.
+// may, shows the displayed name there instead. That holds for the key
+// quoted whole, quoted and cut short, or as it is.
 func TestARefusalThatNamesTheKeyShowsTheDisplayedNameInstead(t *testing.T) {
 	short := "user:alice@example.com"
 	long := "tenant/alice@example.com/" + strings.Repeat("x", 300)

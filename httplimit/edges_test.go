@@ -2,10 +2,12 @@ package httplimit_test
 
 import (
 	"context"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,4 +143,23 @@ func TestTheDefaultKeyNamesThePort(t *testing.T) {
 	g.open(t)
 	recv(t, a)
 	recv(t, b)
+}
+
+// Retry-After is whole seconds rounded up, at least one, for any duration,
+// the largest included: rounding up must not overflow into a negative.
+func TestRetryAfterIsRoundedUpSecondsForAnyDuration(t *testing.T) {
+	rejected := &groupconc.RejectedError{GroupKey: "g", Reason: groupconc.ReasonGroupQueueFull}
+	for d, want := range map[time.Duration]string{
+		0:                             "1",
+		time.Nanosecond:               "1",
+		time.Second:                   "1",
+		time.Second + 1:               "2",
+		math.MaxInt64:                 "9223372037",
+		math.MaxInt64 - time.Second/2: "9223372037",
+		math.MaxInt64 / time.Second * time.Second: "9223372036",
+	} {
+		rec := httptest.NewRecorder()
+		httplimit.WriteError(rec, rejected, d)
+		assert.Equal(t, want, rec.Header().Get("Retry-After"), "RetryAfter %d", d)
+	}
 }

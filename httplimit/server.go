@@ -199,13 +199,15 @@ func writeError(w http.ResponseWriter, err error, retryAfter string) {
 }
 
 // retryAfterHeader returns the Retry-After value for d: whole seconds,
-// rounded up, at least one. It returns "" for a negative d.
+// rounded up, at least one. It returns "" for a negative d. It rounds up
+// without adding to d, which could overflow near math.MaxInt64.
 func retryAfterHeader(d time.Duration) string {
-	switch {
-	case d < 0:
+	if d < 0 {
 		return ""
-	case d == 0:
-		d = time.Second
 	}
-	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+	s := int64(d / time.Second)
+	if d%time.Second != 0 || s == 0 {
+		s++
+	}
+	return strconv.FormatInt(s, 10)
 }

@@ -37,10 +37,9 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 // them does not hold the caller.
 func (e *GroupExecutor) drain(g *groupstate.Group[task]) {
 	n := g.StartDrain()
-	if n == 0 || !e.walkParked(g, n) {
+	if n == 0 || !e.walkParked(g, n) || !e.crew.join() {
 		return // empty, or drained by another, or done
 	}
-	e.crew.add()
 	go func() {
 		defer e.crew.exit()
 		e.walkParked(g, -1)
@@ -65,9 +64,12 @@ func (e *GroupExecutor) walkParked(g *groupstate.Group[task], n int) bool {
 // goes to a goroutine, since ending it tells the listener, and a change
 // is carried on under the update lock.
 func (e *GroupExecutor) walkResumed(t *task) {
-	out, reason, turn := t.permits.Resume()
+	out, reason, turn, moved := t.permits.Resume()
 	if turn != nil {
 		e.goResume(turn)
+	}
+	if moved != nil { // sent back to a line by a lowered limit
+		defer e.applyChanges(moved)
 	}
 	switch {
 	case out == groupstate.Admitted:
@@ -87,10 +89,9 @@ func (e *GroupExecutor) walkResumed(t *task) {
 // (groupstate.Registry.Repark), on a goroutine of its own: the update lock
 // may be held by a guard that submits.
 func (e *GroupExecutor) repark(g *groupstate.Group[task]) {
-	if !g.Paused() {
+	if !g.Paused() || !e.crew.join() {
 		return
 	}
-	e.crew.add()
 	go func() {
 		defer e.crew.exit()
 		e.updating.Lock()

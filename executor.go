@@ -117,7 +117,8 @@ func New(policy *GroupPolicy) *GroupExecutor {
 // order. A lowered limit interrupts nothing. No new task starts in that
 // group (for the global limit, anywhere) until the running count is below
 // the new limit. This is the one case where Running may exceed
-// MaxConcurrency. A lowered queue threshold rejects no task already waiting.
+// MaxConcurrency. A task handed its last permit before the change counts
+// as running already, and starts. A lowered queue threshold rejects no task already waiting.
 // New tasks are rejected while the waiting count is at or above it. Waiting
 // tasks keep their place in line. UpdatePolicy does not wait for running
 // tasks.

@@ -168,7 +168,11 @@ func (c *callers) wait() {
 // not left the gate yet, or by a goroutine that is counted itself. So once
 // the gate is drained, the count only falls. The drained Shutdown closes the
 // crew (close) knowing that the first time it reaches 0 is the last. Of the
-// last exit and close, the later one sees the other's write.
+// last exit and close, the later one sees the other's write. A goroutine
+// started for the executor's lines, not for a task of its own (repark,
+// drain), may find the gate drained, its task ended. It joins only while
+// the crew is open (join): of its count and close, the later one sees the
+// other, so either Shutdown waits for it or it does not start.
 type crew struct {
 	running atomic.Int64
 	closed  atomic.Bool
@@ -180,6 +184,18 @@ func newCrew() crew { return crew{done: make(chan struct{})} }
 
 // add counts a goroutine in, before it is started.
 func (c *crew) add() { c.running.Add(1) }
+
+// join counts a goroutine in, as add does, unless the crew is closed. Then
+// every task has ended, and the goroutine has nothing to do: it is not
+// started.
+func (c *crew) join() bool {
+	c.running.Add(1)
+	if c.closed.Load() {
+		c.exit()
+		return false
+	}
+	return true
+}
 
 // exit counts a goroutine out, as the last thing it does.
 func (c *crew) exit() {

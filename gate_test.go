@@ -106,3 +106,31 @@ func TestGateIsNeverDrainedEarly(t *testing.T) {
 		}
 	}
 }
+
+// A goroutine started for the lines, not for a task of its own (repark,
+// drain), joins the crew only while it is open. Once Shutdown has closed
+// the crew, join starts none, and a join before close makes close wait.
+func TestCrewJoinStartsNoGoroutineOnceClosed(t *testing.T) {
+	open := newCrew()
+	if !open.join() {
+		t.Fatal("join of an open crew: false, want true")
+	}
+	open.close()
+	select {
+	case <-open.done:
+		t.Fatal("crew done with a goroutine that joined before close still running")
+	default:
+	}
+	open.exit()
+	<-open.done
+
+	closed := newCrew()
+	closed.close()
+	<-closed.done
+	if closed.join() {
+		t.Fatal("join of a closed crew: true, want false")
+	}
+	if n := closed.running.Load(); n != 0 {
+		t.Fatalf("closed crew runs %d goroutines after a join, want 0", n)
+	}
+}

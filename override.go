@@ -36,7 +36,8 @@ var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
 //
 // Paused, if true, stops the group from starting tasks. New tasks are
 // accepted and wait, and its queue threshold and Block apply as usual.
-// Running ones finish. A paused group's waiting tasks hold no permit of the
+// Running ones finish, and so does a task handed its last permit as the
+// pause came, which counts as running already. A paused group's waiting tasks hold no permit of the
 // global cap, so pausing one group never holds back another. A task of a
 // paused group turned away under RejectCallerRuns does not run. It ends
 // REJECTED, as under RejectAbort. Paused false, or dropping the override,

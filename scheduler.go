@@ -244,7 +244,7 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // carry on (see Permits.Resume).
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 	g := t.permits.Group()
-	out, reason, next := t.permits.Resume()
+	out, reason, next, moved := t.permits.Resume()
 	switch out {
 	case groupstate.Admitted:
 		if now < 0 {
@@ -252,13 +252,18 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 		}
 		return stepRun, max(now-t.permits.Submitted(), 0), next
 	case groupstate.MustWait:
+		s := stepWaiting
 		if e.stopRequested(t) && t.permits.Leave() {
 			e.finishCancelled(t)
 			e.end(t, handOffKeep, noTime)
-			return stepEnded, 0, next
+			s = stepEnded
+		} else {
+			e.repark(g)
 		}
-		e.repark(g)
-		return stepWaiting, 0, next
+		if moved != nil { // sent back to a line by a lowered limit
+			e.applyChanges(moved)
+		}
+		return s, 0, next
 	}
 	if e.turnAway(t, reason) {
 		return stepRun, 0, next

@@ -63,7 +63,7 @@ func benchLayers(b *testing.B, fair, tree bool) {
 			t.p.Exit()
 			var next *xtk
 			for h := t.p.Handed(); h != nil; {
-				out, _, turn := h.p.Resume()
+				out, _, turn, _ := h.p.Resume()
 				switch {
 				case out != Admitted:
 				case next == nil:

@@ -58,14 +58,18 @@ func (f *fixture) end(t *testing.T, k *tk) []string {
 }
 
 // resume resumes handed tasks and returns the names of those admitted. A
-// task whose turn comes as one's walk stops is resumed next.
+// task whose turn comes as one's walk stops is resumed next. Those a walk
+// sent back handed on (see sendBack) are resumed after the rest.
 func resume(hs []*tk) []string {
 	var admitted []string
-	for _, h := range hs {
-		for h != nil {
-			out, _, next := h.p.Resume()
+	for i := 0; i < len(hs); i++ {
+		for h := hs[i]; h != nil; {
+			out, _, next, moved := h.p.Resume()
 			if out == Admitted {
 				admitted = append(admitted, h.name)
+			}
+			if moved != nil {
+				hs = append(hs, moved.Handed...)
 			}
 			h = next
 		}

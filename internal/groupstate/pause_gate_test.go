@@ -42,7 +42,7 @@ func TestGateLeavesOnlyThePauseLine(t *testing.T) {
 		testHookGateJoined = nil
 		require.Equal(t, 1, g.StartDrain())
 		require.Same(t, p, g.Unpark())
-		out, _, next := p.p.Resume()
+		out, _, next, _ := p.p.Resume()
 		require.Equal(t, MustWait, out, "p needs 2 of g's permits, 1 is free")
 		require.Nil(t, next)
 		require.Nil(t, g.Unpark(), "the pause line is empty: the drain ends")
@@ -89,7 +89,7 @@ func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
 		f.r.Update(Unlimited, Unlimited, limits)
 		require.Equal(t, 2, g.StartDrain())
 		require.Same(t, o, g.Unpark())
-		out, _, _ = o.p.Resume()
+		out, _, _, _ = o.p.Resume()
 		require.Equal(t, MustWait, out, "o waits for a's permit")
 		require.Same(t, p, g.Unpark(), "the drain takes p out, and p has yet to walk")
 
@@ -97,11 +97,11 @@ func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
 		f.r.Update(Unlimited, Unlimited, limits)
 		paused = false
 		f.r.Update(Unlimited, Unlimited, limits) // its drain is the one under way
-		out, _, _ = p.p.Resume()
+		out, _, _, _ = p.p.Resume()
 		assert.Equal(t, MustWait, out)
 		assert.Same(t, g.pauseLine.Load(), p.p.line.Load(), "p waits behind o in the pause line")
 		for k := g.Unpark(); k != nil; k = g.Unpark() { // the drain goes on
-			out, _, _ = k.p.Resume()
+			out, _, _, _ = k.p.Resume()
 			require.Equal(t, MustWait, out)
 		}
 		assert.Equal(t, []string{"o"}, f.end(t, a), "fair %v", fair)

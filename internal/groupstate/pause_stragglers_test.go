@@ -59,7 +59,7 @@ func TestPauseMovesAFreshWalkWaitingForItsTurn(t *testing.T) {
 
 	paused = true
 	f.r.Update(Unlimited, Unlimited, limits)
-	out, _, next := h.p.Resume()
+	out, _, next, _ := h.p.Resume()
 	assert.Equal(t, MustWait, out, "h waits at g's concurrency layer")
 	assert.Nil(t, next, "f walks on from its turn, though g is paused")
 

@@ -64,7 +64,7 @@ func pausedAsItWalks(t *testing.T, paused *bool, limits func(string) Limits) (f 
 	f.now = 2
 	out, _ = older.p.Try()
 	require.Equal(t, MustWait, out, "older waits in the pause line")
-	out, _, _ = w.p.Resume()
+	out, _, _, _ = w.p.Resume()
 	require.Equal(t, MustWait, out, "w waits at g's concurrency layer")
 	return f, older, w
 }
@@ -107,7 +107,7 @@ func TestResumedGroupsNewTaskWaitsBehindItsPauseLine(t *testing.T) {
 		assert.Zero(t, g.StartDrain(), "one caller drains")
 		var admitted []string
 		for k := g.Unpark(); k != nil; k = g.Unpark() {
-			if out, _, _ := k.p.Resume(); out == Admitted {
+			if out, _, _, _ := k.p.Resume(); out == Admitted {
 				admitted = append(admitted, k.name)
 			}
 		}

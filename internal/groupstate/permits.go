@@ -116,17 +116,19 @@ func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 // Or it waits for its group's turn, in no line (see turn.go).
 // A rejected task may have released permits that others waited for. See
 // Handed.
-func (p *Permits[T]) Try() (Outcome, string) { return p.advance(true) }
+func (p *Permits[T]) Try() (Outcome, string) { return p.advance(true, nil) }
 
 // Resume carries on the walk of a task taken out of its line holding the
 // permit it waited for. It returns as Try does. It may also return next,
 // a task of the same group handed a permit meanwhile, whose turn to walk
 // on comes as this walk stops (see turn.go). The caller owns next, and
-// must call its Resume.
-func (p *Permits[T]) Resume() (out Outcome, reason string, next *T) {
+// must call its Resume. A walk sent back to a line by a limit lowered
+// while it was handed on (see sendBack) returns MustWait and moved, the
+// changes that made: the caller owns them, as those of a change of limits.
+func (p *Permits[T]) Resume() (out Outcome, reason string, next *T, moved *Changes[T]) {
 	g, turn := p.group, p.bit != pauseBit // a resumed group's task was handed no permit
 	p.flags |= granted
-	out, reason = p.advance(!turn)
+	out, reason = p.advance(!turn, &moved)
 	if turn { // p may be in a line now: only g is read
 		if w := g.passTurn(); w != nil {
 			next = w.task()
@@ -134,7 +136,7 @@ func (p *Permits[T]) Resume() (out Outcome, reason string, next *T) {
 			g.nudgeTurn()
 		}
 	}
-	return out, reason, next
+	return out, reason, next, moved
 }
 
 // Leave takes the task out of the line it waits in and reports whether it
@@ -178,8 +180,9 @@ func (p *Permits[T]) Exit() {
 // a task holds its own group's permit before it waits for its parent's,
 // and a subtree's waiting tasks never hold its capacity. A fresh walk,
 // one that does not have its group's turn, waits for it while another
-// task of its group walks on from a hand-off (see turn.go).
-func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
+// task of its group walks on from a hand-off (see turn.go). A walk sent
+// back to a line (sendBack) leaves its changes in moved.
+func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 	if p.held&countedRunning != 0 { // admitted already, by a paused walk
 		return Admitted, ""
 	}
@@ -197,8 +200,12 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 	}
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto
 	// past the loop, rather than a call of it, kept W2 flat as it was.
-	if !gl.fair && x.costsOne() && p.flags&granted != 0 && p.takeRest(g, gl, x, depth) {
+	mid := p.handedMid(gl, depth)
+	if !gl.fair && x.costsOne() && p.flags&granted != 0 && p.takeRest(g, gl, x, depth, mid) {
 		goto admitted
+	}
+	if p.sentBack(&mid, gl, depth, moved) { // takeRest took the handed permit
+		return MustWait, ""
 	}
 	for i := range gl.walk {
 		y := &gl.walk[i]
@@ -252,6 +259,9 @@ func (p *Permits[T]) advance(fresh bool) (Outcome, string) {
 				if lv > 0 && !handed { // the kidQueue that handed it counted it (kidQueue.pop)
 					gl.kidHeld(g, x, y.bit, lv, 1)
 				}
+			}
+			if p.sentBack(&mid, gl, depth, moved) {
+				return MustWait, ""
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func TestPermitsWaitAtEachLayerInTurn(t *testing.T) {
 	require.True(t, g.bulkhead.tryAcquire(), "someone else holds g's bulkhead")
 	a.p.Release()
 	require.Same(t, b, a.p.Handed())
-	out, _, _ = b.p.Resume()
+	out, _, _, _ = b.p.Resume()
 	require.Equal(t, MustWait, out, "b now waits at the bulkhead, holding the global permit")
 	_, _, inFlight := f.gl.Counts()
 	assert.Equal(t, 1, inFlight)

@@ -51,7 +51,7 @@ func benchPriorityTurns(b *testing.B, turn bool) {
 			t.p.Exit()
 			next := t.p.Handed()
 			if next != nil {
-				if out, _, turn := next.p.Resume(); out != Admitted || turn != nil {
+				if out, _, turn, _ := next.p.Resume(); out != Admitted || turn != nil {
 					b.Fatalf("a handed task was not admitted alone: %v", out)
 				}
 			}

@@ -65,7 +65,7 @@ func TestDisplacingTakesOnlyASlotStillHeld(t *testing.T) {
 	require.True(t, g.bulkhead.tryAcquire(), "someone else holds g's bulkhead")
 	a.p.Release()
 	require.Same(t, b, a.p.Handed())
-	out, _, _ := b.p.Resume()
+	out, _, _, _ := b.p.Resume()
 	require.Equal(t, MustWait, out, "b waits at its bulkhead")
 	_, slots := f.gl.Held()
 	require.Zero(t, slots, "b gave the global slot back")

@@ -68,11 +68,11 @@ func TestTurnPassesOnFromAWalkTurnedAway(t *testing.T) {
 	require.Equal(t, [][]*tk{{w}, nil}, hs, "m waits for its turn")
 	assert.False(t, m.p.Leave(), "m is in no line")
 
-	out, reason, next := w.p.Resume()
+	out, reason, next, _ := w.p.Resume()
 	require.Equal(t, Rejected, out, "no slot of g's queue to wait in")
 	assert.Equal(t, ReasonGroupQueueFull, reason)
 	require.Same(t, m, next, "w's turn passed on all the same")
-	out, _, next = m.p.Resume()
+	out, _, next, _ = m.p.Resume()
 	require.Equal(t, Rejected, out)
 	require.Nil(t, next)
 	w.p.Exit()
@@ -265,7 +265,7 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 	assert.Same(t, &acme.conc, d.p.line.Load(), "d waits in acme's line")
 	e := submit("acme", "e", MustWait)
 
-	out, _, next := b.p.Resume()
+	out, _, next, _ := b.p.Resume()
 	require.Equal(t, Admitted, out)
 	require.Nil(t, next)
 	assert.Equal(t, []string{"c"}, f.end(t, b))

@@ -75,7 +75,7 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 
 	c := enter("t/b", "c")
 	require.Equal(t, Rejected, walk(t, c), "c waits for t/b's turn, with no slot to wait on")
-	out, _, next := w.p.Resume()
+	out, _, next, _ := w.p.Resume()
 	require.Equal(t, Rejected, out, "t's bulkhead is full, and t's queue has no slots")
 	require.Nil(t, next)
 	w.p.Exit()
@@ -120,7 +120,7 @@ func TestAWalkOnTurnedAwayHandsItsPermitOn(t *testing.T) {
 	require.Equal(t, 1, *woken, "z's end wakes c's caller")
 	c.p.Unblock()
 	require.Equal(t, Rejected, walk(t, c), "w holds the permit")
-	out, _, _ = w.p.Resume()
+	out, _, _, _ = w.p.Resume()
 	require.Equal(t, Rejected, out, "g's limit is full, and g's queue has no slots")
 	w.p.Exit()
 	require.Equal(t, 2, *woken, "c's caller is woken as w gives the permit back")

@@ -1,6 +1,10 @@
 package groupconc
 
-import "github.com/kobe/groupconc/internal/groupstate"
+import (
+	"slices"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
 
 // A change of limits (UpdatePolicy, an override, an adaptive limit) moves
 // waiting tasks in groupstate, under the update lock. Changes lists them.
@@ -20,9 +24,18 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 	// The tasks the raised limits let through were handed a permit away from
 	// the executor's goroutines. They walk on here, one after another in
 	// the order their lines serve them, so that where two go on to one
-	// free permit the first takes it. Each runs on a goroutine of its own.
-	for _, t := range c.Handed {
-		e.walkResumed(t)
+	// free permit, or to one line (a parent's), the first gets there
+	// first. A task handed one while another of its group walked on gets
+	// its group's turn as that walk stops: it takes its place in the
+	// order. Each runs on a goroutine of its own.
+	todo := c.Handed
+	for len(todo) > 0 {
+		t := todo[0]
+		todo = todo[1:]
+		if turn := e.walkResumed(t); turn != nil {
+			i, _ := slices.BinarySearchFunc(todo, turn, groupstate.CompareServed[task])
+			todo = slices.Insert(todo, i, turn)
+		}
 	}
 	for _, g := range c.Resumed {
 		e.drain(g)
@@ -54,7 +67,9 @@ func (e *GroupExecutor) walkParked(g *groupstate.Group[task], n int) bool {
 		if t == nil {
 			return false
 		}
-		e.walkResumed(t)
+		if turn := e.walkResumed(t); turn != nil {
+			e.goResume(turn)
+		}
 	}
 	return true
 }
@@ -62,12 +77,11 @@ func (e *GroupExecutor) walkParked(g *groupstate.Group[task], n int) bool {
 // walkResumed walks on t, handed a permit by a change of limits or taken
 // out of a resumed group's pause line. As in carryOn, but a task that ends
 // goes to a goroutine, since ending it tells the listener, and a change
-// is carried on under the update lock.
-func (e *GroupExecutor) walkResumed(t *task) {
+// is carried on under the update lock. It returns the task of t's group
+// whose turn to walk on came as t's walk stopped, for the caller to walk
+// on.
+func (e *GroupExecutor) walkResumed(t *task) (turn *task) {
 	out, reason, turn, moved := t.permits.Resume()
-	if turn != nil {
-		e.goResume(turn)
-	}
 	if moved != nil { // sent back to a line by a lowered limit
 		defer e.applyChanges(moved)
 	}
@@ -81,6 +95,7 @@ func (e *GroupExecutor) walkResumed(t *task) {
 	default:
 		e.repark(t.permits.Group()) // paused again as it walked
 	}
+	return turn
 }
 
 // repark follows up on a task of group g that Try or Resume left waiting.

@@ -199,7 +199,9 @@ type WaitPosition struct {
 	Group string
 	// Ahead is how many tasks of that limit's line are served before it.
 	// Under IsolationFairShare the global line serves groups in turn. So
-	// there it counts the task's own group's tasks only.
+	// there it counts the task's own group's tasks only (at a parent's
+	// line, those of its child's subtree). A costly task the fair choice
+	// fell on is served first, whatever its priority, so it counts too.
 	Ahead int
 }
 

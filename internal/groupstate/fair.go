@@ -92,7 +92,7 @@ func (q *fairQueue[T]) push(w *Permits[T]) {
 	}
 	first := g.chain.head == nil
 	q.all.linkAfter(w, q.all.tail, byLine)
-	g.chain.linkAfter(w, g.chain.tail, byGroup)
+	g.chain.put(w, false)
 	if q.tree {
 		q.pend(g, 1)
 		return

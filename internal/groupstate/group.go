@@ -89,9 +89,8 @@ type Group[T any] struct {
 	idleAt   atomic.Int64
 
 	// waiting counts the tasks waiting at any layer. Those in the global
-	// line are also chained in chain, in the order they joined (see
-	// globalFIFO and fairQueue). The chain is guarded by the global line's
-	// mu.
+	// line are also chained in chain, in the order they were submitted
+	// (see chainList.put). The chain is guarded by the global line's mu.
 	waiting atomic.Int64
 	blocked atomic.Int64 // callers waiting for a queue slot to submit to the group
 	chain   chainList[T]
@@ -108,8 +107,23 @@ type chainList[T any] struct {
 	n atomic.Int64 // written under the global line's mu
 }
 
-func (c *chainList[T]) linkAfter(w, at *Permits[T], k int) {
-	c.list.linkAfter(w, at, k)
+// put links w in where its age puts it (compareAge), so that the head is
+// the group's oldest task in the line (oldestChained), in whatever order
+// they joined: a resumed group's tasks join by priority, and a lowered
+// limit puts tasks back at the head of the line. A new task joins last,
+// after one comparison. One put back at the head (front) is placed from
+// the head.
+func (c *chainList[T]) put(w *Permits[T], front bool) {
+	var at *Permits[T]
+	if front {
+		for n := c.head; n != nil && compareAge(n, w) < 0; n = n.chained.next {
+			at = n
+		}
+	} else {
+		for at = c.tail; at != nil && compareAge(at, w) > 0; at = at.chained.prev {
+		}
+	}
+	c.list.linkAfter(w, at, byGroup)
 	c.n.Add(1)
 }
 

@@ -187,8 +187,15 @@ func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(
 }
 
 // ahead counts the waiters of w's bucket served before w. The buckets are
-// served in turn, so those of other buckets are not said to be ahead.
-func (k *kidQueue[T]) ahead(w *Permits[T]) int { return k.bucket(k.child(w)).q.ahead(w) }
+// served in turn, so those of other buckets are not said to be ahead. The
+// waiter the fair choice fell on is served first.
+func (k *kidQueue[T]) ahead(w *Permits[T]) int {
+	b := k.bucket(k.child(w))
+	if k.chosenIn != b {
+		return b.q.ahead(w)
+	}
+	return b.q.aheadAfter(w, k.chosen)
+}
 
 // kidHeld counts, under fair share, the permits of the layer bit of the
 // ancestor at level lv (above 0) of g, held by a task of Ext x. They are

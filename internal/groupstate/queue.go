@@ -154,13 +154,13 @@ func (q *fifo[T]) oldest(*Group[T]) int64 {
 }
 
 // globalFIFO is the global line's queue under IsolationOff. It is a fifo of
-// every group's tasks. Each group's tasks are also chained in line order
+// every group's tasks. Each group's tasks are also chained, oldest first,
 // from Group.chain, so that a group's oldest is found without a walk.
 type globalFIFO[T any] struct{ fifo[T] }
 
 func (q *globalFIFO[T]) push(w *Permits[T]) {
 	q.fifo.push(w)
-	w.group.chain.linkAfter(w, w.group.chain.tail, byGroup)
+	w.group.chain.put(w, false)
 }
 
 // heads is fifo's for a line that tasks reach first, under IsolationOff,
@@ -173,7 +173,7 @@ func (q *globalFIFO[T]) heads(_ *Group[T], holds func(w *Permits[T]) bool, f fun
 
 func (q *globalFIFO[T]) pushFront(w *Permits[T]) {
 	q.fifo.pushFront(w)
-	w.group.chain.linkAfter(w, nil, byGroup)
+	w.group.chain.put(w, true)
 }
 
 func (q *globalFIFO[T]) pop() *Permits[T] {

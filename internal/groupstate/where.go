@@ -47,11 +47,24 @@ func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 
 // ahead counts the waiters served before w, which waits in q: those of a
 // higher priority, and those of its own that joined first.
-func (q *fifo[T]) ahead(w *Permits[T]) int {
+func (q *fifo[T]) ahead(w *Permits[T]) int { return q.aheadAfter(w, nil) }
+
+// aheadAfter is ahead where chosen, if not nil, waits in q and is served
+// first whatever its priority: a costly task the fair choice fell on stays
+// chosen until it starts (kidQueue).
+func (q *fifo[T]) aheadAfter(w, chosen *Permits[T]) int {
+	if w == chosen {
+		return 0
+	}
 	n := 0
+	if chosen != nil {
+		n++
+	}
 	for p := range q.lists {
 		for x := q.lists[p].head; x != nil && x != w; x = x.links.next {
-			n++
+			if x != chosen {
+				n++
+			}
 		}
 		if uint8(p) == w.prio {
 			return n
@@ -62,13 +75,17 @@ func (q *fifo[T]) ahead(w *Permits[T]) int {
 
 // ahead counts the waiters of w's group served before w. The fair queue
 // serves groups in turn, so those of other groups are not said to be ahead.
+// The task the fair choice fell on is served first.
 func (q *fairQueue[T]) ahead(w *Permits[T]) int {
+	if w == q.chosen {
+		return 0
+	}
 	n, past := 0, false
 	for x := w.group.chain.head; x != nil; x = x.chained.next {
 		switch {
 		case x == w:
 			past = true
-		case x.prio < w.prio, x.prio == w.prio && !past:
+		case x == q.chosen, x.prio < w.prio, x.prio == w.prio && !past:
 			n++
 		}
 	}

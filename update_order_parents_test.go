@@ -1,0 +1,54 @@
+package groupconc_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// A raised global limit lets the waiting tasks walk on in their order. Two
+// of them of one group walk one after the other (turn.go), so the second
+// must not fall behind a task of another group submitted after it: under
+// IsolationOff a parent's line is first come, first served.
+func TestARaisedLimitKeepsTheOrderAtAParentsLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := func(global int) *groupconc.PolicyBuilder {
+			return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
+				GlobalMaxInFlight(global).PerGroupMaxConcurrency(map[string]int{"t": 1})
+		}
+		e := newExecutor(t, b(1))
+		g := upNewGated()
+		g.submit(t, e, "t/r", "r") // holds the global permit and t's
+		var order []string
+		ids := []string{"a", "b", "c", "d"}
+		var hs []*groupconc.TaskHandle[int]
+		for i, key := range []string{"t", "t/u1", "t", "t/u2"} {
+			id := ids[i]
+			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
+				order = append(order, id) // one at a time: t's limit is 1
+				return 0, nil
+			}))
+			time.Sleep(time.Second) // fake clock
+		}
+		upUpdate(t, e, b(10))
+		synctest.Wait()
+		for i, h := range hs {
+			pos, ok := h.Position()
+			require.True(t, ok, ids[i])
+			assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, ids[i])
+		}
+		assert.Equal(t, 4*time.Second, groupStats(t, e, "t").OldestWait)
+		g.release("r")
+		for _, h := range hs {
+			h.Wait()
+		}
+		assert.Equal(t, ids, order)
+		g.finish(t, e)
+	})
+}

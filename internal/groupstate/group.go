@@ -225,7 +225,11 @@ func (g *Group[T]) Held() (bulkhead, conc, slots int) {
 // at now on the clock tasks are stamped with. It returns 0 if none waits.
 // Lines serve in order, so that task is first in one of the lines the
 // group's tasks wait in. They are read in the order tasks go through them.
-// So a task moving on is seen in one or the other.
+// So a task moving on is seen in one or the other. A parent's own lines
+// hold its subtree's tasks in the order they arrived, not the order they
+// were submitted: a child's task arrives once it has passed its own
+// group's layers. So there its own oldest is looked for in the whole
+// line, as in an ancestor's (oldestOf).
 //
 // The group keeps no list of its own, so a task that waits touches only
 // the line it waits in. BenchmarkW3HotGroup/peer=groupconc-user was slower
@@ -235,8 +239,13 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 		return 0
 	}
 	first := int64(noWaiter)
+	kids := g.hasKids()
 	for _, l := range g.waitLines() {
-		if l != nil {
+		switch {
+		case l == nil:
+		case kids && l != g.global.line:
+			first = min(first, l.oldestOf(g))
+		default:
 			first = min(first, l.oldest(g))
 		}
 	}

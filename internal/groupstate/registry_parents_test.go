@@ -78,3 +78,38 @@ func TestRegistryChildMadeAsItsParentIsEvictedGoesUnderTheNewParent(t *testing.T
 	assert.Equal(t, []string{"p/a"}, children(now))
 	k.p.Exit()
 }
+
+// A parent's line holds its subtree's tasks in the order they arrived. A
+// task held at an earlier layer (the global cap, a blocked caller's queue)
+// arrives after younger ones: here a is stamped before c but arrives after
+// it. The parent's oldest own task is found wherever it stands (found by a
+// probe's random rounds: a parent read 0 s for its task of 6 s).
+func TestOldestWaitOfAParentLooksPastItsSubtreesTasks(t *testing.T) {
+	f := treeFixture(t) // every group's limit is 1
+	exts := map[*tk]*Ext{}
+	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	submit := func(key, name string) (*tk, Outcome) {
+		k := &tk{name: name}
+		f.r.Enter(key, &k.p, k, f.now)
+		if k.p.NeedsExt(1) {
+			exts[k] = new(Ext)
+			k.p.Extend(exts[k], 1)
+		}
+		out, _ := k.p.Try()
+		return k, out
+	}
+	r, out := submit("p/r", "r")
+	require.Equal(t, Admitted, out) // holds p's permit
+	f.now = 20
+	c, out := submit("p/c", "c")
+	require.Equal(t, MustWait, out)
+	f.now = 10
+	a, out := submit("p", "a")
+	require.Equal(t, MustWait, out)
+	p, _ := f.r.Lookup("p")
+	assert.EqualValues(t, 90, p.OldestWait(100), "a waits since 10")
+	assert.Equal(t, []string{"c"}, f.end(t, r))
+	assert.Equal(t, []string{"a"}, f.end(t, c))
+	assert.Empty(t, f.end(t, a))
+	assert.Zero(t, p.OldestWait(100))
+}

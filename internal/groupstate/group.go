@@ -109,7 +109,7 @@ type chainList[T any] struct {
 
 // put links w in where its age puts it (compareAge), so that the head is
 // the group's oldest task in the line (oldestChained), in whatever order
-// they joined: a resumed group's tasks join by priority, and a lowered
+// they joined. A resumed group's tasks join by priority, and a lowered
 // limit puts tasks back at the head of the line. A new task joins last,
 // after one comparison. One put back at the head (front) is placed from
 // the head.
@@ -227,7 +227,7 @@ func (g *Group[T]) Held() (bulkhead, conc, slots int) {
 // group's tasks wait in. They are read in the order tasks go through them.
 // So a task moving on is seen in one or the other. A parent's own lines
 // hold its subtree's tasks in the order they arrived, not the order they
-// were submitted: a child's task arrives once it has passed its own
+// were submitted. A child's task arrives once it has passed its own
 // group's layers. So there its own oldest is looked for in the whole
 // line, as in an ancestor's (oldestOf).
 //

@@ -44,6 +44,24 @@ func (f *fixture) submit(t *testing.T, key, name string) (*tk, Outcome) {
 	return k, out
 }
 
+// extended has f's tasks that need an Ext (a parent, a cost) get one, as
+// the executor does. It returns submit for such tasks: it stamps a task at
+// f.now, and tries it.
+func (f *fixture) extended() func(key, name string) (*tk, Outcome) {
+	exts := map[*tk]*Ext{}
+	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	return func(key, name string) (*tk, Outcome) {
+		k := &tk{name: name}
+		f.r.Enter(key, &k.p, k, f.now)
+		if k.p.NeedsExt(1) {
+			exts[k] = new(Ext)
+			k.p.Extend(exts[k], 1)
+		}
+		out, _ := k.p.Try()
+		return k, out
+	}
+}
+
 // end releases k, resumes every task handed a permit and returns the names
 // of those admitted, in hand-off order.
 func (f *fixture) end(t *testing.T, k *tk) []string {

@@ -235,8 +235,8 @@ func compareAge[T any](a, b *Permits[T]) int {
 	return cmp.Compare(int32(a.ticket()-b.ticket()), 0) // tickets wrap, as seqs do
 }
 
-// CompareServed orders tasks a and b as a line serves them: by priority,
-// then by age. Those a change of limits moved walk on in this order.
+// CompareServed orders tasks a and b as a line serves them, by priority
+// and then by age. Those a change of limits moved walk on in this order.
 func CompareServed[T any](a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) }
 
 // servedBefore reports whether a line serves a before b: of a higher

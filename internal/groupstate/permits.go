@@ -124,7 +124,7 @@ func (p *Permits[T]) Try() (Outcome, string) { return p.advance(true, nil) }
 // on comes as this walk stops (see turn.go). The caller owns next, and
 // must call its Resume. A walk sent back to a line by a limit lowered
 // while it was handed on (see sendBack) returns MustWait and moved, the
-// changes that made: the caller owns them, as those of a change of limits.
+// changes that made. The caller owns them, as those of a change of limits.
 func (p *Permits[T]) Resume() (out Outcome, reason string, next *T, moved *Changes[T]) {
 	g, turn := p.group, p.bit != pauseBit // a resumed group's task was handed no permit
 	p.flags |= granted

@@ -86,18 +86,7 @@ func TestRegistryChildMadeAsItsParentIsEvictedGoesUnderTheNewParent(t *testing.T
 // probe's random rounds: a parent read 0 s for its task of 6 s).
 func TestOldestWaitOfAParentLooksPastItsSubtreesTasks(t *testing.T) {
 	f := treeFixture(t) // every group's limit is 1
-	exts := map[*tk]*Ext{}
-	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
-	submit := func(key, name string) (*tk, Outcome) {
-		k := &tk{name: name}
-		f.r.Enter(key, &k.p, k, f.now)
-		if k.p.NeedsExt(1) {
-			exts[k] = new(Ext)
-			k.p.Extend(exts[k], 1)
-		}
-		out, _ := k.p.Try()
-		return k, out
-	}
+	submit := f.extended()
 	r, out := submit("p/r", "r")
 	require.Equal(t, Admitted, out) // holds p's permit
 	f.now = 20

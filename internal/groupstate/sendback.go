@@ -2,7 +2,7 @@ package groupstate
 
 // A lowered limit sends back the tasks that hold its layer's permit and
 // wait in a later line (lower). A task handed a permit is in no line
-// until its carrier walks it on (Resume): it stands in its releaser's
+// until its carrier walks it on (Resume). It stands in its releaser's
 // chain, or in a Changes' Handed. The sweep cannot reach it there. So a
 // walk handed a permit of a layer that is not its last checks, as it
 // takes it, the layers it holds. If one is over its limit, it goes back
@@ -31,7 +31,7 @@ func (p *Permits[T]) sentBack(mid *bool, gl *Global[T], depth uint8, moved **Cha
 }
 
 // overHeld returns the first layer of the walk that p holds and whose
-// count is over its limit: its line, bit and level. It returns nil if
+// count is over its limit, as its line, bit and level. It returns nil if
 // there is none.
 func (p *Permits[T]) overHeld(gl *Global[T], depth uint8) (*line[T], uint8, uint8) {
 	for i := range gl.walk {
@@ -51,7 +51,7 @@ func (p *Permits[T]) overHeld(gl *Global[T], depth uint8) (*line[T], uint8, uint
 // sendBack puts p, which holds a layer over its limit (overHeld), back at
 // the head of that layer's line, giving back what it took after it, as
 // lower does. It returns the Changes to carry on, as a change of limits
-// returns them: the caller owns them, and no longer owns p. It returns
+// returns them. The caller owns them, and no longer owns p. It returns
 // nil if no layer p holds is over its limit.
 func (p *Permits[T]) sendBack(gl *Global[T], depth uint8) *Changes[T] {
 	l, bit, lv := p.overHeld(gl, depth)

@@ -240,16 +240,9 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
 	})
 	f.r.SetParents(slashParents, nil)
-	exts := map[*tk]*Ext{}
-	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
+	try := f.extended()
 	submit := func(key, name string, want Outcome) *tk {
-		k := &tk{name: name}
-		f.r.Enter(key, &k.p, k, f.now)
-		if k.p.NeedsExt(1) {
-			exts[k] = new(Ext)
-			k.p.Extend(exts[k], 1)
-		}
-		out, _ := k.p.Try()
+		k, out := try(key, name)
 		require.Equal(t, want, out, name)
 		f.now++
 		return k

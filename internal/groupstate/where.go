@@ -50,7 +50,7 @@ func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 func (q *fifo[T]) ahead(w *Permits[T]) int { return q.aheadAfter(w, nil) }
 
 // aheadAfter is ahead where chosen, if not nil, waits in q and is served
-// first whatever its priority: a costly task the fair choice fell on stays
+// first whatever its priority. A costly task the fair choice fell on stays
 // chosen until it starts (kidQueue).
 func (q *fifo[T]) aheadAfter(w, chosen *Permits[T]) int {
 	if w == chosen {

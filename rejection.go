@@ -124,3 +124,20 @@ func (r *Rejection) Run(ctx context.Context) (any, error) {
 // A handler that panics gives FAILED with a *PanicError. The ctx is the
 // task's context.
 type RejectionHandler func(ctx context.Context, r *Rejection) (any, error)
+
+// turnAway records that a queue threshold turned t away, for the reason
+// given, and tells the listener. It reports whether t is still to run, on a
+// goroutine of the executor. There its rejection handler or the caller-runs
+// policy decides its outcome. Otherwise it finishes t REJECTED here.
+func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
+	// The policy in force now decides, even if UpdatePolicy returns before
+	// the task's goroutine gets to run its handler or the task.
+	p := e.policy.Load()
+	t.turnedAway(reason, p)
+	t.tellRejected(p.listener, reason)
+	if p.rejectionHandler != nil || p.rejection == RejectCallerRuns && !t.permits.Group().Paused() {
+		return true
+	}
+	e.reject(t, p.rejection == RejectCallerRuns) // a paused group's: as under RejectAbort
+	return false
+}

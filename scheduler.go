@@ -53,6 +53,7 @@ package groupconc
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kobe/groupconc/internal/groupstate"
 )
@@ -279,14 +280,26 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 // benchmarks module measure this, since most of their tasks are handed a
 // permit. The others that can run get goroutines of their own.
 func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int64) (next *task, start int64) {
-	if how == handOffKeep {
+	switch how {
+	case handOffKeep:
+		return nil, 0
+	case handOffSpawn:
+		for t := p.Handed(); t != nil; t = p.Handed() {
+			e.goResume(t)
+		}
 		return nil, 0
 	}
-	for t := p.Handed(); t != nil; {
-		if how == handOffSpawn {
-			e.goResume(t)
-			t = p.Handed()
-			continue
+	// A task whose group's turn comes as another's walk stops walks on in
+	// its place among the others, in the order their lines serve them. So
+	// where they go on to one line (a parent's), they reach it in order.
+	var buf [4]*task
+	turns := buf[:0]
+	for c := p.Handed(); c != nil || len(turns) > 0; {
+		t := c
+		if len(turns) > 0 && (c == nil || groupstate.CompareServed(turns[0], c) < 0) {
+			t, turns = turns[0], turns[1:]
+		} else {
+			c = nil
 		}
 		s, at, turn := e.carryOn(t, now)
 		switch {
@@ -299,28 +312,15 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 		case s == stepRun:
 			e.goCarry(t, at)
 		}
-		if t = turn; t == nil { // a task whose turn came goes first
-			t = p.Handed()
+		if turn != nil {
+			i, _ := slices.BinarySearchFunc(turns, turn, groupstate.CompareServed[task])
+			turns = slices.Insert(turns, i, turn)
+		}
+		if c == nil {
+			c = p.Handed()
 		}
 	}
 	return next, start
-}
-
-// turnAway records that a queue threshold turned t away, for the reason
-// given, and tells the listener. It reports whether t is still to run, on a
-// goroutine of the executor. There its rejection handler or the caller-runs
-// policy decides its outcome. Otherwise it finishes t REJECTED here.
-func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
-	// The policy in force now decides, even if UpdatePolicy returns before
-	// the task's goroutine gets to run its handler or the task.
-	p := e.policy.Load()
-	t.turnedAway(reason, p)
-	t.tellRejected(p.listener, reason)
-	if p.rejectionHandler != nil || p.rejection == RejectCallerRuns && !t.permits.Group().Paused() {
-		return true
-	}
-	e.reject(t, p.rejection == RejectCallerRuns) // a paused group's: as under RejectAbort
-	return false
 }
 
 // cancelledBeforeRun reports whether t, holding every permit, has been

@@ -52,3 +52,40 @@ func TestARaisedLimitKeepsTheOrderAtAParentsLine(t *testing.T) {
 		g.finish(t, e)
 	})
 }
+
+// The same where one costly task's release hands its permits to several
+// waiters at once: two of them of one group walk one after the other, and
+// a task of a sibling group between them in the global line reaches their
+// parent's line between them too.
+func TestACostlyReleaseKeepsTheOrderAtAParentsLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
+			GlobalMaxInFlight(4).PerGroupMaxConcurrency(map[string]int{"t": 1}))
+		g := upNewGated()
+		g.submitWith(t, e, "z", "r", groupconc.SubmitOptions{Cost: 3}) // three global permits
+		g.submit(t, e, "t/x", "x")                                     // the fourth, and t's
+		var order []string
+		ids := []string{"a", "b", "c"}
+		var hs []*groupconc.TaskHandle[int]
+		for i, key := range []string{"t", "t/u", "t"} {
+			id := ids[i]
+			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
+				order = append(order, id) // one at a time: t's limit is 1
+				return 0, nil
+			}))
+			time.Sleep(time.Second) // fake clock
+		}
+		g.release("r") // a, b and c are handed a global permit each
+		for i, h := range hs {
+			pos, ok := h.Position()
+			require.True(t, ok, ids[i])
+			assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, ids[i])
+		}
+		g.release("x")
+		for _, h := range hs {
+			h.Wait()
+		}
+		assert.Equal(t, ids, order)
+		g.finish(t, e)
+	})
+}

@@ -187,12 +187,15 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 	return x.amount(bit, lv)
 }
 
-// keep adds a chain of handed waiters to p's.
+// keep puts a chain of handed waiters ahead of p's, in its order: the
+// order their line served them, which Handed returns them in.
 func (p *Permits[T]) keep(chain *Permits[T]) {
-	for w := chain; w != nil; {
-		next := w.next
-		w.next = p.prev
-		p.prev = w
-		w = next
+	if chain == nil {
+		return
 	}
+	tail := chain
+	for tail.next != nil {
+		tail = tail.next
+	}
+	tail.next, p.prev = p.prev, chain
 }

@@ -141,3 +141,39 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 	e.reject(t, p.rejection == RejectCallerRuns) // a paused group's: as under RejectAbort
 	return false
 }
+
+// runRejected decides what becomes of a task a queue threshold turned away.
+// The policy in force then decides (see turnAway), not the one in force
+// now: its handler, or the caller-runs policy, or else it ends REJECTED.
+func (e *GroupExecutor) runRejected(t *task) {
+	ctx := t.context()
+	switch p := t.rejectedUnder(e); {
+	case p.rejectionHandler != nil:
+		var o outcome
+		defer e.finish(t, &o)
+		t.body.callHandler(t, ctx, p.rejectionHandler, p.listener, &o)
+	case p.rejection == RejectCallerRuns && t.permits.Group().Paused():
+		e.reject(t, true) // a paused group runs nothing, not even this way
+	case p.rejection == RejectCallerRuns:
+		if ctx.Err() != nil {
+			now := t.since()
+			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
+			return
+		}
+		e.run(t, t.since())
+	default:
+		e.reject(t, false)
+	}
+}
+
+// reject finishes t REJECTED. Under RejectAbort, or if abort, Await also
+// returns the error.
+func (e *GroupExecutor) reject(t *task, abort bool) {
+	now := t.since()
+	e.finish(t, &outcome{
+		status: StatusRejected,
+		err:    &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()},
+		start:  now, end: now,
+		abort: abort || t.rejectedUnder(e).rejection == RejectAbort,
+	})
+}

@@ -284,9 +284,7 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 	case handOffKeep:
 		return nil, 0
 	case handOffSpawn:
-		for t := p.Handed(); t != nil; t = p.Handed() {
-			e.goResume(t)
-		}
+		e.goHandOn(p)
 		return nil, 0
 	}
 	// A task whose group's turn comes as another's walk stops walks on in

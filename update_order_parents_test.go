@@ -2,6 +2,7 @@ package groupconc_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -80,6 +81,49 @@ func TestACostlyReleaseKeepsTheOrderAtAParentsLine(t *testing.T) {
 			pos, ok := h.Position()
 			require.True(t, ok, ids[i])
 			assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, ids[i])
+		}
+		g.release("x")
+		for _, h := range hs {
+			h.Wait()
+		}
+		assert.Equal(t, ids, order)
+		g.finish(t, e)
+	})
+}
+
+// The same where the costly task ends by runtime.Goexit: the goroutine
+// unwinding cannot carry the handed tasks on, so one goroutine carries
+// them all, in order, rather than one each.
+func TestACostlyTasksGoexitKeepsTheOrderAtAParentsLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
+			GlobalMaxInFlight(4).PerGroupMaxConcurrency(map[string]int{"t": 1}))
+		g := upNewGated()
+		exit := make(chan struct{})
+		_, err := groupconc.SubmitWith(t.Context(), e, "z", "r", func(context.Context) (int, error) {
+			<-exit
+			runtime.Goexit()
+			return 0, nil
+		}, groupconc.SubmitOptions{Cost: 3})
+		require.NoError(t, err)
+		g.submit(t, e, "t/x", "x") // the fourth global permit, and t's
+		var order []string
+		ids := []string{"a", "b", "c"}
+		var hs []*groupconc.TaskHandle[int]
+		for i, key := range []string{"t", "t/u", "t"} {
+			id := ids[i]
+			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
+				order = append(order, id)
+				return 0, nil
+			}))
+			time.Sleep(time.Second) // fake clock
+		}
+		close(exit)
+		synctest.Wait()
+		for i, h := range hs {
+			pos, ok := h.Position()
+			require.True(t, ok, ids[i])
+			assert.Equal(t, i, pos.Ahead, ids[i])
 		}
 		g.release("x")
 		for _, h := range hs {

@@ -1,8 +1,11 @@
 package groupconc
 
+import "github.com/kobe/groupconc/internal/groupstate"
+
 // The executor's goroutines, and how a task ends on them. Every goroutine
-// the executor starts runs one of serve, carry, resume, resumeTurnedAway,
-// endCancelled or endDisplaced. It belongs to the task it was started for
+// the executor starts runs one of serve, carry, resume (of one task handed
+// a permit, or of several, goHandOn), resumeTurnedAway, endCancelled or
+// endDisplaced. It belongs to the task it was started for
 // (see scheduler.go's table). It is counted in the crew from before it
 // starts until it ends, so that Shutdown can wait for it. The go* methods
 // start them.
@@ -24,6 +27,29 @@ func (e *GroupExecutor) goCarry(t *task, start int64) {
 func (e *GroupExecutor) goResume(t *task) {
 	e.crew.add()
 	go e.resume(t)
+}
+
+// goHandOn starts a goroutine that carries on the tasks p's releases handed
+// a permit to. One task gets one, as goResume. Several are carried on by one
+// goroutine, in their order, as handOn does inline: on goroutines of their
+// own they would reach a line they share (a parent's) in any order.
+func (e *GroupExecutor) goHandOn(p *groupstate.Permits[task]) {
+	t := p.Handed()
+	switch {
+	case t == nil:
+	case !p.HasHanded():
+		e.goResume(t)
+	default:
+		h := new(groupstate.Permits[task]) // holds the chain, which t heads
+		h.Adopt(p)
+		h.PutBack(t)
+		e.crew.add()
+		go func() {
+			growStack()
+			defer e.crew.exit()
+			e.work(e.handOn(h, handOffInline, noTime))
+		}()
+	}
 }
 
 // goEndCancelled starts a goroutine that ends t, which a cancellation took
@@ -299,40 +325,4 @@ func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
 		o.end = ended - t.permits.Submitted()
 	}
 	return ended
-}
-
-// runRejected decides what becomes of a task a queue threshold turned away.
-// The policy in force then decides (see turnAway), not the one in force
-// now: its handler, or the caller-runs policy, or else it ends REJECTED.
-func (e *GroupExecutor) runRejected(t *task) {
-	ctx := t.context()
-	switch p := t.rejectedUnder(e); {
-	case p.rejectionHandler != nil:
-		var o outcome
-		defer e.finish(t, &o)
-		t.body.callHandler(t, ctx, p.rejectionHandler, p.listener, &o)
-	case p.rejection == RejectCallerRuns && t.permits.Group().Paused():
-		e.reject(t, true) // a paused group runs nothing, not even this way
-	case p.rejection == RejectCallerRuns:
-		if ctx.Err() != nil {
-			now := t.since()
-			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
-			return
-		}
-		e.run(t, t.since())
-	default:
-		e.reject(t, false)
-	}
-}
-
-// reject finishes t REJECTED. Under RejectAbort, or if abort, Await also
-// returns the error.
-func (e *GroupExecutor) reject(t *task, abort bool) {
-	now := t.since()
-	e.finish(t, &outcome{
-		status: StatusRejected,
-		err:    &RejectedError{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()},
-		start:  now, end: now,
-		abort: abort || t.rejectedUnder(e).rejection == RejectAbort,
-	})
 }

@@ -145,25 +145,6 @@ func (p *Permits[T]) Resume() (out Outcome, reason string, next *T, moved *Chang
 // reports false if the task is in no line. It is safe from any goroutine.
 func (p *Permits[T]) Leave() bool { return p.leave() }
 
-// Handed returns, one at a time, the tasks that this task's releases handed
-// a permit to, or nil when there are none left. Each is out of its line and
-// owned by the caller, who must call its Resume.
-func (p *Permits[T]) Handed() *T {
-	w := p.prev // p is in no line: prev heads the chain
-	if w == nil {
-		return nil
-	}
-	p.prev, w.next = w.next, nil
-	return w.task()
-}
-
-// Adopt moves the tasks q's releases handed a permit to over to p, whose
-// Handed then returns them too. The caller must own both.
-func (p *Permits[T]) Adopt(q *Permits[T]) {
-	p.keep(q.prev)
-	q.prev = nil
-}
-
 // Exit counts the task out of its group, once it is over. An idle group may
 // then be forgotten. Call it once, after Release.
 func (p *Permits[T]) Exit() {

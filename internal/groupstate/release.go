@@ -187,6 +187,35 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 	return x.amount(bit, lv)
 }
 
+// Handed returns, one at a time, the tasks that this task's releases handed
+// a permit to, or nil when there are none left. Each is out of its line and
+// owned by the caller, who must call its Resume.
+func (p *Permits[T]) Handed() *T {
+	w := p.prev // p is in no line: prev heads the chain
+	if w == nil {
+		return nil
+	}
+	p.prev, w.next = w.next, nil
+	return w.task()
+}
+
+// HasHanded reports whether Handed has a task to return.
+func (p *Permits[T]) HasHanded() bool { return p.prev != nil }
+
+// PutBack puts t, just returned by Handed, back at the head of the chain.
+func (p *Permits[T]) PutBack(t *T) {
+	w := permitsOf(t)
+	w.next, p.prev = p.prev, w
+}
+
+// Adopt moves the tasks q's releases handed a permit to over to p, whose
+// Handed then returns them too. The caller must own both. p may be a
+// Permits of no task, which only holds them.
+func (p *Permits[T]) Adopt(q *Permits[T]) {
+	p.keep(q.prev)
+	q.prev = nil
+}
+
 // keep puts a chain of handed waiters ahead of p's, in its order: the
 // order their line served them, which Handed returns them in.
 func (p *Permits[T]) keep(chain *Permits[T]) {

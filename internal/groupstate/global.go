@@ -1,6 +1,9 @@
 package groupstate
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // Global is the executor-wide layer. It holds the global in-flight permits
 // and the line of tasks waiting for one. It also holds the queue threshold
@@ -22,6 +25,7 @@ type Global[T any] struct {
 	displaced func(v *T)    // see SetHooks
 	stopped   func(*T) bool // see SetHooks
 	extOf     func(*T) *Ext // see SetExt
+	changes   changes       // see sendback.go
 
 	// The fields above are written once and read by every task, extOf by
 	// every step of an extended task. The counts below are written by every
@@ -51,6 +55,7 @@ type Global[T any] struct {
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
 	gl := &Global[T]{queue: new(slots[T]), runs: new(runCount), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold)
+	gl.changes.at.Store(math.MinInt64)
 	if fair {
 		gl.walk, gl.runBit = &walks[1], heldGlobal
 		gl.line = newLine[T](limit, new(fairQueue[T]))

@@ -295,6 +295,8 @@ func (p *Permits[T]) walkRank() int {
 func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string) Limits) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.global.changes.begin() // before the global limit changes
+	defer func() { r.global.changes.end(r.clock()) }()
 	r.resolve = resolve
 	r.global.setLimits(limit, queueThreshold)
 	var groups []*Group[T]
@@ -321,6 +323,8 @@ func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
 // resolveLocked resolves the limits of groups again and applies them in the
 // three passes of a change of limits (see limits.go). r.mu must be held.
 func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
+	r.global.changes.begin()
+	defer func() { r.global.changes.end(r.clock()) }()
 	c := new(Changes[T])
 	for _, g := range groups {
 		g.setLimits(r.resolve(g.key))

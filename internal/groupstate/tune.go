@@ -72,6 +72,8 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 	}
 	old = l.Concurrency
 	l.Concurrency, l.QueueThreshold = conc, queue
+	g.global.changes.begin()
+	defer func() { g.global.changes.end(r.clock()) }()
 	g.setLimits(l)
 	c = new(Changes[T])
 	g.enforce(c)

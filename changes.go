@@ -1,10 +1,6 @@
 package groupconc
 
-import (
-	"slices"
-
-	"github.com/kobe/groupconc/internal/groupstate"
-)
+import "github.com/kobe/groupconc/internal/groupstate"
 
 // A change of limits (UpdatePolicy, an override, an adaptive limit) moves
 // waiting tasks in groupstate, under the update lock. Changes lists them.
@@ -33,8 +29,7 @@ func (e *GroupExecutor) applyChanges(c *groupstate.Changes[task]) {
 		t := todo[0]
 		todo = todo[1:]
 		if turn := e.walkResumed(t); turn != nil {
-			i, _ := slices.BinarySearchFunc(todo, turn, groupstate.CompareServed[task])
-			todo = slices.Insert(todo, i, turn)
+			todo = insertServed(todo, turn)
 		}
 	}
 	for _, g := range c.Resumed {

@@ -311,14 +311,20 @@ func (e *GroupExecutor) handOn(p *groupstate.Permits[task], how handOff, now int
 			e.goCarry(t, at)
 		}
 		if turn != nil {
-			i, _ := slices.BinarySearchFunc(turns, turn, groupstate.CompareServed[task])
-			turns = slices.Insert(turns, i, turn)
+			turns = insertServed(turns, turn)
 		}
 		if c == nil {
 			c = p.Handed()
 		}
 	}
 	return next, start
+}
+
+// insertServed puts t in its place in ts, which is in the order lines
+// serve tasks (groupstate.CompareServed).
+func insertServed(ts []*task, t *task) []*task {
+	i, _ := slices.BinarySearchFunc(ts, t, groupstate.CompareServed[task])
+	return slices.Insert(ts, i, t)
 }
 
 // cancelledBeforeRun reports whether t, holding every permit, has been

@@ -26,30 +26,13 @@ func TestARaisedLimitKeepsTheOrderAtAParentsLine(t *testing.T) {
 		e := newExecutor(t, b(1))
 		g := upNewGated()
 		g.submit(t, e, "t/r", "r") // holds the global permit and t's
-		var order []string
-		ids := []string{"a", "b", "c", "d"}
-		var hs []*groupconc.TaskHandle[int]
-		for i, key := range []string{"t", "t/u1", "t", "t/u2"} {
-			id := ids[i]
-			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
-				order = append(order, id) // one at a time: t's limit is 1
-				return 0, nil
-			}))
-			time.Sleep(time.Second) // fake clock
-		}
+		l := submitToParentLine(t, e, "t", "t/u1", "t", "t/u2")
 		upUpdate(t, e, b(10))
 		synctest.Wait()
-		for i, h := range hs {
-			pos, ok := h.Position()
-			require.True(t, ok, ids[i])
-			assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, ids[i])
-		}
+		l.waitInOrder(t)
 		assert.Equal(t, 4*time.Second, groupStats(t, e, "t").OldestWait)
 		g.release("r")
-		for _, h := range hs {
-			h.Wait()
-		}
-		assert.Equal(t, ids, order)
+		l.ranInOrder(t)
 		g.finish(t, e)
 	})
 }
@@ -65,28 +48,11 @@ func TestACostlyReleaseKeepsTheOrderAtAParentsLine(t *testing.T) {
 		g := upNewGated()
 		g.submitWith(t, e, "z", "r", groupconc.SubmitOptions{Cost: 3}) // three global permits
 		g.submit(t, e, "t/x", "x")                                     // the fourth, and t's
-		var order []string
-		ids := []string{"a", "b", "c"}
-		var hs []*groupconc.TaskHandle[int]
-		for i, key := range []string{"t", "t/u", "t"} {
-			id := ids[i]
-			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
-				order = append(order, id) // one at a time: t's limit is 1
-				return 0, nil
-			}))
-			time.Sleep(time.Second) // fake clock
-		}
+		l := submitToParentLine(t, e, "t", "t/u", "t")
 		g.release("r") // a, b and c are handed a global permit each
-		for i, h := range hs {
-			pos, ok := h.Position()
-			require.True(t, ok, ids[i])
-			assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, ids[i])
-		}
+		l.waitInOrder(t)
 		g.release("x")
-		for _, h := range hs {
-			h.Wait()
-		}
-		assert.Equal(t, ids, order)
+		l.ranInOrder(t)
 		g.finish(t, e)
 	})
 }
@@ -107,29 +73,54 @@ func TestACostlyTasksGoexitKeepsTheOrderAtAParentsLine(t *testing.T) {
 		}, groupconc.SubmitOptions{Cost: 3})
 		require.NoError(t, err)
 		g.submit(t, e, "t/x", "x") // the fourth global permit, and t's
-		var order []string
-		ids := []string{"a", "b", "c"}
-		var hs []*groupconc.TaskHandle[int]
-		for i, key := range []string{"t", "t/u", "t"} {
-			id := ids[i]
-			hs = append(hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
-				order = append(order, id)
-				return 0, nil
-			}))
-			time.Sleep(time.Second) // fake clock
-		}
+		l := submitToParentLine(t, e, "t", "t/u", "t")
 		close(exit)
 		synctest.Wait()
-		for i, h := range hs {
-			pos, ok := h.Position()
-			require.True(t, ok, ids[i])
-			assert.Equal(t, i, pos.Ahead, ids[i])
-		}
+		l.waitInOrder(t)
 		g.release("x")
-		for _, h := range hs {
-			h.Wait()
-		}
-		assert.Equal(t, ids, order)
+		l.ranInOrder(t)
 		g.finish(t, e)
 	})
+}
+
+// parentLine is tasks of "t" and its children, whose line has a limit of
+// 1, submitted a second apart, each noting when it starts.
+type parentLine struct {
+	ids, order []string
+	hs         []*groupconc.TaskHandle[int]
+}
+
+func submitToParentLine(t *testing.T, e *groupconc.GroupExecutor, keys ...string) *parentLine {
+	t.Helper()
+	l := new(parentLine)
+	for i, key := range keys {
+		id := string(rune('a' + i))
+		l.ids = append(l.ids, id)
+		l.hs = append(l.hs, submit(t, t.Context(), e, key, id, func(context.Context) (int, error) {
+			l.order = append(l.order, id) // one at a time: t's limit is 1
+			return 0, nil
+		}))
+		time.Sleep(time.Second) // fake clock
+	}
+	return l
+}
+
+// waitInOrder checks that the tasks wait in t's line in the order they
+// were submitted.
+func (l *parentLine) waitInOrder(t *testing.T) {
+	t.Helper()
+	for i, h := range l.hs {
+		pos, ok := h.Position()
+		require.True(t, ok, l.ids[i])
+		assert.Equal(t, groupconc.WaitPosition{Limit: "concurrency", Group: "t", Ahead: i}, pos, l.ids[i])
+	}
+}
+
+// ranInOrder waits for the tasks and checks they started in that order.
+func (l *parentLine) ranInOrder(t *testing.T) {
+	t.Helper()
+	for _, h := range l.hs {
+		h.Wait()
+	}
+	assert.Equal(t, l.ids, l.order)
 }

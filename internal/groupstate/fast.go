@@ -34,9 +34,8 @@ func (p *Permits[T]) takeAll(g *Group[T], gl *Global[T]) bool {
 // the one handed over, or one free with nobody waiting. It reports whether
 // it took them all. If not, that loop goes on from there. A task handed a
 // permit mostly finds the rest free: most tasks of W2 (benchmarks module)
-// are handed a global permit. A walk handed a layer other than its last
-// (mid) stops there if a layer it holds is over its limit (sendBack).
-func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8, mid bool) bool {
+// are handed a global permit.
+func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8) bool {
 	for _, y := range gl.walk {
 		h, a, top := &p.held, g, y.top(depth)
 		for lv := uint8(0); ; lv++ {
@@ -50,11 +49,6 @@ func (p *Permits[T]) takeRest(g *Group[T], gl *Global[T], x *Ext, depth uint8, m
 				*h |= y.bit
 				if y.bit == heldGlobal {
 					gl.tookGlobal(p, handed)
-				}
-				if handed && mid {
-					if l, _, _ := p.overHeld(gl, depth); l != nil {
-						return false // advance sends it back
-					}
 				}
 			}
 			if lv == top {

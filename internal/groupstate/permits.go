@@ -181,12 +181,11 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 	}
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto
 	// past the loop, rather than a call of it, kept W2 flat as it was.
+	// A walk handed a permit mid-walk after a change of limits (handedMid)
+	// takes the loop, which checks it (sendBack).
 	mid := p.handedMid(gl, depth)
-	if !gl.fair && x.costsOne() && p.flags&granted != 0 && p.takeRest(g, gl, x, depth, mid) {
+	if !gl.fair && !mid && x.costsOne() && p.flags&granted != 0 && p.takeRest(g, gl, x, depth) {
 		goto admitted
-	}
-	if p.sentBack(&mid, gl, depth, moved) { // takeRest took the handed permit
-		return MustWait, ""
 	}
 	for i := range gl.walk {
 		y := &gl.walk[i]
@@ -216,10 +215,12 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 			l := a.lineOf(y.bit)
 			free := l.waiting.Load() == 0
 			yield := fresh && (i > 0 || lv > 0) && l.yields(g, free, i, lv)
+			took := false // the permit handed over
 			switch {
 			case handed && x.lvl() == lv:
 				p.flags &^= granted
 				*h |= y.bit
+				took = true
 			case free && !yield && l.takeFor(x, y.bit, lv):
 				*h |= y.bit
 			default:
@@ -241,8 +242,10 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 					gl.kidHeld(g, x, y.bit, lv, 1)
 				}
 			}
-			if p.sentBack(&mid, gl, depth, moved) {
-				return MustWait, ""
+			if took && mid { // once it is counted as held
+				if *moved = p.sendBack(gl, depth); *moved != nil {
+					return MustWait, ""
+				}
 			}
 		}
 	}

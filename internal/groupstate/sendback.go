@@ -43,18 +43,6 @@ func (p *Permits[T]) handedMid(gl *Global[T], depth uint8) bool {
 	return p.flags&granted != 0 && (p.bit != last.bit || p.x().lvl() != last.top(depth)) && gl.changes.since(p.submitted)
 }
 
-// sentBack is sendBack for a walk handed a permit mid-walk (mid), once it
-// has taken it. It clears mid, leaves the changes in moved, and reports
-// whether p was sent back.
-func (p *Permits[T]) sentBack(mid *bool, gl *Global[T], depth uint8, moved **Changes[T]) bool {
-	if !*mid || p.flags&granted != 0 {
-		return false
-	}
-	*mid = false
-	*moved = p.sendBack(gl, depth)
-	return *moved != nil
-}
-
 // overHeld returns the first layer of the walk that p holds and whose
 // count is over its limit, as its line, bit and level. It returns nil if
 // there is none.

@@ -100,7 +100,8 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	e.policy.Store(policy)
 	e.groups = groupstate.NewRegistry(e.root, global, e.limits, e.clock)
 	e.groups.Owner = e // a task finds its executor there (see task.exec)
-	e.groups.SetParents(func(key string) ([]string, error) { return e.policy.Load().parentChain(key) }, keptTooDeep)
+	kept := func(key string) bool { _, ok := e.groups.Lookup(key); return ok }
+	e.groups.SetParents(func(key string) ([]string, error) { return e.policy.Load().parentChain(key, kept) }, keptTooDeep)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e

@@ -61,7 +61,7 @@ type GroupExplanation struct {
 // likewise.
 func (p *GroupPolicy) Explain(groupKey string) GroupExplanation {
 	p = p.orDefault()
-	ancestors, _ := p.parentChain(groupKey)
+	ancestors, _ := p.parentChain(groupKey, nil)
 	return p.explain(groupKey, p.limits(groupKey).Answers, GroupOverride{}, ancestors)
 }
 

@@ -19,13 +19,15 @@ func (p *GroupPolicy) hasParents() bool {
 }
 
 // parentChain returns groupKey's ancestors under p, nearest first, or nil
-// at the top. The executor calls it when it makes a group.
+// at the top. The executor calls it when it makes a group. It stops at an
+// ancestor for which kept (nil: none) reports true: a group the executor
+// holds, whose parent is kept from when it was made, not resolved again.
 //
 // More than maxAncestors ancestors, a key met twice (a group its own parent
 // included) and a resolver that panics are errors. Each wraps
 // ErrInvalidPolicy and names the chain. The ancestors resolved before the
 // fault come back with the error, for Explain.
-func (p *GroupPolicy) parentChain(groupKey string) ([]string, error) {
+func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) ([]string, error) {
 	p = p.orDefault()
 	if !p.hasParents() {
 		return nil, nil
@@ -47,6 +49,9 @@ func (p *GroupPolicy) parentChain(groupKey string) ([]string, error) {
 				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)))
 		}
 		chain = append(chain, parent)
+		if kept != nil && kept(parent) {
+			return chain, nil
+		}
 		key = parent
 	}
 }

@@ -127,3 +127,42 @@ func TestAParentWithKeptAncestorsCountsThemAllAfterUpdatePolicy(t *testing.T) {
 		assert.Equal(t, uint64(3), groupStats(t, e, "k0").Succeeded, "the top counts its subtree's three tasks")
 	})
 }
+
+// The chain above a group the executor holds is kept, not resolved again.
+// So a new child of a kept group "a" has the chain "a/c" → "a", whatever
+// the resolver now says of "a": a panic, a cycle back to the child, nine
+// ancestors or another parent. The child is made under "a", and "a" keeps
+// its place at the top.
+func TestANewChildOfAKeptGroupIsNotRefusedForItsParentsFreshAnswer(t *testing.T) {
+	above := map[string]func(k string) string{
+		"panics":  func(string) string { panic("no parent for a") },
+		"cycles":  func(string) string { return "a/c" },
+		"deep":    func(k string) string { return k + "+" }, // "a+", "a++", …: no end
+		"another": func(string) string { return "x" },
+	}
+	for name, parentOfA := range above {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().ParentSeparator("/"))
+				_, err := groupconc.Do(context.Background(), e, "a/b", succeed, groupconc.SubmitOptions{})
+				require.NoError(t, err) // makes "a/b" under "a"
+				require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().ParentResolver(func(k string) string {
+					switch {
+					case k == "a/c":
+						return "a"
+					case k == "a" || k[0] == 'a' && k[len(k)-1] == '+':
+						return parentOfA(k)
+					}
+					return ""
+				}))))
+				_, err = groupconc.Do(context.Background(), e, "a/c", succeed, groupconc.SubmitOptions{})
+				require.NoError(t, err)
+				assert.Equal(t, "a", groupStats(t, e, "a/c").Parent)
+				assert.Equal(t, "", groupStats(t, e, "a").Parent)
+				x, _ := e.ExplainGroup("a/c")
+				assert.Equal(t, []string{"a"}, x.Ancestors)
+				assert.Equal(t, 3, e.Stats().Groups, "a group made from the fresh answer")
+			})
+		})
+	}
+}

@@ -84,7 +84,8 @@ func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64
 }
 
 // SetParents makes parents the source of a new group's ancestors, nearest
-// first. A group's parent is fixed when it is made. Call it before any
+// first, up to one r holds. A group's parent is fixed when it is made, so
+// the chain above a group r holds is not resolved again. Call it before any
 // task enters, or as part of a change of policy. tooDeep makes the error
 // for a key whose parent's group has MaxAncestors ancestors, all kept
 // from before, given the parent's key and theirs.

@@ -161,7 +161,7 @@ func TestHugeCostsNeverWrapTheCounts(t *testing.T) {
 	})
 }
 
-// A cost above MaxCost's 2^40 takes its own cost at a layer with a limit:
+// A cost above 2^40 takes its own cost at a layer with a limit:
 // two tasks of cost 2^41 under a limit of 2^41 run one at a time, and 32 of
 // cost 2^45 fill a global cap of 2^50.
 func TestACostAboveTwoToTheFortyTakesItsCostUnderALimit(t *testing.T) {
@@ -191,5 +191,41 @@ func TestACostAboveTwoToTheFortyTakesItsCostUnderALimit(t *testing.T) {
 			k.Release()
 			quiesce(t, e, hs...)
 		})
+	})
+}
+
+// Under no limit a task holds its whole cost too, however large, and a
+// limit set later counts it: after the global cap or the group's limit is
+// lowered below what a task of cost 2^45 holds, no task starts until it
+// ends.
+func TestACostlyTaskUnderNoLimitHoldsItsCostForALimitSetLater(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, layer := range []string{"global", "group"} {
+			t.Run(layer, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					limited := func(n int) *groupconc.PolicyBuilder {
+						if layer == "global" {
+							return builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(groupconc.Unlimited).GlobalMaxInFlight(n)
+						}
+						return builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(n)
+					}
+					e := newExecutor(t, limited(groupconc.Unlimited))
+					a, b := newGatedTask(t, 1), newGatedTask(t, 2)
+					ha := submitGated(t, e, "g", "", a, groupconc.SubmitOptions{Cost: 1 << 45})
+					synctest.Wait()
+					assert.Equal(t, 1<<45, groupStats(t, e, "g").RunningCost)
+					assert.Equal(t, 1<<45, e.Stats().GlobalInFlight)
+					require.NoError(t, e.UpdatePolicy(mustBuild(t, limited(1<<44))))
+					hb := submitGated(t, e, "g", "", b, groupconc.SubmitOptions{})
+					synctest.Wait()
+					requireWaiting(t, hb, b)
+					a.Release()
+					synctest.Wait()
+					assert.True(t, b.started.Load())
+					b.Release()
+					quiesce(t, e, ha, hb)
+				})
+			})
+		}
 	})
 }

@@ -52,9 +52,10 @@ type SubmitOptions struct {
 	// global cap, its group's bulkhead and concurrency limit, and each
 	// ancestor's. Zero means one. A cost above a limit takes the whole of
 	// that limit, so the task runs alone there. It keeps what it took: a
-	// limit raised later lets other tasks hold the rest. A cost above
-	// 2^40 counts as 2^40, so that the counts never wrap. Queue thresholds
-	// count tasks, not cost.
+	// limit raised later lets other tasks hold the rest. Under no limit it
+	// holds its whole cost too, so a limit set later counts it. The counts
+	// never wrap: a cost that would take one past math.MaxInt-2^32 takes
+	// what is left below that. Queue thresholds count tasks, not cost.
 	Cost int
 }
 

@@ -1,6 +1,9 @@
 package groupstate
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // tally is a number of permits (or queue slots) held, checked against a
 // limit as it is taken. It is one word. Under an Unlimited limit a take
@@ -34,6 +37,25 @@ func (c *tally) takeN(n, limit int64) bool {
 		}
 		if c.n.CompareAndSwap(h, h+n) {
 			return true
+		}
+	}
+}
+
+// maxHeld is where addUpTo stops a count. Past it, room is left for 2^32
+// tasks of cost one, which always take their permit, before the count
+// could wrap.
+const maxHeld = math.MaxInt64 - 1<<32
+
+// addUpTo takes n permits under a limit of Unlimited, or as many as keep
+// the count within maxHeld, at least one. It returns how many it took. So
+// a task holds its whole cost there, as under a limit, and a limit set
+// later counts it.
+func (c *tally) addUpTo(n int64) int64 {
+	for {
+		h := c.n.Load()
+		m := min(n, max(maxHeld-h, 1))
+		if c.n.CompareAndSwap(h, h+m) {
+			return m
 		}
 	}
 }

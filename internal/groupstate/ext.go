@@ -74,11 +74,6 @@ type kin[T any] struct {
 	outcomes [NumOutcomes]atomic.Uint64
 }
 
-// MaxCost bounds the permits a task takes at a layer with no limit. So a
-// layer's count cannot wrap: it would take 2^23 tasks of that cost. At a
-// layer with a limit, a task takes its cost or the whole limit (need).
-const MaxCost = 1 << 40
-
 // Extend makes p an extended task of cost c (at least 1),
 // with e its Ext. Call it after Registry.Enter and before the first Try.
 // The Global's ext hook must return e for p's task from then on.
@@ -134,19 +129,6 @@ func (p *Permits[T]) x() *Ext {
 //
 //go:noinline
 func (p *Permits[T]) extNow() *Ext { return p.ext() }
-
-// need returns the permits a task of Ext x (nil: plain) needs at a layer
-// whose limit is limit. That is its cost, or the whole limit if less, or
-// MaxCost at a layer with no limit.
-func (x *Ext) need(limit int64) int64 {
-	if x == nil {
-		return 1
-	}
-	if limit == Unlimited {
-		return min(x.cost, MaxCost)
-	}
-	return min(x.cost, max(limit, 1))
-}
 
 // took records that the task took n permits at the layer bit at level lv.
 func (x *Ext) took(bit, lv uint8, n int64) {

@@ -102,9 +102,11 @@ func (l *line[T]) takeFor(x *Ext, bit, lv uint8) bool {
 		return l.take()
 	}
 	limit := l.limit.Load()
-	n := x.need(limit)
-	if !l.held.takeN(n, limit) {
-		return false
+	var n int64
+	if limit == Unlimited {
+		n = l.held.addUpTo(x.cost)
+	} else if n = min(x.cost, max(limit, 1)); !l.held.takeN(n, limit) {
+		return false // its cost, or the whole limit if less
 	}
 	x.took(bit, lv, n)
 	return true

@@ -119,10 +119,12 @@ func New(policy *GroupPolicy) *GroupExecutor {
 // group (for the global limit, anywhere) until the running count is below
 // the new limit. This is the one case where Running may exceed
 // MaxConcurrency. A task handed its last permit before the change counts
-// as running already, and starts. A lowered queue threshold rejects no task already waiting.
-// New tasks are rejected while the waiting count is at or above it. Waiting
-// tasks keep their place in line. UpdatePolicy does not wait for running
-// tasks.
+// as running already, and starts. The lowered limits take hold before the
+// raised ones, so no task starts under a mix of the two that neither
+// policy allows. A lowered queue threshold rejects no task already
+// waiting. New tasks are rejected while the waiting count is at or above
+// it. Waiting tasks keep their place in line. UpdatePolicy does not wait
+// for running tasks.
 //
 // It returns an error wrapping ErrInvalidPolicy for a nil p. It returns the
 // same for a p whose Isolation differs from the executor's, since the mode

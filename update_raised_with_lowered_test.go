@@ -1,6 +1,7 @@
 package groupconc_test
 
 import (
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -134,4 +135,55 @@ func TestLoweredBulkheadSendsBackTasksWaitingForTheGlobalCap(t *testing.T) {
 			h.Wait()
 		}
 	})
+}
+
+// A change that raises one limit and lowers another lets no task start
+// under a mix of the two, which neither the old policy nor the new one
+// allows. Here the global cap goes from 1 to 3 while the group's limit goes
+// from 3 to 1: at most one task of the group runs before, during and after
+// the change. The costly task that held the global permit ends while the
+// change resolves the group's limit (in the resolver). Its release hands
+// on the global permits the cap has free then: under the raised cap and
+// the group's limit not yet lowered, three tasks started at once.
+func TestAChangeRaisingOneLimitAndLoweringAnotherStartsNoTaskUnderTheMix(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(3))
+			first := newGatedTask(t, 0)
+			hf := submitGated(t, e, "g", "", first, groupconc.SubmitOptions{Cost: 2})
+			ws := []*gatedTask{newGatedTask(t, 1), newGatedTask(t, 2), newGatedTask(t, 3)}
+			hs := []*groupconc.TaskHandle[int]{hf}
+			for _, w := range ws {
+				hs = append(hs, submitGated(t, e, "g", "", w, groupconc.SubmitOptions{}))
+			}
+			synctest.Wait()
+			var once sync.Once
+			p := mustBuild(t, builder().Isolation(mode).GlobalMaxInFlight(3).ConcurrencyResolver(func(string) int {
+				once.Do(func() {
+					first.Release()
+					synctest.Wait() // its release hands the global permits on
+				})
+				return 1
+			}))
+			assert.NoError(t, e.UpdatePolicy(p))
+			synctest.Wait()
+			assert.Equal(t, 1, startedOf(ws), "tasks started over the group's new limit")
+			assert.LessOrEqual(t, groupStats(t, e, "g").Running, 1)
+			for _, w := range ws {
+				w.Release()
+			}
+			quiesce(t, e, hs...)
+		})
+	})
+}
+
+// startedOf counts the gated tasks that started.
+func startedOf(ks []*gatedTask) int {
+	n := 0
+	for _, k := range ks {
+		if k.started.Load() {
+			n++
+		}
+	}
+	return n
 }

@@ -76,13 +76,6 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 	return int(gl.line.held.load()), int(gl.queue.load())
 }
 
-// setLimits makes limit and queueThreshold the global limits from now on.
-// See Registry.Update.
-func (gl *Global[T]) setLimits(limit, queueThreshold int) {
-	gl.queue.setLimit(queueThreshold)
-	gl.line.setLimit(limit)
-}
-
 // running returns g's running tasks. Under fair share that is its own
 // count. Under IsolationOff it is its concurrency permits held, since that
 // is the last layer taken.

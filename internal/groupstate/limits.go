@@ -87,27 +87,34 @@ func (p *Permits[T]) yield(steps []pathStep[T], c *Changes[T]) {
 }
 
 // A change of limits goes in three passes, in this order for every layer
-// it touches (see Registry.Update). First it stores the new limits. Then
-// it enforces the lowered ones (lower). Then it hands on the permits the
-// raised ones free (grant). So a raised layer never lets through a task
-// that a lowered layer before it is about to send back.
+// it touches (see Registry.Update). First it stores the lowered limits.
+// Then it enforces them (lower). Then it stores the raised ones and hands
+// on the permits they free (grant). So no task starts under a mix of the
+// two: a raised layer never lets through a task that a lowered layer is
+// about to send back.
 //
 // A lowered limit takes no permit back from a running task. It lets no
 // task start past it until the layer's count is below it. Tasks that hold
 // its permit but still wait at a later layer go back to the head of its
 // line.
 
-// setLimits stores l as the group's limits.
+// setLimits stores l as the group's limits. Its layers take the lowered
+// ones now, and the raised ones in grant (raise).
 func (g *Group[T]) setLimits(l Limits) {
 	l.Weight = max(l.Weight, 1)
 	g.limits.Store(g.reg.share(l))
 	g.queue.setLimit(l.QueueThreshold)
 	g.global.setWeight(g, l.Weight)
-	g.bulkhead.setLimit(l.MaxInFlight)
+	g.bulkhead.lowerTo(l.MaxInFlight)
 	g.setPaused(l.Paused)
-	if g.paused.Load()&resumedOn == 0 { // else grant raises it, after park
-		g.conc.setLimit(concLimit(l))
-	}
+	g.conc.lowerTo(concLimit(l)) // a resumed group's stays 0 until grant, after park
+}
+
+// raise stores the group's raised limits, which setLimits left as they were.
+func (g *Group[T]) raise() {
+	l := *g.limits.Load()
+	g.bulkhead.setLimit(l.MaxInFlight)
+	g.conc.setLimit(concLimit(l))
 }
 
 // enforce sends back the tasks past the group's lowered limits, and every
@@ -121,19 +128,17 @@ func (g *Group[T]) enforce(c *Changes[T]) {
 	}
 }
 
-// grant hands on the permits the raised limits of groups free, then the
-// queue slots to callers waiting for one. A queue of no slots nudges its
-// first caller instead, as its task may start now. The layers go in the
-// reverse of the walk, the global one too if global, and at each the
-// ancestors' first. So the task furthest along its walk is handed a
+// grant stores the raised limits of groups, and hands on the permits they
+// free, then the queue slots to callers waiting for one. A queue of no
+// slots nudges its first caller instead, as its task may start now. The
+// layers go in the reverse of the walk, the global one too if global, and
+// at each the ancestors' first. So the task furthest along its walk is handed a
 // permit first, and takes its group's turn (turn.go) before a task of
 // its group handed one at an earlier layer: it was submitted first, and
 // it walks on to a permit the change freed first.
 func grant[T any](gl *Global[T], groups []*Group[T], global bool, c *Changes[T]) {
 	for _, g := range groups {
-		if g.paused.Load()&resumedOn != 0 {
-			g.conc.setLimit(g.limits.Load().Concurrency)
-		}
+		g.raise()
 	}
 	if len(groups) > 1 {
 		groups = slices.Clone(groups)
@@ -207,85 +212,6 @@ func (p *Permits[T]) levelOf(a *Group[T]) uint8 {
 	return p.group.depth() - a.depth()
 }
 
-// sortBySubmitted orders ws, taken out of several lines, oldest first
-// (compareAge). Tasks that tie, of one group, are told apart by how far
-// along their walk they wait, furthest first: within one group and
-// priority, a task further along came first, as nobody passes a waiter.
-// Tasks of one line keep its order.
-func sortBySubmitted[T any](ws []*Permits[T]) {
-	slices.SortStableFunc(ws, func(a, b *Permits[T]) int {
-		if c := compareAge(a, b); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.walkRank(), a.walkRank())
-	})
-}
-
-// compareAge orders waiting tasks a and b by when they were submitted.
-// Tasks submitted at one clock reading (as in a synctest bubble) go in the
-// order they first waited, which is the order they were submitted in. A
-// task of fair share with no Ext has no ticket: its group has no parent,
-// nor children when it was submitted (NeedsExt). Such tasks tie with each
-// other, and are tasks of one group; a task of a child group that ties
-// with one was submitted after it.
-func compareAge[T any](a, b *Permits[T]) int {
-	if a.submitted != b.submitted {
-		return cmp.Compare(a.submitted, b.submitted)
-	}
-	return cmp.Compare(int32(a.ticket()-b.ticket()), 0) // tickets wrap, as seqs do
-}
-
-// CompareServed orders tasks a and b as a line serves them, by priority
-// and then by age. Those a change of limits moved walk on in this order.
-func CompareServed[T any](a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) }
-
-// servedBefore reports whether a line serves a before b: of a higher
-// priority, or of the same and older.
-func servedBefore[T any](a, b *Permits[T]) bool { return compareServed(a, b) < 0 }
-
-// compareServed orders a and b as a line serves them (see servedBefore).
-func compareServed[T any](a, b *Permits[T]) int {
-	return cmp.Or(cmp.Compare(a.prio, b.prio), compareAge(a, b))
-}
-
-// waited gives p, which waits for the first time, its ticket: the count of
-// tasks of the executor that did so before, as startWaiting counts them.
-// Under IsolationOff it is kept in seq, which only the fair queue uses.
-// Under fair share it is kept in the Ext. A task with none is a plain
-// task of a group with no parent nor child; see compareAge.
-func (p *Permits[T]) waited(ticket uint32) {
-	if !p.group.global.fair {
-		p.seq = ticket
-	} else if x := p.x(); x != nil {
-		x.ticket = ticket
-	}
-}
-
-// ticket returns p's ticket (see waited), 0 if it has none.
-func (p *Permits[T]) ticket() uint32 {
-	if !p.group.global.fair {
-		return p.seq
-	}
-	if x := p.x(); x != nil {
-		return x.ticket
-	}
-	return 0
-}
-
-// walkRank places the line p waits in along the walk: each layer of the
-// mode (walks), and within one the line of the nearest group first. It
-// is the same for every task waiting in one line.
-func (p *Permits[T]) walkRank() int {
-	i := 0
-	for j, y := range p.group.global.walk {
-		if y.bit == p.bit {
-			i = j
-		}
-	}
-	lineDepth := int(p.group.depth()) - int(p.x().lvl())
-	return i*(MaxAncestors+1) + MaxAncestors - lineDepth
-}
-
 // Update makes limit and queueThreshold the global limits. It makes
 // resolve the source of limits for new groups and, at once, for every
 // known group (see Group.setLimits). Under IsolationOff a lowered global
@@ -298,14 +224,18 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 	r.global.changes.begin() // before the global limit changes
 	defer func() { r.global.changes.end(r.clock()) }()
 	r.resolve = resolve
-	r.global.setLimits(limit, queueThreshold)
+	r.global.queue.setLimit(queueThreshold)
+	r.global.line.lowerTo(limit)
 	var groups []*Group[T]
 	r.Range(func(g *Group[T]) bool {
 		groups = append(groups, g)
 		return true
 	})
-	return r.resolveLocked(groups)
+	return r.resolveLocked(groups, limit)
 }
+
+// keepGlobal leaves the global limit as it is (see resolveLocked).
+const keepGlobal = -1
 
 // UpdateGroup resolves g's limits again, as Update does for every group,
 // if g is still the registry's group for its key. It does nothing for a
@@ -317,12 +247,13 @@ func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
 	if cur, ok := r.Lookup(g.key); !ok || cur != g {
 		return new(Changes[T])
 	}
-	return r.resolveLocked([]*Group[T]{g})
+	return r.resolveLocked([]*Group[T]{g}, keepGlobal)
 }
 
-// resolveLocked resolves the limits of groups again and applies them in the
-// three passes of a change of limits (see limits.go). r.mu must be held.
-func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
+// resolveLocked resolves the limits of groups again and applies them, and
+// global as the global limit (keepGlobal: none), in the three passes of a
+// change of limits (see limits.go). r.mu must be held.
+func (r *Registry[T]) resolveLocked(groups []*Group[T], global int) *Changes[T] {
 	r.global.changes.begin()
 	defer func() { r.global.changes.end(r.clock()) }()
 	c := new(Changes[T])
@@ -343,6 +274,9 @@ func (r *Registry[T]) resolveLocked(groups []*Group[T]) *Changes[T] {
 	}
 	for _, g := range groups {
 		g.enforce(c)
+	}
+	if global != keepGlobal {
+		r.global.line.setLimit(global) // raised, if it was
 	}
 	grant(r.global, groups, true, c)
 	c.settle()

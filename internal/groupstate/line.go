@@ -258,6 +258,14 @@ func (l *line[T]) setLimit(n int) {
 	l.limit.Store(int64(n))
 }
 
+// lowerTo changes the limit to n if n is lower. Only changes of limits
+// write it, one at a time, so the limit it reads stays as read.
+func (l *line[T]) lowerTo(n int) {
+	if int64(n) < l.limit.Load() {
+		l.setLimit(n)
+	}
+}
+
 // grant hands free permits to the waiters that fit, in order, and returns
 // them as release does.
 func (l *line[T]) grant() *Permits[T] {

@@ -184,6 +184,11 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 	// A walk handed a permit mid-walk after a change of limits (handedMid)
 	// takes the loop, which checks it (sendBack).
 	mid := p.handedMid(gl, depth)
+	if !fresh && p.bit == turnBit && gl.changes.since(p.submitted) { // its turn came (gate)
+		if *moved = p.sendBack(gl, depth); *moved != nil {
+			return MustWait, ""
+		}
+	}
 	if !gl.fair && !mid && x.costsOne() && p.flags&granted != 0 && p.takeRest(g, gl, x, depth) {
 		goto admitted
 	}

@@ -22,9 +22,10 @@ type queue[T any] interface {
 	empty() bool
 	// push puts w at its place, behind every waiter it does not pass.
 	push(w *Permits[T])
-	// pushFront puts w ahead of its priority. A task a lowered limit sent
-	// back, or a blocked caller woken without a slot, goes back to the
-	// head.
+	// pushFront puts w ahead of its priority, behind those there a line
+	// serves first. A task a lowered limit sent back, or a blocked caller
+	// woken without a slot, goes back to the head. Several put back one at
+	// a time keep the order they are served in.
 	pushFront(w *Permits[T])
 	// pop takes out the waiter to serve next. The queue is not empty.
 	pop() *Permits[T]
@@ -73,7 +74,14 @@ func (q *fifo[T]) empty() bool { return q.full == 0 }
 
 func (q *fifo[T]) push(w *Permits[T]) { q.into(w).pushTail(w) }
 
-func (q *fifo[T]) pushFront(w *Permits[T]) { q.into(w).linkAfter(w, nil, byLine) }
+func (q *fifo[T]) pushFront(w *Permits[T]) {
+	l := q.into(w)
+	var at *Permits[T]
+	for n := l.head; n != nil && servedBefore(n, w); n = n.next {
+		at = n
+	}
+	l.linkAfter(w, at, byLine)
+}
 
 // into returns the list of w's priority, counted not empty, since w is
 // about to join it.

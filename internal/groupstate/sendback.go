@@ -5,13 +5,14 @@ import "sync/atomic"
 // A lowered limit sends back the tasks that hold its layer's permit and
 // wait in a later line (lower). A task handed a permit is in no line
 // until its carrier walks it on (Resume). It stands in its releaser's
-// chain, or in a Changes' Handed. The sweep cannot reach it there. So a
-// walk handed a permit of a layer that is not its last checks, as it
-// takes it, the layers it holds. If one is over its limit, it goes back
-// to the head of that layer's line, as the sweep would have sent it. A
-// paused group's concurrency limit is 0, so this holds its handed tasks
-// too. A task handed its last layer counts as running from then (see
-// handLocked), so it starts.
+// chain, or in a Changes' Handed, or waits for its turn (turn.go). The
+// sweep cannot reach it there. So a walk handed a permit of a layer that
+// is not its last checks, as it takes it, the layers it holds. A fresh
+// walk that waited for its turn checks them as it walks on. If one is
+// over its limit, it goes back to the head of that layer's line, as the
+// sweep would have sent it. A paused group's concurrency limit is 0, so
+// this holds its handed tasks too. A task handed its last layer counts as
+// running from then (see handLocked), so it starts.
 
 // changes tells a walk whether limits may have changed since its task was
 // submitted. Only then can a layer it holds be over its limit, and the

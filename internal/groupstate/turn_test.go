@@ -267,3 +267,41 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 	assert.Empty(t, f.end(t, e))
 	requireQuiet(t, f.gl, acme)
 }
+
+// TestTurnWaiterHoldingALoweredLayerGoesBack: f of g waits for its turn,
+// out of every line, holding a global permit. w and m, handed one each,
+// walk on first. A change lowers the global limit below what is held. Its
+// sweep reaches none of the three. w and m go back to the global line as
+// they walk on (sendBack). When f's turn comes, g's concurrency permit is
+// free, but f holds a global permit over the new limit: it goes back too.
+// The three wait in the global line in the order it serves them.
+func TestTurnWaiterHoldingALoweredLayerGoesBack(t *testing.T) {
+	f := newFixture(t, 5, false, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	a, _ := f.submit(t, "g", "a")
+	b, _ := f.submit(t, "g", "b")
+	others := f.admitAll(t, "x", "y", "z")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out)
+	m, out := f.submit(t, "g", "m")
+	require.Equal(t, MustWait, out)
+	hs := handedBy(others...)
+	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
+	fresh, out := f.submit(t, "g", "f")
+	require.Equal(t, MustWait, out)
+	require.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+
+	c := f.r.Update(2, Unlimited, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	require.Empty(t, c.Handed)
+	assert.Empty(t, resume(hs[0]), "w, m and f wait for the global permits a and b hold")
+	g, _ := f.r.Lookup("g")
+	_, conc, _ := g.Held()
+	assert.Equal(t, 2, conc)
+
+	// The global line serves them in order, one at a time: the limit is 2.
+	assert.Equal(t, []string{"w"}, f.end(t, a))
+	assert.Equal(t, []string{"m"}, f.end(t, b))
+	assert.Equal(t, []string{"f"}, f.end(t, w))
+	assert.Empty(t, f.end(t, m))
+	assert.Empty(t, f.end(t, fresh))
+	requireQuiet(t, f.gl, g)
+}

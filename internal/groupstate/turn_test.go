@@ -103,17 +103,7 @@ func (f *fixture) admitAll(t *testing.T, keys ...string) []*tk {
 // waits for its turn behind m.
 func TestTurnKeepsAFreshTaskBehindTheHanded(t *testing.T) {
 	f := newFixture(t, 3, false, fixed(Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	others := f.admitAll(t, "x", "y", "z")
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out)
-	m, out := f.submit(t, "g", "m")
-	require.Equal(t, MustWait, out)
-	hs := handedBy(others...)
-	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
-
-	fresh, out := f.submit(t, "g", "f")
-	require.Equal(t, MustWait, out, "f started ahead of w and m")
-	assert.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+	w, m, fresh, hs := f.freshBehindHanded(t)
 	g, _ := f.r.Lookup("g")
 	_, waiting, _ := g.Counts()
 	assert.Equal(t, 3, waiting)
@@ -279,16 +269,7 @@ func TestTurnWaiterHoldingALoweredLayerGoesBack(t *testing.T) {
 	f := newFixture(t, 5, false, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
 	a, _ := f.submit(t, "g", "a")
 	b, _ := f.submit(t, "g", "b")
-	others := f.admitAll(t, "x", "y", "z")
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out)
-	m, out := f.submit(t, "g", "m")
-	require.Equal(t, MustWait, out)
-	hs := handedBy(others...)
-	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
-	fresh, out := f.submit(t, "g", "f")
-	require.Equal(t, MustWait, out)
-	require.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+	w, m, fresh, hs := f.freshBehindHanded(t)
 
 	c := f.r.Update(2, Unlimited, fixed(Limits{Concurrency: 3, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
 	require.Empty(t, c.Handed)
@@ -304,4 +285,24 @@ func TestTurnWaiterHoldingALoweredLayerGoesBack(t *testing.T) {
 	assert.Empty(t, f.end(t, m))
 	assert.Empty(t, f.end(t, fresh))
 	requireQuiet(t, f.gl, g)
+}
+
+// freshBehindHanded fills f's global layer with tasks of x, y and z. w and
+// m of group g wait for a global permit, in that order. x's and y's ends
+// hand one to each (hs), and z's leaves one free. m waits for its turn
+// while w's walk is yet to go on. fresh, of g, takes the free permit and
+// waits for its turn behind m, in no line.
+func (f *fixture) freshBehindHanded(t *testing.T) (w, m, fresh *tk, hs [][]*tk) {
+	t.Helper()
+	others := f.admitAll(t, "x", "y", "z")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out)
+	m, out = f.submit(t, "g", "m")
+	require.Equal(t, MustWait, out)
+	hs = handedBy(others...)
+	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
+	fresh, out = f.submit(t, "g", "f")
+	require.Equal(t, MustWait, out, "f started ahead of w and m")
+	require.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+	return w, m, fresh, hs
 }

@@ -87,7 +87,9 @@ type LimitChange struct {
 // limit] as c.New's algorithm decides from each finished task's sample.
 // GroupStats shows the limit in force as MaxConcurrency, and the queue
 // threshold in force as QueueThreshold. A group whose concurrency resolves
-// to Unlimited keeps it: an adaptive limit needs one to start from.
+// to Unlimited keeps it: an adaptive limit needs one to start from. A
+// group's algorithm is given the samples of its own tasks, so a parent
+// that runs none of its own keeps its limit.
 //
 // c.New must not be nil; c.Min and c.QueueFactor must be >= 0.
 func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {

@@ -67,8 +67,8 @@
 //     group's own.
 //
 // A limit rises only while its tasks start with three quarters of it
-// running (Utilisation), so a limit the load does not fill stays near
-// what the backend serves.
+// running (Gradient's Utilisation; half for AIMD), so a limit the load
+// does not fill stays near what the backend serves.
 //
 // # A line in front of servers
 //
@@ -90,14 +90,18 @@
 // (Gradient's, or AIMD's Window) it counts the samples by group. A group
 // is slow if its mean run time exceeds its own baseline by twice
 // Tolerance (Gradient), or if over one of its samples in ten signals
-// overload. Overload is shared if more than half the groups are slow, and
-// they gave more than half the window's samples. A group of five samples
-// or more votes alone. The groups of fewer vote together, as one group,
-// if they gave five or more: so many light tenants outvote one busy
+// overload. Overload is shared if more than half the voters are slow,
+// and they gave more than half the samples of their votes. A group votes
+// once it has given five samples, over as many windows as that takes, and
+// its vote stands while it gives samples. So a tenant of long calls votes
+// too. The groups of no vote yet vote together, as one group, if they
+// gave five or more in the window: so many light tenants outvote one busy
 // tenant in trouble. A window with one voter is shared by definition. So
 // one tenant whose backend degrades does not lower the cap for the
 // others. Its own adaptive limit handles it. A backend that most of the
-// load calls, and that degrades, does lower the cap.
+// load calls, and that degrades, does lower the cap. Until a tenant has
+// ended a task, the cap has nothing of it: at a start, one tenant's
+// overload counts as shared.
 //
 // A group's limit equal to the global cap is a trap. The cap stops the
 // group first, so the group's own limit never binds. Gradient still

@@ -2,6 +2,7 @@ package adapt_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -182,4 +183,29 @@ func TestGradientIsSafeForConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// The baseline taken under light load counts from then, as one taken on a
+// cold start does. The load rises right after it was taken, and run times
+// triple at 30 running of 40: the limit falls after Patience windows,
+// also when the slow level has been seen as often as the baseline's.
+func TestGradientKeepsALightLoadBaselineWhenTheLoadRisesAtOnce(t *testing.T) {
+	g := adapt.NewGradient(1, 40, adapt.GradientConfig{})
+	at := time.Unix(1000, 0)
+	window := func(run time.Duration, running int) int { // 20 samples over 100ms
+		for range 20 {
+			at = at.Add(5 * time.Millisecond)
+			g.Observe(groupconc.LimitSample{GroupKey: "g", Status: groupconc.StatusSuccess, RunTime: run, Running: running, Limit: g.Limit(), End: at})
+		}
+		at = at.Add(time.Millisecond)
+		return g.Limit()
+	}
+	for range 2 {
+		window(10*time.Millisecond, 10)
+	}
+	var limits []int
+	for range 8 {
+		limits = append(limits, window(30*time.Millisecond, 30))
+	}
+	assert.Less(t, slices.Min(limits), 30, "limits %v: run times 3× the baseline at 30 running", limits)
 }

@@ -59,7 +59,7 @@ func (g *Gradient) probeLocked(limit int, n float64, shared bool) int {
 			return limit
 		}
 		p.done = true
-		g.levels.add(int(math.Round(n)), r, 1)
+		g.levels.seed(int(math.Round(n)), r) // settled: a level the load moves to later is not the baseline for that alone
 		return limit
 	}
 	p.lastN = 0

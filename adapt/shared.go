@@ -6,19 +6,22 @@ import "time"
 // samples of several groups. That is the global cap. It tells overload the
 // groups share from one group's own.
 //
-// A group is slow in a window if its mean run time exceeds its baseline
-// by a margin, or if over one sample in overShare signals overload. The
-// overload is shared if more than half the groups are slow, and they gave
-// more than half the window's samples. A group of minVote samples or more
-// votes alone. The groups of fewer vote together, as one group of their
-// samples, if they gave minVote or more: many light tenants outvote one
-// busy tenant in trouble. A window with one voter is shared by
-// definition, so a group's own limit is as before.
+// A group is slow if its mean run time exceeds its baseline by a margin,
+// or if over one sample in overShare signals overload. It votes once it
+// has given minVote samples, over as many windows as that takes, and its
+// vote stands while it gives samples (up to keepVote windows without one).
+// So a tenant of long calls, which ends a few in a window, votes too. The
+// overload is shared if more than half the voters are slow, and they gave
+// more than half the samples of their votes. The groups of no vote yet
+// vote together, as one group of this window's samples, if they gave
+// minVote or more: many light tenants outvote one busy tenant in trouble.
+// A window with one voter is shared by definition, so a group's own limit
+// is as before.
 //
-// A group's baseline is the least of its windows' mean run times. It
-// rises by baseDrift a window, so a backend that got slower for good is
-// the new normal in time. Its zero value is ready to use. It is not safe
-// for concurrent use.
+// A group's baseline is the least of its votes' mean run times. It rises
+// by baseDrift a window, so a backend that got slower for good is the new
+// normal in time. Its zero value is ready to use. It is not safe for
+// concurrent use.
 type tally struct {
 	e     [tallyCap]groupTally
 	used  int
@@ -36,18 +39,23 @@ func (t *tally) quietNow() bool { return t.quiet || !t.judged && t.used > 1 }
 
 type groupTally struct {
 	key       string
-	seen, bad int     // this window's samples, and its overload signals
-	sum       float64 // this window's run times, in nanoseconds
-	base      float64 // the least mean run time of its windows, 0 before one
+	seen, bad int     // its samples since its last vote, and their overload signals
+	sum       float64 // their run times, in nanoseconds
+	fresh     int     // this window's samples
+	base      float64 // the least mean run time of its votes, 0 before one
 	idle      int     // windows in a row it gave no sample in
+	weight    int     // the samples of its vote standing; 0: none
+	slow      bool    // whether that vote found it slow
 }
 
 const (
 	// tallyCap bounds the groups told apart. The samples of the groups
 	// past it are pooled in the last entry.
 	tallyCap = 16
-	// minVote is the least samples a group gives in a window to count.
+	// minVote is the least samples a group's vote counts.
 	minVote = 5
+	// keepVote is how many windows without a sample a group's vote stands.
+	keepVote = 10
 	// baseDrift is how much a group's baseline rises per window.
 	baseDrift = 0.01
 )
@@ -59,6 +67,7 @@ func (t *tally) add(key string, run time.Duration, sig Signal) {
 		e = t.find(key)
 	}
 	e.seen++
+	e.fresh++
 	e.sum += float64(run)
 	if sig == Overload {
 		e.bad++
@@ -80,11 +89,11 @@ func (t *tally) find(key string) *groupTally {
 	} else {
 		i = tallyCap - 1
 		for j := range tallyCap {
-			if t.e[j].seen == 0 && t.e[j].idle > t.e[i].idle {
+			if t.e[j].fresh == 0 && t.e[j].idle > t.e[i].idle {
 				i = j
 			}
 		}
-		if t.e[i].seen > 0 {
+		if t.e[i].fresh > 0 {
 			t.last = i // every entry is in use this window, so pool it
 			return &t.e[i]
 		}
@@ -99,36 +108,45 @@ func (t *tally) find(key string) *groupTally {
 // run time exceeds its baseline by margin.
 func (t *tally) close(margin float64) bool {
 	var total, slow, groups, slowGroups int
-	var light, lightSlow int // the samples of the groups of fewer than minVote
+	var light, lightSlow int // this window's samples of the groups of no vote
 	for i := range t.used {
 		e := &t.e[i]
-		if e.seen == 0 {
-			e.idle++
-			continue
+		if e.fresh == 0 {
+			if e.idle++; e.idle > keepVote {
+				e.weight = 0
+			}
+		} else {
+			e.idle = 0
 		}
-		mean := e.sum / float64(e.seen)
-		isSlow := e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base
-		switch {
-		case e.seen >= minVote:
+		if e.seen > 0 {
+			mean := e.sum / float64(e.seen)
+			isSlow := e.bad*overShare > e.seen || e.base > 0 && mean > (1+margin)*e.base
+			switch {
+			case e.seen >= minVote:
+				e.weight, e.slow = e.seen, isSlow
+				if e.bad == 0 && (e.base == 0 || mean < e.base) {
+					e.base = mean
+				}
+				e.seen, e.bad, e.sum = 0, 0, 0
+			case e.weight == 0:
+				light += e.fresh
+				if isSlow {
+					lightSlow += e.fresh
+				}
+			}
+		}
+		if e.weight > 0 {
 			groups++
-			total += e.seen
-			if isSlow {
-				slow += e.seen
+			total += e.weight
+			if e.slow {
+				slow += e.weight
 				slowGroups++
-			}
-			if e.bad == 0 && (e.base == 0 || mean < e.base) {
-				e.base = mean
-			}
-		default:
-			light += e.seen
-			if isSlow {
-				lightSlow += e.seen
 			}
 		}
 		e.base *= 1 + baseDrift
-		e.seen, e.bad, e.sum, e.idle = 0, 0, 0, 0
+		e.fresh = 0
 	}
-	if light >= minVote { // the light groups' vote
+	if light >= minVote { // the vote of the groups of none
 		groups++
 		total += light
 		slow += lightSlow

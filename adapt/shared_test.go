@@ -2,6 +2,7 @@ package adapt_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -158,5 +159,46 @@ func TestManyLightTenantsOutvoteOneBusyTenantInTrouble(t *testing.T) {
 	} {
 		assert.Equal(t, 64, lightAndBusy(l(), 30, groupconc.StatusSuccess), "%s: one busy tenant's deadlines, ten light tenants well: the cap holds", name)
 		assert.Less(t, lightAndBusy(l(), 30, groupconc.StatusCancelled), 64, "%s: the light tenants' deadlines pass too: the cap falls", name)
+	}
+}
+
+// longAndBusy feeds l windows of 100ms: a tenant of long calls (400ms)
+// ends 2 each window, too few to vote in one, and a busy tenant 10. The
+// busy tenant's run out their deadline from window warm on. It returns
+// the least global limit l wanted from then.
+func longAndBusy(l limiter, warm, windows int) int {
+	at, least := time.Unix(1000, 0), math.MaxInt
+	var w int
+	observe := func(s groupconc.LimitSample) {
+		s.End, s.Limit, s.Running = at, l.Limit(), l.Limit()
+		if limit := l.Observe(s); w >= warm {
+			least = min(least, limit)
+		}
+		at = at.Add(100 * time.Millisecond / 12)
+	}
+	for w = range windows {
+		for i := range 12 {
+			switch {
+			case i >= 10:
+				observe(groupconc.LimitSample{GroupKey: "long", Status: groupconc.StatusSuccess, RunTime: 40 * ms10})
+			case w < warm:
+				observe(groupconc.LimitSample{GroupKey: "busy", Status: groupconc.StatusSuccess, RunTime: ms10})
+			default:
+				observe(groupconc.LimitSample{GroupKey: "busy", Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 5 * ms10})
+			}
+		}
+	}
+	return least
+}
+
+// A tenant of long calls ends a few in a window: it votes over as many
+// windows as its vote takes, and its vote stands. So one busy tenant's
+// deadlines do not lower the cap while the tenant of long calls runs well.
+func TestATenantOfLongCallsVotesToo(t *testing.T) {
+	for name, l := range map[string]func() limiter{
+		"gradient": func() limiter { return adapt.NewGradient(1, 64, adapt.GradientConfig{}) },
+		"aimd":     func() limiter { return adapt.NewAIMD(1, 64, adapt.AIMDConfig{}) },
+	} {
+		assert.Equal(t, 64, longAndBusy(l(), 10, 40), "%s: the cap fell for one tenant's deadlines", name)
 	}
 }

@@ -59,7 +59,9 @@ func (g *Gradient) probeLocked(limit int, n float64, shared bool) int {
 			return limit
 		}
 		p.done = true
-		g.levels.seed(int(math.Round(n)), r) // settled: a level the load moves to later is not the baseline for that alone
+		// Settled, as a cold start's: a level the load moves to next does
+		// not take over as the baseline by being seen as often.
+		g.levels.seed(int(math.Round(n)), r)
 		return limit
 	}
 	p.lastN = 0

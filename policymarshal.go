@@ -47,8 +47,8 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the policy's data part in the form ParsePolicy reads.
 // That is every setting but the code hooks (resolvers, ParentResolver
 // included, rejection handler, listener, pressure warning function), which
-// it leaves out. Adaptive limits are left out whole: an AdaptiveConfig is
-// its New, code, with Min and QueueFactor for it. The global limits, rejection policy, isolation and idle TTL
+// it leaves out. Adaptive limits are left out whole, since an
+// AdaptiveConfig's New is code. The global limits, rejection policy, isolation and idle TTL
 // are always written. A Default…PerGroup setting is written only if it was
 // set, so that the library's default stays "builtin" to Explain. A map is
 // written only if it has entries, "parentSeparator" only if set, and

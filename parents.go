@@ -20,8 +20,9 @@ func (p *GroupPolicy) hasParents() bool {
 
 // parentChain returns groupKey's ancestors under p, nearest first, or nil
 // at the top. The executor calls it when it makes a group. It stops at an
-// ancestor for which kept (nil: none) reports true: a group the executor
-// holds, whose parent is kept from when it was made, not resolved again.
+// ancestor for which kept (if not nil) reports true. That is a group the
+// executor holds, whose parent is kept from when it was made, not resolved
+// again.
 //
 // More than maxAncestors ancestors, a key met twice (a group its own parent
 // included) and a resolver that panics are errors. Each wraps

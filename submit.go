@@ -54,7 +54,7 @@ type SubmitOptions struct {
 	// that limit, so the task runs alone there. It keeps what it took: a
 	// limit raised later lets other tasks hold the rest. Under no limit it
 	// holds its whole cost too, so a limit set later counts it. The counts
-	// never wrap: a cost that would take one past math.MaxInt-2^32 takes
+	// never wrap. A cost that would take one past math.MaxInt-2^32 takes
 	// what is left below that. Queue thresholds count tasks, not cost.
 	Cost int
 }

@@ -43,8 +43,7 @@ func TestARaisedLimitKeepsTheOrderAtAParentsLine(t *testing.T) {
 // parent's line between them too.
 func TestACostlyReleaseKeepsTheOrderAtAParentsLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
-			GlobalMaxInFlight(4).PerGroupMaxConcurrency(map[string]int{"t": 1}))
+		e := newExecutor(t, costlyOrderPolicy())
 		g := upNewGated()
 		g.submitWith(t, e, "z", "r", groupconc.SubmitOptions{Cost: 3}) // three global permits
 		g.submit(t, e, "t/x", "x")                                     // the fourth, and t's
@@ -62,8 +61,7 @@ func TestACostlyReleaseKeepsTheOrderAtAParentsLine(t *testing.T) {
 // them all, in order, rather than one each.
 func TestACostlyTasksGoexitKeepsTheOrderAtAParentsLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
-			GlobalMaxInFlight(4).PerGroupMaxConcurrency(map[string]int{"t": 1}))
+		e := newExecutor(t, costlyOrderPolicy())
 		g := upNewGated()
 		exit := make(chan struct{})
 		_, err := groupconc.SubmitWith(t.Context(), e, "z", "r", func(context.Context) (int, error) {
@@ -81,6 +79,13 @@ func TestACostlyTasksGoexitKeepsTheOrderAtAParentsLine(t *testing.T) {
 		l.ranInOrder(t)
 		g.finish(t, e)
 	})
+}
+
+// costlyOrderPolicy is the policy of the costly tests: IsolationOff, a
+// global cap of 4, and "t" over its children with a limit of 1.
+func costlyOrderPolicy() *groupconc.PolicyBuilder {
+	return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationOff).ParentSeparator("/").
+		GlobalMaxInFlight(4).PerGroupMaxConcurrency(map[string]int{"t": 1})
 }
 
 // parentLine is tasks of "t" and its children, whose line has a limit of

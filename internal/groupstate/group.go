@@ -114,16 +114,15 @@ type chainList[T any] struct {
 // after one comparison. One put back at the head (front) is placed from
 // the head.
 func (c *chainList[T]) put(w *Permits[T], front bool) {
-	var at *Permits[T]
 	if front {
-		for n := c.head; n != nil && compareAge(n, w) < 0; n = n.chained.next {
-			at = n
-		}
+		c.placeFromHead(w, byGroup, olderThan[T])
 	} else {
-		for at = c.tail; at != nil && compareAge(at, w) > 0; at = at.chained.prev {
+		at := c.tail
+		for at != nil && compareAge(at, w) > 0 {
+			at = at.chained.prev
 		}
+		c.linkAfter(w, at, byGroup)
 	}
-	c.list.linkAfter(w, at, byGroup)
 	c.n.Add(1)
 }
 

@@ -56,6 +56,17 @@ func (q *list[T]) linkAfter(w, at *Permits[T], k int) {
 	}
 }
 
+// placeFromHead links w in, through its links k, behind the waiters at
+// the head that go first (first(n, w)). Tasks put back at the head one at
+// a time so keep their order.
+func (q *list[T]) placeFromHead(w *Permits[T], k int, first func(a, b *Permits[T]) bool) {
+	var at *Permits[T]
+	for n := q.head; n != nil && first(n, w); n = n.by(k).next {
+		at = n
+	}
+	q.linkAfter(w, at, k)
+}
+
 // unlink takes w out.
 func (q *list[T]) unlink(w *Permits[T], k int) {
 	wl := w.by(k)

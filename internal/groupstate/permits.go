@@ -182,9 +182,10 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto
 	// past the loop, rather than a call of it, kept W2 flat as it was.
 	// A walk handed a permit mid-walk after a change of limits (handedMid)
-	// takes the loop, which checks it (sendBack).
+	// takes the loop, which checks it (sendBack). One whose turn came is
+	// checked before it walks on.
 	mid := p.handedMid(gl, depth)
-	if !fresh && p.bit == turnBit && gl.changes.since(p.submitted) { // its turn came (gate)
+	if p.turnCame(gl, fresh) {
 		if *moved = p.sendBack(gl, depth); *moved != nil {
 			return MustWait, ""
 		}

@@ -74,14 +74,7 @@ func (q *fifo[T]) empty() bool { return q.full == 0 }
 
 func (q *fifo[T]) push(w *Permits[T]) { q.into(w).pushTail(w) }
 
-func (q *fifo[T]) pushFront(w *Permits[T]) {
-	l := q.into(w)
-	var at *Permits[T]
-	for n := l.head; n != nil && servedBefore(n, w); n = n.next {
-		at = n
-	}
-	l.linkAfter(w, at, byLine)
-}
+func (q *fifo[T]) pushFront(w *Permits[T]) { q.into(w).placeFromHead(w, byLine, servedBefore[T]) }
 
 // into returns the list of w's priority, counted not empty, since w is
 // about to join it.

@@ -44,6 +44,13 @@ func (p *Permits[T]) handedMid(gl *Global[T], depth uint8) bool {
 	return p.flags&granted != 0 && (p.bit != last.bit || p.x().lvl() != last.top(depth)) && gl.changes.since(p.submitted)
 }
 
+// turnCame reports whether the walk is a fresh one whose turn came
+// (turn.go), holding what it took before it waited, with limits changed
+// since its task was submitted.
+func (p *Permits[T]) turnCame(gl *Global[T], fresh bool) bool {
+	return !fresh && p.bit == turnBit && gl.changes.since(p.submitted)
+}
+
 // overHeld returns the first layer of the walk that p holds and whose
 // count is over its limit, as its line, bit and level. It returns nil if
 // there is none.

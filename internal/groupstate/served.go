@@ -37,6 +37,9 @@ func compareAge[T any](a, b *Permits[T]) int {
 	return cmp.Compare(int32(a.ticket()-b.ticket()), 0) // tickets wrap, as seqs do
 }
 
+// olderThan reports whether a was submitted before b (compareAge).
+func olderThan[T any](a, b *Permits[T]) bool { return compareAge(a, b) < 0 }
+
 // CompareServed orders tasks a and b as a line serves them, by priority
 // and then by age. Those a change of limits moved walk on in this order.
 func CompareServed[T any](a, b *T) int { return compareServed(permitsOf(a), permitsOf(b)) }

@@ -4,8 +4,11 @@ package groupconc
 // called synchronously, with no lock of the executor held. They run on the
 // goroutine of the Submit call, or on one of the executor's goroutines
 // handling the task (running it, or ending it after a cancellation). They
-// may call back into the executor, but a slow method delays that task. A
-// panic in a method is recovered and ignored.
+// may call back into the executor, but a slow method delays that task.
+// A slow OnCompleted also delays the tasks its task's permits went to, of
+// any group: they are handed the permits at once, and go on from there on
+// that goroutine once it returns. A panic in a method is recovered and
+// ignored.
 //
 // For each task the events come in this order.
 //   - OnSubmitted comes when Submit accepts it.

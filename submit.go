@@ -44,7 +44,9 @@ type SubmitOptions struct {
 	// Block waits for a queue slot instead of being turned away for lack
 	// of one.
 	Block bool
-	// MaxWait bounds a Block wait. Zero waits until ctx ends.
+	// MaxWait bounds a Block wait for a queue slot. Zero waits until ctx
+	// ends. Without Block it does nothing. A wait for permits in a line is
+	// bounded by ctx, which bounds the task's whole life, or by Cancel.
 	MaxWait time.Duration
 	// Priority orders the task among the tasks waiting where it waits.
 	Priority Priority

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -58,11 +57,12 @@ var isolationNames = []struct {
 // after the policy object, a document that is not valid UTF-8 (a key
 // JSON cannot carry as it is), and a \u escape of half a UTF-16
 // surrogate pair alone, which JSON would read as U+FFFD. The error wraps
-// ErrInvalidPolicy and names the JSON path of every bad value it found, e.g.
-// `perGroupMaxConcurrency["a"]: -1 is below 1`. A syntax error stops the
-// reading at its byte offset. It quotes a name or value it repeats, and cuts
-// it to 64 bytes. So no control character or megabyte of the input reaches a
-// log. A field name that is a plain word stays bare.
+// ErrInvalidPolicy and names the JSON path of each bad value it found, e.g.
+// `perGroupMaxConcurrency["a"]: -1 is below 1`: the first 20, and how many
+// more. A syntax error stops the reading at its byte offset. It quotes a
+// name or value it repeats, and cuts it to 64 bytes. So no control
+// character or megabyte of the input reaches a log. A field name that is a
+// plain word stays bare.
 //
 // YAML works by converting it to JSON first, for example with
 // sigs.k8s.io/yaml's YAMLToJSON. This package depends on no YAML library.
@@ -90,7 +90,7 @@ func ParsePolicy(data []byte) (*PolicyBuilder, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
 	}
 	if len(r.bad) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, strings.Join(r.bad, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrInvalidPolicy, r.badValues())
 	}
 	return r.b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,13 +14,31 @@ import (
 // name its path. Structural errors end the walk. Bad values are collected in
 // bad and the walk goes on.
 type policyReader struct {
-	dec *json.Decoder
-	b   *PolicyBuilder
-	bad []string
+	dec  *json.Decoder
+	b    *PolicyBuilder
+	bad  []string
+	more int // bad values past maxBadValues, counted only
 }
 
+// maxBadValues is how many bad values an error names. So a document of a
+// million bad keys makes an error of a few kilobytes.
+const maxBadValues = 20
+
 func (r *policyReader) fail(path, format string, args ...any) {
+	if len(r.bad) == maxBadValues {
+		r.more++
+		return
+	}
 	r.bad = append(r.bad, path+": "+fmt.Sprintf(format, args...))
+}
+
+// badValues returns the bad values found, as the error lists them.
+func (r *policyReader) badValues() string {
+	s := strings.Join(r.bad, "; ")
+	if r.more > 0 {
+		s += fmt.Sprintf("; and %d more", r.more)
+	}
+	return s
 }
 
 // object reads an object at path, calling field for each member with the

@@ -18,25 +18,26 @@ type groupsJSON struct {
 // explainJSON is the body of GET api/groups/{group}/explain. Per limit, it
 // gives the value in force, what decided it, and every setting that would
 // decide it, deciding one first. It also gives the group's overrides, in the
-// shape a PATCH takes.
+// shape a PATCH takes. A weight is a plain number, as a PATCH takes it,
+// never "unlimited".
 type explainJSON struct {
-	Group          string       `json:"group"`
-	MaxConcurrency explanation  `json:"maxConcurrency"`
-	MaxInFlight    explanation  `json:"maxInFlight"`
-	QueueThreshold explanation  `json:"queueThreshold"`
-	Weight         explanation  `json:"weight"`
-	Override       overrideJSON `json:"override"`
+	Group          string             `json:"group"`
+	MaxConcurrency explanation[limit] `json:"maxConcurrency"`
+	MaxInFlight    explanation[limit] `json:"maxInFlight"`
+	QueueThreshold explanation[limit] `json:"queueThreshold"`
+	Weight         explanation[int]   `json:"weight"`
+	Override       overrideJSON       `json:"override"`
 }
 
-type explanation struct {
-	Value  limit                 `json:"value"`
+type explanation[V ~int] struct {
+	Value  V                     `json:"value"`
 	Source groupconc.LimitSource `json:"source"`
-	Stack  []choice              `json:"stack"`
+	Stack  []choice[V]           `json:"stack"`
 }
 
-type choice struct {
+type choice[V ~int] struct {
 	Source groupconc.LimitSource `json:"source"`
-	Value  limit                 `json:"value"`
+	Value  V                     `json:"value"`
 }
 
 // overrideJSON is a group's overrides, with null where there is none.
@@ -44,7 +45,8 @@ type overrideJSON struct {
 	MaxConcurrency *limit `json:"maxConcurrency"`
 	MaxInFlight    *limit `json:"maxInFlight"`
 	QueueThreshold *limit `json:"queueThreshold"`
-	Weight         *limit `json:"weight"`
+	Weight         *int   `json:"weight"`
+	Paused         *bool  `json:"paused"`
 }
 
 func (h *Handler) getStats(w http.ResponseWriter, r *http.Request) {
@@ -86,23 +88,24 @@ func (h *Handler) getExplain(w http.ResponseWriter, r *http.Request) {
 	o, _ := h.e.GroupOverride(st.GroupKey)
 	reply(w, http.StatusOK, explainJSON{
 		Group:          name,
-		MaxConcurrency: explainOne(x.MaxConcurrency),
-		MaxInFlight:    explainOne(x.MaxInFlight),
-		QueueThreshold: explainOne(x.QueueThreshold),
-		Weight:         explainOne(x.Weight),
+		MaxConcurrency: explainOne[limit](x.MaxConcurrency),
+		MaxInFlight:    explainOne[limit](x.MaxInFlight),
+		QueueThreshold: explainOne[limit](x.QueueThreshold),
+		Weight:         explainOne[int](x.Weight),
 		Override: overrideJSON{
 			MaxConcurrency: limitPtr(o.MaxConcurrency),
 			MaxInFlight:    limitPtr(o.MaxInFlight),
 			QueueThreshold: limitPtr(o.QueueThreshold),
-			Weight:         limitPtr(o.Weight),
+			Weight:         o.Weight,
+			Paused:         o.Paused,
 		},
 	})
 }
 
-func explainOne(x groupconc.LimitExplanation) explanation {
-	out := explanation{Value: limit(x.Value), Source: x.Source, Stack: make([]choice, len(x.Stack))}
+func explainOne[V ~int](x groupconc.LimitExplanation) explanation[V] {
+	out := explanation[V]{Value: V(x.Value), Source: x.Source, Stack: make([]choice[V], len(x.Stack))}
 	for i, c := range x.Stack {
-		out.Stack[i] = choice{Source: c.Source, Value: limit(c.Value)}
+		out.Stack[i] = choice[V]{Source: c.Source, Value: V(c.Value)}
 	}
 	return out
 }

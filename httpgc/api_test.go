@@ -1,8 +1,12 @@
 package httpgc_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -154,9 +158,49 @@ func TestExplainShowsEachLimitsStackAndOverrides(t *testing.T) {
 	require.NotEmpty(t, stack)
 	assert.Equal(t, map[string]any{"source": "group", "value": 2.0}, stack[0], "the deciding setting comes first")
 	assert.Equal(t, "unlimited", x["maxInFlight"].(map[string]any)["value"])
-	assert.Equal(t, map[string]any{"maxConcurrency": nil, "maxInFlight": nil, "queueThreshold": nil, "weight": nil}, x["override"])
+	assert.Equal(t, map[string]any{"maxConcurrency": nil, "maxInFlight": nil, "queueThreshold": nil, "weight": nil, "paused": nil}, x["override"])
 
 	assert.Equal(t, http.StatusNotFound, get(f.h, "/api/groups/nope/explain").Code)
+}
+
+// TestExplainsOverrideGoesBackAsAPatch: the overrides explain shows are
+// taken back by a PATCH as they are, a weight of math.MaxInt included,
+// which is a number there and not "unlimited".
+func TestExplainsOverrideGoesBackAsAPatch(t *testing.T) {
+	e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare))
+	gate := adaptertest.NewGate(t)
+	adaptertest.Submit(t, e, "a", gate.Task)
+	gate.WaitStarted(1)
+	h, err := httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
+	require.NoError(t, err)
+	f := struct {
+		e *groupconc.GroupExecutor
+		h http.Handler
+	}{e, h}
+	w := patch(f.h, "/api/groups/a", fmt.Sprintf(`{"weight":%d,"maxConcurrency":3,"paused":true}`, math.MaxInt))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+
+	w = get(f.h, "/api/groups/a/explain")
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var x struct {
+		Weight   struct{ Value json.RawMessage }
+		Override map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &x))
+	assert.Equal(t, strconv.Itoa(math.MaxInt), string(x.Weight.Value))
+	assert.Equal(t, strconv.Itoa(math.MaxInt), string(x.Override["weight"]))
+	assert.Equal(t, "true", string(x.Override["paused"]))
+
+	x.Override["maxConcurrency"] = json.RawMessage("2")
+	body, err := json.Marshal(x.Override)
+	require.NoError(t, err)
+	w = patch(f.h, "/api/groups/a", string(body))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	o, ok := f.e.GroupOverride("a")
+	require.True(t, ok)
+	assert.Equal(t, 2, *o.MaxConcurrency)
+	assert.Equal(t, math.MaxInt, *o.Weight)
+	assert.True(t, *o.Paused)
 }
 
 func TestWarningsKeepTheLastOnesNewestFirst(t *testing.T) {

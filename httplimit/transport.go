@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 )
@@ -46,7 +49,8 @@ type Transport struct {
 	// Executor holds the limits. It must not be nil.
 	Executor *groupconc.GroupExecutor
 	// Key returns the group key of a request. Nil means HostKey. A
-	// request whose key is "" is not sent, with ErrNoKey.
+	// request whose key is "" is not sent, with ErrNoKey, or with
+	// ErrHostNotASCII if Key is nil and the host is not all ASCII.
 	Key func(*http.Request) string
 	// Priority returns the priority of a request. Nil means Submit.Priority.
 	Priority func(*http.Request) groupconc.Priority
@@ -64,8 +68,8 @@ type NotSentError struct {
 	Key string // the request's group key
 	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches
 	// groupconc.ErrRejected), the request context's error,
-	// groupconc.ErrClosed, ErrGroupShutdown, ErrGroupEvicted, ErrNoKey or
-	// an error wrapping groupconc.ErrInvalidTask.
+	// groupconc.ErrClosed, ErrGroupShutdown, ErrGroupEvicted, ErrNoKey,
+	// ErrHostNotASCII or an error wrapping groupconc.ErrInvalidTask.
 	Err error
 }
 
@@ -88,14 +92,14 @@ var errNoResponse = errors.New("httplimit: turned away, with no response to retu
 // cases it returns a *NotSentError. A RejectionHandler of the executor may
 // return a *http.Response. It is then returned in place of Base's.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := ""
+	key, err := "", error(ErrNoKey)
 	if t.Key == nil {
-		key = HostKey(req)
+		key, err = hostKey(req)
 	} else {
 		key = t.Key(req)
 	}
 	if key == "" {
-		return nil, notSent(req, key, ErrNoKey)
+		return nil, notSent(req, key, err)
 	}
 	o := t.Submit
 	if t.Priority != nil {
@@ -165,17 +169,57 @@ func (t *Transport) base() http.RoundTripper {
 	return http.DefaultTransport
 }
 
-// HostKey returns the host and port req is sent to, as "host:port": the
-// host in lower case, the port from the scheme (http 80, https 443) if
-// the URL names none. It is Transport's default key: URLs that name one
-// host however they spell it are one group, as they are one host to
-// http.Transport.
+// ErrHostNotASCII is the error of a request that Transport, with a nil
+// Key, does not send because its host is not all ASCII. http.Transport
+// maps such a host to its ASCII form through IDNA, which HostKey cannot
+// do. So one host could be two groups. Write the host in its ASCII
+// (punycode, "xn--") form, or set Transport.Key.
+var ErrHostNotASCII = errors.New("httplimit: the request's host is not ASCII, so HostKey cannot key it; " +
+	"write the host in its ASCII (punycode) form, or set Transport.Key")
+
+// HostKey returns the host and port req is sent to, as "host:port". It is
+// Transport's default key. The port is the one the URL names, or the
+// scheme's (http 80, https 443) if it names none.
+//
+// Some spellings of one host give one key:
+//   - The host is in lower case.
+//   - A default port written or left out is the same port, and so is a
+//     port written with leading zeros.
+//   - One trailing dot of a host name is dropped: "example.com." is
+//     "example.com".
+//   - An IP address is in its canonical form, with its zone if it has
+//     one. So "[0:0::1]" is "[::1]", and "[::ffff:127.0.0.1]" is
+//     "127.0.0.1".
+//
+// HostKey returns "" for a request with no host, and for a host that is
+// not all ASCII. http.Transport maps such a host through IDNA, which the
+// standard library does not export. So Transport with a nil Key does not
+// send such a request: it returns a *NotSentError of ErrHostNotASCII.
+//
+// The key is the name in the URL, not the addresses it resolves to. Two
+// names of one address, such as "localhost" and "127.0.0.1", are two
+// groups.
 func HostKey(req *http.Request) string {
+	key, _ := hostKey(req)
+	return key
+}
+
+// hostKey returns HostKey's key of req, and if it is "", why.
+func hostKey(req *http.Request) (string, error) {
 	u := req.URL
 	if u.Host == "" {
-		return ""
+		return "", ErrNoKey
 	}
+	for i := 0; i < len(u.Host); i++ {
+		if u.Host[i] >= utf8.RuneSelf {
+			return "", ErrHostNotASCII
+		}
+	}
+	host := canonicalHost(strings.ToLower(u.Hostname()))
 	port := u.Port()
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
 	if port == "" {
 		switch u.Scheme {
 		case "http":
@@ -183,10 +227,25 @@ func HostKey(req *http.Request) string {
 		case "https":
 			port = "443"
 		default:
-			return strings.ToLower(u.Host)
+			if strings.Contains(host, ":") {
+				return "[" + host + "]", nil
+			}
+			return host, nil
 		}
 	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	return net.JoinHostPort(host, port), nil
+}
+
+// canonicalHost returns host, a lower case ASCII host without brackets,
+// with one trailing dot dropped and an IP address in canonical form.
+func canonicalHost(host string) string {
+	if len(host) > 1 && strings.HasSuffix(host, ".") {
+		host = host[:len(host)-1]
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().String()
+	}
+	return host
 }
 
 // noBody reports whether resp, the answer to req, has no body to read.

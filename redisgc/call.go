@@ -85,11 +85,11 @@ func (c *Coordinator) await(until time.Time) (reply, bool) {
 }
 
 // nextTick returns when Run should tick again. That is the next sync, or
-// the lease's deadline or the bound of the call in flight if sooner.
+// the fallback (fallbackAt) or the bound of the call in flight if sooner.
 func (c *Coordinator) nextTick() time.Duration {
 	next := c.opts.SyncInterval
 	if c.member != "" {
-		next = min(next, time.Until(c.deadline))
+		next = min(next, time.Until(c.fallbackAt()))
 	}
 	if cl := c.call; cl != nil && !cl.abandoned {
 		next = min(next, time.Until(cl.bound))

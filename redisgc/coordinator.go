@@ -39,15 +39,18 @@ type Coordinator struct {
 	status  Status // guarded by mu
 
 	// Owned by Run's goroutine.
-	member   string           // the lease's member ID, "" before joining and after losing it
-	mode     Mode             // the lease's state
-	deadline time.Time        // when the lease may have expired, by the local monotonic clock
-	lastSync time.Time        // the last successful sync
-	pools    map[string]*pool // coordinated groups with a share or demand above 1
-	global   *pool            // the global limit's pool, nil without a GlobalLimit
-	lastErr  error            // the last sync's error
-	call     *call            // the sync in flight, or nil.
-	calls    sync.WaitGroup   // every call's goroutine.
+	member   string    // the lease's member ID, "" before joining and after losing it
+	mode     Mode      // the lease's state
+	deadline time.Time // when the lease may have expired, by the local monotonic clock
+	// applyCost is how long the executor took to take new limits lately. A
+	// fallback starts that long before the deadline (fallbackAt).
+	applyCost time.Duration
+	lastSync  time.Time        // the last successful sync
+	pools     map[string]*pool // coordinated groups with a share or demand above 1
+	global    *pool            // the global limit's pool, nil without a GlobalLimit
+	lastErr   error            // the last sync's error
+	call      *call            // the sync in flight, or nil.
+	calls     sync.WaitGroup   // every call's goroutine.
 
 	// onPublish, if set before Run, sees every status Run publishes.
 	onPublish func(Status)

@@ -82,9 +82,13 @@ type execTarget struct {
 // cover its subtree's tasks. The waiting tasks of a paused group cannot
 // start, so they ask for no share: a pause on one replica does not hold the
 // group back on the others. They leave its ancestors' demand too.
+//
+// It reads the active groups alone: one with nothing running, waiting or
+// paused has no load. So a tick costs what is active, not every group the
+// executor remembers, which may be millions of idle ones.
 func (t *execTarget) groups(yield func(string, load) bool) {
 	stats := make(map[string]groupconc.GroupStats)
-	for s := range t.exec.AllGroupStats() {
+	for s := range t.exec.ActiveGroupStats() {
 		stats[s.GroupKey] = s
 	}
 	// held counts, per group not paused, the waiting tasks of its paused

@@ -13,13 +13,8 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 	if err := c.target.closed(); err != nil {
 		return 0, err
 	}
-	// The lease may have expired in Redis. It was renewed no later than
-	// when the last successful sync was sent. Stop relying on the shares,
-	// even with a call still in flight.
-	if c.member != "" && !time.Now().Before(c.deadline) {
-		if err := c.fallBack(); err != nil {
-			return 0, err
-		}
+	if err := c.fallBackIfDue(); err != nil {
+		return 0, err
 	}
 	if cl := c.call; cl != nil {
 		// One call at a time. A link that hangs holds one call, whose
@@ -42,8 +37,8 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 	}
 	sent := time.Now()
 	bound := sent.Add(c.opts.RenewInterval)
-	if mode == syncRenew && c.deadline.Before(bound) {
-		bound = c.deadline
+	if at := c.fallbackAt(); mode == syncRenew && at.Before(bound) {
+		bound = at
 	}
 	c.send(ctx, &call{mode: mode, member: member, reqs: reqs, pools: pools, groups: groups, sent: sent, bound: bound})
 	return c.nextTick(), nil
@@ -171,6 +166,23 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 	return reqs, pools
 }
 
+// fallbackAt is when the replica falls back: at the lease's deadline, less
+// the time the executor took to take new limits lately. UpdatePolicy
+// resolves every group it remembers again, so with many groups the fallback
+// itself takes a while, and must be in force by the deadline.
+func (c *Coordinator) fallbackAt() time.Time { return c.deadline.Add(-c.applyCost) }
+
+// fallBackIfDue falls back once fallbackAt has come. The lease may have
+// expired in Redis by the deadline: it was renewed no later than when the
+// last successful sync was sent. So the replica stops relying on the
+// shares, even with a call still in flight.
+func (c *Coordinator) fallBackIfDue() error {
+	if c.member != "" && !time.Now().Before(c.fallbackAt()) {
+		return c.fallBack()
+	}
+	return nil
+}
+
 // fallBack lowers every limit to its fallback, never above what the
 // replica runs now. It forgets the lease, and the call in flight with it.
 func (c *Coordinator) fallBack() error {
@@ -272,6 +284,8 @@ func (c *Coordinator) busy() bool {
 
 // apply sets the executor's limits to the local ones.
 func (c *Coordinator) apply() error {
+	start := time.Now()
+	defer func() { c.applyCost = max(time.Since(start), c.applyCost/2) }()
 	limits := make(map[string]int)
 	for g, p := range c.pools {
 		if p.local > 1 {

@@ -58,8 +58,9 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // StreamClientInterceptor returns an interceptor that limits outbound
 // streams, keyed as UnaryClientInterceptor keys calls. A stream holds its
 // permits from its start until it ends. It ends when RecvMsg returns an
-// error (io.EOF included), when SendMsg or Header fails, when its context
-// ends, or when the connection closes, as gRPC tells through
+// error (io.EOF included), when SendMsg fails with an error other than
+// io.EOF (which means RecvMsg has the stream's end) or Header fails, when
+// its context ends, or when the connection closes, as gRPC tells through
 // grpc.OnFinish. When RecvMsg returns the stream's end, the permits are
 // already back. After a cancelled context they come back a moment later,
 // once the task sees it. A stream that is never read to its end and whose

@@ -57,7 +57,9 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // call through groupconc.Do on e, as UnaryServerInterceptor does for a
 // unary one. The permits are held while the handler runs, that is for the
 // whole stream. The handler's stream has the context of Do's fn, so that
-// ShutdownGroup, EvictGroup and Close of e cancel it too. A value of a
+// ShutdownGroup, EvictGroup and Close of e cancel it too. They do not wake
+// a handler blocked in RecvMsg or SendMsg, which gRPC gives no way to do
+// from the server's side: it watches its context as it waits. A value of a
 // RejectionHandler cannot stand for a stream. So the call is refused as a
 // rejection, with the reason "rejection_handler".
 func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamServerInterceptor {

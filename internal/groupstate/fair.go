@@ -80,6 +80,16 @@ type fairGroup[T any] struct {
 	index   int         // in order's heap; -1 when not in it
 }
 
+// newFairGroup returns g's part of the fair queue, of weight weight (at
+// least 1). In the fair tree g's share is the global permits its
+// subtree's running tasks hold (runFair).
+func newFairGroup[T any](g *Group[T], weight int) *fairGroup[T] {
+	f := &fairGroup[T]{index: -1}
+	f.weight.Store(int64(max(weight, 1)))
+	f.node.link = shareLink[*Group[T]]{of: g, held: &f.running, more: &f.below, weight: &f.weight}
+	return f
+}
+
 func (q *fairQueue[T]) empty() bool { return q.all.head == nil }
 
 func (q *fairQueue[T]) push(w *Permits[T]) {

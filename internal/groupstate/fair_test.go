@@ -134,8 +134,7 @@ func bareGroups(n int) []*Group[tk] {
 	gs := make([]*Group[tk], n)
 	for i := range gs {
 		gs[i] = &Group[tk]{}
-		gs[i].fair = &fairGroup[tk]{index: -1}
-		gs[i].fair.weight.Store(1)
+		gs[i].fair = newFairGroup(gs[i], 1)
 	}
 	return gs
 }

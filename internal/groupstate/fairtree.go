@@ -22,14 +22,6 @@ type fairNode[T any] struct {
 	link    shareLink[*Group[T]] // in its parent's kids, or in tops
 }
 
-// shareLink and share make a group a sharer of the fair tree: what it
-// holds is the global permits of its subtree's running tasks.
-func (g *Group[T]) shareLink() *shareLink[*Group[T]] { return &g.fair.node.link }
-
-func (g *Group[T]) share() (held, weight int64) {
-	return g.fair.subtreeRunning(), g.fair.weight.Load()
-}
-
 // runFair counts n global permits more (or fewer, n < 0) held by running
 // tasks of g, in g and in each ancestor's subtree count.
 func runFair[T any](g *Group[T], n int64) {
@@ -45,10 +37,6 @@ func runBelow[T any](g *Group[T], n int64) {
 		a.fair.below.Add(n)
 	}
 }
-
-// subtreeRunning returns the global permits held by running tasks of g's
-// subtree.
-func (f *fairGroup[T]) subtreeRunning() int64 { return f.running.Load() + f.below.Load() }
 
 // toTree switches q to tree mode. The waiting tasks are counted in again.
 func (q *fairQueue[T]) toTree() {
@@ -68,9 +56,9 @@ func (q *fairQueue[T]) pend(g *Group[T], n int) {
 		f.pending += n
 		switch {
 		case was == 0 && f.pending > 0:
-			q.siblings(g).push(g)
+			q.siblings(g).push(&f.link)
 		case was > 0 && f.pending == 0:
-			q.siblings(g).remove(g)
+			q.siblings(g).remove(&f.link)
 		}
 	}
 }

@@ -183,8 +183,7 @@ func newGroup[T any](r *Registry[T], key string, l *Limits, parent *Group[T]) *G
 	}
 	g.limits.Store(l)
 	if r.global.fair {
-		g.fair = &fairGroup[T]{index: -1}
-		g.fair.weight.Store(int64(max(l.Weight, 1)))
+		g.fair = newFairGroup(g, l.Weight)
 	}
 	g.scope0.init(&r.root)
 	g.scope.Store(&g.scope0)

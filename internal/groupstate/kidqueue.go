@@ -1,7 +1,5 @@
 package groupstate
 
-import "sync/atomic"
-
 // kidQueue is the queue of a group's bulkhead or concurrency line under
 // fair share once the group has a child. The line's waiters are tasks of
 // the group's whole subtree. They stand in buckets: one per child with
@@ -31,16 +29,13 @@ type kidQueue[T any] struct {
 
 // kidBucket holds the waiting tasks of one child's subtree, or of the
 // owner's own tasks (g is the owner then).
+// Its link reads the permits it holds (see kidQueue) and its group's
+// weight.
 type kidBucket[T any] struct {
 	g    *Group[T]
 	q    fifo[T]
-	held *atomic.Int64 // the permits it holds (see kidQueue)
 	link shareLink[*kidBucket[T]]
 }
-
-func (b *kidBucket[T]) shareLink() *shareLink[*kidBucket[T]] { return &b.link }
-
-func (b *kidBucket[T]) share() (held, weight int64) { return b.held.Load(), b.g.fair.weight.Load() }
 
 // kidQueueOf makes g's line l, of layer bit, serve its waiters by child
 // (see kidQueue), moving those waiting into their buckets in order. It is
@@ -77,7 +72,9 @@ func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
 		at, held = &kin.buckets[k.k], &kin.held[k.k]
 	}
 	if *at == nil {
-		*at = &kidBucket[T]{g: g, held: held}
+		b := &kidBucket[T]{g: g}
+		b.link = shareLink[*kidBucket[T]]{of: b, held: held, more: &noMore, weight: &g.fair.weight}
+		*at = b
 	}
 	return *at
 }
@@ -101,9 +98,9 @@ func (k *kidQueue[T]) join(w *Permits[T], front bool) *kidBucket[T] {
 	switch {
 	case !b.q.empty():
 	case front:
-		k.buckets.pushFront(b)
+		k.buckets.pushFront(&b.link)
 	default:
-		k.buckets.push(b)
+		k.buckets.push(&b.link)
 	}
 	k.n++
 	return b
@@ -131,7 +128,7 @@ func (k *kidQueue[T]) pop() *Permits[T] {
 	w, b := k.peek(), k.chosenIn
 	k.out(b, w)
 	if b != k.own {
-		b.held.Add(w.x().amount(w.bit, w.levelOf(k.owner)))
+		b.link.held.Add(w.x().amount(w.bit, w.levelOf(k.owner)))
 	}
 	return w
 }
@@ -146,24 +143,24 @@ func (k *kidQueue[T]) out(b *kidBucket[T], w *Permits[T]) {
 	b.q.remove(w)
 	k.n--
 	if b.q.empty() {
-		k.buckets.remove(b)
+		k.buckets.remove(&b.link)
 	}
 }
 
 func (k *kidQueue[T]) gave(*Permits[T]) {}
 
 func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
-	for b := k.buckets.head; b != nil; {
-		next := b.link.next // f may empty b, which leaves the list
-		b.q.each(nil, f)
-		b = next
+	for n := k.buckets.head; n != nil; {
+		next := n.next // f may empty the bucket, which leaves the list
+		n.of.q.each(nil, f)
+		n = next
 	}
 }
 
 func (k *kidQueue[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)
-	for b := k.buckets.head; b != nil; b = b.link.next {
-		first = min(first, b.q.oldest(nil))
+	for n := k.buckets.head; n != nil; n = n.next {
+		first = min(first, n.of.q.oldest(nil))
 	}
 	return first
 }
@@ -181,7 +178,8 @@ func (k *kidQueue[T]) heads(g *Group[T], holds func(w *Permits[T]) bool, f func(
 		}
 		return
 	}
-	for b := k.buckets.head; b != nil; b = b.link.next {
+	for n := k.buckets.head; n != nil; n = n.next {
+		b := n.of
 		b.q.oldestHolders(b != k.own && b.g.hasKids(), holds, f)
 	}
 }

@@ -1,6 +1,9 @@
 package groupstate
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 // Under fair share, a layer that groups of groups share chooses among
 // those with work waiting by share: the one that holds the fewest permits
@@ -10,61 +13,63 @@ import "math/bits"
 // those with work in a sharers list, in the order they got it, and choose
 // with fairest.
 
-// sharer is what a sharers list holds: a group in the fair tree, or a
-// bucket of a kidQueue.
-type sharer[S any] interface {
-	comparable
-	// shareLink returns its links in the list it stands in.
-	shareLink() *shareLink[S]
-	// share returns the permits it holds at the shared layer, and its
-	// weight.
-	share() (held, weight int64)
+// shareLink is a sharer's place in a sharers list, and where its share is
+// read: the permits it holds at the shared layer (held, plus more where it
+// counts them in two parts), and its weight. The choice reads them from
+// the links it passes. Read through methods of the sharer, each link it
+// passed cost two calls through the generic dictionary: 8 % more time a
+// task in BenchmarkFairLine, mode=fair/shape=tree.
+type shareLink[S comparable] struct {
+	prev, next *shareLink[S]
+	of         S // the sharer: a group in the fair tree, or a kidQueue's bucket
+	held, more *atomic.Int64
+	weight     *atomic.Int64
 }
 
-type shareLink[S any] struct{ prev, next S }
+// noMore is the more of a sharer that counts its permits in one part.
+var noMore atomic.Int64
+
+// share returns the permits the sharer holds, and its weight.
+func (n *shareLink[S]) share() (held, weight int64) {
+	return n.held.Load() + n.more.Load(), n.weight.Load()
+}
 
 // sharers lists sharers with work, in the order they got it.
-type sharers[S sharer[S]] struct{ head, tail S }
+type sharers[S comparable] struct{ head, tail *shareLink[S] }
 
-func (l *sharers[S]) push(s S) {
-	var none S
-	n := s.shareLink()
-	n.prev, n.next = l.tail, none
-	if l.tail != none {
-		l.tail.shareLink().next = s
+func (l *sharers[S]) push(n *shareLink[S]) {
+	n.prev, n.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = n
 	} else {
-		l.head = s
+		l.head = n
 	}
-	l.tail = s
+	l.tail = n
 }
 
-// pushFront lists s first.
-func (l *sharers[S]) pushFront(s S) {
-	var none S
-	n := s.shareLink()
-	n.prev, n.next = none, l.head
-	if l.head != none {
-		l.head.shareLink().prev = s
+// pushFront lists n first.
+func (l *sharers[S]) pushFront(n *shareLink[S]) {
+	n.prev, n.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = n
 	} else {
-		l.tail = s
+		l.tail = n
 	}
-	l.head = s
+	l.head = n
 }
 
-func (l *sharers[S]) remove(s S) {
-	var none S
-	n := s.shareLink()
-	if n.prev != none {
-		n.prev.shareLink().next = n.next
+func (l *sharers[S]) remove(n *shareLink[S]) {
+	if n.prev != nil {
+		n.prev.next = n.next
 	} else {
 		l.head = n.next
 	}
-	if n.next != none {
-		n.next.shareLink().prev = n.prev
+	if n.next != nil {
+		n.next.prev = n.prev
 	} else {
 		l.tail = n.prev
 	}
-	n.prev, n.next = none, none
+	n.prev, n.next = nil, nil
 }
 
 // fairest returns the sharer of l that holds the fewest permits per
@@ -75,17 +80,17 @@ func (l *sharers[S]) remove(s S) {
 func (l *sharers[S]) fairest(own S, held, weight int64) S {
 	var none S
 	best := own
-	for s := l.head; s != none; s = s.shareLink().next {
+	for n := l.head; n != nil; n = n.next {
 		if best != none && held <= 0 {
 			break // none holds fewer than none
 		}
-		h, w := s.share()
+		h, w := n.share()
 		// Equal weights compare the counts alone (held > 0 here, so an h
 		// below 0, which counts as 0, is fewer too). That is most choices,
 		// and fewer's products were about 40 % of the choice
 		// (BenchmarkFairLine, mode=fair/shape=tree).
 		if best == none || w == weight && h < held || w != weight && fewer(h, w, held, weight) {
-			best, held, weight = s, h, w
+			best, held, weight = n.of, h, w
 		}
 	}
 	return best

@@ -16,10 +16,11 @@ type sharerItem struct {
 	link                shareLink[*sharerItem]
 }
 
-func (s *sharerItem) shareLink() *shareLink[*sharerItem] { return &s.link }
-
-func (s *sharerItem) share() (held, weight int64) {
-	return s.held.Load() + s.below.Load(), s.weight.Load()
+func newSharerItem(id int) *sharerItem {
+	s := &sharerItem{id: id}
+	s.weight.Store(1)
+	s.link = shareLink[*sharerItem]{of: s, held: &s.held, more: &s.below, weight: &s.weight}
+	return s
 }
 
 // sharersModel is a sharers list kept beside a plain slice in the same
@@ -33,9 +34,7 @@ type sharersModel struct {
 func newSharersModel(n int) *sharersModel {
 	m := &sharersModel{}
 	for i := range n {
-		s := &sharerItem{id: i}
-		s.weight.Store(1)
-		m.items = append(m.items, s)
+		m.items = append(m.items, newSharerItem(i))
 	}
 	return m
 }
@@ -43,17 +42,17 @@ func newSharersModel(n int) *sharersModel {
 func (m *sharersModel) listed(s *sharerItem) bool { return slices.Contains(m.order, s) }
 
 func (m *sharersModel) push(s *sharerItem) {
-	m.l.push(s)
+	m.l.push(&s.link)
 	m.order = append(m.order, s)
 }
 
 func (m *sharersModel) pushFront(s *sharerItem) {
-	m.l.pushFront(s)
+	m.l.pushFront(&s.link)
 	m.order = append([]*sharerItem{s}, m.order...)
 }
 
 func (m *sharersModel) remove(s *sharerItem) {
-	m.l.remove(s)
+	m.l.remove(&s.link)
 	m.order = slices.DeleteFunc(m.order, func(o *sharerItem) bool { return o == s })
 }
 
@@ -77,7 +76,7 @@ func (m *sharersModel) want(own *sharerItem, held, weight int64) *sharerItem {
 func TestFairestIsTheFirstOfTheFewestPerWeight(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m := newSharersModel(12)
-	own := &sharerItem{id: -1}
+	own := newSharerItem(-1)
 	for step := range 50000 {
 		s := m.items[rng.IntN(len(m.items))]
 		count := &s.held

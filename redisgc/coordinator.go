@@ -42,9 +42,11 @@ type Coordinator struct {
 	member   string    // the lease's member ID, "" before joining and after losing it
 	mode     Mode      // the lease's state
 	deadline time.Time // when the lease may have expired, by the local monotonic clock
-	// applyCost is how long the executor took to take new limits lately. A
-	// fallback starts that long before the deadline (fallbackAt).
+	// applyCost is how long the executor took to take new limits lately,
+	// per group it remembered then; groups is how many it remembers now.
+	// A fallback starts their product before the deadline (fallbackAt).
 	applyCost time.Duration
+	groups    int
 	lastSync  time.Time        // the last successful sync
 	pools     map[string]*pool // coordinated groups with a share or demand above 1
 	global    *pool            // the global limit's pool, nil without a GlobalLimit

@@ -77,6 +77,12 @@ func (f *fakeExec) globalLimit() int {
 
 func (f *fakeExec) closed() error { return nil }
 
+func (f *fakeExec) remembered() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.demand)
+}
+
 func (f *fakeExec) apply(limits map[string]int, global int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -130,6 +130,8 @@ func (t *execTarget) total() load {
 	return load{running: s.GlobalInFlight, waiting: max(s.Running+s.Waiting-s.GlobalInFlight-t.pausedWaiting, 0)}
 }
 
+func (t *execTarget) remembered() int { return t.exec.Stats().Groups }
+
 // closed returns the executor's error once it is shut down or closed. A
 // replica finds that as it applies limits, but an idle one applies none.
 // So it asks with a guard that refuses nothing, added and removed at once.

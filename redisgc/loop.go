@@ -31,7 +31,11 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 	if member == "" {
 		mode, member = syncJoin, newMemberID(c.opts.Name)
 	}
-	idle := len(reqs) == 0 && time.Since(c.lastSync) < c.opts.RenewInterval
+	// An idle replica renews every RenewInterval, and sooner if its
+	// fallback would come within a third of one: a slow change of limits
+	// moves fallbackAt closer to the sync.
+	idle := len(reqs) == 0 && time.Since(c.lastSync) < c.opts.RenewInterval &&
+		time.Until(c.fallbackAt()) > c.opts.RenewInterval/3
 	if mode == syncRenew && c.mode == ModeConnected && idle {
 		return c.nextTick(), nil
 	}
@@ -167,16 +171,21 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 }
 
 // fallbackAt is when the replica falls back: at the lease's deadline, less
-// the time the executor took to take new limits lately. UpdatePolicy
-// resolves every group it remembers again, so with many groups the fallback
-// itself takes a while, and must be in force by the deadline.
-func (c *Coordinator) fallbackAt() time.Time { return c.deadline.Add(-c.applyCost) }
+// the time the fallback's change of limits will take. UpdatePolicy resolves
+// every group the executor remembers again, so with many groups the
+// fallback itself takes a while, and must be in force by the deadline. Its
+// time is the last changes' time per group, times the groups remembered
+// now, which may be many more than then.
+func (c *Coordinator) fallbackAt() time.Time {
+	return c.deadline.Add(-c.applyCost * time.Duration(max(c.groups, 1)))
+}
 
 // fallBackIfDue falls back once fallbackAt has come. The lease may have
 // expired in Redis by the deadline: it was renewed no later than when the
 // last successful sync was sent. So the replica stops relying on the
 // shares, even with a call still in flight.
 func (c *Coordinator) fallBackIfDue() error {
+	c.groups = c.target.remembered()
 	if c.member != "" && !time.Now().Before(c.fallbackAt()) {
 		return c.fallBack()
 	}
@@ -284,8 +293,8 @@ func (c *Coordinator) busy() bool {
 
 // apply sets the executor's limits to the local ones.
 func (c *Coordinator) apply() error {
-	start := time.Now()
-	defer func() { c.applyCost = max(time.Since(start), c.applyCost/2) }()
+	start, groups := time.Now(), max(c.target.remembered(), 1)
+	defer func() { c.applyCost = max(time.Since(start)/time.Duration(groups), c.applyCost/2) }()
 	limits := make(map[string]int)
 	for g, p := range c.pools {
 		if p.local > 1 {

@@ -28,6 +28,9 @@ type target interface {
 	apply(limits map[string]int, global int) error
 	// closed returns an error once the executor is closed, else nil.
 	closed() error
+	// remembered returns how many groups the executor remembers. A
+	// change of limits resolves each again, so it costs that many.
+	remembered() int
 }
 
 // policyMaker builds the policies a Coordinator applies from the user's

@@ -43,6 +43,12 @@ func TestHostKeyGivesSpellingsOfOneHostOneKey(t *testing.T) {
 		{"ftp://[0:0::1]", "ftp://[::1]", "[::1]"},
 		{"ftp://Example.com.", "ftp://example.com", "example.com"},
 		{"http://XN--BCHER-KVA.example/", "http://xn--bcher-kva.example/", "xn--bcher-kva.example:80"},
+		// The numbers of inet_aton, which a resolver of the C library dials.
+		{"http://127.1/", "http://127.0.0.1/", "127.0.0.1:80"},
+		{"http://2130706433/", "http://0x7f.0.0.1/", "127.0.0.1:80"},
+		{"http://127.000.000.001/", "http://0177.0.0.01/", "127.0.0.1:80"},
+		{"http://10.1.65535/", "http://0xA.1.0xFFFF/", "10.1.255.255:80"},
+		{"http://0x7F000001./", "http://127.0.0.1/", "127.0.0.1:80"},
 	} {
 		assert.Equal(t, tc.want, hostKeyOf(t, tc.a), tc.a)
 		assert.Equal(t, tc.want, hostKeyOf(t, tc.b), tc.b)
@@ -56,6 +62,11 @@ func TestHostKeyKeepsDifferentHostsApart(t *testing.T) {
 		{"http://example.com/", "http://www.example.com/"},
 		{"http://[fe80::1%25eth0]/", "http://[fe80::1%25eth1]/"},
 		{"http://127.0.0.1/", "http://127.0.0.2/"},
+		{"http://256.0.0.1/", "http://0.0.0.1/"},     // not an address: a name
+		{"http://1.2.3.4.5/", "http://1.2.3.45/"},    // five numbers: a name
+		{"http://4294967296/", "http://0.0.0.0/"},    // past 32 bits: a name
+		{"http://08.0.0.1/", "http://8.0.0.1/"},      // 8 is no octal digit: a name
+		{"http://example.1/", "http://example.0x1/"}, // names that end in numbers
 	} {
 		assert.NotEqual(t, hostKeyOf(t, tc.a), hostKeyOf(t, tc.b), "%s and %s", tc.a, tc.b)
 	}

@@ -4,12 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 )
@@ -167,85 +162,6 @@ func (t *Transport) base() http.RoundTripper {
 		return t.Base
 	}
 	return http.DefaultTransport
-}
-
-// ErrHostNotASCII is the error of a request that Transport, with a nil
-// Key, does not send because its host is not all ASCII. http.Transport
-// maps such a host to its ASCII form through IDNA, which HostKey cannot
-// do. So one host could be two groups. Write the host in its ASCII
-// (punycode, "xn--") form, or set Transport.Key.
-var ErrHostNotASCII = errors.New("httplimit: the request's host is not ASCII, so HostKey cannot key it; " +
-	"write the host in its ASCII (punycode) form, or set Transport.Key")
-
-// HostKey returns the host and port req is sent to, as "host:port". It is
-// Transport's default key. The port is the one the URL names, or the
-// scheme's (http 80, https 443) if it names none.
-//
-// Some spellings of one host give one key:
-//   - The host is in lower case.
-//   - A default port written or left out is the same port, and so is a
-//     port written with leading zeros.
-//   - One trailing dot of a host name is dropped: "example.com." is
-//     "example.com".
-//   - An IP address is in its canonical form, with its zone if it has
-//     one. So "[0:0::1]" is "[::1]", and "[::ffff:127.0.0.1]" is
-//     "127.0.0.1".
-//
-// HostKey returns "" for a request with no host, and for a host that is
-// not all ASCII. http.Transport maps such a host through IDNA, which the
-// standard library does not export. So Transport with a nil Key does not
-// send such a request: it returns a *NotSentError of ErrHostNotASCII.
-//
-// The key is the name in the URL, not the addresses it resolves to. Two
-// names of one address, such as "localhost" and "127.0.0.1", are two
-// groups.
-func HostKey(req *http.Request) string {
-	key, _ := hostKey(req)
-	return key
-}
-
-// hostKey returns HostKey's key of req, and if it is "", why.
-func hostKey(req *http.Request) (string, error) {
-	u := req.URL
-	if u.Host == "" {
-		return "", ErrNoKey
-	}
-	for i := 0; i < len(u.Host); i++ {
-		if u.Host[i] >= utf8.RuneSelf {
-			return "", ErrHostNotASCII
-		}
-	}
-	host := canonicalHost(strings.ToLower(u.Hostname()))
-	port := u.Port()
-	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
-		port = strconv.FormatUint(n, 10)
-	}
-	if port == "" {
-		switch u.Scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		default:
-			if strings.Contains(host, ":") {
-				return "[" + host + "]", nil
-			}
-			return host, nil
-		}
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
-// canonicalHost returns host, a lower case ASCII host without brackets,
-// with one trailing dot dropped and an IP address in canonical form.
-func canonicalHost(host string) string {
-	if len(host) > 1 && strings.HasSuffix(host, ".") {
-		host = host[:len(host)-1]
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return ip.Unmap().String()
-	}
-	return host
 }
 
 // noBody reports whether resp, the answer to req, has no body to read.

@@ -48,17 +48,22 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 // That is every setting but the code hooks (resolvers, ParentResolver
 // included, rejection handler, listener, pressure warning function), which
 // it leaves out. Adaptive limits are left out whole, since an
-// AdaptiveConfig's New is code. The global limits, rejection policy, isolation and idle TTL
-// are always written. A Default…PerGroup setting is written only if it was
-// set, so that the library's default stays "builtin" to Explain. A map is
-// written only if it has entries, "parentSeparator" only if set, and
-// "pressure" only if a field of its config is set. Map keys come sorted, so
-// equal policies give equal bytes. A nil policy writes DefaultPolicy.
+// AdaptiveConfig's New is code. The global limits, rejection policy,
+// isolation and idle TTL are always written. A Default…PerGroup setting is
+// written only if it was set, so that the library's default stays
+// "builtin" to Explain. A map is written only if it has entries,
+// "parentSeparator" only if set, and "pressure" only if a field of its
+// config is set. Map keys come sorted, so equal policies give equal bytes.
+// A nil policy writes DefaultPolicy.
 //
 // So ParsePolicy of the result builds a policy with the same limits. It
 // gives the same parents and explanations for every key its resolvers do
-// not decide. A group key or separator that is not valid UTF-8 has no JSON form.
-// MarshalJSON then writes nothing and returns an error naming it.
+// not decide. A group key or separator that is not valid UTF-8 has no JSON
+// form. MarshalJSON then writes nothing and returns an error naming it.
+//
+// A GroupPolicy has no UnmarshalJSON: it is built, not decoded.
+// json.Unmarshal into one leaves a policy that New reads as DefaultPolicy.
+// Read the JSON with ParsePolicy, and Build.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {
 	p = p.orDefault()
 	for _, m := range []struct {

@@ -22,26 +22,26 @@ var ErrHostNotASCII = errors.New("httplimit: the request's host is not ASCII, so
 // Transport's default key. The port is the one the URL names, or the
 // scheme's (http 80, https 443) if it names none.
 //
-// Some spellings of one host give one key:
+// Some spellings of one host give one key.
 //   - The host is in lower case.
 //   - A default port written or left out is the same port, and so is a
 //     port written with leading zeros.
-//   - One trailing dot of a host name is dropped: "example.com." is
+//   - One trailing dot of a host name is dropped, so "example.com." is
 //     "example.com".
 //   - An IP address is in its canonical form, with its zone if it has
 //     one. So "[0:0::1]" is "[::1]", and "[::ffff:127.0.0.1]" is
 //     "127.0.0.1". So are the numbers of inet_aton, which a resolver of
-//     the C library dials: "127.1" and "0x7f.0.0.1" are "127.0.0.1".
+//     the C library dials, so "127.1" and "0x7f.0.0.1" are "127.0.0.1".
 //
 // HostKey returns "" for a request with no host, and for a host that is
 // not all ASCII. http.Transport maps such a host through IDNA, which the
 // standard library does not export. So Transport with a nil Key does not
-// send such a request: it returns a *NotSentError of ErrHostNotASCII.
+// send such a request. It returns a *NotSentError of ErrHostNotASCII.
 //
 // The key is the name in the URL, not the addresses it resolves to. Two
 // names of one address, such as "localhost" and "127.0.0.1", are two
 // groups, and so are "0.0.0.0" and "127.0.0.1", though a dial of the first
-// reaches this host. A limit set for a key is set for its canonical form:
+// reaches this host. A limit set for a key is set for its canonical form.
 // "[::ffff:10.0.0.1]:443" names no group, "10.0.0.1:443" does.
 func HostKey(req *http.Request) string {
 	key, _ := hostKey(req)
@@ -96,9 +96,10 @@ func canonicalHost(host string) string {
 }
 
 // ipv4Numbers reads host as the C library's inet_aton does, as a URL
-// parser does (WHATWG) and as a resolver may: one to four numbers, each
-// decimal, octal (a leading 0) or hexadecimal (0x), the last filling the
-// bytes left. So "127.1", "0x7f.0.0.1" and "2130706433" are 127.0.0.1.
+// parser does (WHATWG) and as a resolver may. That is one to four
+// numbers, each decimal, octal (a leading 0) or hexadecimal (0x), the last
+// filling the bytes left. So "127.1", "0x7f.0.0.1" and "2130706433" are
+// 127.0.0.1.
 func ipv4Numbers(host string) (netip.Addr, bool) {
 	parts := strings.Split(host, ".")
 	if len(parts) > 4 {

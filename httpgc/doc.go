@@ -25,8 +25,8 @@
 //	GET   /api/groups/{group}/explain      per limit, the setting that decided it and those it shadows
 //	GET   /api/warnings                    the recent pressure warnings, newest first
 //	GET   /api/events                      text/event-stream: "snapshot" events ({"stats":…,"groups":[…],
-//	                                       "history":…}) at once and every Interval, "warnings" events,
-//	                                       heartbeats
+//	                                       "history":…,"nextMs":N}) at once and every Interval, "warnings"
+//	                                       events, heartbeats
 //	PATCH /api/groups/{group}              a JSON merge patch of the group's overrides; the new row
 //	POST  /api/groups/{group}/evict        EvictGroup; 204
 //	POST  /api/groups/{group}/shutdown     ShutdownGroup; the row
@@ -35,10 +35,14 @@
 //
 // A group is named by its displayed key. In a path it is escaped as one
 // segment (url.PathEscape), so "a/b" is a%2Fb. A browser resolves a path
-// segment "." or "..", even as %2E. The query form reaches any key, and
-// the page uses it. A key that is not valid UTF-8 is displayed with a
-// U+FFFD for each bad byte, as JSON carries it. When two groups are
-// displayed alike, a write to that name answers 409.
+// segment "." or "..", even as %2E. The query form reaches any key whose
+// escaped form fits in the server's header limit (http.Server's
+// MaxHeaderBytes, about 1 MB by default; beyond it net/http answers 431),
+// and the page uses it: its write to a longer key fails, and it says so.
+// The Go API (GroupExecutor) reaches every key. A key that is not valid
+// UTF-8 is displayed with a U+FFFD for each bad byte, as JSON carries it.
+// When two groups are displayed alike, a read or a write of that name
+// answers 409, whether a stream is open or not.
 //
 // The handler never redirects. A path that is not clean, with a "//",
 // a "." or ".." segment (not escaped), or no leading "/", gets 404. An
@@ -157,6 +161,8 @@
 // keeps the top Rows in a heap (O(A log Rows) for A active groups). While at
 // least one stream is open, one goroutine builds one snapshot per Interval
 // for every client, with the same pass. Each waits nine times as long as it
-// took before the next. GET api/groups passes over every group remembered,
-// idle ones included.
+// took before the next, and says that wait in its "nextMs". The page polls
+// only when a snapshot is late by that, with a margin, so a slow stream
+// costs no polls. GET api/groups passes over every group remembered, idle
+// ones included.
 package httpgc

@@ -36,7 +36,8 @@ type Handler struct {
 	writeRoutes map[string]Action
 	// shown maps the displayed names of the stream's latest rows to their
 	// keys. So with a DisplayKey the page's reads of those groups need no
-	// pass over every group. It is nil without a DisplayKey.
+	// pass over every group. A name two rows share is left out. It is nil
+	// without a DisplayKey.
 	shown atomic.Pointer[map[string]string]
 	// unwatch stops the handler being told e's pressure warnings.
 	unwatch func()
@@ -275,8 +276,9 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (gr
 
 // groupName returns the name r's URL gives a group. That is the path's
 // {group}, or the query's group parameter on the api/group routes. The query
-// form reaches any key. A browser resolves a path segment "." or "..", even
-// escaped, so the page uses the query form.
+// form reaches any key whose escaped form fits in the server's header limit
+// (else net/http answers 431). A browser resolves a path segment "." or
+// "..", even escaped, so the page uses the query form.
 func groupName(r *http.Request) (string, bool) {
 	if name := r.PathValue("group"); name != "" {
 		return name, true

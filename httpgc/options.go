@@ -70,7 +70,8 @@ type Options struct {
 	// and it is at least 100ms. A snapshot reads the stats of every active
 	// group. That may take more than a tenth of Interval, with several
 	// hundred thousand active groups. Then the stream waits nine times as long as it took, so that
-	// it never takes more than a tenth of a CPU.
+	// it never takes more than a tenth of a CPU. Each snapshot says its
+	// wait ("nextMs"), so the page polls only when one is late.
 	Interval time.Duration
 
 	// Heartbeat is how often the stream sends a comment line to keep proxies
@@ -80,7 +81,7 @@ type Options struct {
 	// Rows is how many groups a stream snapshot carries, those that have
 	// waited longest first. Only groups with something going on are shown.
 	// A shown group's ancestors are among them. The default is 100, and it
-	// is at most 1000.
+	// is at most 1000. The page asks for as many rows when it polls.
 	Rows int
 
 	// MaxClients bounds the streams open at once. Beyond it a stream request

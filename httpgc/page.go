@@ -32,6 +32,7 @@ type pageData struct {
 	CSS                    template.CSS
 	JS                     template.JS
 	IntervalMs             int64
+	Rows                   int
 	Writable               bool
 	Patch, Evict, Shutdown bool
 }
@@ -46,6 +47,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		CSS:        template.CSS(pageCSS),
 		JS:         template.JS(script),
 		IntervalMs: h.o.Interval.Milliseconds(),
+		Rows:       h.o.Rows,
 		Writable:   h.o.AllowWrites,
 	}
 	if h.o.AllowWrites {

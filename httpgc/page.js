@@ -1,10 +1,12 @@
 // page.js fetches and acts: the stream of snapshots (api/events), polling
-// when the stream fails, the detail panel and the writes. Every URL is
+// when the stream is closed or late, the detail panel and the writes. Every URL is
 // relative, so the page works wherever the handler is mounted. It follows
 // view.js in one scope.
 const LIMITS = ['maxConcurrency', 'maxInFlight', 'queueThreshold', 'weight'];
 
-let paused = false, source = null, lastMsg = 0, lastTry = 0, updatedAt = 0;
+// lastMsg is when the stream last sent a snapshot, and due how long that
+// one said the next would take (nextMs).
+let paused = false, source = null, lastMsg = Date.now(), due = interval, lastTry = 0, updatedAt = 0;
 let prevStats = null, prevAt = 0, selected = null, dirty = false;
 let shown = { rows: [], total: 0 }; // the rows drawn last
 
@@ -48,7 +50,7 @@ async function getJSON(url) {
   return res.json();
 }
 async function customGroups() {
-  const q = new URLSearchParams({ sort: $('sort').value, prefix: $('prefix').value, limit: '100' });
+  const q = new URLSearchParams({ sort: $('sort').value, prefix: $('prefix').value, limit: String(rowLimit) });
   const g = await getJSON('api/groups?' + q);
   draw(g.groups, g.total);
 }
@@ -76,9 +78,11 @@ function connect() {
   lastTry = Date.now();
   source = new EventSource('api/events');
   source.addEventListener('snapshot', (ev) => {
+    const s = JSON.parse(ev.data);
     lastMsg = Date.now();
+    due = Number(s.nextMs) || interval;
     setConn('live', 'live');
-    onSnapshot(JSON.parse(ev.data));
+    onSnapshot(s);
   });
   source.addEventListener('warnings', (ev) => renderWarnings(JSON.parse(ev.data)));
   source.onerror = () => {
@@ -89,7 +93,7 @@ function connect() {
 async function poll() {
   try {
     const [stats, groups, warnings] = await Promise.all([
-      getJSON('api/stats'), getJSON('api/groups?limit=100'), getJSON('api/warnings')]);
+      getJSON('api/stats'), getJSON('api/groups?limit=' + rowLimit), getJSON('api/warnings')]);
     setConn('polling', 'polling');
     await onSnapshot({ stats, groups: groups.groups });
     renderWarnings(warnings.warnings);
@@ -98,11 +102,16 @@ async function poll() {
   }
 }
 
-// Every interval: poll if the stream has said nothing for a while, and
-// try the stream again now and then once it has given up.
+// late reports whether the stream's next snapshot is overdue: it is not
+// there when the last one said, with a margin for its build and the
+// network. A slow stream that keeps its word is not polled over.
+const late = () => Date.now() - lastMsg > due + Math.max(1.5 * interval, due / 2);
+
+// Every interval: poll while the stream is late or closed, and try the
+// stream again now and then once it has given up.
 setInterval(() => {
   if (paused) return;
-  if (Date.now() - lastMsg > 2.5 * interval) poll();
+  if (late()) poll();
   if (!source && Date.now() - lastTry > 30000) connect();
 }, interval);
 setInterval(() => {
@@ -130,6 +139,31 @@ function message(text, error) {
   const m = $('message');
   m.textContent = text;
   m.className = 'message ' + (error ? 'error' : 'ok');
+}
+
+// notice shows, above the table, a write's failure that no panel shows: a
+// row's button, or a panel since closed or moved to another group. "" hides
+// it.
+function notice(text) {
+  const n = $('notice');
+  n.textContent = text;
+  n.hidden = text === '';
+}
+// short cuts a key for a notice, as a key may be very long.
+const short = (key) => (key.length > 80 ? key.slice(0, 80) + '…' : key);
+
+// send makes a write. A fetch that fails (the network, or a URL the
+// browser refuses) answers with status 0.
+const send = (url, method, payload) => fetch(url, {
+  method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload),
+}).catch((e) => ({ ok: false, status: 0, statusText: String(e), json: async () => ({}) }));
+
+// failure says why a write failed: its status and the server's error. A
+// name too long for a URL (431, 414) is refused before the handler.
+async function failure(res) {
+  const e = await res.json().catch(() => ({}));
+  const why = res.status === 431 || res.status === 414 ? 'the group\'s name is too long for a URL' : e.error || res.statusText || 'failed';
+  return `${res.status || ''} ${why}`.trim();
 }
 
 function select(key) {
@@ -167,19 +201,23 @@ async function loadDetail() {
   if (form && !dirty) for (const k of LIMITS) form.elements[k].value = x.override[k] ?? '';
 }
 
+// write writes to the selected group. Its answer acts on the panel only if
+// the panel still shows that group: the operator may have moved on.
 async function write(method, path, payload, done) {
-  const res = await fetch(groupAPI(selected, path), {
-    method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload),
-  }).catch((e) => ({ ok: false, status: 0, statusText: String(e), json: async () => ({}) }));
+  const key = selected;
+  const res = await send(groupAPI(key, path), method, payload);
   if (!res.ok) {
-    const e = await res.json().catch(() => ({}));
-    message(`${res.status || ''} ${e.error || res.statusText}`.trim(), true);
+    const why = await failure(res);
+    if (selected === key) message(why, true);
+    else notice(`${short(key)}: ${why}`);
     return;
   }
-  dirty = false;
-  message(done, false);
-  if (path === '/evict') $('detail-close').click();
-  else loadDetail();
+  if (selected === key) {
+    dirty = false;
+    message(done, false);
+    if (path === '/evict') $('detail-close').click();
+    else loadDetail();
+  }
   if (!source) poll();
 }
 
@@ -202,14 +240,12 @@ if (form && can.patch) {
 // setPaused pauses or resumes a group from its row's button, and redraws
 // the row from the reply at once.
 async function setPaused(key, pause) {
-  const res = await fetch(groupAPI(key), {
-    method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ paused: pause }),
-  }).catch(() => null);
-  if (!res || !res.ok) {
-    const e = res ? await res.json().catch(() => ({})) : {};
-    if (selected) message(`${key}: ${res ? res.status : ''} ${e.error || 'pause failed'}`.trim(), true);
+  const res = await send(groupAPI(key), 'PATCH', { paused: pause });
+  if (!res.ok) {
+    notice(`${short(key)}: ${pause ? 'pausing' : 'resuming'} failed: ${await failure(res)}`);
     return;
   }
+  notice('');
   const row = await res.json();
   draw(shown.rows.map((r) => (r.group === key ? row : r)), shown.total);
 }

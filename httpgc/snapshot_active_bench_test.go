@@ -49,14 +49,14 @@ func BenchmarkSnapshot1MRemembered(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
-	measure("active=1000", h.publish)
+	measure("active=1000", func() { h.publish() })
 	measure("active=1000/every-group", func() {
 		h.groups(e.AllGroupStats(), byOldestWait, defaultRows, "")
 	})
 	for i := running; i < 100*running; i++ {
 		adaptertest.Submit(b, e, key(i), adaptertest.OK)
 	}
-	measure("active=100000", h.publish)
+	measure("active=100000", func() { h.publish() })
 }
 
 // cpuTime returns the CPU time the process has used, user and system.

@@ -29,6 +29,9 @@ type stream struct {
 
 	frame atomic.Pointer[frame] // the latest, nil until the producer's first
 	seq   atomic.Uint64         // the last frame's id
+	// marshal is how long the last frame took to marshal. The producer
+	// alone reads and writes it.
+	marshal time.Duration
 }
 
 // frame is one snapshot, ready to write.
@@ -48,11 +51,14 @@ func (s *stream) init() {
 	s.closing = make(chan struct{})
 }
 
-// snapshotJSON is the data of a snapshot event.
+// snapshotJSON is the data of a snapshot event. NextMs is how long the
+// producer waits before the next snapshot, so that a page can tell a slow
+// stream from a dead one.
 type snapshotJSON struct {
 	Stats   statsJSON `json:"stats"`
 	Groups  []row     `json:"groups"`
 	History totalJSON `json:"history"`
+	NextMs  int64     `json:"nextMs"`
 }
 
 // join adds a client, starting the producer if none runs. It returns nil if
@@ -99,16 +105,14 @@ func (h *Handler) leave(c *client) {
 
 // produce publishes a frame at once and then every Interval until stop.
 // It waits at least nine times as long as a frame took to build, so that
-// with very many groups it takes at most a tenth of a CPU.
+// with very many groups it takes at most a tenth of a CPU. The frame says
+// that wait (nextMs), which it keeps to.
 func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTimer(h.o.Interval)
 	defer t.Stop()
 	for {
-		start := time.Now()
-		h.publish()
-		took := time.Since(start)
-		t.Reset(max(h.o.Interval-took, 9*took))
+		t.Reset(h.publish())
 		select {
 		case <-t.C:
 		case <-stop:
@@ -120,23 +124,39 @@ func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
 // publish builds a frame, makes it the latest and wakes every client. Its
 // rows are of the groups with something going on (ActiveGroupStats). So a
 // frame costs what is active, not every key the executor remembers. The
-// count of groups it shows is Stats().Groups.
-func (h *Handler) publish() {
+// count of groups it shows is Stats().Groups. It returns the wait before
+// the next frame is built, which the frame carries as nextMs: Interval
+// less the frame's time, and at least nine times it. The frame's time
+// counts the last frame's marshalling for this one's, which comes after.
+func (h *Handler) publish() time.Duration {
+	start := time.Now()
 	s := &h.stream
 	_, rows, keys := h.groups(h.e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
 	if h.o.DisplayKey != nil {
-		shown := make(map[string]string, len(rows))
+		// A name two rows share is left out, so that a read of it passes
+		// over every group and answers 409, as without a stream.
+		shown, shared := make(map[string]string, len(rows)), map[string]bool{}
 		for i, r := range rows {
+			if _, ok := shown[r.Group]; ok || shared[r.Group] {
+				delete(shown, r.Group)
+				shared[r.Group] = true
+				continue
+			}
 			shown[r.Group] = keys[i]
 		}
 		h.shown.Store(&shown)
 	}
-	data, err := json.Marshal(snapshotJSON{Stats: h.stats(), Groups: rows, History: h.totalHistory()})
+	snap := snapshotJSON{Stats: h.stats(), Groups: rows, History: h.totalHistory()}
+	took := time.Since(start) + s.marshal
+	wait := max(h.o.Interval-took, 9*took)
+	snap.NextMs = wait.Milliseconds()
+	marshalled := time.Now()
+	data, err := json.Marshal(snap)
+	s.marshal = time.Since(marshalled)
 	if err != nil {
-		return
+		return h.o.Interval
 	}
 	f := &frame{seq: s.seq.Add(1)}
-	f.snapshot = fmt.Appendf(nil, "id: %d\nevent: snapshot\ndata: %s\n\n", f.seq, data)
 	if prev := s.frame.Load(); prev != nil && prev.warnVersion == h.warnings.current() {
 		f.warnVersion, f.warnings = prev.warnVersion, prev.warnings
 	} else {
@@ -144,6 +164,7 @@ func (h *Handler) publish() {
 		data, _ := json.Marshal(list)
 		f.warnVersion, f.warnings = v, fmt.Appendf(nil, "event: warnings\ndata: %s\n\n", data)
 	}
+	f.snapshot = fmt.Appendf(nil, "id: %d\nevent: snapshot\ndata: %s\n\n", f.seq, data)
 	s.frame.Store(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,6 +174,7 @@ func (h *Handler) publish() {
 		default: // already woken: it will write this frame, the latest
 		}
 	}
+	return wait
 }
 
 // events serves GET api/events. It sends a snapshot at once, then one per

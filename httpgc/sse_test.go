@@ -37,7 +37,8 @@ func TestTheStreamSendsASnapshotAtOnceThenEveryIntervalAndHeartbeats(t *testing.
 		evs, _ := c.rec.events()
 		var snap map[string]any
 		require.NoError(t, json.Unmarshal([]byte(evs[0].data), &snap))
-		assert.Equal(t, []string{"groups", "history", "stats"}, keys(snap))
+		assert.Equal(t, []string{"groups", "history", "nextMs", "stats"}, keys(snap))
+		assert.Equal(t, 1000.0, snap["nextMs"], "the next snapshot comes in an Interval")
 		assert.Equal(t, 3.0, snap["stats"].(map[string]any)["groups"])
 		assert.ElementsMatch(t, []string{"a", "b", "c"}, groupNames(t, snap))
 

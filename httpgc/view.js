@@ -3,6 +3,7 @@
 // scope, fetches and acts. Group keys are shown through textContent only.
 const body = document.body;
 const interval = Number(body.dataset.intervalMs) || 1000;
+const rowLimit = Number(body.dataset.rows) || 100; // Options.Rows: a snapshot's rows
 const can = { patch: body.dataset.patch === 'true', evict: body.dataset.evict === 'true', shutdown: body.dataset.shutdown === 'true' };
 const $ = (id) => document.getElementById(id);
 const nf = new Intl.NumberFormat('en-US');
@@ -173,7 +174,7 @@ function keyCell(n, nested) {
     b.addEventListener('keydown', (ev) => ev.stopPropagation());
     key.append(b);
   } else if (nested) key.append(el('span', { class: 'twisty' }));
-  key.append(el('span', { text: r.group }));
+  key.append(el('span', { class: 'name', text: r.group })); // only the name is cut short
   if (n.children) key.append(' ', el('span', { class: 'kids', text: '(' + n.children + ')' }));
   if (r.paused) key.append(' ', el('span', { class: 'badge paused', text: 'paused' }));
   return key;

@@ -39,8 +39,8 @@ type LimitSample struct {
 
 // An AdaptiveLimit moves one concurrency limit, a group's or the global
 // cap, from what finished tasks show. Observe is given each sample and
-// returns the limit it wants; the executor keeps it within the bounds the
-// AdaptiveConfig sets and applies it as UpdatePolicy applies a limit: a
+// returns the limit it wants. The executor keeps it within the bounds the
+// AdaptiveConfig sets and applies it as UpdatePolicy applies a limit. A
 // raised limit starts waiting tasks at once, a lowered one lets running
 // tasks finish and starts no new task until the running count is below it.
 //
@@ -65,7 +65,7 @@ type AdaptiveConfig struct {
 	// New, or a nil result, leaves that limit fixed at what the policy
 	// resolves.
 	New func(groupKey string, min, max int) AdaptiveLimit
-	// Min is the least the limit may fall to; 0 means 1.
+	// Min is the least the limit may fall to. 0 means 1.
 	Min int
 	// QueueFactor, if positive, makes a group's queue threshold follow
 	// its limit: ceil(QueueFactor × limit), never above the threshold the
@@ -91,7 +91,7 @@ type LimitChange struct {
 // group's algorithm is given the samples of its own tasks, so a parent
 // that runs none of its own keeps its limit.
 //
-// c.New must not be nil; c.Min and c.QueueFactor must be >= 0.
+// c.New must not be nil, and c.Min and c.QueueFactor must be >= 0.
 func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {
 	if b == nil {
 		return nil
@@ -101,8 +101,8 @@ func (b *PolicyBuilder) AdaptiveConcurrency(c AdaptiveConfig) *PolicyBuilder {
 }
 
 // AdaptiveGlobal makes the global cap adaptive, as AdaptiveConcurrency does
-// a group's: it starts at GlobalMaxInFlight and moves within [c.Min,
-// GlobalMaxInFlight] from the samples of every group's tasks; Stats shows it
+// a group's. It starts at GlobalMaxInFlight and moves within [c.Min,
+// GlobalMaxInFlight] from the samples of every group's tasks. Stats shows it
 // as GlobalMaxInFlight. It needs IsolationFairShare, where only running
 // tasks hold a global permit (under IsolationOff tasks waiting for their
 // group hold one too, so the cap does not bound the work in progress), and
@@ -120,8 +120,8 @@ func (b *PolicyBuilder) AdaptiveGlobal(c AdaptiveConfig) *PolicyBuilder {
 // LimitChanges has fn told of every change an adaptive limit makes, after
 // it is in force. fn runs on the goroutine of the task whose sample made
 // the change, with no lock of the executor held, possibly on several
-// goroutines at once; it must not block. A panic in it is recovered and
-// ignored. Changes made by UpdatePolicy are not told: they are the
+// goroutines at once. It must not block. A panic in it is recovered and
+// ignored. Changes made by UpdatePolicy are not told, as they are the
 // caller's.
 func (b *PolicyBuilder) LimitChanges(fn func(LimitChange)) *PolicyBuilder {
 	if b == nil {

@@ -6,7 +6,7 @@ package groupconc
 // handling the task (running it, or ending it after a cancellation). They
 // may call back into the executor, but a slow method delays that task.
 // A slow OnCompleted also delays the tasks its task's permits went to, of
-// any group: they are handed the permits at once, and go on from there on
+// any group. They are handed the permits at once, and go on from there on
 // that goroutine once it returns. A panic in a method is recovered and
 // ignored.
 //

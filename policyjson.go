@@ -58,11 +58,11 @@ var isolationNames = []struct {
 // JSON cannot carry as it is), and a \u escape of half a UTF-16
 // surrogate pair alone, which JSON would read as U+FFFD. The error wraps
 // ErrInvalidPolicy and names the JSON path of each bad value it found, e.g.
-// `perGroupMaxConcurrency["a"]: -1 is below 1`: the first 20, and how many
-// more. A syntax error stops the reading at its byte offset. It quotes a
-// name or value it repeats, and cuts it to 64 bytes. So no control
-// character or megabyte of the input reaches a log. A field name that is a
-// plain word stays bare.
+// `perGroupMaxConcurrency["a"]: -1 is below 1`. It names the first 20,
+// and how many more. A syntax error stops the reading at its byte offset.
+// It quotes a name or value it repeats, and cuts it to 64 bytes. So no
+// control character or megabyte of the input reaches a log. A field name
+// that is a plain word stays bare.
 //
 // YAML works by converting it to JSON first, for example with
 // sigs.k8s.io/yaml's YAMLToJSON. This package depends on no YAML library.

@@ -61,7 +61,7 @@ func (n jsonLimit) MarshalJSON() ([]byte, error) {
 // not decide. A group key or separator that is not valid UTF-8 has no JSON
 // form. MarshalJSON then writes nothing and returns an error naming it.
 //
-// A GroupPolicy has no UnmarshalJSON: it is built, not decoded.
+// A GroupPolicy has no UnmarshalJSON, as it is built, not decoded.
 // json.Unmarshal into one leaves a policy that New reads as DefaultPolicy.
 // Read the JSON with ParsePolicy, and Build.
 func (p *GroupPolicy) MarshalJSON() ([]byte, error) {

@@ -110,7 +110,7 @@ type taskAside struct {
 // its Permits (see groupstate.Permits.Next).
 func (t *task) ReadyNext() *task { return t.permits.Next() }
 
-// SetReadyNext links next after t in the ready queue; nil unlinks t.
+// SetReadyNext links next after t in the ready queue. A nil next unlinks t.
 func (t *task) SetReadyNext(next *task) { t.permits.SetNext(next) }
 
 // inline reports whether t is a Do's, which its caller runs.

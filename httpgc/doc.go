@@ -42,7 +42,11 @@
 // The Go API (GroupExecutor) reaches every key. A key that is not valid
 // UTF-8 is displayed with a U+FFFD for each bad byte, as JSON carries it.
 // When two groups are displayed alike, a read or a write of that name
-// answers 409, whether a stream is open or not.
+// answers 409, whether a stream is open or not. The JSON carries keys
+// exactly. The page shows a key's invisible, bidi and look-alike
+// characters escaped as strconv.Quote writes them (\u200b), and an error
+// message has the characters strconv.Quote escapes escaped too (see
+// docs/dashboard.md, "Keys that look alike").
 //
 // The handler never redirects. A path that is not clean, with a "//",
 // a "." or ".." segment (not escaped), or no leading "/", gets 404. An

@@ -307,7 +307,9 @@ func reply(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// fail answers an error, msg with its invisible characters escaped.
 func fail(w http.ResponseWriter, status int, msg string) {
+	msg = visible(msg)
 	if aw, ok := w.(*auditWriter); ok {
 		aw.msg = msg
 	}

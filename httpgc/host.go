@@ -135,3 +135,27 @@ func quoted(s string) string {
 	}
 	return strconv.Quote(s[:n]) + "…"
 }
+
+// visible returns msg with each character strconv.Quote escapes, but for
+// quotes and backslashes, escaped as it does (\u200b, \u202e, \t, \xff).
+// Keys in errors are quoted already. A guard's message may repeat a key as
+// it is, and so may a DisplayKey's name, and then its invisible or bidi
+// characters would hide in the dashboard's notice or reorder it.
+func visible(msg string) string {
+	hidden := func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
+	if utf8.ValidString(msg) && !strings.ContainsFunc(msg, hidden) {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		r, n := utf8.DecodeRuneInString(msg[i:])
+		if r == utf8.RuneError && n == 1 || hidden(r) {
+			q := strconv.Quote(msg[i : i+n])
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(msg[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -141,16 +141,14 @@ function message(text, error) {
   m.className = 'message ' + (error ? 'error' : 'ok');
 }
 
-// notice shows, above the table, a write's failure that no panel shows: a
-// row's button, or a panel since closed or moved to another group. "" hides
-// it.
-function notice(text) {
+// notice shows, above the table, a write's failure to key that no panel
+// shows: a row's button, or a panel since closed or moved to another group.
+// The key is cut at 80 characters, as it may be very long. No key hides it.
+function notice(key, text) {
   const n = $('notice');
-  n.textContent = text;
-  n.hidden = text === '';
+  n.replaceChildren(...(key == null ? [] : [keyName(key, '', 80), ': ' + text]));
+  n.hidden = key == null;
 }
-// short cuts a key for a notice, as a key may be very long.
-const short = (key) => (key.length > 80 ? key.slice(0, 80) + '…' : key);
 
 // send makes a write. A fetch that fails (the network, or a URL the
 // browser refuses) answers with status 0.
@@ -172,7 +170,7 @@ function select(key) {
   message('');
   $('detail').hidden = false;
   document.querySelector('.columns').classList.add('open');
-  $('detail-title').textContent = key;
+  $('detail-title').replaceChildren(keyName(key));
   for (const tr of $('groups').tBodies[0].rows) tr.classList.toggle('selected', tr.dataset.group === key);
   loadDetail();
 }
@@ -209,7 +207,7 @@ async function write(method, path, payload, done) {
   if (!res.ok) {
     const why = await failure(res);
     if (selected === key) message(why, true);
-    else notice(`${short(key)}: ${why}`);
+    else notice(key, why);
     return;
   }
   if (selected === key) {
@@ -242,19 +240,19 @@ if (form && can.patch) {
 async function setPaused(key, pause) {
   const res = await send(groupAPI(key), 'PATCH', { paused: pause });
   if (!res.ok) {
-    notice(`${short(key)}: ${pause ? 'pausing' : 'resuming'} failed: ${await failure(res)}`);
+    notice(key, `${pause ? 'pausing' : 'resuming'} failed: ${await failure(res)}`);
     return;
   }
-  notice('');
+  notice();
   const row = await res.json();
   draw(shown.rows.map((r) => (r.group === key ? row : r)), shown.total);
 }
 
 if (can.evict) $('evict').addEventListener('click', () => {
-  if (confirm(`Evict ${selected}? Its tasks are cancelled and the group forgotten.`)) write('POST', '/evict', {}, 'Evicted.');
+  if (confirm(`Evict ${shownKey(selected)}? Its tasks are cancelled and the group forgotten.`)) write('POST', '/evict', {}, 'Evicted.');
 });
 if (can.shutdown) $('shutdown').addEventListener('click', () => {
-  if (confirm(`Cancel every task of ${selected}?`)) write('POST', '/shutdown', {}, 'Tasks cancelled.');
+  if (confirm(`Cancel every task of ${shownKey(selected)}?`)) write('POST', '/shutdown', {}, 'Tasks cancelled.');
 });
 
 connect();

@@ -1,6 +1,7 @@
 // view.js draws what the server sends: the totals, the groups' rows with
 // why they wait, and the warnings. page.js, which follows it in the same
-// scope, fetches and acts. Group keys are shown through textContent only.
+// scope, fetches and acts. Group keys are shown through textContent only,
+// by keyName: their invisible and look-alike characters escaped.
 const body = document.body;
 const interval = Number(body.dataset.intervalMs) || 1000;
 const rowLimit = Number(body.dataset.rows) || 100; // Options.Rows: a snapshot's rows
@@ -19,6 +20,56 @@ function el(tag, props, ...kids) {
   return e;
 }
 const num = (n) => (n === 'unlimited' ? '∞' : nf.format(n));
+
+// A key is shown so that no two keys look alike and none reorders the text
+// around it. Each character that is invisible, blank or a control (Unicode's
+// C and Z categories and default ignorables: zero-width and bidi controls,
+// U+FEFF, soft hyphens, NBSP and other spaces, line separators), a space
+// that leads, trails or follows another, a backslash, and, in a word that
+// has Latin letters, a Cyrillic, Greek, Armenian or Cherokee letter, is
+// shown escaped as Go's strconv.Quote writes it (\u200b, \t, \x1b,
+// \U000e0001, \\) in a span of class esc. The key's element is isolated
+// (dir=auto, class keytext). keyParts returns the runs of the key's first
+// max characters, each with whether it is escaped.
+const HIDE = /[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u2800\\]/u, LATIN = /\p{Script=Latin}/u, WORD = /[\p{L}\p{M}]/u;
+const ALIKE = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]/u;
+const SHORT = { 7: 'a', 8: 'b', 9: 't', 10: 'n', 11: 'v', 12: 'f', 13: 'r', 0x5c: '\\' };
+function escapeOf(c) {
+  const hex = (n) => '\\' + (n === 2 ? 'x' : n === 4 ? 'u' : 'U') + c.toString(16).padStart(n, '0');
+  return SHORT[c] ? '\\' + SHORT[c] : hex(c < 0x20 || c === 0x7f ? 2 : c < 0x10000 ? 4 : 8);
+}
+function keyParts(key, max) {
+  const cs = [...key], n = Math.min(cs.length, max ?? Infinity), out = [];
+  const alike = new Array(n).fill(false); // a look-alike letter in a Latin word
+  if (LATIN.test(key) && ALIKE.test(key)) {
+    for (let i = 0, j; i < n; i = Math.max(j, i + 1)) {
+      for (j = i; j < cs.length && WORD.test(cs[j]); j++);
+      const w = cs.slice(i, j).join('');
+      if (LATIN.test(w)) for (let k = i; k < Math.min(j, n); k++) alike[k] = ALIKE.test(cs[k]);
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    const c = cs[i], esc = c === ' ' ? i === 0 || i === cs.length - 1 || cs[i - 1] === ' ' || cs[i + 1] === ' '
+      : alike[i] || HIDE.test(c);
+    const s = esc ? escapeOf(c.codePointAt(0)) : c, last = out[out.length - 1];
+    if (last && last[1] === esc) last[0] += s;
+    else out.push([s, esc]);
+  }
+  return out;
+}
+// shownKey is key as text (for a title or a dialog), between U+2068 and
+// U+2069 so that its letters, right-to-left ones too, keep to themselves.
+const shownKey = (key) => '\u2068' + keyParts(key).map((p) => p[0]).join('') + '\u2069';
+// keyName is key's element, with cls added to its class. A key over max
+// characters is cut, with an ellipsis after the element.
+function keyName(key, cls, max) {
+  const e = el('span', { class: 'keytext' + (cls ? ' ' + cls : ''), dir: 'auto' });
+  for (const [s, esc] of keyParts(key, max)) e.append(esc ? el('span', { class: 'esc', text: s }) : s);
+  if (max == null || [...key].length <= max) return e;
+  const f = document.createDocumentFragment();
+  f.append(e, '…');
+  return f;
+}
 function dur(ms) {
   if (ms < 1000) return ms + ' ms';
   if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + ' s';
@@ -86,7 +137,10 @@ function whyCell(r, button) {
   if (r.hung) box.append(el('span', { class: 'why-tag why-hung', text: 'hung', title: 'at its limit, running long, and none of its tasks finished lately' }));
   if (r.why) {
     const kind = Object.keys(WHY_TITLES).find((k) => r.why.startsWith(k)) || 'own limit';
-    box.append(el('span', { class: 'why-tag why-' + kind.replace(' ', '-'), text: r.why, title: WHY_TITLES[kind] }));
+    const tag = el('span', { class: 'why-tag why-' + kind.replace(' ', '-'), title: WHY_TITLES[kind] });
+    if (kind === 'parent limit' && r.why.startsWith('parent limit: ')) tag.append('parent limit: ', keyName(r.why.slice(14)));
+    else tag.textContent = r.why;
+    box.append(tag);
   }
   if (button) box.append(button);
   return td;
@@ -162,11 +216,11 @@ function toggle(group, open, keyboard) {
 // button of a parent.
 function keyCell(n, nested) {
   const r = n.r;
-  const key = el('td', { class: 'key', title: r.group + (r.parent ? ' (in ' + r.parent + ')' : '') });
+  const key = el('td', { class: 'key', title: shownKey(r.group) + (r.parent ? ' (in ' + shownKey(r.parent) + ')' : '') });
   if (nested) key.style.paddingLeft = (6 + n.depth * 18) + 'px';
   if (n.children) {
     const b = el('button', { type: 'button', class: 'twisty', 'aria-expanded': String(n.open), text: n.open ? '▾' : '▸',
-      title: (n.open ? 'hide' : 'show') + ` the ${n.children} group${n.children === 1 ? '' : 's'} under ${r.group}` });
+      title: (n.open ? 'hide' : 'show') + ` the ${n.children} group${n.children === 1 ? '' : 's'} under ${shownKey(r.group)}` });
     b.addEventListener('click', (ev) => {
       ev.stopPropagation();
       toggle(r.group, !n.open, ev.detail === 0);
@@ -174,7 +228,7 @@ function keyCell(n, nested) {
     b.addEventListener('keydown', (ev) => ev.stopPropagation());
     key.append(b);
   } else if (nested) key.append(el('span', { class: 'twisty' }));
-  key.append(el('span', { class: 'name', text: r.group })); // only the name is cut short
+  key.append(keyName(r.group, 'name')); // only the name is cut short
   if (n.children) key.append(' ', el('span', { class: 'kids', text: '(' + n.children + ')' }));
   if (r.paused) key.append(' ', el('span', { class: 'badge paused', text: 'paused' }));
   return key;
@@ -223,7 +277,11 @@ function renderWarnings(list) {
     g.count++;
     byGroup.set(w.group, g);
   }
-  const pick = (key) => { const td = el('td', { class: 'key', text: key, title: key }); td.addEventListener('click', () => select(key)); return td; };
+  const pick = (key) => {
+    const td = el('td', { class: 'key', title: shownKey(key) }, keyName(key));
+    td.addEventListener('click', () => select(key));
+    return td;
+  };
   $('warnsummary').tBodies[0].replaceChildren(...[...byGroup.values()].map((g) => el('tr', { 'data-group': g.group },
     pick(g.group), el('td', { class: 'num', text: nf.format(g.count) }),
     el('td', { class: 'nowrap', text: new Date(g.last.at).toLocaleTimeString() }),

@@ -3,6 +3,7 @@ package httpgc_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,4 +115,24 @@ func TestARefusalThatNamesTheKeyShowsTheDisplayedNameInstead(t *testing.T) {
 			assert.Contains(t, w.Body.String(), hk(c.key), "the name the page shows")
 		})
 	}
+}
+
+// A refusal that repeats a key as it is, as a guard's may, shows its
+// invisible and bidi characters escaped as strconv.Quote writes them.
+func TestARefusalShowsAKeysInvisibleCharactersEscaped(t *testing.T) {
+	key := "acme\u200b\u202e x"
+	e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())
+	remove, err := e.GuardOverrides(func(g string, _ groupconc.GroupOverride) error {
+		return fmt.Errorf("group %s runs at most 4 tasks\tacross the fleet", g)
+	})
+	require.NoError(t, err)
+	t.Cleanup(remove)
+	adaptertest.Submit(t, e, key, adaptertest.OK).Wait()
+	h, err := httpgc.New(e, httpgc.Options{AllowWrites: true, Authorize: allowAll})
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+
+	w := patch(h, "/api/group?group="+url.QueryEscape(key), `{"maxConcurrency":9}`)
+	require.Equal(t, http.StatusConflict, w.Code, w.Body.String())
+	assert.Equal(t, `group acme\u200b\u202e x runs at most 4 tasks\tacross the fleet`, object(t, w)["error"])
 }

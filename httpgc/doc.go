@@ -57,9 +57,10 @@
 // A row is {"group","running","waiting","blocked","inFlight",
 // "maxConcurrency","maxInFlight","queueThreshold","weight","oldestWaitMs",
 // "source","parent","runningCost","waitingGlobal","oldestRunningMs",
-// "paused","succeeded","failed","cancelled","rejected","why","hung",
-// "recent","history"}. The fields up to "rejected" are as GroupStats has
-// them. A limit is a number or "unlimited". Source names per limit
+// "paused","succeeded","failed","cancelled","rejected","pausedBy","why",
+// "hung","recent","history"}. The fields up to "rejected" are as
+// GroupStats has them; "pausedBy" is there only for a group paused by an
+// ancestor alone. A limit is a number or "unlimited". Source names per limit
 // what set it, which is "builtin", "default", "resolver", "group" or
 // "override". A
 // PATCH body such as {"maxConcurrency":2,"queueThreshold":null} overrides
@@ -77,7 +78,9 @@
 //
 // Why a group waits. A row's "why" says where its waiting tasks wait, by
 // the first rule that holds. "paused" means the group or an ancestor is
-// paused. "global cap" means some wait for a global permit. "own limit:
+// paused; for an ancestor's pause, "pausedBy" names the nearest ancestor
+// paused by its own override. "global cap" means some wait for a global
+// permit. "own limit:
 // bulkhead" means its in-flight count is at its bulkhead. "own limit:
 // concurrency" means its running tasks hold its concurrency limit.
 // "parent limit: acme" means its own limits have room, but acme, its

@@ -63,11 +63,14 @@ type row struct {
 	Cancelled       uint64 `json:"cancelled"`
 	Rejected        uint64 `json:"rejected"`
 
-	// Why it waits, in words (see why.go), and its history.
-	Why     string      `json:"why"`
-	Hung    bool        `json:"hung"`
-	Recent  *recentJSON `json:"recent"`  // null until the history has a sample
-	History []int       `json:"history"` // waiting, one sample per Interval, oldest first
+	// Why it waits, in words (see why.go), and its history. PausedBy names
+	// the ancestor whose pause holds a paused group that is not paused
+	// itself.
+	PausedBy string      `json:"pausedBy,omitempty"`
+	Why      string      `json:"why"`
+	Hung     bool        `json:"hung"`
+	Recent   *recentJSON `json:"recent"`  // null until the history has a sample
+	History  []int       `json:"history"` // waiting, one sample per Interval, oldest first
 }
 
 // sources names, per limit, the setting that decided it.

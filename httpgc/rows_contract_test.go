@@ -152,11 +152,21 @@ func TestAChildUnderAPausedParentShowsPaused(t *testing.T) {
 			assert.Equal(t, "t", row["parent"])
 			assert.Equal(t, 1.0, row["waiting"])
 			assert.Equal(t, "paused", row["why"])
+			assert.Equal(t, "t", row["pausedBy"], "the ancestor to resume")
+			assert.NotContains(t, rowOf(t, h, "t"), "pausedBy", "t is paused itself")
+
+			// Paused itself too, the child names no ancestor: its own
+			// Resume is the one that counts for it.
+			require.Equal(t, http.StatusOK, patch(h, "/api/groups/t%2Fa", `{"paused":true}`).Code)
+			assert.NotContains(t, rowOf(t, h, "t/a"), "pausedBy")
+			require.Equal(t, http.StatusOK, patch(h, "/api/groups/t%2Fa", `{"paused":false}`).Code)
+			assert.Equal(t, "t", rowOf(t, h, "t/a")["pausedBy"])
 
 			w = patch(h, "/api/groups/t", `{"paused":null}`)
 			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 			assert.Equal(t, groupconc.StatusSuccess, task.Wait().Status, "resumed, the task runs")
 			assert.Equal(t, false, rowOf(t, h, "t/a")["paused"])
+			assert.NotContains(t, rowOf(t, h, "t/a"), "pausedBy")
 		})
 	}
 }

@@ -107,3 +107,31 @@ func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) string {
 	}
 	return ""
 }
+
+// pausedOwn reports whether key's own override pauses it.
+func (h *Handler) pausedOwn(key string) bool {
+	o, ok := h.e.GroupOverride(key)
+	return ok && o.Paused != nil && *o.Paused
+}
+
+// parentPaused names the nearest ancestor of st's group that its own
+// override pauses, or returns "" if none does (it was just resumed). A
+// group under a paused ancestor is paused too, but resuming it does not
+// let its tasks start: the row says whom to resume.
+func (h *Handler) parentPaused(st groupconc.GroupStats, find lookup) string {
+	key := st.Parent
+	for range maxDepth {
+		if key == "" {
+			return ""
+		}
+		if h.pausedOwn(key) {
+			return h.display(key)
+		}
+		p, ok := find(key)
+		if !ok {
+			return ""
+		}
+		key = p.Parent
+	}
+	return ""
+}

@@ -139,6 +139,7 @@ function whyCell(r, button) {
     const kind = Object.keys(WHY_TITLES).find((k) => r.why.startsWith(k)) || 'own limit';
     const tag = el('span', { class: 'why-tag why-' + kind.replace(' ', '-'), title: WHY_TITLES[kind] });
     if (kind === 'parent limit' && r.why.startsWith('parent limit: ')) tag.append('parent limit: ', keyName(r.why.slice(14)));
+    else if (r.pausedBy) tag.append('paused by ', keyName(r.pausedBy));
     else tag.textContent = r.why;
     box.append(tag);
   }
@@ -161,13 +162,16 @@ function recentCell(r) {
   return td;
 }
 
-// pauseButton pauses or resumes the row's group through a PATCH.
+// pauseButton pauses or resumes the row's group through a PATCH. It
+// shows the group's own pause: a group paused by an ancestor alone offers
+// Pause, since resuming it would start nothing.
 function pauseButton(r) {
-  const b = el('button', { type: 'button', class: 'rowpause' + (r.paused ? ' on' : ''), text: r.paused ? 'Resume' : 'Pause',
-    title: r.paused ? 'let the group start tasks again' : 'start none of the group\'s tasks until resumed' });
+  const own = r.paused && !r.pausedBy;
+  const b = el('button', { type: 'button', class: 'rowpause' + (own ? ' on' : ''), text: own ? 'Resume' : 'Pause',
+    title: own ? 'let the group start tasks again' : 'start none of the group\'s tasks until resumed' });
   b.addEventListener('click', (ev) => {
     ev.stopPropagation();
-    setPaused(r.group, !r.paused);
+    setPaused(r.group, !own);
   });
   return b;
 }

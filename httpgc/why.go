@@ -19,6 +19,10 @@ import (
 //	"running long: 12 m"      nothing waits, and its oldest task has run LongRun or more
 //	""                        nothing waits and nothing runs long
 //
+// A paused row whose own override does not pause it names the nearest
+// ancestor whose own does (pausedBy): resuming the row's group would
+// start nothing.
+//
 // A row is "hung" when the group runs at its concurrency limit, its
 // oldest task has run LongRun or more, and none of its tasks finished in
 // the last LongRun (or in the whole history, when that is shorter). A busy
@@ -52,10 +56,14 @@ type recentJSON struct {
 // why fills r's why, hung, recent and history from st and the history.
 func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
 	r.Why = reason(st, h.o.LongRun)
-	if r.Why == "own limit" && st.Parent != "" {
+	switch {
+	case st.Parent == "":
+	case r.Why == "own limit":
 		if name := h.parentLimit(st, find); name != "" {
 			r.Why = "parent limit: " + name
 		}
+	case r.Why == "paused" && !h.pausedOwn(st.GroupKey):
+		r.PausedBy = h.parentPaused(st, find)
 	}
 	r.History = []int{}
 	hs := &h.history

@@ -57,12 +57,7 @@ func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 // is paused before t would join a line. So t is accepted (counted, announced
 // to the listener) before any line, and so another goroutine, can own it.
 func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
-	if e.gate.closed.Load() {
-		return ErrClosed
-	}
-	e.groups.ForgetIdle()
-	t.body, t.id, t.caller = b, id, ctx
-	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	g, err := e.join(ctx, t, b, key, id)
 	if err != nil {
 		return err
 	}

@@ -16,32 +16,33 @@ import (
 //	bit           set by                     written before         read by
 //	------------  -------------------------  ---------------------  ------------------------------
 //	claimedBit    claim: the owner, cancel   —                      claim (who completes), stopRequested
-//	startedBit    began (run), take          task.start             cancel (Start of a cancelled run)
 //	completedBit  complete (the claimer)     status, End, aside.err isDone, doneChan (handle.go), finalResult
-//	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
-//	cancelRan     publishCancelled           —                      finalResult (Start is start)
-//	abortBit      publish (RejectAbort)      aside.err              awaitErr
-//	endAside      complete                   aside.end              finalResult
 //	cancelledBit  the task's context         aside.cause            taskContext (see taskctx.go)
 //	asideCause    the task's context         aside.cause            taskContext
 //	overBit       end (context closed)       —                      taskContext
+//	cancelResult  publishCancelled           —                      finalResult (Err is the cause)
+//	abortBit      publish (RejectAbort)      aside.err              awaitErr
+//	endAside      complete                   aside.end              finalResult
+//	startedBit    began (run), take          task.start             cancel (Start of a cancelled run)
+//	cancelRan     publishCancelled           —                      finalResult (Start is start)
 //	inlineBit     do, before it is submitted —                      launch, work, handOn, end
 //	readyBit      launch (admitted task)     —                      take, cancel: whoever clears it owns t
 
-// Bits of task.state. Each is set once, and only readyBit is cleared.
+// Bits of task.state, in the table's order. Each is set once, and only
+// readyBit is cleared.
 const (
-	claimedBit   uint64 = 1 << iota // set by whoever completes the handle
-	completedBit                    // set by the claimer once the result is written
-	cancelledBit                    // the context's own cancel has a cause
-	asideCause                      // with cancelledBit: the cause is aside.cause, not context.Canceled
-	overBit                         // the task is over: its context was closed
-	cancelResult                    // with completedBit: Cancel wrote the result; Err is the cause, Start is End unless cancelRan
-	abortBit                        // with completedBit: Await returns Err too (RejectAbort)
-	endAside                        // with completedBit: End did not fit in state, it is aside.end
-	startedBit                      // the function is about to run, or a worker took t to run it: start is its Start (see began, leaveReady)
-	cancelRan                       // with cancelResult: Cancel found startedBit, so Start is start
-	inlineBit                       // a Do's task: its caller runs it (see doCall); set before it is submitted
-	readyBit                        // the task waits in the ready queue; cleared by whoever takes it (leaveReady)
+	claimedBit uint64 = 1 << iota
+	completedBit
+	cancelledBit
+	asideCause // with cancelledBit: the cause is aside.cause, not context.Canceled
+	overBit
+	cancelResult // with completedBit: Err is the cause, Start is End unless cancelRan
+	abortBit
+	endAside // with completedBit: End did not fit in state
+	startedBit
+	cancelRan
+	inlineBit
+	readyBit
 )
 
 // Where the result's status and End are in task.state, above the bits.

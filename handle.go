@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/kobe/groupconc/internal/groupstate"
 )
 
 // errNoHandle is the Err of the result of a nil or zero TaskHandle.
@@ -151,6 +153,39 @@ type roomy[R any] struct {
 // each task that needs one.
 func (e *GroupExecutor) withExt(cost int) bool {
 	return cost > 1 || e.policy.Load().hasParents()
+}
+
+// extend gives t the record of its permits beyond one per layer, when its
+// cost is above one or its group has a parent (see groupstate.Ext). The
+// record is kept with t's body, which it wraps (extBody), so that it costs
+// the task no word, and no allocation when the task was made with room for
+// it (withExt).
+func (e *GroupExecutor) extend(t *task, cost int) {
+	if t.permits.NeedsExt(cost) {
+		e.extendNow(t, cost)
+	}
+}
+
+func (e *GroupExecutor) extendNow(t *task, cost int) {
+	x, made := t.body.(*extBody) // made with the task: see withExt
+	if !made {
+		x = &extBody{body: t.body}
+		t.body = x
+	}
+	t.permits.Extend(&x.ext, cost)
+}
+
+// extBody is the body of an extended task: its own body, and its Ext.
+type extBody struct {
+	body
+	ext groupstate.Ext
+}
+
+// extOf returns the Ext of t, an extended task. The assertion's second
+// result is unused: without the panic path the hook needs no stack frame.
+func extOf(t *task) *groupstate.Ext {
+	x, _ := t.body.(*extBody)
+	return &x.ext
 }
 
 // made reports whether Submit returned h. A nil or zero handle stands for

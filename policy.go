@@ -89,6 +89,8 @@ const (
 	setWeight
 )
 
+// defaultPolicy is New's policy for a nil one. Its limits are also those
+// Build gives what a builder leaves unset.
 var defaultPolicy = &GroupPolicy{
 	built:           true,
 	defaultConc:     1,

@@ -11,7 +11,9 @@ package groupconc
 //	          accepted yet, see blocking.go)                             nothing was submitted)
 //	admitted  inside Submit (admit)         the submitting goroutine     waiting, ready, ended
 //	waiting   a groupstate line, as a       the line                     carried (a releaser's Handed),
-//	          record (no goroutine)                                      turn, leaving (Leave, a group sweep)
+//	          record (no goroutine)                                      turn, paused, leaving (Leave, a sweep)
+//	paused    its paused group's pause      the pause line               carried, waiting or leaving (Unpark
+//	          line, holding no permit       (groupstate/pause.go)        as the group resumes: walkResumed)
 //	turn      handed a permit, out of line, its group's turns            carried (the Resume of the task
 //	          behind another's walk on      (groupstate/turn.go)         ahead of it hands it on)
 //	carried   carryOn, just handed a permit the goroutine that took it   running, waiting, ended
@@ -85,6 +87,18 @@ const (
 // listener returns the listener of the policy in force.
 func (e *GroupExecutor) listener() TaskLifecycleListener { return e.policy.Load().listener }
 
+// join counts t into its group, with b, id and ctx. It returns ErrClosed
+// once Shutdown or Close has begun, and an error for a chain of parents
+// the policy refuses. Then nothing was accepted.
+func (e *GroupExecutor) join(ctx context.Context, t *task, b body, key, id string) (*groupstate.Group[task], error) {
+	if e.gate.closed.Load() {
+		return nil, ErrClosed
+	}
+	e.groups.ForgetIdle()
+	t.body, t.id, t.caller = b, id, ctx
+	return e.groups.Enter(key, &t.permits, t, e.clock())
+}
+
 // admit accepts t into its group and sets it going. It does not block. The
 // layers are tried at once, on the caller's goroutine. So a task that can
 // start, and a task that must be rejected, is known before Submit returns.
@@ -104,14 +118,9 @@ func (e *GroupExecutor) admit(ctx context.Context, t *task, b body, key, id stri
 // ErrClosed once Shutdown or Close has begun, and makes no group then. A
 // Do inside a task goes no further (doInside).
 func (e *GroupExecutor) enter(ctx context.Context, t *task, b body, key, id string) (*groupstate.Group[task], error) {
-	if e.gate.closed.Load() {
-		return nil, ErrClosed
-	}
-	e.groups.ForgetIdle()
-	t.body, t.id, t.caller = b, id, ctx
-	g, err := e.groups.Enter(key, &t.permits, t, e.clock())
+	g, err := e.join(ctx, t, b, key, id)
 	if err != nil {
-		return nil, err // a chain of parents the policy refuses: nothing was accepted
+		return nil, err
 	}
 	// After this, Shutdown waits for t. No task is accepted after the drain
 	// started, because enter fails once Shutdown or Close has begun.
@@ -120,39 +129,6 @@ func (e *GroupExecutor) enter(ctx context.Context, t *task, b body, key, id stri
 		return nil, ErrClosed
 	}
 	return g, nil
-}
-
-// extend gives t the record of its permits beyond one per layer, when its
-// cost is above one or its group has a parent (see groupstate.Ext). The
-// record is kept with t's body, which it wraps (extBody), so that it costs
-// the task no word, and no allocation when the task was made with room for
-// it (withExt).
-func (e *GroupExecutor) extend(t *task, cost int) {
-	if t.permits.NeedsExt(cost) {
-		e.extendNow(t, cost)
-	}
-}
-
-func (e *GroupExecutor) extendNow(t *task, cost int) {
-	x, made := t.body.(*extBody) // made with the task: see withExt
-	if !made {
-		x = &extBody{body: t.body}
-		t.body = x
-	}
-	t.permits.Extend(&x.ext, cost)
-}
-
-// extBody is the body of an extended task: its own body, and its Ext.
-type extBody struct {
-	body
-	ext groupstate.Ext
-}
-
-// extOf returns the Ext of t, an extended task. The assertion's second
-// result is unused: without the panic path the hook needs no stack frame.
-func extOf(t *task) *groupstate.Ext {
-	x, _ := t.body.(*extBody)
-	return &x.ext
 }
 
 // accepted sets going t, which was accepted into group g and is counted by

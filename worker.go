@@ -6,7 +6,8 @@ import "github.com/kobe/groupconc/internal/groupstate"
 // the executor starts runs one of serve, carry, resume (of one task handed
 // a permit, or of several, goHandOn), resumeTurnedAway, endCancelled or
 // endDisplaced. It belongs to the task it was started for
-// (see scheduler.go's table). It is counted in the crew from before it
+// (see scheduler.go's table). Two more carry on changes (changes.go): one
+// drains a resumed group's pause line, one moves a task to it (repark). It is counted in the crew from before it
 // starts until it ends, so that Shutdown can wait for it. The go* methods
 // start them.
 

@@ -53,15 +53,16 @@ type Global[T any] struct {
 // NewGlobal returns the global layer with the given limit and queue
 // threshold. fair chooses fair share.
 func NewGlobal[T any](limit, queueThreshold int, fair bool) *Global[T] {
-	gl := &Global[T]{queue: new(slots[T]), runs: new(runCount), fair: fair, walk: &walks[0], runBit: heldConc, stopped: func(*T) bool { return false }}
+	gl := &Global[T]{queue: new(slots[T]), runs: new(runCount), fair: fair, walk: &walks[0], stopped: func(*T) bool { return false }}
 	gl.queue.init(queueThreshold)
 	gl.changes.at.Store(math.MinInt64)
 	if fair {
-		gl.walk, gl.runBit = &walks[1], heldGlobal
+		gl.walk = &walks[1]
 		gl.line = newLine[T](limit, new(fairQueue[T]))
 	} else {
 		gl.line = newLine[T](limit, new(globalFIFO[T]))
 	}
+	gl.runBit = gl.walk[len(gl.walk)-1].bit // the last layer taken
 	return gl
 }
 

@@ -174,7 +174,7 @@ func (g *Group[T]) lower(l *line[T], bit uint8, c *Changes[T]) {
 		return
 	}
 	var ws []*Permits[T]
-	for _, d := range append(g.reg.Subtree(g), g) {
+	for _, d := range append(g.reg.descendants(g), g) {
 		of := func(w *Permits[T]) bool { return w.group == d }
 		for _, m := range g.global.after(d, bit, d.depth()-g.depth()) {
 			ws = c.takeOut(m.l, d, of, ws)

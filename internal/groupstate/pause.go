@@ -238,7 +238,7 @@ func (g *Group[T]) takeOutSubtree(c *Changes[T]) []*Permits[T] {
 		return g.takeOutTurns(ws)
 	}
 	seen := map[*line[T]]bool{}
-	for _, d := range append(g.reg.Subtree(g), g) {
+	for _, d := range append(g.reg.descendants(g), g) {
 		for _, l := range d.layerLines() {
 			if !seen[l] {
 				seen[l] = true
@@ -314,7 +314,7 @@ func (g *Group[T]) Unpark() *T {
 // would have waited behind the line's tasks. Its task may start now, and
 // no slot frees in such a queue to wake it (see slots.nudge).
 func (g *Group[T]) drained() {
-	for _, d := range append(g.reg.Subtree(g), g) {
+	for _, d := range append(g.reg.descendants(g), g) {
 		g.global.handSlots(d.queue.nudge(), 0)
 	}
 }

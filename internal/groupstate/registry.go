@@ -193,9 +193,9 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 	return g
 }
 
-// Subtree returns g's descendants that r holds, parents before their
+// descendants returns g's descendants that r holds, parents before their
 // children.
-func (r *Registry[T]) Subtree(g *Group[T]) []*Group[T] { return r.subtree(g, walkHeld) }
+func (r *Registry[T]) descendants(g *Group[T]) []*Group[T] { return r.subtree(g, walkHeld) }
 
 // Counted returns g's descendants whose tasks g's stats count: those r
 // holds, and those evicted while their tasks, which hold g's permits, are
@@ -209,7 +209,7 @@ const (
 	walkClosing        // as walkHeld, closing each group to new children
 )
 
-// subtree is Subtree, Counted, or, closing, Subtree with g and each of its
+// subtree is descendants, Counted, or, closing, descendants with g and each of its
 // descendants adopting no child from then on, so that a child made as they
 // are evicted is not left under them (see create).
 func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {

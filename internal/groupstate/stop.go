@@ -42,7 +42,7 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 // may end at once and hand its parent's permit on. The task it goes to is
 // then of a cancelled scope, so it ends cancelled too, and never starts.
 func (r *Registry[T]) Shutdown(g *Group[T], cause error, out []*T) []*T {
-	gs := append(r.Subtree(g), g)
+	gs := append(r.descendants(g), g)
 	olds := make([]*scope, len(gs))
 	for i, d := range gs {
 		olds[i] = d.detach()

@@ -36,9 +36,9 @@ import (
 //
 // The counts say how many tasks wait, not what each needs. So "own
 // limit" also stands for a wait they cannot place: a task costing more
-// than is free, or on a parent's row, a child's own limit. A child whose
-// own bulkhead is full says so even while its task waits at its parent's.
-// Position places a task exactly.
+// than is free, or on a parent's row, a child's own limit or pause. A
+// child whose own bulkhead is full says so even while its task waits at
+// its parent's. Position places a task exactly.
 
 // window is how far back a row's "recent" counts reach.
 const window = time.Minute

@@ -53,6 +53,9 @@ type kin[T any] struct {
 	// still hold the group's permits, so its stats count them until they
 	// end (see Registry.Counted).
 	departed []*Group[T]
+	// owed is set while the group, evicted with tasks not over, is still
+	// counted in its parent. Its last task's end counts it out (leftParent).
+	owed atomic.Bool
 
 	// extra is, under fair share, what extended tasks add to the count
 	// Global.running reads for the group. running subtracts it back.
@@ -240,7 +243,9 @@ func (k *kin[T]) adopt(c *Group[T]) bool {
 }
 
 // leaveParent takes g, forgotten or evicted, off its parent's children,
-// and counts it out of the parent, which may be forgotten in turn.
+// and counts it out of the parent, which may be forgotten in turn. An
+// evicted g whose tasks are not over is counted out as the last one ends,
+// so that the parent stays active, and not idle, while they run.
 func (g *Group[T]) leaveParent() {
 	p := g.up()
 	if p == nil {
@@ -262,7 +267,22 @@ func (g *Group[T]) leaveParent() {
 		p.exitSince(g.idleAt.Load())
 		return
 	}
-	p.exit()
+	// Interleaving: owed is set before refs is read, and exit drops refs
+	// before it reads owed. So either this sees g's last task over, or
+	// that task's exit sees owed. Whoever clears owed counts g out of p.
+	kg := g.kin.Load()
+	kg.owed.Store(true)
+	if g.refs.Load() == 0 {
+		g.leftParent()
+	}
+}
+
+// leftParent counts g out of its parent if g is owed there (see
+// leaveParent).
+func (g *Group[T]) leftParent() {
+	if k := g.kin.Load(); k.owed.Load() && k.owed.CompareAndSwap(true, false) {
+		g.parent.exit()
+	}
 }
 
 // stillBusy returns those of gs that are busy, in gs's array.

@@ -296,7 +296,9 @@ func (g *Group[T]) exit() {
 	if g.reg.ttl.Load() > 0 {
 		g.idleAt.Store(g.reg.clock()) // before refs drops: see ForgetIdle
 	}
-	g.refs.Add(-1)
+	if g.refs.Add(-1) == 0 && g.parent != nil {
+		g.leftParent() // evicted: see leaveParent
+	}
 }
 
 // Hold keeps g from being forgotten as idle until Unhold, as a task of it
@@ -306,7 +308,11 @@ func (g *Group[T]) Hold() bool { return g.enter() }
 
 // Unhold ends a Hold. Unlike a task's end, it does not restart g's idle
 // time.
-func (g *Group[T]) Unhold() { g.refs.Add(-1) }
+func (g *Group[T]) Unhold() {
+	if g.refs.Add(-1) == 0 && g.parent != nil {
+		g.leftParent()
+	}
+}
 
 // exitSince counts a child forgotten as idle out of g. g's subtree has had
 // no task since at, unless g's own tasks ended later.

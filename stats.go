@@ -226,6 +226,15 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 	if g.HasChildren() {
 		e.addSubtree(&st, g, oldest)
 	}
+	// Running and RunningCost add counters read one after another, so a
+	// permit handed from one task to the next between two reads may be
+	// counted twice. Every running task holds a permit of g's concurrency
+	// limit, read here in one load, and at least one of RunningCost's. So
+	// these bounds are exact when g is still, and never let a snapshot
+	// show more running than the limit lets run.
+	_, held, _ := g.Held()
+	st.RunningCost = min(st.RunningCost, held)
+	st.Running = min(st.Running, st.RunningCost)
 	return st
 }
 

@@ -116,10 +116,11 @@ func (e *GroupExecutor) pressureWaiting(g *groupstate.Group[task]) {
 		return
 	}
 	cfg := p.pressure.orDefaults()
+	// Armed before fn is called, which may not return (runtime.Goexit).
+	e.armPressure(cfg.BacklogAge)
 	if _, waiting, _ := g.Counts(); waiting >= cfg.BacklogCount {
 		e.warn(p, g, TriggerBacklogCount)
 	}
-	e.armPressure(cfg.BacklogAge)
 }
 
 // warn tells p's function and e's watchers about g, unless g's cooldown

@@ -88,6 +88,9 @@ func (e *GroupExecutor) checkAges() {
 	if closed {
 		return
 	}
+	// Even if fn does not return (runtime.Goexit): else no warning by age
+	// would come again.
+	defer e.rearmPressure()
 	p := e.policy.Load()
 	cfg := p.pressure.orDefaults()
 	if e.pressureWatched(p) {
@@ -105,13 +108,19 @@ func (e *GroupExecutor) checkAges() {
 		}
 		return true
 	})
+}
+
+// rearmPressure ends a check of ages: it clears armed, and arms the timer
+// again while tasks wait.
+func (e *GroupExecutor) rearmPressure() {
+	pr := &e.pressure
 	pr.mu.Lock()
 	pr.armed = false
 	pr.mu.Unlock()
 	// A task that began to wait while armed was still set left the timer to
 	// this call, since it counted itself waiting before it looked. So did an
 	// UpdatePolicy that found it fired, having stored its policy first.
-	p = e.policy.Load()
+	p := e.policy.Load()
 	if _, waiting, _ := e.global.Counts(); waiting > 0 && e.pressureWatched(p) {
 		e.armPressure(max(p.pressure.orDefaults().BacklogAge/2, time.Millisecond))
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // Registry maps group keys to their state. Lookups of known groups take no
@@ -17,7 +15,7 @@ type Registry[T any] struct {
 	Owner any
 
 	groups   sync.Map // string -> *Group[T]
-	creating singleflight.Group
+	creating creations[T]
 	count    atomic.Int64
 	active   active[T] // the groups with a task, or paused
 	root     root      // of every group's scope
@@ -101,13 +99,14 @@ func (r *Registry[T]) get(key string) (*Group[T], error) {
 	for {
 		g, ok := r.Lookup(key)
 		if !ok {
-			// Callers creating the same group at once share one
-			// creation, so the policy's resolvers run once per group.
-			v, err, _ := r.creating.Do(key, func() (any, error) { return r.create(key) })
-			if err != nil {
-				return nil, err
+			c := r.creating.do(key, r.create)
+			if !c.returned {
+				continue // its caller's goroutine ended in it: try here
 			}
-			g = v.(*Group[T])
+			if c.err != nil {
+				return nil, c.err
+			}
+			g = c.g
 		}
 		if g.enter() {
 			return g, nil

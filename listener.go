@@ -7,8 +7,9 @@ package groupconc
 // may call back into the executor, but a slow method delays that task.
 // A slow OnCompleted also delays the tasks its task's permits went to, of
 // any group. They are handed the permits at once, and go on from there on
-// that goroutine once it returns. A panic in a method is recovered and
-// ignored.
+// that goroutine once it returns. So an OnCompleted that waits for permits
+// (Do, a blocking submit, a handle) may deadlock. A panic in a method is
+// recovered and ignored.
 //
 // For each task the events come in this order.
 //   - OnSubmitted comes when Submit accepts it.

@@ -8,6 +8,11 @@ import "encoding/binary"
 // IsolationOff a task of cost one keeps no count of a layer
 // (Global.counts, kidHeld). Its only counts are those of a running task
 // (countRunning).
+//
+// BenchmarkWalk pays for them: a plain task's walk and walk back take
+// 77 ns with takeAll and giveAll, 102 ns through advance's and release's
+// loops; a task with a parent's, 181 ns with giveAll, 189 ns without (one
+// CPU, 8 rounds each, interleaved).
 
 // takeAll is the walk of a plain task (cost one, no parent: no Ext)
 // holding nothing, under IsolationOff, in a group not paused. As the loop

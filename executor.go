@@ -102,6 +102,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	e.groups.Owner = e // a task finds its executor there (see task.exec)
 	kept := func(key string) bool { _, ok := e.groups.Lookup(key); return ok }
 	e.groups.SetParents(func(key string) ([]string, error) { return e.policy.Load().parentChain(key, kept) }, keptTooDeep)
+	e.groups.SetCycleError(crossedCycle)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e

@@ -57,6 +57,14 @@ func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) (
 	}
 }
 
+// crossedCycle is the error for groupKey whose parent's group is being made
+// under it, by a Submit under an earlier policy: chain is the keys from
+// its parent back to it.
+func crossedCycle(groupKey string, chain []string) error {
+	return fmt.Errorf("%w: group %s has a cycle of parents across a change of policy: %s",
+		ErrInvalidPolicy, quoted(groupKey), arrows(groupKey, chain))
+}
+
 // keptTooDeep is the error for groupKey whose parent's group has
 // maxAncestors ancestors, kept from an earlier policy: UpdatePolicy
 // changes no group's parent. chain is the parent's key and theirs.

@@ -76,7 +76,7 @@ func TestACountWarningsGoexitLeavesTheAgeWarningArmed(t *testing.T) {
 		hold, w := newGatedTask(t, 1), newGatedTask(t, 2)
 		hh := submitGated(t, e, "a", "", hold, groupconc.SubmitOptions{})
 		go func() { _, _ = groupconc.Submit(context.Background(), e, "a", "w", w.Fn) }() // its Submit does not return
-		time.Sleep(1500 * time.Millisecond) // fake clock
+		time.Sleep(1500 * time.Millisecond)                                              // fake clock
 		mu.Lock()
 		assert.Contains(t, warned, groupconc.TriggerBacklogAge, "warnings %v", warned)
 		mu.Unlock()

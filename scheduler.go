@@ -163,8 +163,8 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
-		e.pressureWaiting(g)
 		e.repark(g)
+		e.pressureWaiting(g) // last: its fn may not return (runtime.Goexit)
 	case groupstate.Rejected:
 		if e.turnAway(t, reason) {
 			owned = false

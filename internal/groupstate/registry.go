@@ -35,7 +35,11 @@ type Registry[T any] struct {
 	// MaxAncestors ancestors already.
 	parents func(key string) ([]string, error)
 	tooDeep func(key string, chain []string) error
-	tuneMu  sync.Mutex // orders Tune's calls
+	// cycle is the error for a key whose parent's group is being made
+	// under it, under an earlier policy: the keys from its parent back to
+	// it. Guarded by mu.
+	cycle  func(key string, chain []string) error
+	tuneMu sync.Mutex // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
 	lastSweep atomic.Int64 // when ForgetIdle last looked
@@ -70,7 +74,7 @@ func (r *Registry[T]) Enter(key string, p *Permits[T], owner *T, submitted int64
 	g := r.hot.Load()
 	if g == nil || g.key != key || g.gone() || !g.enter() {
 		var err error
-		if g, err = r.get(key); err != nil {
+		if g, err = r.get(key, nil); err != nil {
 			return nil, err
 		}
 		if uint64(submitted)*0x9E3779B97F4A7C15>>60 == 0 && r.hot.Load() != g {
@@ -93,13 +97,26 @@ func (r *Registry[T]) SetParents(parents func(key string) ([]string, error), too
 	r.parents, r.tooDeep = parents, tooDeep
 }
 
+// SetCycleError makes cycle the error for a key whose parent's group is
+// being made under it (see creations), given the keys from its parent
+// back to it.
+func (r *Registry[T]) SetCycleError(cycle func(key string, chain []string) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cycle = cycle
+}
+
 // get returns the group for key, creating it on first use, with a task
-// counted in it (see Group.enter).
-func (r *Registry[T]) get(key string) (*Group[T], error) {
+// counted in it (see Group.enter). from is the creation of a group whose
+// parent key's is, nil for none.
+func (r *Registry[T]) get(key string, from *creation[T]) (*Group[T], error) {
 	for {
 		g, ok := r.Lookup(key)
 		if !ok {
-			c := r.creating.do(key, r.create)
+			r.mu.RLock()
+			cycle := r.cycle
+			r.mu.RUnlock()
+			c := r.creating.do(key, from, r.create, cycle)
 			if !c.returned {
 				continue // its caller's goroutine ended in it: try here
 			}
@@ -128,68 +145,6 @@ func (r *Registry[T]) remove(g *Group[T]) bool {
 	r.count.Add(-1)
 	g.leaveParent()
 	return true
-}
-
-// create makes the group for key and stores it, unless one is there. A
-// parent is made first, outside mu, and counts the child as one of its
-// tasks while the child is remembered. So a parent is never forgotten
-// before its children.
-func (r *Registry[T]) create(key string) (*Group[T], error) {
-	for {
-		r.mu.RLock()
-		parents, tooDeep := r.parents, r.tooDeep
-		r.mu.RUnlock()
-		var parent *Group[T]
-		if parents != nil {
-			chain, err := parents(key)
-			if err != nil {
-				return nil, err
-			}
-			if len(chain) > 0 {
-				if parent, err = r.get(chain[0]); err != nil {
-					return nil, err
-				}
-			}
-			if parent != nil && parent.depth() == MaxAncestors { // kept from before
-				parent.exit()
-				return nil, tooDeep(key, parent.path())
-			}
-		}
-		if g := r.createUnder(key, parent); g != nil {
-			return g, nil
-		}
-		// The parent was evicted meanwhile. Its key's next group is the
-		// parent now.
-		parent.exit()
-	}
-}
-
-// createUnder makes and stores the group for key under parent, which
-// counts the caller as one of its tasks, unless a group for key is there.
-// It returns nil if parent adopts no children, evicted meanwhile.
-func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if v, ok := r.groups.Load(key); ok {
-		if parent != nil {
-			parent.exit()
-		}
-		return v.(*Group[T])
-	}
-	g := newGroup(r, key, r.share(r.resolve(key)), parent)
-	if parent != nil {
-		if !parent.hasKids() && r.global.fair { // children share its lines fairly
-			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
-			kidQueueOf(parent, &parent.conc, heldConc)
-		}
-		if !parent.family().adopt(g) {
-			return nil
-		}
-	}
-	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
-	r.groups.Store(key, g)
-	r.count.Add(1)
-	return g
 }
 
 // descendants returns g's descendants that r holds, parents before their

@@ -63,7 +63,7 @@ func TestRegistryGroupLeavesItsParentOnceWhoeverRemovesIt(t *testing.T) {
 // it. It goes under the parent's key's next group.
 func TestRegistryChildMadeAsItsParentIsEvictedGoesUnderTheNewParent(t *testing.T) {
 	f := treeFixture(t)
-	old, err := f.r.get("p") // as create does before it makes p/a
+	old, err := f.r.get("p", nil) // as create does before it makes p/a
 	require.NoError(t, err)
 	f.r.Evict("p", context.Canceled, nil)
 	assert.Nil(t, f.r.createUnder("p/a", old), "an evicted parent adopts no child")

@@ -76,10 +76,10 @@ func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) 
 func TestRegistryGetNeverReturnsAForgottenGroup(t *testing.T) {
 	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
 	f.r.SetIdleTTL(1)
-	g, _ := f.r.get("g")
+	g, _ := f.r.get("g", nil)
 	g.exit()
 	require.True(t, g.refs.CompareAndSwap(0, deadRefs), "forgotten, not yet deleted")
-	h, _ := f.r.get("g")
+	h, _ := f.r.get("g", nil)
 	assert.NotSame(t, g, h)
 	h.exit()
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package groupstate
+
+const raceEnabled = false

@@ -14,6 +14,10 @@ import (
 // panic itself goes on up the caller's goroutine.
 var errPanicked = errors.New("httplimit: the base RoundTripper panicked")
 
+// errBodyUnwound is the task's error when a response body's Read did not
+// return (a panic, runtime.Goexit).
+var errBodyUnwound = errors.New("httplimit: the response body's Read did not return")
+
 // call is one request's hold on its permits. Do cannot lend its permits
 // past the return of its function, and the caller must return the
 // response before its body is read. So Do runs on a goroutine of its own,
@@ -87,23 +91,31 @@ type heldBody struct {
 	c  *call
 }
 
-func (b *heldBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	switch {
-	case err == io.EOF:
-		b.c.release(nil)
-	case err != nil:
-		b.c.release(err)
-	}
+// Read gives the permits back at the body's end or error, and if the
+// body's Read does not return (a panic, runtime.Goexit).
+func (b *heldBody) Read(p []byte) (n int, err error) {
+	returned := false
+	defer func() {
+		switch {
+		case !returned:
+			b.c.release(errBodyUnwound)
+		case err == io.EOF:
+			b.c.release(nil)
+		case err != nil:
+			b.c.release(err)
+		}
+	}()
+	n, err = b.rc.Read(p)
+	returned = true
 	return n, err
 }
 
 // Close closes the body first, so the connection is done with before
-// another request may take the permits.
+// another request may take the permits. They come back even if the
+// body's Close does not return.
 func (b *heldBody) Close() error {
-	err := b.rc.Close()
-	b.c.release(nil)
-	return err
+	defer b.c.release(nil)
+	return b.rc.Close()
 }
 
 // heldRWBody is a heldBody that can be written to.

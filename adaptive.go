@@ -310,9 +310,14 @@ func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, 
 	}
 }
 
-// tuneGlobal makes n the global cap, unless UpdatePolicy replaced tu.
+// tuneGlobal makes n the global cap, unless UpdatePolicy replaced tu. A
+// change under way holds the update lock, and may wait for user code (a
+// guard of overrides, which may wait for this very task). So the task does
+// not wait for it: it leaves the cap as it is, for a later sample to tune.
 func (e *GroupExecutor) tuneGlobal(tu *tuning, n int, at time.Time) {
-	e.updating.Lock()
+	if !e.updating.TryLock() {
+		return
+	}
 	if e.globalTuning.Load() != tu {
 		e.updating.Unlock()
 		return

@@ -171,7 +171,7 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 	}
 	defer g.Unhold()
 	for _, gd := range e.overrides.guards {
-		if err := gd.f(groupKey, o.clone()); err != nil {
+		if err := callGuard(gd.f, groupKey, o.clone()); err != nil {
 			return err
 		}
 	}
@@ -218,7 +218,9 @@ func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 // one, it installs nothing and returns that error. The returned remove
 // uninstalls f, and it may be called more than once. Overrides and policies
 // are locked while f runs. So f must not call SetGroupOverride,
-// UpdatePolicy, GuardOverrides or ExplainGroup. Once Shutdown or Close has
+// UpdatePolicy, GuardOverrides or ExplainGroup, and while it waits every
+// change of limits waits too. A panic of f refuses the override, with an
+// error that names it. Once Shutdown or Close has
 // begun it returns ErrClosed, as SetGroupOverride does: there is nothing
 // left to guard.
 func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) error) (remove func(), err error) {
@@ -234,7 +236,7 @@ func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) 
 		return nil, ErrClosed
 	}
 	for k, o := range e.GroupOverrides() {
-		if err := f(k, o); err != nil {
+		if err := callGuard(f, k, o); err != nil {
 			return nil, err
 		}
 	}
@@ -245,6 +247,16 @@ func (e *GroupExecutor) GuardOverrides(f func(groupKey string, o GroupOverride) 
 		defer e.updating.Unlock()
 		e.overrides.guards = slices.DeleteFunc(e.overrides.guards, func(x *guard) bool { return x == gd })
 	}, nil
+}
+
+// callGuard asks guard f about o, turning a panic of f into its refusal.
+func callGuard(f func(groupKey string, o GroupOverride) error, groupKey string, o GroupOverride) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("groupconc: a guard of overrides panicked for %s: %s", quoted(groupKey), quoted(fmt.Sprint(v)))
+		}
+	}()
+	return f(groupKey, o)
 }
 
 // limits resolves groupKey's limits, the policy's and then the override's.

@@ -137,3 +137,28 @@ func TestOverridesRaceWithUpdatesSubmitsAndEvictions(t *testing.T) {
 		}
 	})
 }
+
+// A guard that panics refuses the override, with an error that says so,
+// and the executor takes the next one.
+func TestAGuardThatPanicsRefusesTheOverride(t *testing.T) {
+	e := newExecutor(t, builder())
+	h, err := groupconc.Submit(context.Background(), e, "k", "t", succeed)
+	require.NoError(t, err)
+	h.Wait()
+	panics := true
+	remove, err := e.GuardOverrides(func(string, groupconc.GroupOverride) error {
+		if panics {
+			panic("boom")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	defer remove()
+	err = e.SetGroupOverride("k", groupconc.GroupOverride{MaxConcurrency: ptr(2)})
+	require.ErrorContains(t, err, "panicked")
+	require.ErrorContains(t, err, "boom")
+	_, set := e.GroupOverride("k")
+	assert.False(t, set, "a refused override is not set")
+	panics = false
+	require.NoError(t, e.SetGroupOverride("k", groupconc.GroupOverride{MaxConcurrency: ptr(2)}))
+}

@@ -78,7 +78,7 @@ func (h *Handler) join() *client {
 		// publishes at once and pokes every client.
 		s.frame.Store(nil)
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go h.produce(s.stop, s.done)
+		go h.produce(s.stop, s.done, 0)
 	case s.frame.Load() != nil:
 		c.poke <- struct{}{} // the current snapshot, at once
 	}
@@ -103,21 +103,31 @@ func (h *Handler) leave(c *client) {
 	}
 }
 
-// produce publishes a frame at once and then every Interval until stop.
-// It waits at least nine times as long as a frame took to build, so that
-// with very many groups it takes at most a tenth of a CPU. The frame says
-// that wait (nextMs), which it keeps to.
-func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTimer(h.o.Interval)
+// produce publishes a frame after wait, and then every Interval until
+// stop. It waits at least nine times as long as a frame took to build, so
+// that with very many groups it takes at most a tenth of a CPU. The frame
+// says that wait (nextMs), which it keeps to. A DisplayKey that ends the
+// goroutine (runtime.Goexit) ends one frame: another goroutine takes over
+// an Interval later, so that no stream is left without frames.
+func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}, wait time.Duration) {
+	stopped := false
+	defer func() {
+		if !stopped {
+			go h.produce(stop, done, h.o.Interval)
+			return
+		}
+		close(done)
+	}()
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
-		t.Reset(h.publish())
 		select {
 		case <-t.C:
 		case <-stop:
+			stopped = true
 			return
 		}
+		t.Reset(h.publish())
 	}
 }
 

@@ -34,6 +34,8 @@ type Options struct {
 	// PerGroupMaxConcurrency and ConcurrencyResolver, and with a GlobalLimit
 	// also GlobalMaxInFlight. A base map or resolver still decides the
 	// groups that are not coordinated. A nil Base means NewPolicyBuilder.
+	// It is called as limits change, so it must return at once. A panic
+	// of Base is an error, as a builder that does not build is.
 	Base func() *groupconc.PolicyBuilder
 	// Prefix starts every Redis key of the fleet. It is "groupconc" if
 	// empty. The keys share one hash slot, {Prefix}, so a cluster takes them

@@ -42,19 +42,35 @@ type policyMaker struct {
 
 // newPolicyMaker checks that the base builds.
 func newPolicyMaker(o *Options) (*policyMaker, error) {
-	base, err := o.Base().Build()
-	if err != nil {
-		return nil, fmt.Errorf("redisgc: base policy: %w", err)
+	b, err := baseOf(o)
+	if err == nil {
+		var base *groupconc.GroupPolicy
+		if base, err = b.Build(); err == nil {
+			return &policyMaker{opts: o, base: base}, nil
+		}
 	}
-	return &policyMaker{opts: o, base: base}, nil
+	return nil, fmt.Errorf("redisgc: base policy: %w", err)
+}
+
+// baseOf returns o.Base's builder, or an error that names its panic.
+func baseOf(o *Options) (b *groupconc.PolicyBuilder, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			b, err = nil, fmt.Errorf("a panic of Options.Base: %v", v)
+		}
+	}()
+	return o.Base(), nil
 }
 
 // policy returns the base policy with limits applied. A group in limits runs
 // at its value. Any other coordinated group runs at 1, the share every
 // replica holds without asking. Every other group runs as the base decides.
 func (m *policyMaker) policy(limits map[string]int, global int) (*groupconc.GroupPolicy, error) {
-	b := m.opts.Base().
-		PerGroupMaxConcurrency(limits).
+	b, err := baseOf(m.opts)
+	if err != nil {
+		return nil, fmt.Errorf("redisgc: policy: %w", err)
+	}
+	b = b.PerGroupMaxConcurrency(limits).
 		ConcurrencyResolver(func(g string) int {
 			if _, ok := m.opts.fleetLimit(g); ok {
 				return 1

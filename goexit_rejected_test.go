@@ -14,45 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// perTaskEvents records each task's events.
-type perTaskEvents struct {
-	mu                    sync.Mutex
-	sub, start, comp, rej int
-	perTask               map[string][]string
-}
-
-func (r *perTaskEvents) add(id, ev string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.perTask == nil {
-		r.perTask = map[string][]string{}
-	}
-	r.perTask[id] = append(r.perTask[id], ev)
-	switch ev {
-	case "sub":
-		r.sub++
-	case "start":
-		r.start++
-	case "comp":
-		r.comp++
-	case "rej":
-		r.rej++
-	}
-}
-func (r *perTaskEvents) l() groupconc.ListenerFuncs {
-	return groupconc.ListenerFuncs{
-		Submitted: func(g, id string) { r.add(g+"/"+id, "sub") },
-		Started:   func(g, id string) { r.add(g+"/"+id, "start") },
-		Completed: func(g, id string, _ groupconc.GroupResult[any]) { r.add(g+"/"+id, "comp") },
-		Rejected:  func(g, id, _ string) { r.add(g+"/"+id, "rej") },
-	}
-}
-func (r *perTaskEvents) events(id string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.perTask[id]...)
-}
-
 // Goexit in a rejection handler, in a caller-runs task, and in
 // a task the handler runs through Rejection.Run: the handle completes
 // FAILED, the permits come back, the executor keeps working.
@@ -77,13 +38,13 @@ func TestAGoexitOnTheRejectedPaths(t *testing.T) {
 		for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {
 			t.Run(name+"/"+mode.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					rec := &perTaskEvents{}
-					p := mustBuild(t, mk(builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).TaskLifecycleListener(rec.l())))
+					rec := newRecorder()
+					p := mustBuild(t, mk(builder().Isolation(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).TaskLifecycleListener(rec)))
 					e := groupconc.New(p)
 					hold := newGatedTask(t, 1)
 					h0 := submitGated(t, e, "a", "hold", hold, groupconc.SubmitOptions{})
 					synctest.Wait()
-					h, err := groupconc.Submit(t.Context(), e, "a", "rej", func(context.Context) (int, error) {
+					h, err := groupconc.Submit(t.Context(), e, "a", evRejected, func(context.Context) (int, error) {
 						runtime.Goexit()
 						return 0, nil
 					})
@@ -101,13 +62,13 @@ func TestAGoexitOnTheRejectedPaths(t *testing.T) {
 					h2, err := groupconc.Submit(t.Context(), e, "a", "after", succeed)
 					require.NoError(t, err)
 					assert.Equal(t, groupconc.StatusSuccess, h2.Wait().Status)
-					evs := rec.events("a/rej")
-					assert.Equal(t, "sub", evs[0])
-					assert.Contains(t, evs, "rej")
-					if len(evs) > 2 && evs[2] == "start" {
-						assert.Equal(t, "comp", evs[len(evs)-1], "events %v", evs)
+					evs := rec.Events("a", evRejected)
+					assert.Equal(t, evSubmitted, evs[0])
+					assert.Contains(t, evs, evRejected)
+					if len(evs) > 2 && evs[2] == evStarted {
+						assert.Equal(t, evCompleted, evs[len(evs)-1], "events %v", evs)
 					} else {
-						assert.Equal(t, []string{"sub", "rej"}, evs, "never run: no OnCompleted")
+						assert.Equal(t, []string{evSubmitted, evRejected}, evs, "never run: no OnCompleted")
 					}
 					require.NoError(t, e.Shutdown(t.Context()))
 				})
@@ -121,8 +82,8 @@ func TestAGoexitOnTheRejectedPaths(t *testing.T) {
 func TestTwoCancelsRacingCompletion(t *testing.T) {
 	for i := range 100 {
 		synctest.Test(t, func(t *testing.T) {
-			rec := &perTaskEvents{}
-			e := groupconc.New(mustBuild(t, builder().TaskLifecycleListener(rec.l())))
+			rec := newRecorder()
+			e := groupconc.New(mustBuild(t, builder().TaskLifecycleListener(rec)))
 			gate := make(chan struct{})
 			h, err := groupconc.Submit(t.Context(), e, "a", "x", func(context.Context) (int, error) { <-gate; return 7, nil })
 			require.NoError(t, err)
@@ -158,7 +119,7 @@ func TestTwoCancelsRacingCompletion(t *testing.T) {
 			} else {
 				assert.Equal(t, groupconc.StatusSuccess, r1.Status)
 			}
-			assert.Equal(t, []string{"sub", "start", "comp"}, rec.events("a/x"))
+			assert.Equal(t, []string{evSubmitted, evStarted, evCompleted}, rec.Events("a", "x"))
 			require.NoError(t, e.Quiescent())
 			require.NoError(t, e.Shutdown(t.Context()))
 		})
@@ -172,8 +133,8 @@ func TestEveryPolicyResolvesARejectedTask(t *testing.T) {
 		for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {
 			t.Run(pol.String()+"/"+mode.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					rec := &perTaskEvents{}
-					e := groupconc.New(mustBuild(t, builder().Isolation(mode).RejectionPolicy(pol).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1).TaskLifecycleListener(rec.l())))
+					rec := newRecorder()
+					e := groupconc.New(mustBuild(t, builder().Isolation(mode).RejectionPolicy(pol).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(1).TaskLifecycleListener(rec)))
 					hold := newGatedTask(t, 1)
 					submitGated(t, e, "a", "hold", hold, groupconc.SubmitOptions{})
 					w := newGatedTask(t, 2)
@@ -187,16 +148,16 @@ func TestEveryPolicyResolvesARejectedTask(t *testing.T) {
 					switch pol {
 					case groupconc.RejectCallerRuns:
 						assert.Equal(t, groupconc.StatusSuccess, res.Status)
-						assert.Equal(t, []string{"sub", "rej", "start", "comp"}, rec.events("a/r"))
+						assert.Equal(t, []string{evSubmitted, evRejected, evStarted, evCompleted}, rec.Events("a", "r"))
 					case groupconc.RejectAbort:
 						assert.Equal(t, groupconc.StatusRejected, res.Status)
 						assert.ErrorIs(t, aerr, groupconc.ErrRejected)
-						assert.Equal(t, []string{"sub", "rej", "comp"}[:2], rec.events("a/r")[:2])
-						assert.NotContains(t, rec.events("a/r"), "start")
+						assert.Equal(t, []string{evSubmitted, evRejected, evCompleted}[:2], rec.Events("a", "r")[:2])
+						assert.NotContains(t, rec.Events("a", "r"), evStarted)
 					default:
 						assert.Equal(t, groupconc.StatusRejected, res.Status)
 						assert.NoError(t, aerr)
-						assert.NotContains(t, rec.events("a/r"), "start")
+						assert.NotContains(t, rec.Events("a", "r"), evStarted)
 					}
 					assert.False(t, hw.IsDone())
 					hold.Release()
@@ -207,10 +168,10 @@ func TestEveryPolicyResolvesARejectedTask(t *testing.T) {
 					require.NoError(t, e.Shutdown(t.Context()))
 					rec.mu.Lock()
 					defer rec.mu.Unlock()
-					for id, evs := range rec.perTask {
+					for id, evs := range rec.events {
 						n := 0
 						for _, ev := range evs {
-							if ev == "rej" {
+							if ev == evRejected {
 								n++
 							}
 						}

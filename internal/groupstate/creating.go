@@ -9,7 +9,7 @@ import (
 // creation, so that the policy's resolvers run once per group. It is
 // singleflight's Do, with two differences. A creation whose caller's
 // goroutine ends in it (runtime.Goexit in a resolver, as a test's t.FailNow
-// does) ends no other caller's: each one that waited for it tries again.
+// does) ends no other caller's. Each one that waited for it tries again.
 // And a creation that would wait, through the parents' creations it waits
 // for, for itself fails instead. Within one policy the parents form no
 // cycle, but a change of policy may give a key being made a parent that
@@ -28,8 +28,8 @@ type creation[T any] struct {
 	waitsOn  *creation[T] // the parent's creation it waits for; guarded by creations.mu
 }
 
-// do returns the creation of key's group: create's call, unless another
-// caller is making it, whose call it waits for then. Its returned is false
+// do returns the creation of key's group. That is create's call, unless
+// another caller is making it, whose call it waits for then. Its returned is false
 // if that call did not return. from is the creation that needs key's
 // group as its parent, nil for none. cycle makes the error of a creation
 // that would wait for itself, given the keys on the way back to it.

@@ -271,7 +271,7 @@ func (g *Group[T]) leaveParent() {
 	// before it reads owed. So either this sees g's last task over, or
 	// that task's exit sees owed. Whoever clears owed counts g out of p.
 	// A forget whose remove lost to this one may have marked g dead
-	// meanwhile (refs < 0): no task will end in g then either.
+	// meanwhile (refs < 0). No task will end in g then either.
 	kg := g.kin.Load()
 	kg.owed.Store(true)
 	if g.refs.Load() <= 0 {

@@ -9,9 +9,9 @@ import "encoding/binary"
 // (Global.counts, kidHeld). Its only counts are those of a running task
 // (countRunning).
 //
-// BenchmarkWalk pays for them: a plain task's walk and walk back take
+// BenchmarkWalk pays for them. A plain task's walk and walk back take
 // 77 ns with takeAll and giveAll, 102 ns through advance's and release's
-// loops; a task with a parent's, 181 ns with giveAll, 189 ns without (one
+// loops. A task with a parent's take 181 ns with giveAll, 189 without (one
 // CPU, 8 rounds each, interleaved).
 
 // takeAll is the walk of a plain task (cost one, no parent: no Ext)

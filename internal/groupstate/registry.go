@@ -36,8 +36,8 @@ type Registry[T any] struct {
 	parents func(key string) ([]string, error)
 	tooDeep func(key string, chain []string) error
 	// cycle is the error for a key whose parent's group is being made
-	// under it, under an earlier policy: the keys from its parent back to
-	// it. Guarded by mu.
+	// under it, under an earlier policy, given the keys from its parent
+	// back to it. Guarded by mu.
 	cycle  func(key string, chain []string) error
 	tuneMu sync.Mutex // orders Tune's calls
 

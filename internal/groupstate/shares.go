@@ -14,9 +14,9 @@ import (
 // with fairest.
 
 // shareLink is a sharer's place in a sharers list, and where its share is
-// read: the permits it holds at the shared layer (held, plus more where it
-// counts them in two parts), and its weight. The choice reads them from
-// the links it passes. Read through methods of the sharer, each link it
+// read. That is the permits it holds at the shared layer (held, plus
+// more where it counts them in two parts), and its weight. The choice
+// reads them from the links it passes. Read through methods of the sharer, each link it
 // passed cost two calls through the generic dictionary: 8 % more time a
 // task in BenchmarkFairLine, mode=fair/shape=tree.
 type shareLink[S comparable] struct {

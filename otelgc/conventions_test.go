@@ -20,10 +20,10 @@ type instrument struct {
 var instruments = map[string]instrument{
 	"groupconc.task.count":              {"{task}", "updowncounter"},
 	"groupconc.group.count":             {"{group}", "updowncounter"},
-	"groupconc.group.concurrency.limit": {"{task}", "updowncounter"},
+	"groupconc.group.concurrency.limit": {"{permit}", "updowncounter"},
 	"groupconc.task.oldest_wait":        {"s", "gauge"},
-	"groupconc.global.inflight.usage":   {"{task}", "updowncounter"},
-	"groupconc.global.inflight.limit":   {"{task}", "updowncounter"},
+	"groupconc.global.inflight.usage":   {"{permit}", "updowncounter"},
+	"groupconc.global.inflight.limit":   {"{permit}", "updowncounter"},
 	"groupconc.task.submitted":          {"{task}", "counter"},
 	"groupconc.task.completed":          {"{task}", "counter"},
 	"groupconc.task.wait.duration":      {"s", "histogram"},

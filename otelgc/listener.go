@@ -19,9 +19,10 @@ func (listener) OnSubmitted(string, string) {}
 func (listener) OnStarted(string, string) {}
 
 // OnCompleted records a task's wait and run times. A task cancelled before
-// it ran, or through its handle, has Start == End at the moment it was
-// cancelled, not when it ran: it is left out of both histograms rather than
-// recorded as a run of zero seconds.
+// it ran has Start == End at the moment it was cancelled, not when it ran:
+// it is left out of both histograms rather than recorded as a run of zero
+// seconds. One cancelled through its handle as it ran ends at the Cancel,
+// which is when its handle completed: its run is taken up to then.
 func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) {
 	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
 		return

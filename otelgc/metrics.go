@@ -149,7 +149,7 @@ func New(o Options) (*Metrics, error) {
 	m.groups, err = mt.Int64ObservableUpDownCounter("groupconc.group.count", metric.WithUnit("{group}"),
 		metric.WithDescription("Groups the executor knows: used and not evicted."))
 	check(err)
-	m.concLimit, err = mt.Int64ObservableUpDownCounter("groupconc.group.concurrency.limit", metric.WithUnit("{task}"),
+	m.concLimit, err = mt.Int64ObservableUpDownCounter("groupconc.group.concurrency.limit", metric.WithUnit("{permit}"),
 		metric.WithDescription("The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."))
 	check(err)
 	m.oldestWait, err = mt.Float64ObservableGauge("groupconc.task.oldest_wait", metric.WithUnit("s"),
@@ -170,10 +170,10 @@ func New(o Options) (*Metrics, error) {
 	m.groupEnded, err = mt.Int64ObservableUpDownCounter("groupconc.group.task.ended", metric.WithUnit("{task}"),
 		metric.WithDescription("Tasks of the groups read that ended, by status, each since its group was made. Not monotonic: a group's counts leave it when the group is forgotten or evicted, or idle under ActiveGroupsOnly."))
 	check(err)
-	m.inFlight, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.usage", metric.WithUnit("{task}"),
-		metric.WithDescription("Tasks holding a global in-flight permit."))
+	m.inFlight, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.usage", metric.WithUnit("{permit}"),
+		metric.WithDescription("Permits of the global in-flight cap held: a task of cost c holds c."))
 	check(err)
-	m.inFlightLimit, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.limit", metric.WithUnit("{task}"),
+	m.inFlightLimit, err = mt.Int64ObservableUpDownCounter("groupconc.global.inflight.limit", metric.WithUnit("{permit}"),
 		metric.WithDescription("The global in-flight limit; not reported when unlimited."))
 	check(err)
 	m.submitted, err = mt.Int64ObservableCounter("groupconc.task.submitted", metric.WithUnit("{task}"),

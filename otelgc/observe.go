@@ -73,7 +73,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 		// groups still finishing. Only the oldest wait and the limits
 		// need the groups.
 		var a grouplabel.Sums
-		for _, g := range grouplabel.Own(m.walk(e)) {
+		for _, g := range grouplabel.Own(m.walk(e), grouplabel.ParentOf(e)) {
 			a.Add(g)
 		}
 		a.Running, a.Waiting, a.Groups, a.Blocked = s.Running, s.Waiting, s.Groups, s.Blocked
@@ -83,7 +83,7 @@ func (m *Metrics) observe(e *groupconc.GroupExecutor, o metric.Observer) {
 	// Every value admitted so far is reported, at 0 if none of its groups
 	// is left, so that a value's series do not come and go with its groups.
 	aggs := make(map[string]*grouplabel.Sums)
-	for _, g := range grouplabel.Own(m.walk(e)) {
+	for _, g := range grouplabel.Own(m.walk(e), grouplabel.ParentOf(e)) {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {

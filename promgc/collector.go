@@ -75,7 +75,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		// groups still finishing. Only the oldest wait and the limits
 		// need the groups.
 		var a grouplabel.Sums
-		for _, g := range grouplabel.Own(c.walk()) {
+		for _, g := range grouplabel.Own(c.walk(), grouplabel.ParentOf(c.e)) {
 			a.Add(g)
 		}
 		gauge(m.tasks, float64(s.Running), "running")
@@ -105,7 +105,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) collectGrouped(gauge func(d *prometheus.Desc, v float64, lv ...string)) {
 	m := c.m
 	aggs := make(map[string]*grouplabel.Sums)
-	for _, g := range grouplabel.Own(c.walk()) {
+	for _, g := range grouplabel.Own(c.walk(), grouplabel.ParentOf(c.e)) {
 		_, v := m.labels.Series(g.GroupKey)
 		a := aggs[v]
 		if a == nil {

@@ -29,7 +29,7 @@ var families = map[string][2]string{
 	"groupconc_groups":                 {"gauge", "Groups the executor knows: used and not evicted."},
 	"groupconc_concurrency_limit":      {"gauge", "The groups' concurrency limits in force (adaptive ones as they stand), summed; groups with no limit are left out."},
 	"groupconc_oldest_wait_seconds":    {"gauge", "How long the oldest waiting task has waited since Submit; 0 if none waits."},
-	"groupconc_global_inflight":        {"gauge", "Tasks holding a global in-flight permit."},
+	"groupconc_global_inflight":        {"gauge", "Permits of the global in-flight cap held: a task of cost c holds c."},
 	"groupconc_global_inflight_limit":  {"gauge", "The global in-flight limit; absent when unlimited."},
 	"groupconc_tasks_submitted_total":  {"counter", "Tasks Submit accepted."},
 	"groupconc_tasks_completed_total":  {"counter", "Tasks that ended, by the status their handle reports."},

@@ -122,7 +122,7 @@ func New(o Options) (*Metrics, error) {
 	m.oldestRunning = desc("groupconc_oldest_running_seconds", "How long the longest-running task has run; 0 if none runs. A task hung in its function shows here.")
 	m.waitingGlobal = desc("groupconc_tasks_waiting_global", "Of the waiting tasks, those waiting for a global in-flight permit: held back by the global cap, not by their group's limits.")
 	m.groupEnded = desc("groupconc_group_tasks_ended", "Tasks of the groups read that ended, by status, each since its group was made. A gauge: a group's counts leave it when the group is forgotten or evicted, or idle under ActiveGroupsOnly.", "status")
-	m.globalInFlight = prometheus.NewDesc("groupconc_global_inflight", "Tasks holding a global in-flight permit.", nil, m.constLabels)
+	m.globalInFlight = prometheus.NewDesc("groupconc_global_inflight", "Permits of the global in-flight cap held: a task of cost c holds c.", nil, m.constLabels)
 	m.globalLimit = prometheus.NewDesc("groupconc_global_inflight_limit", "The global in-flight limit; absent when unlimited.", nil, m.constLabels)
 	m.submitted = prometheus.NewDesc("groupconc_tasks_submitted_total", "Tasks Submit accepted.", nil, m.constLabels)
 	m.completed = prometheus.NewDesc("groupconc_tasks_completed_total", "Tasks that ended, by the status their handle reports.", []string{"status"}, m.constLabels)

@@ -10,11 +10,10 @@ import (
 	"github.com/kobe/groupconc/promgc"
 )
 
-// With parents, a parent's GroupStats cover its subtree. One task of
-// "acme/a" waits for the global permit: groupconc_tasks_waiting_global must
-// be 1, as groupconc_tasks{state="waiting"} is.
 // A parent's GroupStats cover its subtree: the metrics count each task
-// once, in its own group, with the group label off or on.
+// once, in its own group, with the group label off or on. One task of
+// "acme/b" waits for the global permit: groupconc_tasks_waiting_global
+// must be 1, as groupconc_tasks{state="waiting"} is.
 func TestWaitingGlobalCountsATaskOnceWithParents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, c := newMetrics(t, promgc.Options{}, groupconc.NewPolicyBuilder().GlobalMaxInFlight(1).ParentSeparator("/"))
@@ -66,6 +65,26 @@ func TestAnEvictedChildsEndedTasksGoToItsParent(t *testing.T) {
 		requireMetrics(t, c, endedSuccesses(groups, map[string]int{"t/u1": 1}))
 		e.EvictGroup("t/u1")
 		requireMetrics(t, c, endedSuccesses(groups, map[string]int{"t": 1}))
+		g.Release()
+	})
+}
+
+// Under ActiveGroupsOnly a paused group is read while its idle parent is
+// not. Its ended task is taken from its nearest ancestor read, t, and so
+// counted once.
+func TestAPausedGroupUnderAnIdleParentCountsItsTasksOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, c := newMetrics(t, promgc.Options{GroupClass: func(k string) string { return k }, ActiveGroupsOnly: true},
+			groupconc.NewPolicyBuilder().ParentSeparator("/"))
+		submit(t, e, "t/u/v", ok).Wait()
+		g := newGate(t)
+		submit(t, e, "t", g.Task) // t active by a task of its own
+		<-g.started
+		paused := true
+		if err := e.SetGroupOverride("t/u/v", groupconc.GroupOverride{Paused: &paused}); err != nil {
+			t.Fatal(err)
+		}
+		requireMetrics(t, c, endedSuccesses([]string{"t", "t/u/v"}, map[string]int{"t/u/v": 1}))
 		g.Release()
 	})
 }

@@ -40,10 +40,13 @@ func (s *Sums) Add(g groupconc.GroupStats) {
 // Own returns the stats gs yields with each parent's counts made its own.
 // A parent's GroupStats covers its subtree, so its children's counts are
 // taken from it. A task then counts once, in its own group, whatever
-// values the groups are labelled with. Only the children in gs are taken.
-// Those forgotten or evicted leave their counts with the parent, whose
+// values the groups are labelled with. A child's counts are taken from its
+// nearest ancestor in gs: a snapshot of the active groups may leave out an
+// idle group between a paused child and an active grandparent. parentOf
+// returns the parent of such a group, "" if it has none or is gone. Those
+// forgotten or evicted leave their counts with the parent, whose
 // GroupStats keep them. Ages and limits stay as they are.
-func Own(gs iter.Seq[groupconc.GroupStats]) []groupconc.GroupStats {
+func Own(gs iter.Seq[groupconc.GroupStats], parentOf func(key string) string) []groupconc.GroupStats {
 	all := slices.Collect(gs)
 	if !slices.ContainsFunc(all, func(g groupconc.GroupStats) bool { return g.Parent != "" }) {
 		return all
@@ -55,7 +58,14 @@ func Own(gs iter.Seq[groupconc.GroupStats]) []groupconc.GroupStats {
 	sub := slices.Clone(all) // the subtrees' counts, as reported
 	for _, c := range sub {
 		i, ok := at[c.Parent]
-		if c.Parent == "" || !ok {
+		// A parent is remembered while a child is, so the climb ends at a
+		// group in gs or at the top; the bound is for a parent forgotten
+		// and made again meanwhile.
+		for k, n := c.Parent, 0; !ok && k != "" && n < 16; n++ {
+			k = parentOf(k)
+			i, ok = at[k]
+		}
+		if !ok {
 			continue
 		}
 		p := &all[i]
@@ -69,4 +79,12 @@ func Own(gs iter.Seq[groupconc.GroupStats]) []groupconc.GroupStats {
 		p.Rejected -= min(p.Rejected, c.Rejected)
 	}
 	return all
+}
+
+// ParentOf returns a parentOf for Own that asks e.
+func ParentOf(e *groupconc.GroupExecutor) func(string) string {
+	return func(key string) string {
+		g, _ := e.GroupStats(key)
+		return g.Parent
+	}
 }

@@ -85,12 +85,22 @@ func (e *GroupExecutor) walkResumed(t *task) (turn *task) {
 		e.goCarry(t, t.since())
 	case out == groupstate.Rejected:
 		e.goTurnAway(t, reason)
-	case e.stopRequested(t) && t.permits.Leave():
-		e.goEndCancelled(t) // cancelled while paused: see carryOn
-	default:
-		e.repark(t.permits.Group()) // paused again as it walked
+	case e.leftWaiting(t):
+		e.goEndCancelled(t) // cancelled as it walked
 	}
 	return turn
+}
+
+// leftWaiting follows up on t, which Resume left waiting. It reports
+// whether t left its line, cancelled as it walked, for the caller to end
+// it. Otherwise t waits on, and is moved to its group's pause line if the
+// group was paused as it walked (repark).
+func (e *GroupExecutor) leftWaiting(t *task) bool {
+	if e.stopRequested(t) && t.permits.Leave() {
+		return true
+	}
+	e.repark(t.permits.Group())
+	return false
 }
 
 // repark follows up on a task of group g that Try or Resume left waiting.

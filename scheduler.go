@@ -220,7 +220,6 @@ func (e *GroupExecutor) stopRequested(t *task) bool {
 // It also returns a task of t's group whose turn came, for the caller to
 // carry on (see Permits.Resume).
 func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
-	g := t.permits.Group()
 	out, reason, next, moved := t.permits.Resume()
 	switch out {
 	case groupstate.Admitted:
@@ -230,12 +229,10 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 		return stepRun, max(now-t.permits.Submitted(), 0), next
 	case groupstate.MustWait:
 		s := stepWaiting
-		if e.stopRequested(t) && t.permits.Leave() {
+		if e.leftWaiting(t) {
 			e.finishCancelled(t)
 			e.end(t, handOffKeep, noTime)
 			s = stepEnded
-		} else {
-			e.repark(g)
 		}
 		if moved != nil { // sent back to a line by a lowered limit
 			e.applyChanges(moved)

@@ -48,10 +48,7 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 		if ran {
 			return err
 		}
-		if err == nil { // a RejectionHandler's value cannot stand for a reply
-			err = handlerRejected(key)
-		}
-		return toStatus(ctx, err)
+		return c.refuse(ctx, key, err, nil)
 	}
 }
 
@@ -96,11 +93,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		case <-h.Done():
 			// Turned away or cancelled before it held its permits. A
 			// handler's value cannot stand for a stream.
-			r := h.Wait()
-			if r.Err == nil {
-				r.Err = handlerRejected(key)
-			}
-			return nil, toStatus(ctx, r.Err)
+			return nil, c.refuse(ctx, key, h.Wait().Err, nil)
 		}
 		// A full slice expression, so that append never writes into the
 		// caller's array, which other calls may share.

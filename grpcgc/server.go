@@ -43,13 +43,10 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 		if ran || err == nil && resp != nil {
 			return resp, err
 		}
-		if err == nil { // a nil value of a RejectionHandler is no response
-			err = handlerRejected(key)
-		}
-		if tr := c.pushbackTrailer(err); tr != nil {
+		// A nil value of a RejectionHandler is no response.
+		return nil, c.refuse(ctx, key, err, func(tr metadata.MD) {
 			_ = grpc.SetTrailer(ctx, tr) // fails only if the call is gone
-		}
-		return nil, toStatus(ctx, err)
+		})
 	}
 }
 
@@ -81,13 +78,7 @@ func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		if ran {
 			return err
 		}
-		if err == nil { // a RejectionHandler's value cannot stand for a stream
-			err = handlerRejected(key)
-		}
-		if tr := c.pushbackTrailer(err); tr != nil {
-			ss.SetTrailer(tr)
-		}
-		return toStatus(ctx, err)
+		return c.refuse(ctx, key, err, ss.SetTrailer)
 	}
 }
 

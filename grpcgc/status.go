@@ -76,9 +76,17 @@ func (c *config) pushbackTrailer(err error) metadata.MD {
 	return metadata.Pairs(PushbackHeader, strconv.FormatInt(ms, 10))
 }
 
-// handlerRejected is the rejection of a stream whose task a
-// RejectionHandler completed with a value, which cannot stand for a
-// stream.
-func handlerRejected(key string) error {
-	return &groupconc.RejectedError{GroupKey: key, Reason: "rejection_handler"}
+// refuse ends a call the executor did not run. err is what Do or the
+// stream's task returned, nil when a RejectionHandler's value completed
+// it: a value cannot stand for a call's reply, so that is refused too,
+// with the reason "rejection_handler". setTrailer, nil for a client's
+// call, sends a rejection's pushback to the peer.
+func (c *config) refuse(ctx context.Context, key string, err error, setTrailer func(metadata.MD)) error {
+	if err == nil {
+		err = &groupconc.RejectedError{GroupKey: key, Reason: "rejection_handler"}
+	}
+	if tr := c.pushbackTrailer(err); tr != nil && setTrailer != nil {
+		setTrailer(tr)
+	}
+	return toStatus(ctx, err)
 }

@@ -121,8 +121,8 @@ func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 	}
 }
 
-// counts reports whether counted has a count to keep. The walk and the
-// release ask it first, since most layers keep none.
+// counts reports whether counted has a count to keep. Most layers keep
+// none, and counted, which asks it first, is small enough to inline.
 func (gl *Global[T]) counts(x *Ext, a *Group[T], bit uint8) bool {
 	return bit == gl.runBit && gl.fair && a.parent == nil || bit == heldBulkhead && x.amt != nil
 }
@@ -131,9 +131,7 @@ func (gl *Global[T]) counts(x *Ext, a *Group[T], bit uint8) bool {
 // takes (sign 1) or gives back (-1) ancestor a's layer bit at level lv:
 // a's own counts (counted), and its child's share of it (kidHeld).
 func (gl *Global[T]) countLayer(g *Group[T], x *Ext, a *Group[T], bit, lv uint8, sign int64) {
-	if gl.counts(x, a, bit) {
-		gl.count(x, a, bit, lv, sign)
-	}
+	gl.counted(x, a, bit, lv, sign)
 	if lv > 0 {
 		gl.kidHeld(g, x, bit, lv, sign)
 	}

@@ -241,9 +241,7 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 				gl.tookGlobal(p, handed)
 			}
 			if x != nil {
-				if gl.counts(x, a, y.bit) {
-					gl.count(x, a, y.bit, lv, 1)
-				}
+				gl.counted(x, a, y.bit, lv, 1)
 				if lv > 0 && !handed { // the kidQueue that handed it counted it (kidQueue.pop)
 					gl.kidHeld(g, x, y.bit, lv, 1)
 				}

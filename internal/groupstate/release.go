@@ -49,15 +49,9 @@ func (p *Permits[T]) release() {
 	for i := len(gl.walk) - 1; i >= 0; i-- {
 		y := &gl.walk[i]
 		for lv := y.top(depth); lv > 0; lv-- { // each ancestor's layer, and its slot
-			a, h := g.ancestor(lv), &x.anc[lv-1]
-			p.dropSlotAt(a, h)
-			if *h&y.bit != 0 { // giveUp's, with no call
-				*h &^= y.bit
-				if gl.counts(x, a, y.bit) {
-					gl.count(x, a, y.bit, lv, -1)
-				}
-				gl.kidHeld(g, x, y.bit, lv, -1)
-				p.keep(a.lineOf(y.bit).release(p, x.amount(y.bit, lv)))
+			a := g.ancestor(lv)
+			if n := p.giveUp(x, a, y.bit, lv); n > 0 {
+				p.keep(a.lineOf(y.bit).release(p, n))
 				p.nudge(&a.queue, y.bit)
 			}
 		}
@@ -118,10 +112,8 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 	if p.held&bit != 0 {
 		p.held &^= bit
 		n := int64(1)
-		if gl := p.group.global; x != nil {
-			if gl.counts(x, p.group, bit) {
-				gl.count(x, p.group, bit, 0, -1)
-			}
+		if x != nil {
+			p.group.global.counted(x, p.group, bit, 0, -1)
 			n = x.amount(bit, 0)
 		}
 		p.keep(l.release(p, n))
@@ -176,13 +168,8 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 		return 0
 	}
 	*h &^= bit
-	if gl := p.group.global; x != nil { // countLayer, with no call where nothing is counted
-		if gl.counts(x, a, bit) {
-			gl.count(x, a, bit, lv, -1)
-		}
-		if lv > 0 {
-			gl.kidHeld(p.group, x, bit, lv, -1)
-		}
+	if x != nil {
+		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
 	}
 	return x.amount(bit, lv)
 }

@@ -31,6 +31,9 @@ func FuzzPolicyBuilder(f *testing.F) {
 	f.Add(uint32(0x0408), 1, 1, 1, 5, 0, "a", 1, 1, 0, 1, 1, int64(0), 0, int64(0), int64(0))
 	// an unknown mode, a negative TTL, negative pressure fields
 	f.Add(uint32(0xc400), 1, 1, 1, 0, 0, "a", 1, 1, 0, 7, 1, int64(-1), -1, int64(-time.Second), int64(-1))
+	// RejectDiscardOldest; an empty ParentSeparator, then a separator
+	f.Add(uint32(0x20200), 0, 0, 0, 0, 0, "", 0, 0, 3, 0, 0, int64(0), 0, int64(0), int64(0))
+	f.Add(uint32(0x20200), 0, 0, 0, 0, 0, "/", 0, 0, 3, 0, 0, int64(0), 0, int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, set uint32, conc, global, inflight, gqueue, queue int, mapKey string, mapVal, resolved, rejection int,
 		mode, weight int, ttl int64, backlogCount int, backlogAge, cooldown int64,
 	) {
@@ -90,7 +93,7 @@ func FuzzPolicyBuilder(f *testing.F) {
 		}
 		if has(9) {
 			b.RejectionPolicy(groupconc.RejectionPolicy(rejection))
-			need(rejection >= int(groupconc.RejectAbort) && rejection <= int(groupconc.RejectCallerRuns), "RejectionPolicy")
+			need(rejection >= int(groupconc.RejectAbort) && rejection <= int(groupconc.RejectDiscardOldest), "RejectionPolicy")
 		}
 		isolation := groupconc.IsolationOff
 		if has(10) {
@@ -130,6 +133,10 @@ func FuzzPolicyBuilder(f *testing.F) {
 			need(backlogCount >= 0, "BacklogCount")
 			need(backlogAge >= 0, "BacklogAge")
 			need(cooldown >= 0, "Cooldown")
+		}
+		if has(17) {
+			b.ParentSeparator(mapKey)
+			need(mapKey != "", "ParentSeparator")
 		}
 		var p *groupconc.GroupPolicy
 		var err error

@@ -288,7 +288,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}
 	assert.Equal(t, groups, e.Stats().Groups, "Stats().Groups against the groups AllGroupStats yields")
 	if testing.Verbose() {
-		t.Logf("%v (parents %v, costs %v): %d tasks, %d evictions; %+v", mode, sh.tree, sh.costs, len(tasks), len(probes), e.Stats())
+		t.Logf("%v (parents %v, resolved %v, costs %v): %d tasks, %d evictions; %+v", mode, sh.tree, sh.resolved, sh.costs, len(tasks), len(probes), e.Stats())
 	}
 }
 

@@ -217,6 +217,9 @@ func fuzzPolicy(in *fuzzBytes, o *oracle, sh *fuzzShape) *groupconc.PolicyBuilde
 	v := in.next()
 	if sh.tree {
 		b.ParentSeparator("/")
+		if sh.resolved {
+			b.ParentResolver(fuzzResolvedParent)
+		}
 		fuzzTreeLimits(in, conc, inFlight, queue)
 	}
 	if len(conc) > 0 {

@@ -8,6 +8,7 @@ package groupconc_test
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,11 +24,12 @@ const (
 
 // fuzzShape is what FuzzOps' first byte picks.
 type fuzzShape struct {
-	mode  groupconc.IsolationMode
-	tree  bool     // keys with parents, under ParentSeparator("/")
-	costs bool     // each submit reads a cost, 0 to 5
-	keys  []string // the first three are those the policy's maps name
-	ops   int      // the ops decoded
+	mode     groupconc.IsolationMode
+	tree     bool     // keys with parents, under ParentSeparator("/")
+	resolved bool     // with tree, parents by fuzzResolvedParent as well
+	costs    bool     // each submit reads a cost, 0 to 5
+	keys     []string // the first three are those the policy's maps name
+	ops      int      // the ops decoded
 
 	// callerRuns and handler are set by the last policy decoded: whether
 	// it runs a rejected task on its caller (RejectCallerRuns with no
@@ -39,15 +41,33 @@ type fuzzShape struct {
 // users under them, and a group under a user.
 var fuzzTreeKeys = []string{"t0/u1", "t0", "t1", "t0/u1/x", "t0/u2", "t1/u1"}
 
+// fuzzResolvedParent is the ParentResolver of the shapes that set one.
+// It decides alone: "t0/u1/x" is a child of "t0", "t1/u1" has no parent,
+// and the others have the parent the separator names.
+func fuzzResolvedParent(key string) string {
+	switch key {
+	case "t0/u1/x":
+		return "t0"
+	case "t1/u1":
+		return ""
+	}
+	if i := strings.LastIndex(key, "/"); i > 0 {
+		return key[:i]
+	}
+	return ""
+}
+
 // fuzzShapeOf decodes a shape from one byte: bit 0 the mode, bit 1
-// parents, bit 2 costs. The seeds' 0 and 1 are the flat shapes of old.
+// parents, bit 2 costs, bit 3 parents by a ParentResolver. The seeds' 0
+// and 1 are the flat shapes of old.
 func fuzzShapeOf(v byte) *fuzzShape {
 	sh := &fuzzShape{
-		mode:  fuzzPick(v, groupconc.IsolationOff, groupconc.IsolationFairShare),
-		tree:  v&2 != 0,
-		costs: v&4 != 0,
-		keys:  []string{"a", "b", "c"},
-		ops:   fuzzOpCount,
+		mode:     fuzzPick(v, groupconc.IsolationOff, groupconc.IsolationFairShare),
+		tree:     v&2 != 0,
+		resolved: v&10 == 10,
+		costs:    v&4 != 0,
+		keys:     []string{"a", "b", "c"},
+		ops:      fuzzOpCount,
 	}
 	if sh.tree {
 		sh.keys = fuzzTreeKeys
@@ -172,7 +192,8 @@ func fuzzIdleGroups(e *groupconc.GroupExecutor, o *oracle, p *groupconc.GroupPol
 }
 
 // fuzzTreeSeeds are FuzzOps seeds of the shapes with parents and costs
-// (shape 6) or costs alone (4), each in both modes.
+// (shape 6, and 14 with a ParentResolver) or costs alone (4), each in
+// both modes.
 func fuzzTreeSeeds() [][]byte {
 	const block, bl = fuzzDoBlock, 0x40 // a gated task; SubmitWith{Block}
 	sub := func(key, do, opts, cost byte) []byte { return []byte{fuzzOpSubmit, key, do, 0, opts, cost} }
@@ -214,6 +235,9 @@ func fuzzTreeSeeds() [][]byte {
 	} {
 		for _, mode := range []byte{0, 1} {
 			seeds = append(seeds, append([]byte{seed.shape | mode}, seed.ops...))
+			if seed.shape&2 != 0 {
+				seeds = append(seeds, append([]byte{seed.shape | 8 | mode}, seed.ops...))
+			}
 		}
 	}
 	return seeds

@@ -1,6 +1,10 @@
 package groupconc
 
-import "github.com/kobe/groupconc/internal/groupstate"
+import (
+	"sync"
+
+	"github.com/kobe/groupconc/internal/groupstate"
+)
 
 // A change of limits (UpdatePolicy, an override, an adaptive limit) moves
 // waiting tasks in groupstate, under the update lock. Changes lists them.
@@ -85,37 +89,75 @@ func (e *GroupExecutor) walkResumed(t *task) (turn *task) {
 		e.goCarry(t, t.since())
 	case out == groupstate.Rejected:
 		e.goTurnAway(t, reason)
-	case e.leftWaiting(t):
+	case e.leftWaiting(t, reason):
 		e.goEndCancelled(t) // cancelled as it walked
 	}
 	return turn
 }
 
-// leftWaiting follows up on t, which Resume left waiting. It reports
-// whether t left its line, cancelled as it walked, for the caller to end
-// it. Otherwise t waits on, and is moved to its group's pause line if the
+// leftWaiting follows up on t, which Resume left waiting, with reason. It
+// reports whether t left its line, cancelled as it walked, for the caller
+// to end it. Otherwise t waits on, and is moved to a pause line if its
 // group was paused as it walked (repark).
-func (e *GroupExecutor) leftWaiting(t *task) bool {
+func (e *GroupExecutor) leftWaiting(t *task, reason string) bool {
 	if e.stopRequested(t) && t.permits.Leave() {
 		return true
 	}
-	e.repark(t.permits.Group())
+	if reason != groupstate.Parked {
+		e.repark(t.permits.Group())
+	}
 	return false
 }
 
-// repark follows up on a task of group g that Try or Resume left waiting.
-// If g is paused now, the task may have joined a line after the change
-// that paused g moved the others to the pause line. It is moved there too
-// (groupstate.Registry.Repark), on a goroutine of its own: the update lock
-// may be held by a guard that submits.
+// repark follows up on a task of group g that Try or Resume left waiting
+// in a layer's line (not Parked). If g is paused now, the task may have
+// joined that line after the change that paused g moved the others to the
+// pause line. It is moved there too (groupstate.Registry.Repark), on a
+// goroutine of its own: the update lock may be held by a guard that
+// submits. One such goroutine at a time is due per paused group: it moves
+// every task that joined before it began, so a stream of tasks under a
+// pause does not start a goroutine each.
 func (e *GroupExecutor) repark(g *groupstate.Group[task]) {
-	if !g.Paused() || !e.crew.join() {
+	a := g.PausedBy()
+	if a == nil || !e.reparks.add(a) {
+		return
+	}
+	if !e.crew.join() {
+		e.reparks.begin(a)
 		return
 	}
 	go func() {
 		defer e.crew.exit()
 		e.updating.Lock()
 		defer e.updating.Unlock()
-		e.applyChanges(e.groups.Repark(g))
+		e.reparks.begin(a) // a task that joins after this is due another
+		e.applyChanges(e.groups.Repark(a))
 	}()
+}
+
+// reparks are the paused groups a repark is due for and has not begun.
+type reparks struct {
+	mu  sync.Mutex
+	due map[*groupstate.Group[task]]bool
+}
+
+// add makes a due, and reports whether it was not due yet.
+func (r *reparks) add(a *groupstate.Group[task]) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.due[a] {
+		return false
+	}
+	if r.due == nil {
+		r.due = make(map[*groupstate.Group[task]]bool)
+	}
+	r.due[a] = true
+	return true
+}
+
+// begin takes a off the groups due, as its repark begins.
+func (r *reparks) begin(a *groupstate.Group[task]) {
+	r.mu.Lock()
+	delete(r.due, a)
+	r.mu.Unlock()
 }

@@ -70,6 +70,7 @@ type GroupExecutor struct {
 	closeRoot context.CancelCauseFunc // cancels every task, with ErrClosed
 	gate      gate                    // also counts the tasks submitted, and how they ended
 	blocking  callers                 // callers blocked for a queue slot
+	reparks   reparks                 // paused groups a repark is due for
 
 	ready readyq.Queue[task, *task] // tasks admitted inside Submit, until a goroutine takes them
 
@@ -103,6 +104,7 @@ func New(policy *GroupPolicy) *GroupExecutor {
 	kept := func(key string) bool { _, ok := e.groups.Lookup(key); return ok }
 	e.groups.SetParents(func(key string) ([]string, error) { return e.policy.Load().parentChain(key, kept) }, keptTooDeep)
 	e.groups.SetCycleError(crossedCycle)
+	e.groups.SetRemoved(e.overrides.drop)
 	e.groups.SetIdleTTL(int64(policy.idleTTL))
 	e.globalTuning.Store(newTuning(policy.adaptiveGlobal, "", policy.globalInFlight, Unlimited))
 	return e

@@ -75,3 +75,11 @@ func CancelCauseAfterClose(cause error) error {
 	_, _, _, err := t.finalResult()
 	return err
 }
+
+// OverridesKept returns how many keys e keeps an override for, live or
+// not.
+func (e *GroupExecutor) OverridesKept() int {
+	e.overrides.mu.Lock()
+	defer e.overrides.mu.Unlock()
+	return len(e.overrides.byKey)
+}

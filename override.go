@@ -307,6 +307,21 @@ func (s *overrides) set(r *groupstate.Registry[task], key string, g *groupstate.
 	return nil
 }
 
+// drop forgets g's override, if it has one, as g is forgotten or evicted.
+// One set on g as it went is found dead by get and live, and dropped at
+// the latest when MaxGroupOverrides keys have one.
+func (s *overrides) drop(g *groupstate.Group[task]) {
+	if s.n.Load() == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ov, ok := s.byKey[g.Key()]; ok && ov.g == g {
+		delete(s.byKey, g.Key())
+		s.n.Store(int64(len(s.byKey)))
+	}
+}
+
 // live returns the overrides whose groups are still r's.
 func (s *overrides) live(r *groupstate.Registry[task]) map[string]GroupOverride {
 	s.mu.Lock()

@@ -163,7 +163,9 @@ func (e *GroupExecutor) accepted(t *task, g *groupstate.Group[task], reason stri
 	case groupstate.MustWait:
 		owned = false
 		e.waiting(t)
-		e.repark(g)
+		if reason != groupstate.Parked {
+			e.repark(g)
+		}
 		e.pressureWaiting(g) // last: its fn may not return (runtime.Goexit)
 	case groupstate.Rejected:
 		if e.turnAway(t, reason) {
@@ -229,7 +231,7 @@ func (e *GroupExecutor) carryOn(t *task, now int64) (step, int64, *task) {
 		return stepRun, max(now-t.permits.Submitted(), 0), next
 	case groupstate.MustWait:
 		s := stepWaiting
-		if e.leftWaiting(t) {
+		if e.leftWaiting(t, reason) {
 			e.finishCancelled(t)
 			e.end(t, handOffKeep, noTime)
 			s = stepEnded

@@ -197,6 +197,12 @@ func (g *Group[T]) Key() string { return g.key }
 // created, or by the last Registry.Update.
 func (g *Group[T]) Limits() Limits { return *g.limits.Load() }
 
+// Paused reports whether the group, or one of its ancestors, is paused.
+func (g *Group[T]) Paused() bool { return g.PausedBy() != nil }
+
+// PausedBy returns the nearest group on g's path that is paused, or nil.
+func (g *Group[T]) PausedBy() *Group[T] { return g.waitsAt(pausedOnly, nil) }
+
 // Scope returns the context that a new task of the group derives from. It
 // is cancelled, with the cause given, by Shutdown and by the registry's
 // Evict.

@@ -33,9 +33,6 @@ const (
 // is no bit of Permits.held, because the line holds no permit.
 const pauseBit uint8 = 1 << 7
 
-// Paused reports whether the group, or one of its ancestors, is paused.
-func (g *Group[T]) Paused() bool { return g.waitsAt(pausedOnly, nil) != nil }
-
 // gate makes a task of a paused group that holds no permit yet wait in the
 // pause line. It reports Admitted if the task may walk on. A task handed a
 // permit (Resume) walks on. That is the one the pause line handed back,

@@ -16,6 +16,11 @@ const (
 	WouldWait                    // paused (see Pause): the task holds a queue slot and is to join a line
 )
 
+// Parked is the reason Try and Resume give with MustWait when the task
+// waits in a pause line, where a pause on its path holds it back. No
+// Repark is due for it.
+const Parked = "parked"
+
 // Bits of Permits.held.
 const (
 	heldGlobal     uint8 = 1 << iota // the global permit
@@ -111,9 +116,10 @@ func (p *Permits[T]) Scope() context.Context { return p.scope }
 func (p *Permits[T]) Owner() any { return p.group.reg.Owner }
 
 // Try walks the layers without blocking. It returns Admitted, MustWait or
-// Rejected with the reason. On MustWait the task holds a queue slot and a
-// place in line at the layer it must wait at, and belongs to that line now.
-// Or it waits for its group's turn, in no line (see turn.go).
+// Rejected with the reason (with MustWait, "" or Parked). On MustWait the
+// task holds a queue slot and a place in line at the layer it must wait
+// at, or in a pause line, and belongs to that line now. Or it waits for
+// its group's turn, in no line (see turn.go).
 // A rejected task may have released permits that others waited for. See
 // Handed.
 func (p *Permits[T]) Try() (Outcome, string) { return p.advance(true, nil) }
@@ -176,7 +182,9 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 		x.above = 0       // until an ancestor's queue turns this walk away
 		depth = g.depth() // a plain task's group has no parent (NeedsExt)
 	}
-	if out := p.gate(); out != Admitted {
+	if out := p.gate(); out == MustWait {
+		return MustWait, Parked // a line may own p by now
+	} else if out != Admitted {
 		return p.stop(out, pauseBit, ReasonGroupQueueFull)
 	}
 	// A walk handed a permit mostly finds the rest free (takeRest). A goto

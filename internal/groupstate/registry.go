@@ -43,7 +43,13 @@ type Registry[T any] struct {
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
 	lastSweep atomic.Int64 // when ForgetIdle last looked
+	removed   func(g *Group[T])
 }
+
+// SetRemoved makes f told of each group r forgets or evicts, once it is
+// gone, so that what the caller keeps per group goes with it. Set it
+// before any task enters.
+func (r *Registry[T]) SetRemoved(f func(g *Group[T])) { r.removed = f }
 
 // NewRegistry returns an empty registry. Its groups' scopes derive from
 // parent, so cancelling parent cancels them all. Its tasks also take gl's
@@ -144,6 +150,9 @@ func (r *Registry[T]) remove(g *Group[T]) bool {
 	r.hot.CompareAndSwap(g, nil)
 	r.count.Add(-1)
 	g.leaveParent()
+	if r.removed != nil {
+		r.removed(g)
+	}
 	return true
 }
 

@@ -1,0 +1,50 @@
+package groupconc_test
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// An override goes with its group: forgotten as idle, or evicted, the
+// group takes it along, and the executor keeps nothing for the key. Once
+// it kept the override, and the group with it, until MaxGroupOverrides
+// keys had one: memory for keys long gone.
+func TestAnOverrideGoesWithItsGroup(t *testing.T) {
+	for _, how := range []string{"forgotten", "evicted"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL).ParentSeparator("/"))
+				keys := []string{"t/u1", "t/u2", "t", "v"}
+				for _, k := range keys {
+					quiesce(t, e, submit(t, t.Context(), e, k, "0", succeed))
+					require.NoError(t, e.SetGroupOverride(k, groupconc.GroupOverride{MaxConcurrency: ptr(2)}))
+				}
+				require.Equal(t, len(keys), e.OverridesKept())
+				switch how {
+				case "forgotten":
+					time.Sleep(2 * idleTTL) // fake clock
+					assert.Equal(t, 0, e.Stats().Groups, "groups after 2×TTL")
+				case "evicted":
+					e.EvictGroup("t") // and its subtree
+					e.EvictGroup("v")
+				}
+				assert.Equal(t, 0, e.OverridesKept(), "overrides kept for keys gone")
+				for k := range e.GroupOverrides() {
+					t.Errorf("GroupOverrides lists %q", k)
+				}
+				for _, k := range keys {
+					quiesce(t, e, submit(t, t.Context(), e, k, "1", succeed))
+					gs, _ := e.GroupStats(k)
+					assert.Equal(t, 1, gs.MaxConcurrency, fmt.Sprintf("%s made again resolves from the policy", k))
+				}
+			})
+		})
+	}
+}

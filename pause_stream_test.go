@@ -1,0 +1,63 @@
+package groupconc_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
+)
+
+// Tasks submitted under a paused tenant wait in its pause line and start
+// no goroutine each, also while the update lock is held (here by a guard
+// of overrides that blocks). Each once started one, which waited for the
+// lock and held its group, forgotten or not: a stream of new keys under a
+// pause piled up goroutines and memory without bound.
+func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		e := groupconc.New(mustBuild(t, builder().Isolation(mode).GlobalMaxInFlight(4).ParentSeparator("/")))
+		t.Cleanup(func() { _ = e.Close() })
+		hold := make(chan struct{})
+		defer close(hold)
+		for _, key := range []string{"tenant/keeper", "other"} {
+			_, err := groupconc.Submit(context.Background(), e, key, "held", func(context.Context) (int, error) {
+				<-hold
+				return 0, nil
+			})
+			require.NoError(t, err)
+		}
+		paused := true
+		require.NoError(t, e.SetGroupOverride("tenant", groupconc.GroupOverride{Paused: &paused}))
+		release, inGuard := make(chan struct{}), make(chan struct{})
+		remove, err := e.GuardOverrides(func(key string, _ groupconc.GroupOverride) error {
+			if key == "other" {
+				close(inGuard)
+				<-release
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		defer remove()
+		set := make(chan error, 1)
+		go func() { set <- e.SetGroupOverride("other", groupconc.GroupOverride{MaxConcurrency: ptr(2)}) }()
+		<-inGuard
+
+		const n = 200
+		before := runtime.NumGoroutine()
+		hs := make([]*groupconc.TaskHandle[int], n)
+		for i := range hs {
+			hs[i], err = groupconc.Submit(context.Background(), e, fmt.Sprintf("tenant/u%d", i), "t", succeed)
+			require.NoError(t, err)
+		}
+		assert.Less(t, runtime.NumGoroutine()-before, n/10, "goroutines started by %d tasks waiting under a pause", n)
+		close(release)
+		require.NoError(t, <-set)
+		for _, h := range hs {
+			assert.True(t, h.Cancel(), "a task under a pause ran")
+		}
+	})
+}

@@ -45,9 +45,11 @@ type Handler struct {
 
 // New returns a handler showing e, configured by opts. The handler watches
 // e's pressure warnings (GroupExecutor.WatchPressure) for the page's list,
-// until Close. So a policy needs no function that forwards them. It returns
-// an error for a nil e, for AllowWrites without Authorize, and for an
-// option out of range, naming it.
+// until Close. So a policy needs no function that forwards them. Close a
+// handler you are done with: until then its history's timer keeps it, and
+// e, in memory, also once e is closed. It returns an error for a nil e,
+// for AllowWrites without Authorize, and for an option out of range,
+// naming it.
 func New(e *groupconc.GroupExecutor, opts Options) (*Handler, error) {
 	if e == nil {
 		return nil, errors.New("httpgc: New: nil *groupconc.GroupExecutor")

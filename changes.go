@@ -114,7 +114,7 @@ func (e *GroupExecutor) leftWaiting(t *task, reason string) bool {
 // joined that line after the change that paused g moved the others to the
 // pause line. It is moved there too (groupstate.Registry.Repark), on a
 // goroutine of its own: the update lock may be held by a guard that
-// submits. One such goroutine at a time is due per paused group: it moves
+// submits. One such goroutine at a time is due per paused group. It moves
 // every task that joined before it began, so a stream of tasks under a
 // pause does not start a goroutine each.
 func (e *GroupExecutor) repark(g *groupstate.Group[task]) {

@@ -78,7 +78,7 @@ func (c *config) pushbackTrailer(err error) metadata.MD {
 
 // refuse ends a call the executor did not run. err is what Do or the
 // stream's task returned, nil when a RejectionHandler's value completed
-// it: a value cannot stand for a call's reply, so that is refused too,
+// it. A value cannot stand for a call's reply, so that is refused too,
 // with the reason "rejection_handler". setTrailer, nil for a client's
 // call, sends a rejection's pushback to the peer.
 func (c *config) refuse(ctx context.Context, key string, err error, setTrailer func(metadata.MD)) error {

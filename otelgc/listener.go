@@ -22,7 +22,7 @@ func (listener) OnStarted(string, string) {}
 // it ran has Start == End at the moment it was cancelled, not when it ran:
 // it is left out of both histograms rather than recorded as a run of zero
 // seconds. One cancelled through its handle as it ran ends at the Cancel,
-// which is when its handle completed: its run is taken up to then.
+// when its handle completed, and its run is taken up to then.
 func (l listener) OnCompleted(groupKey, _ string, r groupconc.GroupResult[any]) {
 	if r.Status == groupconc.StatusCancelled && r.Start.Equal(r.End) {
 		return

@@ -41,11 +41,11 @@ func (s *Sums) Add(g groupconc.GroupStats) {
 // A parent's GroupStats covers its subtree, so its children's counts are
 // taken from it. A task then counts once, in its own group, whatever
 // values the groups are labelled with. A child's counts are taken from its
-// nearest ancestor in gs: a snapshot of the active groups may leave out an
-// idle group between a paused child and an active grandparent. parentOf
-// returns the parent of such a group, "" if it has none or is gone. Those
-// forgotten or evicted leave their counts with the parent, whose
-// GroupStats keep them. Ages and limits stay as they are.
+// nearest ancestor in gs, since a snapshot of the active groups may
+// leave out an idle group between a paused child and an active
+// grandparent. parentOf returns the parent of such a group, "" if it has
+// none or is gone. Those forgotten or evicted leave their counts with the
+// parent, whose GroupStats keep them. Ages and limits stay as they are.
 func Own(gs iter.Seq[groupconc.GroupStats], parentOf func(key string) string) []groupconc.GroupStats {
 	all := slices.Collect(gs)
 	if !slices.ContainsFunc(all, func(g groupconc.GroupStats) bool { return g.Parent != "" }) {

@@ -36,17 +36,7 @@ func withAdaptiveGlobal(t *testing.T) *groupconc.GroupExecutor {
 func TestAGuardThatBlocksOrWaitsForATaskHoldsNoOtherTaskBack(t *testing.T) {
 	t.Run("blocks", func(t *testing.T) {
 		e := withAdaptiveGlobal(t)
-		release, inGuard := make(chan struct{}), make(chan struct{})
-		remove, err := e.GuardOverrides(func(string, groupconc.GroupOverride) error {
-			close(inGuard)
-			<-release
-			return nil
-		})
-		require.NoError(t, err)
-		defer remove()
-		set := make(chan error, 1)
-		go func() { set <- e.SetGroupOverride("k", groupconc.GroupOverride{MaxConcurrency: ptr(2)}) }()
-		<-inGuard
+		release := holdUpdateLock(t, e, "k")
 		h, err := groupconc.Submit(context.Background(), e, "unrelated", "u", succeed)
 		require.NoError(t, err)
 		select {
@@ -54,8 +44,7 @@ func TestAGuardThatBlocksOrWaitsForATaskHoldsNoOtherTaskBack(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("a task of another group did not end while a guard blocked")
 		}
-		close(release)
-		assert.NoError(t, <-set)
+		release()
 	})
 	t.Run("waits for a task", func(t *testing.T) {
 		e := withAdaptiveGlobal(t)
@@ -77,4 +66,29 @@ func TestAGuardThatBlocksOrWaitsForATaskHoldsNoOtherTaskBack(t *testing.T) {
 			t.Fatal("SetGroupOverride waits for ever: its guard's task waits for the update lock")
 		}
 	})
+}
+
+// holdUpdateLock sets an override of key, known to e, whose guard blocks:
+// SetGroupOverride holds e's update lock while a guard runs. It returns
+// once the guard runs, and release, which lets it return and checks that
+// the override was set.
+func holdUpdateLock(t *testing.T, e *groupconc.GroupExecutor, key string) (release func()) {
+	t.Helper()
+	unblock, inGuard := make(chan struct{}), make(chan struct{})
+	remove, err := e.GuardOverrides(func(k string, _ groupconc.GroupOverride) error {
+		if k == key {
+			close(inGuard)
+			<-unblock
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	set := make(chan error, 1)
+	go func() { set <- e.SetGroupOverride(key, groupconc.GroupOverride{MaxConcurrency: ptr(2)}) }()
+	<-inGuard
+	return func() {
+		close(unblock)
+		assert.NoError(t, <-set)
+		remove()
+	}
 }

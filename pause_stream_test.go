@@ -32,30 +32,17 @@ func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
 		}
 		paused := true
 		require.NoError(t, e.SetGroupOverride("tenant", groupconc.GroupOverride{Paused: &paused}))
-		release, inGuard := make(chan struct{}), make(chan struct{})
-		remove, err := e.GuardOverrides(func(key string, _ groupconc.GroupOverride) error {
-			if key == "other" {
-				close(inGuard)
-				<-release
-			}
-			return nil
-		})
-		require.NoError(t, err)
-		defer remove()
-		set := make(chan error, 1)
-		go func() { set <- e.SetGroupOverride("other", groupconc.GroupOverride{MaxConcurrency: ptr(2)}) }()
-		<-inGuard
-
+		release := holdUpdateLock(t, e, "other")
 		const n = 200
 		before := runtime.NumGoroutine()
 		hs := make([]*groupconc.TaskHandle[int], n)
 		for i := range hs {
+			var err error
 			hs[i], err = groupconc.Submit(context.Background(), e, fmt.Sprintf("tenant/u%d", i), "t", succeed)
 			require.NoError(t, err)
 		}
 		assert.Less(t, runtime.NumGoroutine()-before, n/10, "goroutines started by %d tasks waiting under a pause", n)
-		close(release)
-		require.NoError(t, <-set)
+		release()
 		for _, h := range hs {
 			assert.True(t, h.Cancel(), "a task under a pause ran")
 		}

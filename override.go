@@ -294,6 +294,9 @@ func (s *overrides) set(r *groupstate.Registry[task], key string, g *groupstate.
 		delete(s.byKey, key)
 		return nil
 	}
+	if !alive(r, key, g) { // evicted as the guards ran: drop has been
+		return fmt.Errorf("%w %s: evicted as its override was set", ErrUnknownGroup, quoted(key))
+	}
 	if _, ok := s.byKey[key]; !ok && len(s.byKey) >= MaxGroupOverrides {
 		maps.DeleteFunc(s.byKey, func(k string, ov override) bool { return !alive(r, k, ov.g) })
 		if len(s.byKey) >= MaxGroupOverrides {

@@ -48,3 +48,19 @@ func TestAnOverrideGoesWithItsGroup(t *testing.T) {
 		})
 	}
 }
+
+// A group evicted as its override's guards run is gone: SetGroupOverride
+// says so, as for a group evicted before, and keeps nothing.
+func TestAnOverrideOfAGroupEvictedAsItsGuardsRunIsRefused(t *testing.T) {
+	e := newExecutor(t, groupconc.NewPolicyBuilder())
+	submit(t, t.Context(), e, "k", "0", succeed).Wait()
+	remove, err := e.GuardOverrides(func(k string, _ groupconc.GroupOverride) error {
+		e.EvictGroup(k)
+		return nil
+	})
+	require.NoError(t, err)
+	defer remove()
+	err = e.SetGroupOverride("k", groupconc.GroupOverride{MaxConcurrency: ptr(2)})
+	assert.ErrorIs(t, err, groupconc.ErrUnknownGroup)
+	assert.Equal(t, 0, e.OverridesKept())
+}

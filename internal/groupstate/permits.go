@@ -16,9 +16,9 @@ const (
 	WouldWait                    // paused (see Pause): the task holds a queue slot and is to join a line
 )
 
-// Parked is the reason Try and Resume give with MustWait when the task
-// waits in a pause line, where a pause on its path holds it back. No
-// Repark is due for it.
+// Parked is the reason Try and Resume give with MustWait when the walk
+// stopped in a pause line, where a pause on its path holds it back. No
+// Repark is due for it. Whoever takes it out from there walks it on.
 const Parked = "parked"
 
 // Bits of Permits.held.

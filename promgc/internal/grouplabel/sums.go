@@ -55,14 +55,20 @@ func Own(gs iter.Seq[groupconc.GroupStats], parentOf func(key string) string) []
 	for i, g := range all {
 		at[g.GroupKey] = i
 	}
-	sub := slices.Clone(all) // the subtrees' counts, as reported
+	up := map[string]string{} // parentOf's answers: it may walk a subtree
+	sub := slices.Clone(all)  // the subtrees' counts, as reported
 	for _, c := range sub {
 		i, ok := at[c.Parent]
 		// A parent is remembered while a child is, so the climb ends at a
-		// group in gs or at the top; the bound is for a parent forgotten
+		// group in gs or at the top. The bound is for a parent forgotten
 		// and made again meanwhile.
 		for k, n := c.Parent, 0; !ok && k != "" && n < 16; n++ {
-			k = parentOf(k)
+			p, seen := up[k]
+			if !seen {
+				p = parentOf(k)
+				up[k] = p
+			}
+			k = p
 			i, ok = at[k]
 		}
 		if !ok {

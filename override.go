@@ -141,6 +141,8 @@ type guard struct {
 // drops it with the group, and so does forgetting the group as idle
 // (IdleGroupTTL). The key's next group then resolves its limits from the
 // policy alone. To keep a limit for a key across that, put it in the policy.
+// Pausing or resuming a parent passes over every group of its subtree
+// remembered, as UpdatePolicy passes over every group.
 //
 // A bad value returns an error wrapping ErrInvalidPolicy that names the
 // field. So does a Weight without IsolationFairShare. A group the executor

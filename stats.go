@@ -122,7 +122,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	} else {
 		oldest = e.oldestRunning(g)
 	}
-	return e.groupStats(g, oldest), true
+	return e.groupStats(g, oldest, new(subtrees)), true
 }
 
 // AllGroupStats returns an iterator over a snapshot of every known group,
@@ -163,12 +163,13 @@ func (e *GroupExecutor) snapshots(active bool) iter.Seq[GroupStats] {
 		}
 		e.groups.ForgetIdle()
 		oldest := e.oldestRunning(nil)
+		var sub subtrees // made for the first parent, if any
 		each := e.groups.Range
 		if active {
 			each = e.groups.RangeActive
 		}
 		each(func(g *groupstate.Group[task]) bool {
-			st := e.groupStats(g, oldest)
+			st := e.groupStats(g, oldest, &sub)
 			if active && st.Running == 0 && st.Waiting == 0 && st.InFlight == 0 && st.Blocked == 0 && !g.Limits().Paused {
 				return true
 			}
@@ -190,8 +191,9 @@ func (e *GroupExecutor) oldestRunning(g *groupstate.Group[task]) map[*groupstate
 }
 
 // groupStats returns g's snapshot. oldest says when the oldest running
-// task of each group started, of g's subtree at least (oldestRunning).
-func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) GroupStats {
+// task of each group started, of g's subtree at least (oldestRunning). sub
+// is what the parents' subtrees add, made once for the snapshot.
+func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64, sub *subtrees) GroupStats {
 	start, runs := oldest[g]
 	running, waiting, inFlight := g.Counts()
 	l := g.Limits()
@@ -224,7 +226,8 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 		st.Parent = p.Key()
 	}
 	if g.HasChildren() {
-		e.addSubtree(&st, g, oldest)
+		e.subtreesOf(sub, oldest)[g].addTo(&st)
+		st.RunningCost += g.SubtreeCost()
 	}
 	// Running and RunningCost add counters read one after another, so a
 	// permit handed from one task to the next between two reads may be
@@ -238,21 +241,75 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 	return st
 }
 
-// addSubtree adds to st, parent g's snapshot, the counts and ages of g's
-// subtree. g's bulkhead already counts the subtree's tasks in flight, and
-// g's outcome counters their outcomes.
-func (e *GroupExecutor) addSubtree(st *GroupStats, g *groupstate.Group[task], oldest map[*groupstate.Group[task]]int64) {
+// subtrees is what each parent's snapshot adds for its subtree: the
+// counts and ages of its descendants with tasks. g's bulkhead already
+// counts its subtree's tasks in flight, its outcome counters their
+// outcomes, and SubtreeCost their permits. An idle child adds nothing. So
+// one pass over the active groups, and the busy ones evicted, adds each
+// up its path, and a snapshot costs what is active, not every child
+// remembered.
+type subtrees struct {
+	made bool
+	by   map[*groupstate.Group[task]]*subtree
+}
+
+type subtree struct {
+	running, waiting, waitingGlobal, blocked int
+	oldestWait, oldestRunning                time.Duration
+}
+
+// addTo adds t, nil for a subtree with no task, to st.
+func (t *subtree) addTo(st *GroupStats) {
+	if t == nil {
+		return
+	}
+	st.Running += t.running
+	st.Waiting += t.waiting
+	st.WaitingGlobal += t.waitingGlobal
+	st.Blocked += t.blocked
+	st.OldestWait = max(st.OldestWait, t.oldestWait)
+	st.OldestRunning = max(st.OldestRunning, t.oldestRunning)
+}
+
+// subtreesOf makes s, once, and returns it by parent.
+func (e *GroupExecutor) subtreesOf(s *subtrees, oldest map[*groupstate.Group[task]]int64) map[*groupstate.Group[task]]*subtree {
+	if s.made {
+		return s.by
+	}
+	s.made, s.by = true, make(map[*groupstate.Group[task]]*subtree)
 	now := e.clock()
-	for _, d := range e.groups.Counted(g) {
-		running, waiting, _ := d.Counts() // g's in flight count its subtree's
-		st.Running += running
-		st.Waiting += waiting
-		st.WaitingGlobal += d.WaitingGlobal()
-		st.Blocked += d.Blocked()
-		st.OldestWait = max(st.OldestWait, time.Duration(d.OldestWait(now)))
+	seen := make(map[*groupstate.Group[task]]bool) // one evicted as the pass runs is in two places
+	var add func(d *groupstate.Group[task])
+	add = func(d *groupstate.Group[task]) {
+		if seen[d] {
+			return
+		}
+		seen[d] = true
+		running, waiting, _ := d.Counts()
+		x := subtree{running, waiting, d.WaitingGlobal(), d.Blocked(), time.Duration(d.OldestWait(now)), 0}
 		if start, ok := oldest[d]; ok {
-			st.OldestRunning = max(st.OldestRunning, time.Duration(now-start))
+			x.oldestRunning = time.Duration(now - start)
+		}
+		for a := d.Parent(); a != nil; a = a.Parent() {
+			t := s.by[a]
+			if t == nil {
+				t = new(subtree)
+				s.by[a] = t
+			}
+			t.running += x.running
+			t.waiting += x.waiting
+			t.waitingGlobal += x.waitingGlobal
+			t.blocked += x.blocked
+			t.oldestWait = max(t.oldestWait, x.oldestWait)
+			t.oldestRunning = max(t.oldestRunning, x.oldestRunning)
+		}
+		for _, c := range e.groups.Departed(d) {
+			add(c)
 		}
 	}
-	st.RunningCost += g.SubtreeCost()
+	e.groups.RangeActive(func(d *groupstate.Group[task]) bool {
+		add(d)
+		return true
+	})
+	return s.by
 }

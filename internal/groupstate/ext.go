@@ -51,7 +51,7 @@ type kin[T any] struct {
 	at       int         // its index in its parent's children; guarded by the parent's mu
 	// departed are children evicted while busy, guarded by mu. Their tasks
 	// still hold the group's permits, so its stats count them until they
-	// end (see Registry.Counted).
+	// end (see Registry.Departed).
 	departed []*Group[T]
 	// owed is set while the group, evicted with tasks not over, is still
 	// counted in its parent. Its last task's end counts it out (leftParent).

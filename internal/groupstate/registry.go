@@ -3,6 +3,7 @@ package groupstate
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -160,19 +161,26 @@ func (r *Registry[T]) remove(g *Group[T]) bool {
 // children.
 func (r *Registry[T]) descendants(g *Group[T]) []*Group[T] { return r.subtree(g, walkHeld) }
 
-// Counted returns g's descendants whose tasks g's stats count: those r
-// holds, and those evicted while their tasks, which hold g's permits, are
-// not all over.
-func (r *Registry[T]) Counted(g *Group[T]) []*Group[T] { return r.subtree(g, walkCounted) }
+// Departed returns g's children evicted while busy whose tasks, which
+// hold g's permits, are not all over. g's stats count them.
+func (r *Registry[T]) Departed(g *Group[T]) []*Group[T] {
+	k := g.kin.Load()
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.departed = stillBusy(k.departed)
+	return slices.Clone(k.departed)
+}
 
 // How subtree walks.
 const (
 	walkHeld    = iota // the descendants r holds
-	walkCounted        // and the busy ones evicted (kin.departed)
 	walkClosing        // as walkHeld, closing each group to new children
 )
 
-// subtree is descendants, Counted, or, closing, descendants with g and each of its
+// subtree is descendants, or, closing, descendants with g and each of its
 // descendants adopting no child from then on, so that a child made as they
 // are evicted is not left under them (see create).
 func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {
@@ -190,10 +198,6 @@ func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {
 			k.mu.Lock()
 			k.closed = k.closed || walk == walkClosing
 			out = append(out, k.children...)
-			if walk == walkCounted {
-				k.departed = stillBusy(k.departed)
-				out = append(out, k.departed...)
-			}
 			k.mu.Unlock()
 		}
 	}

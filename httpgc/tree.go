@@ -89,23 +89,25 @@ func (h *Handler) ancestorsIn(items []item) lookup {
 
 // parentLimit returns the displayed name of st's nearest ancestor whose
 // own limits hold its subtree: its in-flight count at its bulkhead, or its
-// running tasks' cost at its concurrency. It returns "" if none does.
-func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) string {
+// running tasks' cost at its concurrency. It returns "" if none does, and
+// then whether an ancestor has tasks waiting for a global permit.
+func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string, global bool) {
 	key := st.Parent
 	for range maxDepth {
 		if key == "" {
-			return ""
+			break
 		}
 		p, ok := find(key)
 		if !ok {
-			return ""
+			break
 		}
 		if (p.MaxInFlight != groupconc.Unlimited && p.InFlight >= p.MaxInFlight) || p.RunningCost >= p.MaxConcurrency {
-			return h.display(key)
+			return h.display(key), false
 		}
+		global = global || p.WaitingGlobal > 0
 		key = p.Parent
 	}
-	return ""
+	return "", global
 }
 
 // pausedOwn reports whether key's own override pauses it.

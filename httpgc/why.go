@@ -11,7 +11,8 @@ import (
 // holds decides.
 //
 //	"paused"                  the group, or an ancestor, is paused
-//	"global cap"              some of its tasks wait for a global permit
+//	"global cap"              some of its tasks wait for a global permit,
+//	                          or hold an ancestor's that its tasks wait for
 //	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
 //	"parent limit: acme"      tasks wait, and the nearest such ancestor is at its limit
@@ -32,7 +33,10 @@ import (
 // An ancestor is at its limit when its row's in-flight count is at its
 // bulkhead, or its running cost at its concurrency. Its counts cover its
 // subtree, so this reads the rows alone. The nearest such ancestor is
-// named as rows name groups.
+// named as rows name groups. Under fair share a task holds its ancestors'
+// permits while it waits for a global one. So when no ancestor is at its
+// limit but one has tasks waiting for a global permit, those hold the
+// ancestor's permits the row's tasks wait for: "global cap".
 //
 // The counts say how many tasks wait, not what each needs. So "own
 // limit" also stands for a wait they cannot place: a task costing more
@@ -59,8 +63,10 @@ func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
 	switch {
 	case st.Parent == "":
 	case r.Why == "own limit":
-		if name := h.parentLimit(st, find); name != "" {
+		if name, global := h.parentLimit(st, find); name != "" {
 			r.Why = "parent limit: " + name
+		} else if global {
+			r.Why = "global cap"
 		}
 	case r.Why == "paused" && !h.pausedOwn(st.GroupKey):
 		r.PausedBy = h.parentPaused(st, find)

@@ -196,3 +196,28 @@ func TestANegativeHistoryKeepsNone(t *testing.T) {
 		assert.Equal(t, false, row["hung"], "without a history nothing is told hung")
 	})
 }
+
+// Under fair share a task holds its tenant's permit while it waits for a
+// global one. A sibling that waits for that permit waits on the global
+// cap: its row says so, not "own limit", though no limit on its path is
+// held by running tasks.
+func TestARowWhoseAncestorsPermitWaitsForTheGlobalCapSaysGlobalCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().
+			Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(1).ParentSeparator("/").
+			PerGroupMaxConcurrency(map[string]int{"t": 1}).DefaultMaxConcurrencyPerGroup(10))
+		gate := adaptertest.NewGate(t)
+		adaptertest.Submit(t, e, "x", gate.Task) // holds the global permit
+		gate.WaitStarted(1)
+		adaptertest.Submit(t, e, "t/u", gate.Task) // takes t's permit, waits for a global one
+		synctest.Wait()
+		adaptertest.Submit(t, e, "t/v", gate.Task) // waits for t's permit
+		synctest.Wait()
+		h, err := httpgc.New(e, httpgc.Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { h.Close() })
+		for key, want := range map[string]string{"t": "global cap", "t/u": "global cap", "t/v": "global cap"} {
+			assert.Equal(t, want, rowOf(t, h, key)["why"], key)
+		}
+	})
+}

@@ -37,8 +37,8 @@
 // segment (url.PathEscape), so "a/b" is a%2Fb. A browser resolves a path
 // segment "." or "..", even as %2E. The query form reaches any key whose
 // escaped form fits in the server's header limit (http.Server's
-// MaxHeaderBytes, about 1 MB by default; beyond it net/http answers 431),
-// and the page uses it: its write to a longer key fails, and it says so.
+// MaxHeaderBytes, about 1 MB by default, beyond which net/http answers
+// 431). The page uses it. Its write to a longer key fails, and it says so.
 // The Go API (GroupExecutor) reaches every key. A key that is not valid
 // UTF-8 is displayed with a U+FFFD for each bad byte, as JSON carries it.
 // When two groups are displayed alike, a read or a write of that name
@@ -59,7 +59,7 @@
 // "source","parent","runningCost","waitingGlobal","oldestRunningMs",
 // "paused","succeeded","failed","cancelled","rejected","pausedBy","why",
 // "hung","recent","history"}. The fields up to "rejected" are as
-// GroupStats has them; "pausedBy" is there only for a group paused by an
+// GroupStats has them. "pausedBy" is there only for a group paused by an
 // ancestor alone. A limit is a number or "unlimited". Source names per limit
 // what set it, which is "builtin", "default", "resolver", "group" or
 // "override". A
@@ -78,7 +78,7 @@
 //
 // Why a group waits. A row's "why" says where its waiting tasks wait, by
 // the first rule that holds. "paused" means the group or an ancestor is
-// paused; for an ancestor's pause, "pausedBy" names the nearest ancestor
+// paused. For an ancestor's pause, "pausedBy" names the nearest ancestor
 // paused by its own override. "global cap" means some wait for a global
 // permit. "own limit:
 // bulkhead" means its in-flight count is at its bulkhead. "own limit:

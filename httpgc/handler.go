@@ -46,7 +46,7 @@ type Handler struct {
 // New returns a handler showing e, configured by opts. The handler watches
 // e's pressure warnings (GroupExecutor.WatchPressure) for the page's list,
 // until Close. So a policy needs no function that forwards them. Close a
-// handler you are done with: until then its history's timer keeps it, and
+// handler you are done with. Until then its history's timer keeps it, and
 // e, in memory, also once e is closed. It returns an error for a nil e,
 // for AllowWrites without Authorize, and for an option out of range,
 // naming it.
@@ -236,7 +236,7 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 // write always looks at every group, so it never acts on one of two
 // groups that share a name. Without a DisplayKey the name is the key,
 // unless it has a U+FFFD, which may stand for a byte that is not UTF-8
-// (see display): then every group is looked at too.
+// (see display). Then every group is looked at too.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, string, bool) {
 	name, ok := groupName(r)
 	if !ok {

@@ -192,7 +192,7 @@ func (hs *history) trimLocked() {
 	}
 }
 
-// totalJSON is a snapshot's "history": the totals, one sample per Interval.
+// totalJSON is a snapshot's "history", the totals, one sample per Interval.
 type totalJSON struct {
 	IntervalMs int64 `json:"intervalMs"`
 	Waiting    []int `json:"waiting"`

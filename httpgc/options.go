@@ -86,7 +86,7 @@ type Options struct {
 
 	// MaxClients bounds the streams open at once. Beyond it a stream request
 	// gets 503, and the page then polls. The default is 32. Another
-	// origin's page takes no slot: its stream request gets 403.
+	// origin's page takes no slot. Its stream request gets 403.
 	MaxClients int
 
 	// Warnings is how many pressure warnings the handler keeps for the page.

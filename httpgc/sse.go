@@ -107,7 +107,7 @@ func (h *Handler) leave(c *client) {
 // stop. It waits at least nine times as long as a frame took to build, so
 // that with very many groups it takes at most a tenth of a CPU. The frame
 // says that wait (nextMs), which it keeps to. A DisplayKey that ends the
-// goroutine (runtime.Goexit) ends one frame: another goroutine takes over
+// goroutine (runtime.Goexit) ends one frame. Another goroutine takes over
 // an Interval later, so that no stream is left without frames.
 func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}, wait time.Duration) {
 	stopped := false

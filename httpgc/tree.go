@@ -88,7 +88,7 @@ func (h *Handler) ancestorsIn(items []item) lookup {
 }
 
 // parentLimit returns the displayed name of st's nearest ancestor whose
-// own limits hold its subtree: its in-flight count at its bulkhead, or its
+// own limits hold its subtree, by its in-flight count at its bulkhead or its
 // running tasks' cost at its concurrency. It returns "" if none does, and
 // then whether an ancestor has tasks waiting for a global permit.
 func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string, global bool) {
@@ -119,7 +119,7 @@ func (h *Handler) pausedOwn(key string) bool {
 // parentPaused names the nearest ancestor of st's group that its own
 // override pauses, or returns "" if none does (it was just resumed). A
 // group under a paused ancestor is paused too, but resuming it does not
-// let its tasks start: the row says whom to resume.
+// let its tasks start. The row says whom to resume.
 func (h *Handler) parentPaused(st groupconc.GroupStats, find lookup) string {
 	key := st.Parent
 	for range maxDepth {

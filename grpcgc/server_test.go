@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/grpcgc"
@@ -94,7 +96,7 @@ func TestAFullGlobalQueueIsUnavailable(t *testing.T) {
 	e := build(t, groupconc.NewPolicyBuilder().GlobalMaxInFlight(1).GlobalQueueThreshold(0))
 	g := newGate()
 	c := serve(t, &health{check: g.hold}, []grpc.ServerOption{
-		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant"))),
+		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant-bin"))),
 	})
 	held := make(chan error, 1)
 	go func() { held <- check(tenant(t.Context(), "a"), c, "a") }()
@@ -296,4 +298,24 @@ func TestARejectionHandlersValueNeverStandsForAStreamOrANilResponse(t *testing.T
 	assert.NoError(t, <-held)
 	_, err = w.Recv()
 	assert.ErrorIs(t, err, io.EOF)
+}
+
+// A key the client chose may be refused with an error that names it and
+// each of its ancestors. The status message carries a bounded part of it.
+func TestAnErrorNamingACallersKeyIsCutInTheStatus(t *testing.T) {
+	e := build(t, groupconc.NewPolicyBuilder().ParentSeparator("/"))
+	c := serve(t, &health{}, []grpc.ServerOption{
+		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant-bin"))),
+	})
+	seg := strings.Repeat("é", 100)
+	key := strings.Repeat(seg+"/", 10) + seg // ten ancestors, over the eight allowed
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-tenant-bin", key)
+	err := check(ctx, c, "")
+	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	msg := status.Convert(err).Message()
+	assert.LessOrEqual(t, len(msg), 300, "the message's length")
+	assert.True(t, utf8.ValidString(msg), "the message is cut between runes")
+	assert.Contains(t, msg, "grpcgc: groupconc: invalid policy")
+	_, ok := e.GroupStats(key)
+	assert.False(t, ok, "a group of the refused key")
 }

@@ -3,7 +3,9 @@ package grpcgc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 	"google.golang.org/grpc/codes"
@@ -56,11 +58,27 @@ func toStatus(ctx context.Context, err error) error {
 	case errors.Is(err, groupconc.ErrClosed),
 		errors.Is(err, groupconc.ErrGroupShutdown),
 		errors.Is(err, groupconc.ErrGroupEvicted):
-		return &callError{status.New(codes.Unavailable, "grpcgc: "+err.Error()), err}
+		return &callError{status.New(codes.Unavailable, message(err)), err}
 	case errors.Is(err, groupconc.ErrInvalidTask):
-		return &callError{status.New(codes.InvalidArgument, "grpcgc: "+err.Error()), err}
+		return &callError{status.New(codes.InvalidArgument, message(err)), err}
 	}
-	return &callError{status.New(codes.Internal, "grpcgc: "+err.Error()), err}
+	return &callError{status.New(codes.Internal, message(err)), err}
+}
+
+// message returns the status message for err, cut at 256 bytes. The
+// error may name a caller's key, or the chain of its ancestors, and the
+// peer gets no more of it than of any caller's string (see quote).
+func message(err error) string {
+	const limit = 256
+	s := "grpcgc: " + err.Error()
+	if len(s) <= limit {
+		return s
+	}
+	n := limit
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // pushbackTrailer returns the trailer of a rejected call, or nil when it carries

@@ -49,6 +49,11 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // task's is, by ShutdownGroup, EvictGroup and Close. A Do of e inside
 // next runs under the request's permits.
 //
+// A request whose context derives from a running task of e runs at once,
+// under that task's permits, as a Do inside a task does. So a server
+// whose BaseContext or ConnContext returns a task's context limits none
+// of its requests. Derive them from a context of the server's own.
+//
 // A request that does not run gets the response of opts.ErrorHandler, or
 // of WriteError: 429 or 503 with Retry-After, as StatusCode says. A
 // RejectionHandler of e may return an http.Handler. It then serves the

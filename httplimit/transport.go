@@ -58,7 +58,10 @@ type Transport struct {
 // NotSentError is the error of a request that Transport did not send. The
 // request never left the process, so it is safe to retry even when it is
 // not idempotent. An http.Client wraps it in a *url.Error, and errors.As
-// and errors.Is see through both.
+// and errors.Is see through both. An http.Client whose Timeout ends the
+// wait may replace it with an error of its own, which unwraps to nothing
+// but context.DeadlineExceeded. Bound the wait with the request's context
+// to keep it.
 type NotSentError struct {
 	Key string // the request's group key
 	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches

@@ -46,7 +46,9 @@ func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) (
 			return chain, fmt.Errorf("%w: group %s has a cycle of parents: %s",
 				ErrInvalidPolicy, quoted(groupKey), arrows(groupKey, append(chain, parent)))
 		case len(chain) == maxAncestors:
-			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s → …",
+			// The chain ends at the ninth ancestor: whether it goes on is
+			// not asked of the resolver.
+			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s",
 				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)))
 		}
 		chain = append(chain, parent)
@@ -65,11 +67,11 @@ func crossedCycle(groupKey string, chain []string) error {
 		ErrInvalidPolicy, quoted(groupKey), arrows(groupKey, chain))
 }
 
-// keptTooDeep is the error for groupKey whose parent's group has
-// maxAncestors ancestors, kept from an earlier policy: UpdatePolicy
-// changes no group's parent. chain is the parent's key and theirs.
+// keptTooDeep is the error for groupKey whose parent's group, already
+// made, has maxAncestors ancestors. They are kept as they were when it was
+// made, whatever the policy now. chain is the parent's key and theirs.
 func keptTooDeep(groupKey string, chain []string) error {
-	return fmt.Errorf("%w: group %s has more than %d ancestors, its parent's kept from an earlier policy: %s",
+	return fmt.Errorf("%w: group %s has more than %d ancestors, its parent's group's included: %s",
 		ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, chain))
 }
 

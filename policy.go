@@ -24,8 +24,9 @@ const (
 	IsolationOff IsolationMode = iota
 	// IsolationFairShare takes the group's permits first and the global one
 	// last, held only while the task runs. Each freed global permit goes to
-	// the waiting group with the fewest running tasks per weight. So a light
-	// group never waits behind a heavy group's burst.
+	// the waiting group whose running tasks hold the fewest global permits
+	// per weight (a task of cost c holds c). So a light group never waits
+	// behind a heavy group's burst.
 	IsolationFairShare
 )
 

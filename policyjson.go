@@ -60,6 +60,8 @@ var isolationNames = []struct {
 // ErrInvalidPolicy and names the JSON path of each bad value it found, e.g.
 // `perGroupMaxConcurrency["a"]: -1 is below 1`. It names the first 20,
 // and how many more. A syntax error stops the reading at its byte offset.
+// The bad values found before it, or before data after the object, are
+// named too.
 // It quotes a name or value it repeats, and cuts it to 64 bytes. So no
 // control character or megabyte of the input reaches a log. A field name
 // that is a plain word stays bare.
@@ -87,6 +89,9 @@ func ParsePolicy(data []byte) (*PolicyBuilder, error) {
 	r := &policyReader{dec: json.NewDecoder(bytes.NewReader(data)), b: NewPolicyBuilder()}
 	r.dec.UseNumber()
 	if err := r.policy(); err != nil {
+		if len(r.bad) > 0 { // found before the reading stopped
+			return nil, fmt.Errorf("%w: %v; %s", ErrInvalidPolicy, err, r.badValues())
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
 	}
 	if len(r.bad) > 0 {

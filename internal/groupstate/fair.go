@@ -5,10 +5,11 @@ import "sync/atomic"
 // fairQueue is the global line's queue under fair-share isolation. It holds
 // the tasks that hold their group's permits and wait for a global one.
 //
-// A permit given back while tasks wait goes to the group with the fewest
-// running tasks per weight (running/weight, compared exactly). Ties go to
-// the group whose first waiting task joined first. Within a group, the
-// permit goes to its first waiting task of the highest priority.
+// A permit given back while tasks wait goes to the group whose running
+// tasks hold the fewest global permits per weight (compared exactly).
+// Ties go to the group whose first waiting task joined first. Within a
+// group, the permit goes to its first waiting task of the highest
+// priority.
 //
 // The waiting tasks stand in one list in the order they joined (all). Each
 // group's tasks are also chained from Group.chain. Which group to serve is

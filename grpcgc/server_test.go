@@ -96,7 +96,7 @@ func TestAFullGlobalQueueIsUnavailable(t *testing.T) {
 	e := build(t, groupconc.NewPolicyBuilder().GlobalMaxInFlight(1).GlobalQueueThreshold(0))
 	g := newGate()
 	c := serve(t, &health{check: g.hold}, []grpc.ServerOption{
-		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant-bin"))),
+		grpc.UnaryInterceptor(grpcgc.UnaryServerInterceptor(e, grpcgc.WithKeyFromMetadata("x-tenant"))),
 	})
 	held := make(chan error, 1)
 	go func() { held <- check(tenant(t.Context(), "a"), c, "a") }()

@@ -161,3 +161,46 @@ func (r *reparks) begin(a *groupstate.Group[task]) {
 	delete(r.due, a)
 	r.mu.Unlock()
 }
+
+// limits resolves groupKey's limits, the policy's and then the override's.
+// The registry calls it when it creates a group, and when UpdatePolicy or
+// SetGroupOverride resolve groups again.
+func (e *GroupExecutor) limits(groupKey string) groupstate.Limits {
+	return e.limitsOver(groupKey, nil, 0)
+}
+
+// limitsOver is limits, for a group whose adaptive limit, if any, was at
+// conc under state: a change of its override that leaves the adaptive
+// limit's bounds as they were carries it on there (see tuning.carry).
+func (e *GroupExecutor) limitsOver(groupKey string, state any, conc int) groupstate.Limits {
+	p := e.policy.Load()
+	l := p.limits(groupKey)
+	if e.overrides.n.Load() > 0 {
+		if o, ok := e.overrides.get(e.groups, groupKey); ok {
+			o.apply(&l)
+		}
+	}
+	if tu, ok := state.(*tuning); !ok || !tu.carry(&l, conc) {
+		p.tuneLimits(&l, groupKey) // an adaptive limit moves below what is resolved, override included
+	}
+	return l
+}
+
+// carry carries tu on in l, limits resolved again after a change of an
+// override, with its limit at conc. It does so, and reports true, when l
+// resolves to tu's bounds: a pause, a resume or a queue threshold starts
+// no algorithm afresh. A new queue threshold makes a new tuning of tu's
+// algorithm, so that the limit follows it.
+func (tu *tuning) carry(l *groupstate.Limits, conc int) bool {
+	if l.Concurrency != tu.max {
+		return false
+	}
+	if l.QueueThreshold != tu.queueMax {
+		next := *tu
+		next.queueMax = l.QueueThreshold
+		tu = &next
+	}
+	l.Tuning, l.Concurrency = tu, conc
+	l.QueueThreshold = tu.queue(conc)
+	return true
+}

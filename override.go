@@ -180,7 +180,9 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 	if err := e.overrides.set(e.groups, groupKey, g, o); err != nil {
 		return err
 	}
-	e.applyChanges(e.groups.UpdateGroup(g))
+	e.applyChanges(e.groups.UpdateGroup(g, func(cur groupstate.Limits) groupstate.Limits {
+		return e.limitsOver(groupKey, cur.Tuning, cur.Concurrency)
+	}))
 	return nil
 }
 
@@ -259,21 +261,6 @@ func callGuard(f func(groupKey string, o GroupOverride) error, groupKey string, 
 		}
 	}()
 	return f(groupKey, o)
-}
-
-// limits resolves groupKey's limits, the policy's and then the override's.
-// The registry calls it when it creates a group, and when UpdatePolicy or
-// SetGroupOverride resolve groups again.
-func (e *GroupExecutor) limits(groupKey string) groupstate.Limits {
-	p := e.policy.Load()
-	l := p.limits(groupKey)
-	if e.overrides.n.Load() > 0 {
-		if o, ok := e.overrides.get(e.groups, groupKey); ok {
-			o.apply(&l)
-		}
-	}
-	p.tuneLimits(&l, groupKey) // an adaptive limit moves below what is resolved, override included
-	return l
 }
 
 // get returns key's override if its group is still r's group for key.

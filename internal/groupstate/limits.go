@@ -231,34 +231,35 @@ func (r *Registry[T]) Update(limit, queueThreshold int, resolve func(key string)
 		groups = append(groups, g)
 		return true
 	})
-	return r.resolveLocked(groups, limit)
+	return r.resolveLocked(groups, limit, func(g *Group[T]) Limits { return resolve(g.key) })
 }
 
 // keepGlobal leaves the global limit as it is (see resolveLocked).
 const keepGlobal = -1
 
-// UpdateGroup resolves g's limits again, as Update does for every group,
-// if g is still the registry's group for its key. It does nothing for a
-// group evicted or forgotten. Calls must not overlap, with each other or
-// with Update.
-func (r *Registry[T]) UpdateGroup(g *Group[T]) *Changes[T] {
+// UpdateGroup gives g the limits resolve returns for those in force, as
+// Update resolves every group's again, if g is still the registry's group
+// for its key. It does nothing for a group evicted or forgotten. No
+// adaptive tuning (Tune) runs meanwhile, so resolve may carry one on.
+// Calls must not overlap, with each other or with Update.
+func (r *Registry[T]) UpdateGroup(g *Group[T], resolve func(cur Limits) Limits) *Changes[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if cur, ok := r.Lookup(g.key); !ok || cur != g {
 		return new(Changes[T])
 	}
-	return r.resolveLocked([]*Group[T]{g}, keepGlobal)
+	return r.resolveLocked([]*Group[T]{g}, keepGlobal, func(g *Group[T]) Limits { return resolve(g.Limits()) })
 }
 
-// resolveLocked resolves the limits of groups again and applies them, and
-// global as the global limit (keepGlobal: none), in the three passes of a
-// change of limits (see limits.go). r.mu must be held.
-func (r *Registry[T]) resolveLocked(groups []*Group[T], global int) *Changes[T] {
+// resolveLocked gives groups the limits resolve returns and applies them,
+// and global as the global limit (keepGlobal: none), in the three passes
+// of a change of limits (see limits.go). r.mu must be held.
+func (r *Registry[T]) resolveLocked(groups []*Group[T], global int, resolve func(*Group[T]) Limits) *Changes[T] {
 	r.global.changes.begin()
 	defer func() { r.global.changes.end(r.clock()) }()
 	c := new(Changes[T])
 	for _, g := range groups {
-		g.setLimits(r.resolve(g.key))
+		g.setLimits(resolve(g))
 	}
 	// A lowered global limit sends back the tasks that hold a global permit
 	// and wait at a later layer. Under fair share no layer comes later.

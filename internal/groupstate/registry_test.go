@@ -37,14 +37,14 @@ func TestRegistryUpdateGroupResolvesOneGroupAgainAndNotAGoneOne(t *testing.T) {
 	f.submit(t, "h", "h2")
 	conc["g"], conc["h"] = 2, 2
 	g, _ := f.r.Lookup("g")
-	assert.Equal(t, []string{"g2"}, resume(f.r.UpdateGroup(g).Handed))
+	assert.Equal(t, []string{"g2"}, resume(f.r.UpdateGroup(g, func(Limits) Limits { return f.r.resolve("g") }).Handed))
 	assert.Equal(t, Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Answers: Answers{Concurrency: 7}}, g.Limits())
 	h, _ := f.r.Lookup("h")
 	assert.Equal(t, 1, h.Limits().Concurrency, "another group keeps its limits")
 
 	evicted := f.r.Evict("h", context.Canceled, nil)
 	assert.Len(t, evicted, 1)
-	assert.Empty(t, f.r.UpdateGroup(h).Handed)
+	assert.Empty(t, f.r.UpdateGroup(h, func(Limits) Limits { return f.r.resolve("h") }).Handed)
 	assert.Equal(t, 1, h.Limits().Concurrency, "an evicted group is not resolved again")
 }
 

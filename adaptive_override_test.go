@@ -1,0 +1,49 @@
+package groupconc_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kobe/groupconc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An override that pauses, resumes or sets a queue threshold leaves an
+// adaptive limit where it moved to: an operator who pauses a group whose
+// backend struggles does not resume it at full concurrency. One that
+// changes MaxConcurrency starts it afresh there, as UpdatePolicy does.
+func TestAnOverrideOfAnotherLimitLeavesAnAdaptiveLimitWhereItIs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		e := groupconc.New(mustBuild(t, adaptiveGroups(s, 8, 1, 2)))
+		defer e.Close()
+		done := func(context.Context) (int, error) { return 0, nil }
+		s.want.Store(3)
+		submit(t, t.Context(), e, "g", "t", done).Wait()
+		require.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency)
+		s.want.Store(0) // from here on, each sample keeps the limit it saw
+
+		yes, no, q, c := true, false, 5, 6
+		for _, o := range []groupconc.GroupOverride{{Paused: &yes}, {Paused: &no}, {QueueThreshold: &q}} {
+			require.NoError(t, e.SetGroupOverride("g", o))
+			st := groupStats(t, e, "g")
+			assert.Equal(t, 3, st.MaxConcurrency, "after %+v", o)
+			assert.Equal(t, int64(1), s.made.Load(), "no new algorithm after %+v", o)
+		}
+		assert.Equal(t, 5, groupStats(t, e, "g").QueueThreshold, "the threshold follows the limit, at most the override's")
+
+		// The limit still moves, and the threshold follows it within the new bound.
+		s.want.Store(2)
+		submit(t, t.Context(), e, "g", "t", done).Wait()
+		st := groupStats(t, e, "g")
+		assert.Equal(t, 2, st.MaxConcurrency)
+		assert.Equal(t, 4, st.QueueThreshold)
+		s.want.Store(0)
+
+		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &c}))
+		assert.Equal(t, 6, groupStats(t, e, "g").MaxConcurrency, "a new maximum starts afresh")
+		assert.Equal(t, int64(2), s.made.Load())
+	})
+}

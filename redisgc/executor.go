@@ -72,8 +72,8 @@ type execTarget struct {
 	exec     *groupconc.GroupExecutor
 	policies *policyMaker
 	// pausedWaiting is what the last groups call found waiting in paused
-	// groups.
-	pausedWaiting int
+	// groups, and waitingGlobal what it found waiting for a global permit.
+	pausedWaiting, waitingGlobal int
 }
 
 // groups counts what runs in permits, as the shares are. A task of cost 3
@@ -95,8 +95,11 @@ func (t *execTarget) groups(yield func(string, load) bool) {
 	// descendants. A group under a paused ancestor is paused too, so only
 	// the top of each paused subtree is counted.
 	held := make(map[string]int)
-	t.pausedWaiting = 0
+	t.pausedWaiting, t.waitingGlobal = 0, 0
 	for _, s := range stats {
+		if s.Parent == "" { // a parent's counts cover its subtree's
+			t.waitingGlobal += s.WaitingGlobal
+		}
 		if !s.Paused || s.Waiting == 0 || stats[s.Parent].Paused {
 			continue
 		}
@@ -121,13 +124,19 @@ func (t *execTarget) groups(yield func(string, load) bool) {
 // more than 8.
 const maxAncestors = 8
 
-// total counts as running what the global limit bounds (the tasks in
-// flight), and as waiting the rest of what was accepted and not finished.
+// total counts as running what the global limit bounds (the permits in
+// flight), and as waiting the tasks that wait and hold no global permit,
+// each 1. Under fair share that is every waiting task. Under IsolationOff
+// a task takes its global permit first, so those waiting for one alone.
 // A paused group's waiting tasks hold no global permit and cannot start, so
 // they are left out: total is read after groups, which counts them.
 func (t *execTarget) total() load {
 	s := t.exec.Stats()
-	return load{running: s.GlobalInFlight, waiting: max(s.Running+s.Waiting-s.GlobalInFlight-t.pausedWaiting, 0)}
+	waiting := s.Waiting - t.pausedWaiting
+	if t.exec.Policy().Isolation() == groupconc.IsolationOff {
+		waiting = t.waitingGlobal
+	}
+	return load{running: s.GlobalInFlight, waiting: max(waiting, 0)}
 }
 
 func (t *execTarget) remembered() int { return t.exec.Stats().Groups }

@@ -23,7 +23,14 @@ type execReplica struct {
 func startExecReplica(t *testing.T, s *redisServer, name string, opts Options) *execReplica {
 	t.Helper()
 	opts.Name = name
-	r := &execReplica{exec: groupconc.New(nil)}
+	var p *groupconc.GroupPolicy // the default, or Base's: an executor keeps its mode
+	if opts.Base != nil {
+		var err error
+		if p, err = opts.Base().Build(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &execReplica{exec: groupconc.New(p)}
 	c, err := New(s.client(t), r.exec, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,11 @@ import (
 // tells nothing.
 type LimitSample struct {
 	GroupKey string
+	// TopGroupKey is the key of the group's top-level ancestor, or
+	// GroupKey for a group without a parent. Under fair share the global
+	// cap is shared among the top-level groups: an algorithm of the cap
+	// tells their overload apart by it, as adapt's do.
+	TopGroupKey string
 	// Status is SUCCESS, FAILED or CANCELLED: how the task's function
 	// ended (a task whose handle Cancel completed reports what its
 	// function returned).
@@ -281,12 +286,13 @@ func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 	// untold to the rest.
 	defer ignorePanic()
 	ls := LimitSample{
-		GroupKey: t.key(),
-		Status:   o.status,
-		Err:      o.err,
-		RunTime:  time.Duration(o.end - o.start),
-		Waiting:  s.waiting,
-		End:      t.at(o.end),
+		GroupKey:    t.key(),
+		TopGroupKey: topKey(t),
+		Status:      o.status,
+		Err:         o.err,
+		RunTime:     time.Duration(o.end - o.start),
+		Waiting:     s.waiting,
+		End:         t.at(o.end),
 	}
 	if tu := s.group; tu != nil {
 		ls.Running, ls.Limit = s.running, s.limit

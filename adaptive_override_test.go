@@ -47,3 +47,20 @@ func TestAnOverrideOfAnotherLimitLeavesAnAdaptiveLimitWhereItIs(t *testing.T) {
 		assert.Equal(t, int64(2), s.made.Load())
 	})
 }
+
+// A sample names its group's top-level ancestor, whose vote a global cap's
+// algorithm counts it in.
+func TestASampleNamesItsTopLevelGroup(t *testing.T) {
+	s := new(script)
+	e := groupconc.New(mustBuild(t, adaptiveGroups(s, 2, 1, 0).ParentSeparator("/")))
+	defer e.Close()
+	done := func(context.Context) (int, error) { return 0, nil }
+	for _, key := range []string{"t/u1/d", "t", "solo"} {
+		submit(t, t.Context(), e, key, key, done).Wait()
+	}
+	got := s.taken()
+	require.Len(t, got, 3)
+	for i, want := range [][2]string{{"t/u1/d", "t"}, {"t", "t"}, {"solo", "solo"}} {
+		assert.Equal(t, want, [2]string{got[i].GroupKey, got[i].TopGroupKey})
+	}
+}

@@ -201,11 +201,11 @@ func TestASampleTellsTheRunTimeOutcomeAndLoadAtItsStart(t *testing.T) {
 		want := []groupconc.LimitSample{
 			// a may start before b is admitted, or after (Running 1 or 2).
 			// a and b may start before c and d wait in line, or after.
-			{GroupKey: "g", Status: groupconc.StatusSuccess, RunTime: 30 * time.Millisecond, Running: got[0].Running, Limit: 2, Waiting: got[0].Waiting, End: start.Add(30 * time.Millisecond)},
-			{GroupKey: "g", Status: groupconc.StatusFailed, Err: errBoom, RunTime: 40 * time.Millisecond, Running: 2, Limit: 2, Waiting: got[1].Waiting, End: start.Add(40 * time.Millisecond)},
+			{GroupKey: "g", TopGroupKey: "g", Status: groupconc.StatusSuccess, RunTime: 30 * time.Millisecond, Running: got[0].Running, Limit: 2, Waiting: got[0].Waiting, End: start.Add(30 * time.Millisecond)},
+			{GroupKey: "g", TopGroupKey: "g", Status: groupconc.StatusFailed, Err: errBoom, RunTime: 40 * time.Millisecond, Running: 2, Limit: 2, Waiting: got[1].Waiting, End: start.Add(40 * time.Millisecond)},
 			// d waits in line while c starts.
-			{GroupKey: "g", Status: groupconc.StatusSuccess, RunTime: 20 * time.Millisecond, Running: 2, Limit: 2, Waiting: 1, End: start.Add(50 * time.Millisecond)},
-			{GroupKey: "g", Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 30 * time.Millisecond, Running: 2, Limit: 2, End: start.Add(70 * time.Millisecond)},
+			{GroupKey: "g", TopGroupKey: "g", Status: groupconc.StatusSuccess, RunTime: 20 * time.Millisecond, Running: 2, Limit: 2, Waiting: 1, End: start.Add(50 * time.Millisecond)},
+			{GroupKey: "g", TopGroupKey: "g", Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 30 * time.Millisecond, Running: 2, Limit: 2, End: start.Add(70 * time.Millisecond)},
 		}
 		assert.Contains(t, []int{1, 2}, got[0].Running)
 		assert.Contains(t, []int{0, 1, 2}, got[0].Waiting)

@@ -174,3 +174,15 @@ func (t *task) reason() string {
 	}
 	return ""
 }
+
+// topKey returns the key of t's group's top-level ancestor, or t's key.
+func topKey(t *task) string {
+	g := t.permits.Group()
+	if g.Parent() == nil {
+		return t.key()
+	}
+	for g.Parent() != nil {
+		g = g.Parent()
+	}
+	return g.Key()
+}

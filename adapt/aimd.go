@@ -106,7 +106,7 @@ func (a *AIMD) Observe(s groupconc.LimitSample) int {
 		a.start = end
 	}
 	if sig != Ignore {
-		a.tally.add(s.GroupKey, s.RunTime, sig)
+		a.tally.add(voter(&s), s.RunTime, sig)
 	}
 	limit := int(a.cur)
 	switch {

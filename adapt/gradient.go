@@ -174,7 +174,7 @@ func (g *Gradient) record(s *groupconc.LimitSample, sig Signal) int {
 		g.closeLocked()
 	}
 	g.w.add(end, run, s.Running, s.Limit, sig, s.Waiting > 0 && s.Running < s.Limit)
-	g.tally.add(s.GroupKey, run, sig)
+	g.tally.add(voter(s), run, sig)
 	limit := int(g.limit.Load())
 	g.mu.Unlock()
 	return limit

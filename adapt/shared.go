@@ -1,6 +1,10 @@
 package adapt
 
-import "time"
+import (
+	"time"
+
+	"github.com/kobe/groupconc"
+)
 
 // tally counts one window's samples by group, for a limit that takes the
 // samples of several groups. That is the global cap. It tells overload the
@@ -29,13 +33,34 @@ type tally struct {
 	quiet bool // whether the last window's overload was one group's
 	// judged is whether a window had groups enough to vote (see close).
 	judged bool
+	voters int // the votes the last window judged by
 }
 
 // quietNow reports whether overload is to be taken as one group's: as the
-// last window judged, or, before any window was judged, while more than
-// one group gives samples. So one tenant's overload in the first window
-// does not cut everyone's cap either.
-func (t *tally) quietNow() bool { return t.quiet || !t.judged && t.used > 1 }
+// last window judged, if more than one group voted in it. Before any
+// window was judged, or after one with a single voter, it is one group's
+// while more than one group gives samples. So one tenant's overload does
+// not cut everyone's cap before its vote is counted: not in the first
+// window, nor where it joins a tenant that had the cap alone.
+func (t *tally) quietNow() bool {
+	switch {
+	case t.quiet:
+		return true
+	case !t.judged:
+		return t.used > 1
+	case t.voters > 1:
+		return false
+	}
+	n := 0 // the groups giving samples in this window
+	for i := range t.used {
+		if t.e[i].fresh > 0 {
+			if n++; n > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 type groupTally struct {
 	key       string
@@ -59,6 +84,15 @@ const (
 	// baseDrift is how much a group's baseline rises per window.
 	baseDrift = 0.01
 )
+
+// voter returns whose vote s counts in: its top-level group's, so that a
+// tenant that spreads its tasks over many keys votes once.
+func voter(s *groupconc.LimitSample) string {
+	if s.TopGroupKey != "" {
+		return s.TopGroupKey
+	}
+	return s.GroupKey
+}
 
 // add counts one sample of the group key.
 func (t *tally) add(key string, run time.Duration, sig Signal) {
@@ -156,5 +190,6 @@ func (t *tally) close(margin float64) bool {
 	}
 	t.quiet = groups > 1 && (2*slow <= total || 2*slowGroups <= groups)
 	t.judged = t.judged || groups > 0
+	t.voters = groups
 	return !t.quiet
 }

@@ -24,6 +24,7 @@ type stream struct {
 	clients map[*client]struct{} // guarded by mu
 	stop    chan struct{}        // guarded by mu; closed to stop the producer, nil when none runs
 	done    chan struct{}        // guarded by mu; closed when that producer has returned
+	ending  chan struct{}        // guarded by mu; the done of a producer stopped, until it returns
 	closed  bool                 // guarded by mu; set by Close
 	closing chan struct{}        // closed by Close
 
@@ -76,9 +77,12 @@ func (h *Handler) join() *client {
 	case s.stop == nil:
 		// A frame left by an earlier producer is stale. The new one
 		// publishes at once and pokes every client.
+		// One stopped as the last client left may still be building a
+		// frame: the new one waits for it, so that one producer at a time
+		// runs and frames go out in the order they were built.
 		s.frame.Store(nil)
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go h.produce(s.stop, s.done, 0)
+		go h.produce(s.stop, s.done, 0, s.ending)
 	case s.frame.Load() != nil:
 		c.poke <- struct{}{} // the current snapshot, at once
 	}
@@ -95,11 +99,16 @@ func (h *Handler) leave(c *client) {
 	if len(s.clients) == 0 && s.stop != nil {
 		close(s.stop)
 		done = s.done
-		s.stop, s.done = nil, nil
+		s.stop, s.done, s.ending = nil, nil, done
 	}
 	s.mu.Unlock()
 	if done != nil {
 		<-done // outside mu: the producer takes it to poke clients
+		s.mu.Lock()
+		if s.ending == done {
+			s.ending = nil
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -108,12 +117,16 @@ func (h *Handler) leave(c *client) {
 // that with very many groups it takes at most a tenth of a CPU. The frame
 // says that wait (nextMs), which it keeps to. A DisplayKey that ends the
 // goroutine (runtime.Goexit) ends one frame. Another goroutine takes over
-// an Interval later, so that no stream is left without frames.
-func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}, wait time.Duration) {
+// an Interval later, so that no stream is left without frames. It starts
+// once the producer before it, if any, has returned (after).
+func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}, wait time.Duration, after <-chan struct{}) {
+	if after != nil {
+		<-after
+	}
 	stopped := false
 	defer func() {
 		if !stopped {
-			go h.produce(stop, done, h.o.Interval)
+			go h.produce(stop, done, h.o.Interval, nil)
 			return
 		}
 		close(done)

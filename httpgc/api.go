@@ -68,7 +68,7 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	total, rows, _ := h.groups(h.e.AllGroupStats(), by, n, q.Get("prefix"))
+	total, rows := h.groups(h.e.AllGroupStats(), by, n, q.Get("prefix"))
 	reply(w, http.StatusOK, groupsJSON{Total: total, Groups: rows})
 }
 

@@ -9,7 +9,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
@@ -34,11 +33,6 @@ type Handler struct {
 	history  history
 	// writeRoutes maps each write route's pattern to its Action, for Audit.
 	writeRoutes map[string]Action
-	// shown maps the displayed names of the stream's latest rows to their
-	// keys. So with a DisplayKey the page's reads of those groups need no
-	// pass over every group. A name two rows share is left out. It is nil
-	// without a DisplayKey.
-	shown atomic.Pointer[map[string]string]
 	// unwatch stops the handler being told e's pressure warnings.
 	unwatch func()
 }
@@ -231,12 +225,11 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 
 // lookup finds the group r's URL names by its displayed name, and returns
 // that name. It writes 400 for no name, 404 for no such group, and 409
-// when two groups share the displayed name. With a DisplayKey, a read of
-// a group the stream shows takes its key from the stream's latest rows. A
-// write always looks at every group, so it never acts on one of two
-// groups that share a name. Without a DisplayKey the name is the key,
-// unless it has a U+FFFD, which may stand for a byte that is not UTF-8
-// (see display). Then every group is looked at too.
+// when two groups share the displayed name. With a DisplayKey every group
+// is looked at, by a read as by a write: a group of that name that is not
+// shown (idle, or past Rows) makes it ambiguous too. Without a DisplayKey
+// the name is the key, unless it has a U+FFFD, which may stand for a byte
+// that is not UTF-8 (see display). Then every group is looked at too.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, string, bool) {
 	name, ok := groupName(r)
 	if !ok {
@@ -249,13 +242,6 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (gr
 			fail(w, http.StatusNotFound, "no group "+quoted(name))
 		}
 		return st, name, ok
-	}
-	if shown := h.shown.Load(); shown != nil && !write {
-		if key, ok := (*shown)[name]; ok {
-			if st, ok := h.e.GroupStats(key); ok {
-				return st, name, true
-			}
-		}
 	}
 	var found groupconc.GroupStats
 	n := 0

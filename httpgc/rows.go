@@ -322,13 +322,13 @@ func (t *top) sort(items []item) {
 	})
 }
 
-// groups is top as rows, with their keys.
-func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row, keys []string) {
+// groups is top as rows.
+func (h *Handler) groups(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, rows []row) {
 	total, items := h.top(from, by, n, prefix)
-	rows, keys = make([]row, len(items)), make([]string, len(items))
+	rows = make([]row, len(items))
 	find := h.ancestorsIn(items)
 	for i := range items {
-		rows[i], keys[i] = h.row(items[i].st, h.nameOf(&items[i]), find), items[i].st.GroupKey
+		rows[i] = h.row(items[i].st, h.nameOf(&items[i]), find)
 	}
-	return total, rows, keys
+	return total, rows
 }

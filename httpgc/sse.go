@@ -154,21 +154,7 @@ func (h *Handler) produce(stop <-chan struct{}, done chan<- struct{}, wait time.
 func (h *Handler) publish() time.Duration {
 	start := time.Now()
 	s := &h.stream
-	_, rows, keys := h.groups(h.e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
-	if h.o.DisplayKey != nil {
-		// A name two rows share is left out, so that a read of it passes
-		// over every group and answers 409, as without a stream.
-		shown, shared := make(map[string]string, len(rows)), map[string]bool{}
-		for i, r := range rows {
-			if _, ok := shown[r.Group]; ok || shared[r.Group] {
-				delete(shown, r.Group)
-				shared[r.Group] = true
-				continue
-			}
-			shown[r.Group] = keys[i]
-		}
-		h.shown.Store(&shown)
-	}
+	_, rows := h.groups(h.e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
 	snap := snapshotJSON{Stats: h.stats(), Groups: rows, History: h.totalHistory()}
 	took := time.Since(start) + s.marshal
 	wait := max(h.o.Interval-took, 9*took)

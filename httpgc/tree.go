@@ -90,8 +90,11 @@ func (h *Handler) ancestorsIn(items []item) lookup {
 // parentLimit returns the displayed name of st's nearest ancestor whose
 // own limits hold its subtree, by its in-flight count at its bulkhead or its
 // running tasks' cost at its concurrency. It returns "" if none does, and
-// then whether an ancestor has tasks waiting for a global permit.
+// then, under fair share, whether an ancestor has tasks waiting for a
+// global permit: they hold its permits as they wait. Under IsolationOff a
+// task takes its global permit first, so such tasks hold none of them.
 func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string, global bool) {
+	fair := h.e.Policy().Isolation() == groupconc.IsolationFairShare
 	key := st.Parent
 	for range maxDepth {
 		if key == "" {
@@ -104,7 +107,7 @@ func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string
 		if (p.MaxInFlight != groupconc.Unlimited && p.InFlight >= p.MaxInFlight) || p.RunningCost >= p.MaxConcurrency {
 			return h.display(key), false
 		}
-		global = global || p.WaitingGlobal > 0
+		global = global || fair && p.WaitingGlobal > 0
 		key = p.Parent
 	}
 	return "", global

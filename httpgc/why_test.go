@@ -221,3 +221,37 @@ func TestARowWhoseAncestorsPermitWaitsForTheGlobalCapSaysGlobalCap(t *testing.T)
 		}
 	})
 }
+
+// Under IsolationOff a task takes its global permit first. A costly task
+// that waits at its own limit, while a sibling waits for a global permit,
+// waits on its own limit: its row says so, not "global cap", which would
+// point at a knob that starts nothing.
+func TestUnderIsolationOffARowWaitingAtItsOwnLimitSaysOwnLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().ParentSeparator("/").
+			GlobalMaxInFlight(4).DefaultMaxConcurrencyPerGroup(10).
+			PerGroupMaxConcurrency(map[string]int{"t/u2": 2}))
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		block := func(context.Context) (int, error) { <-release; return 0, nil }
+		sub := func(key string, cost int) *groupconc.TaskHandle[int] {
+			h, err := groupconc.SubmitWith(context.Background(), e, key, key, block, groupconc.SubmitOptions{Cost: cost})
+			require.NoError(t, err)
+			synctest.Wait()
+			return h
+		}
+		sub("x", 1)
+		sub("t/u2", 1)
+		costly := sub("t/u2", 2) // takes the last 2 global permits, waits at u2's own limit
+		sub("t/u1", 1)           // waits for a global permit
+		pos, ok := costly.Position()
+		require.True(t, ok)
+		require.Equal(t, "t/u2", pos.Group)
+		require.NotEqual(t, "global", pos.Limit)
+		h, err := httpgc.New(e, httpgc.Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { h.Close() })
+		assert.Equal(t, "own limit", rowOf(t, h, "t/u2")["why"]) // a costly head, 1 of 2 free
+		assert.Equal(t, "global cap", rowOf(t, h, "t/u1")["why"])
+	})
+}

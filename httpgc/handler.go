@@ -115,7 +115,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, `not found: a path must start with "/" and have no "//", "." or ".." segment`)
 		return
 	}
+	if mh, pattern := h.mux.Handler(r); pattern == "" {
+		h.unrouted(w, r, mh)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request no route takes, as the mux's handler mh
+// would (404, or 405 with Allow), with an error in JSON as every other
+// answer of the API has, so the page can show it.
+func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request, mh http.Handler) {
+	c := &statusOnly{header: http.Header{}}
+	mh.ServeHTTP(c, r)
+	if allow := c.header.Get("Allow"); c.code == http.StatusMethodNotAllowed && allow != "" {
+		w.Header().Set("Allow", allow)
+		fail(w, c.code, "method "+quoted(r.Method)+" not allowed here: allowed "+allow)
+		return
+	}
+	fail(w, http.StatusNotFound, "not found: no endpoint "+quoted(r.URL.Path))
+}
+
+// statusOnly is a ResponseWriter that keeps the status and header alone.
+type statusOnly struct {
+	header http.Header
+	code   int
+}
+
+func (c *statusOnly) Header() http.Header { return c.header }
+
+func (c *statusOnly) Write(p []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return len(p), nil
+}
+
+func (c *statusOnly) WriteHeader(code int) {
+	if c.code == 0 {
+		c.code = code
+	}
 }
 
 // cleanPath reports whether p, an escaped path, is as http.ServeMux

@@ -3,6 +3,7 @@ package groupconc
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobe/groupconc/internal/groupstate"
@@ -177,7 +178,10 @@ type tuning struct {
 	algo     AdaptiveLimit
 	min, max int
 	factor   float64 // QueueFactor
-	queueMax int     // the resolved queue threshold
+	// queueMax is the resolved queue threshold. An override may change it
+	// (see carry), under the registry's change of limits, which no Tune
+	// overlaps. It is read by queue, which Tune calls.
+	queueMax atomic.Int64
 }
 
 // newTuning makes the tuning of the limit max (resolved) for key ("" for
@@ -199,7 +203,9 @@ func newTuning(c *AdaptiveConfig, key string, max, queueMax int) (tu *tuning) {
 	if algo == nil {
 		return nil
 	}
-	return &tuning{algo: algo, min: lo, max: max, factor: c.QueueFactor, queueMax: queueMax}
+	tu = &tuning{algo: algo, min: lo, max: max, factor: c.QueueFactor}
+	tu.queueMax.Store(int64(queueMax))
+	return tu
 }
 
 // tuned reports whether p makes a limit adaptive.
@@ -212,17 +218,6 @@ func (p *GroupPolicy) tuneLimits(l *groupstate.Limits, key string) {
 		l.Tuning = tu
 		l.QueueThreshold = tu.queue(l.Concurrency)
 	}
-}
-
-// queue returns the queue threshold that goes with the limit n.
-func (tu *tuning) queue(n int) int {
-	if tu.factor == 0 {
-		return tu.queueMax
-	}
-	if q := math.Ceil(tu.factor * float64(n)); q < float64(tu.queueMax) {
-		return int(q)
-	}
-	return tu.queueMax
 }
 
 // clamp returns n within the tuning's bounds.
@@ -312,7 +307,7 @@ func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 // tuneGroup makes n the concurrency limit of g, unless UpdatePolicy
 // replaced tu.
 func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, at time.Time) {
-	if old, c := e.groups.Tune(g, tu, n, tu.queue(n)); c != nil {
+	if old, c := e.groups.Tune(g, tu, n, tu.queue); c != nil {
 		e.applyChanges(c)
 		e.tellLimit(LimitChange{GroupKey: g.Key(), Old: old, New: n, At: at})
 	}

@@ -64,3 +64,28 @@ func TestASampleNamesItsTopLevelGroup(t *testing.T) {
 		assert.Equal(t, want, [2]string{got[i].GroupKey, got[i].TopGroupKey})
 	}
 }
+
+// A task that started before an override of its group's queue threshold
+// still moves the adaptive limit as it ends: the override carries the
+// group's adaptive state on, the one the task's sample goes to.
+func TestASampleOfATaskRunningAcrossAQueueOverrideMovesTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		e := groupconc.New(mustBuild(t, adaptiveGroups(s, 8, 1, 2)))
+		defer e.Close()
+		s.want.Store(3)
+		submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+		require.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency)
+		gate := make(chan struct{})
+		h := submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { <-gate; return 0, nil })
+		synctest.Wait()
+		q := 5
+		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{QueueThreshold: &q}))
+		s.want.Store(2)
+		close(gate)
+		h.Wait()
+		st := groupStats(t, e, "g")
+		assert.Equal(t, 2, st.MaxConcurrency, "the running task's sample lowered the limit")
+		assert.Equal(t, 4, st.QueueThreshold, "twice the limit, within the override's 5")
+	})
+}

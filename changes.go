@@ -1,6 +1,7 @@
 package groupconc
 
 import (
+	"math"
 	"sync"
 
 	"github.com/kobe/groupconc/internal/groupstate"
@@ -189,18 +190,27 @@ func (e *GroupExecutor) limitsOver(groupKey string, state any, conc int) groupst
 // carry carries tu on in l, limits resolved again after a change of an
 // override, with its limit at conc. It does so, and reports true, when l
 // resolves to tu's bounds: a pause, a resume or a queue threshold starts
-// no algorithm afresh. A new queue threshold makes a new tuning of tu's
-// algorithm, so that the limit follows it.
+// no algorithm afresh. tu stays the group's tuning, so that the samples of
+// tasks running now still move the limit. A new queue threshold becomes
+// its bound. No Tune runs meanwhile (see Registry.UpdateGroup).
 func (tu *tuning) carry(l *groupstate.Limits, conc int) bool {
 	if l.Concurrency != tu.max {
 		return false
 	}
-	if l.QueueThreshold != tu.queueMax {
-		next := *tu
-		next.queueMax = l.QueueThreshold
-		tu = &next
-	}
+	tu.queueMax.Store(int64(l.QueueThreshold))
 	l.Tuning, l.Concurrency = tu, conc
 	l.QueueThreshold = tu.queue(conc)
 	return true
+}
+
+// queue returns the queue threshold that goes with the limit n.
+func (tu *tuning) queue(n int) int {
+	most := int(tu.queueMax.Load())
+	if tu.factor == 0 {
+		return most
+	}
+	if q := math.Ceil(tu.factor * float64(n)); q < float64(most) {
+		return int(q)
+	}
+	return most
 }

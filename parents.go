@@ -46,10 +46,14 @@ func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) (
 			return chain, fmt.Errorf("%w: group %s has a cycle of parents: %s",
 				ErrInvalidPolicy, quoted(groupKey), arrows(groupKey, append(chain, parent)))
 		case len(chain) == maxAncestors:
-			// The chain ends at the ninth ancestor: whether it goes on is
-			// not asked of the resolver.
-			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s",
-				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)))
+			// "→ …" says the chain goes on past the ninth ancestor. A
+			// separator tells at once. A resolver is not asked again.
+			more := " → …"
+			if p.parentResolver == nil && p.separatorParent(parent) == "" {
+				more = ""
+			}
+			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s%s",
+				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)), more)
 		}
 		chain = append(chain, parent)
 		if kept != nil && kept(parent) {
@@ -86,14 +90,19 @@ func (p *GroupPolicy) parent(groupKey string) (parent string, err error) {
 		}()
 		return f(groupKey), nil
 	}
+	return p.separatorParent(groupKey), nil
+}
+
+// separatorParent returns groupKey's parent by the separator, "" for none.
+func (p *GroupPolicy) separatorParent(groupKey string) string {
 	if p.parentSeparator == "" {
-		return "", nil
+		return ""
 	}
 	i := strings.LastIndex(groupKey, p.parentSeparator)
 	if i <= 0 {
-		return "", nil
+		return ""
 	}
-	return groupKey[:i], nil
+	return groupKey[:i]
 }
 
 // arrows writes a chain of keys for an error, each quoted, such as

@@ -97,6 +97,10 @@ func TestParentChainTakesEightAncestorsAndRefusesNine(t *testing.T) {
 	assert.ErrorContains(t, err, `group "k0/k1/k2/k3/k4/k5/k6/k7/k8/k9" has more than 8 ancestors: "k0/k1/k2/k3/k4/k5/k6/k7/k8/k9" → "k0/k1/k2/k3/k4/k5/k6/k7/k8" → `)
 	assert.ErrorContains(t, err, `→ "k0/k1" → "k0"`, "the chain up to the ninth ancestor")
 	assert.NotContains(t, err.Error(), "…", "k0 has no parent: the chain ends there")
+
+	_, err = p.ParentChain(deepKey(groupconc.MaxAncestors + 4))
+	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+	assert.ErrorContains(t, err, `→ "k0/k1/k2/k3" → …`, "the chain goes on past the ninth ancestor")
 	assert.Len(t, chain, groupconc.MaxAncestors, "the ancestors resolved before the fault")
 	assert.Equal(t, chain, p.Explain(deepKey(groupconc.MaxAncestors+1)).Ancestors)
 }

@@ -65,9 +65,10 @@ func toStatus(ctx context.Context, err error) error {
 	return &callError{status.New(codes.Internal, message(err)), err}
 }
 
-// message returns the status message for err, cut at 256 bytes. The
-// error may name a caller's key, or the chain of its ancestors, and the
-// peer gets no more of it than of any caller's string (see quote).
+// message returns the status message for err: its first 256 bytes, cut
+// between runes, and the count of all if it is longer. The error may name
+// a caller's key, or the chain of its ancestors, and the peer gets no
+// more of it than of any caller's string (see quote).
 func message(err error) string {
 	const limit = 256
 	s := "grpcgc: " + err.Error()

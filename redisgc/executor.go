@@ -134,7 +134,9 @@ func (t *execTarget) total() load {
 	s := t.exec.Stats()
 	waiting := s.Waiting - t.pausedWaiting
 	if t.exec.Policy().Isolation() == groupconc.IsolationOff {
-		waiting = t.waitingGlobal
+		// Read before s: a task that took its global permit since is in
+		// GlobalInFlight too. It is still no more than those waiting.
+		waiting = min(t.waitingGlobal, waiting)
 	}
 	return load{running: s.GlobalInFlight, waiting: max(waiting, 0)}
 }

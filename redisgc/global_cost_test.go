@@ -3,6 +3,7 @@ package redisgc
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -51,4 +52,35 @@ func TestTheGlobalDemandCountsEachWaitingTaskOfACostlyGroup(t *testing.T) {
 				"never three of the four tasks ran at once")
 		})
 	}
+}
+
+// Under IsolationOff the demand's waiting tasks are read in the pass over
+// the groups, before the permits in flight. A task that took its global
+// permit in between is counted once: waiting is no more than what waits.
+func TestTheGlobalDemandCountsATaskStartedBetweenItsReadsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := groupconc.NewPolicyBuilder().GlobalMaxInFlight(1).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := groupconc.New(p)
+		defer e.Close()
+		ga, gb := make(chan struct{}), make(chan struct{})
+		hold := func(g chan struct{}) groupconc.Task[int] {
+			return func(context.Context) (int, error) { <-g; return 0, nil }
+		}
+		ha, _ := groupconc.Submit(t.Context(), e, "a", "1", hold(ga))
+		hb, _ := groupconc.Submit(t.Context(), e, "b", "2", hold(gb))
+		synctest.Wait()
+		tg := &execTarget{exec: e}
+		tg.groups(func(string, load) bool { return true }) // b waits for the global permit
+		close(ga)                                          // a ends, and b takes the permit
+		ha.Wait()
+		synctest.Wait()
+		if l := tg.total(); l.demand() != 1 {
+			t.Errorf("one task left, a demand of %+v", l)
+		}
+		close(gb)
+		hb.Wait()
+	})
 }

@@ -51,13 +51,14 @@ func (g *Group[T]) Concurrency() int {
 // Group returns the group given to Init.
 func (p *Permits[T]) Group() *Group[T] { return p.group }
 
-// Tune makes conc the group's concurrency limit and queue its queue
+// Tune makes conc the group's concurrency limit and queue(conc) its queue
 // threshold, if the limits in force still carry tuning. They do unless
-// Update replaced them meanwhile. It returns the concurrency limit before,
-// and the tasks the change moved. The caller carries those on as after
-// Update. The tasks are nil if nothing changed. Calls may overlap with
-// each other and with Update.
-func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c *Changes[T]) {
+// Update replaced them meanwhile. queue is called with no change under way
+// (UpdateGroup may change what it reads). Tune returns the concurrency
+// limit before, and the tasks the change moved. The caller carries those
+// on as after Update. The tasks are nil if nothing changed. Calls may
+// overlap with each other and with Update.
+func (r *Registry[T]) Tune(g *Group[T], tuning any, conc int, queue func(conc int) int) (old int, c *Changes[T]) {
 	// Update stores limits under mu's write side. tuneMu orders tunings.
 	// The lock order is r.mu, r.tuneMu, then the lines' locks. There is one
 	// lock for every group, not one each, because tunings are few next to
@@ -67,11 +68,15 @@ func (r *Registry[T]) Tune(g *Group[T], tuning any, conc, queue int) (old int, c
 	r.tuneMu.Lock()
 	defer r.tuneMu.Unlock()
 	l := *g.limits.Load()
-	if l.Tuning != tuning || l.Concurrency == conc && l.QueueThreshold == queue {
+	if l.Tuning != tuning {
+		return l.Concurrency, nil
+	}
+	q := queue(conc)
+	if l.Concurrency == conc && l.QueueThreshold == q {
 		return l.Concurrency, nil
 	}
 	old = l.Concurrency
-	l.Concurrency, l.QueueThreshold = conc, queue
+	l.Concurrency, l.QueueThreshold = conc, q
 	g.global.changes.begin()
 	defer func() { g.global.changes.end(r.clock()) }()
 	g.setLimits(l)

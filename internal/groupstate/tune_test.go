@@ -25,14 +25,14 @@ func TestTuneRaisesAtOnceAndLowersWithoutTakingPermitsBack(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	require.Same(t, tu, g.Tuning())
 
-	old, c := f.r.Tune(g, tu, 4, 7)
+	old, c := f.r.Tune(g, tu, 4, fixedQueue(7))
 	assert.Equal(t, 2, old)
 	assert.Equal(t, []string{"c", "d"}, resume(c.Handed), "the raised limit hands on at once, in order")
 	assert.Equal(t, Limits{Concurrency: 4, MaxInFlight: Unlimited, QueueThreshold: 7, Weight: 1, Tuning: tu}, g.Limits())
 	assert.Equal(t, 4, g.Running())
 	assert.Equal(t, 4, g.Concurrency())
 
-	_, c = f.r.Tune(g, tu, 1, 7)
+	_, c = f.r.Tune(g, tu, 1, fixedQueue(7))
 	assert.Empty(t, c.Handed)
 	assert.Empty(t, c.Requeued)
 	assert.Equal(t, 4, g.Running(), "a lowered limit takes no permit back")
@@ -42,7 +42,7 @@ func TestTuneRaisesAtOnceAndLowersWithoutTakingPermitsBack(t *testing.T) {
 	assert.Equal(t, []string{"e"}, f.end(t, ks[3]))
 	f.end(t, ks[4])
 
-	_, c = f.r.Tune(g, tu, 1, 7)
+	_, c = f.r.Tune(g, tu, 1, fixedQueue(7))
 	assert.Nil(t, c, "no change")
 	requireQuiet(t, f.gl, g)
 }
@@ -54,7 +54,7 @@ func TestTuneLeavesTheLimitsOfAnUpdateAlone(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	fresh := &tuning{"fresh"}
 	f.r.Update(Unlimited, Unlimited, tuned(3, fresh))
-	n, c := f.r.Tune(g, old, 1, 1)
+	n, c := f.r.Tune(g, old, 1, fixedQueue(1))
 	assert.Nil(t, c, "a change computed from replaced limits")
 	assert.Equal(t, 3, n)
 	assert.Equal(t, 3, g.Concurrency())
@@ -72,7 +72,7 @@ func TestTuneUnderFairShareSendsBackTasksPastALoweredLimit(t *testing.T) {
 		require.Equal(t, MustWait, out)
 	}
 	g, _ := f.r.Lookup("g")
-	_, c := f.r.Tune(g, tu, 1, 10)
+	_, c := f.r.Tune(g, tu, 1, fixedQueue(10))
 	require.Len(t, c.Requeued, 2)
 	_, held, _ := g.Held()
 	assert.Equal(t, 1, held, "only the running task keeps its concurrency permit")
@@ -105,3 +105,6 @@ func TestTuneGlobalUnderFairShare(t *testing.T) {
 	assert.Nil(t, c, "under IsolationOff the global limit is not tuned")
 	assert.Equal(t, 2, off.gl.Limit())
 }
+
+// fixedQueue is a queue function of Tune that returns q whatever the limit.
+func fixedQueue(q int) func(int) int { return func(int) int { return q } }

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/kobe/groupconc/internal/groupstate"
 )
 
 // PressureConfig sets when a group's backlog is worth a warning. A zero
-// field takes its default.
+// field takes its default. The count and age are of a group's own waiting
+// tasks, wherever they wait: a parent is warned about for tasks of its
+// own, not for its subtree's (its children are, each by its own).
 type PressureConfig struct {
 	BacklogCount int           // a group with this many tasks waiting; 0 means 1000
 	BacklogAge   time.Duration // a group whose oldest waiting task waited this long; 0 means 5s
@@ -102,7 +105,11 @@ func (b *PolicyBuilder) PressureWarningFunc(fn func(PressureWarning)) *PolicyBui
 
 // pressureState is one group's cooldown.
 type pressureState struct {
-	mu         sync.Mutex
+	mu sync.Mutex
+	// g is the group it counts for, guarded by mu. A key's group made
+	// again after an eviction or idle forgetting starts afresh. It is
+	// weak, so a group gone is not kept for its state.
+	g          weak.Pointer[groupstate.Group[task]]
 	fired      bool      // guarded by mu
 	last       time.Time // guarded by mu; when the last warning fired
 	suppressed int       // guarded by mu
@@ -133,6 +140,9 @@ func (e *GroupExecutor) warn(p *GroupPolicy, g *groupstate.Group[task], trigger 
 	st := v.(*pressureState)
 	now := time.Now()
 	st.mu.Lock()
+	if wg := weak.Make(g); st.g != wg {
+		st.g, st.fired, st.suppressed = wg, false, 0
+	}
 	if st.fired && now.Sub(st.last) < p.pressure.orDefaults().Cooldown {
 		st.suppressed++
 		st.mu.Unlock()

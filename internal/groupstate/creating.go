@@ -85,6 +85,13 @@ func cycleErr(cycle func(key string, chain []string) error, key string, chain []
 	return cycle(key, chain)
 }
 
+func deepErr(tooDeep func(key string, chain []string) error, key string, chain []string) error {
+	if tooDeep == nil {
+		return errors.New("groupstate: more than MaxAncestors ancestors")
+	}
+	return tooDeep(key, chain)
+}
+
 // create makes the group for key and stores it, unless one is there. A
 // parent is made first, outside mu, and counts the child as one of its
 // tasks while the child is remembered. So a parent is never forgotten
@@ -100,6 +107,13 @@ func (r *Registry[T]) create(key string, self *creation[T]) (*Group[T], error) {
 			if err != nil {
 				return nil, err
 			}
+			// A chain that ends at a group made before counts that group's
+			// ancestors too. Too many are refused before any group is made.
+			if n := len(chain); n > 0 {
+				if top, ok := r.Lookup(chain[n-1]); ok && n+int(top.depth()) > MaxAncestors {
+					return nil, deepErr(tooDeep, key, append(chain[:n-1:n-1], top.path()...))
+				}
+			}
 			if len(chain) > 0 {
 				if parent, err = r.get(chain[0], self); err != nil {
 					return nil, err
@@ -107,7 +121,7 @@ func (r *Registry[T]) create(key string, self *creation[T]) (*Group[T], error) {
 			}
 			if parent != nil && parent.depth() == MaxAncestors { // kept from before
 				parent.exit()
-				return nil, tooDeep(key, parent.path())
+				return nil, deepErr(tooDeep, key, parent.path())
 			}
 		}
 		if g := r.createHeld(key, parent); g != nil {

@@ -178,11 +178,8 @@ func (t *task) reason() string {
 // topKey returns the key of t's group's top-level ancestor, or t's key.
 func topKey(t *task) string {
 	g := t.permits.Group()
-	if g.Parent() == nil {
-		return t.key()
-	}
-	for g.Parent() != nil {
-		g = g.Parent()
+	for p := g.Parent(); p != nil; p = p.Parent() {
+		g = p
 	}
 	return g.Key()
 }

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/kobe/groupconc"
@@ -15,7 +16,15 @@ import (
 // hold its permits while they wait for a global one. In shape
 // tree-unlimited a tenant has no limit of its own (a parent's limit
 // otherwise resolves to W2's per-group one, as any group's does).
+//
+// The shapes take turns in one process (takeTurns), each on executors of
+// its own, a round being 10 of W2's batches: it reports flat's CPU time
+// per task, and each other shape's against it. Control is flat again,
+// near 1 in a sound run. Run in a process per shape, the ratio moved by
+// a few tenths from run to run on a shared 2-core machine.
 func BenchmarkW2Tree(b *testing.B) {
+	const perShape, batches = 3, 10
+	shapes := []string{"flat", "tree", "tree-unlimited", "control"}
 	keys := make([]string, w2Groups)
 	tenants := map[string]map[string]int{"tree": {}, "tree-unlimited": {}}
 	for i := range keys {
@@ -24,19 +33,32 @@ func BenchmarkW2Tree(b *testing.B) {
 		tenants["tree-unlimited"][fmt.Sprint("t", i%10)] = groupconc.Unlimited
 	}
 	for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {
-		for _, shape := range []string{"flat", "tree", "tree-unlimited"} {
-			b.Run(fmt.Sprintf("mode=%v/shape=%s", mode, shape), func(b *testing.B) {
+		b.Run(fmt.Sprintf("mode=%v", mode), func(b *testing.B) {
+			takeTurns(b, shapes, perShape, batches*w2Batch, func(shape, _ int) func() {
 				r, err := newGroupconcPeer(Config{PerGroup: w2PerGroup, Global: w2Global}, mode, nil, func(pb *groupconc.PolicyBuilder) {
-					if shape != "flat" {
-						pb.ParentSeparator("/").PerGroupMaxConcurrency(tenants[shape])
+					if ts := tenants[shapes[shape]]; ts != nil {
+						pb.ParentSeparator("/").PerGroupMaxConcurrency(ts)
 					}
 				})
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer r.Close()
-				benchThroughput(b, r, keys, w2Batch)
-			})
-		}
+				b.Cleanup(r.Close)
+				round := func() {
+					for range batches {
+						for i := range w2Batch {
+							if err := r.Go(keys[i%len(keys)], noop); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if err := r.Wait(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				round() // the groups exist before timing starts
+				return round
+			}, runtime.GC)
+		})
 	}
 }

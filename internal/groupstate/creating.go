@@ -160,17 +160,21 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 		return v.(*Group[T])
 	}
 	g := newGroup(r, key, r.share(r.resolve(key)), parent)
-	if parent != nil {
-		if !parent.hasKids() && r.global.fair { // children share its lines fairly
-			kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
-			kidQueueOf(parent, &parent.conc, heldConc)
-		}
-		if !parent.family().adopt(g) {
-			return nil
-		}
+	store := func() {
+		g.idleAt.Store(r.clock()) // not forgotten before its first task enters
+		r.groups.Store(key, g)
+		r.count.Add(1)
 	}
-	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
-	r.groups.Store(key, g)
-	r.count.Add(1)
+	if parent == nil {
+		store()
+		return g
+	}
+	if !parent.hasKids() && r.global.fair { // children share its lines fairly
+		kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
+		kidQueueOf(parent, &parent.conc, heldConc)
+	}
+	if !parent.family().adopt(g, store) {
+		return nil
+	}
 	return g
 }

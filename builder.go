@@ -147,6 +147,12 @@ func (b *PolicyBuilder) GlobalQueueThreshold(n int) *PolicyBuilder {
 // past this threshold in the global line. Bound it with
 // GlobalQueueThreshold. Under IsolationFairShare it counts the group's
 // waiting tasks at every layer, so it bounds each group's backlog.
+//
+// With parents (ParentSeparator), a task that waits for an ancestor's
+// limit takes a slot of that ancestor's queue, and of its own group's
+// only if it waited for its own limit first. So a child's threshold,
+// even 0, does not turn away a task that its parent's limit holds back:
+// the parent's threshold bounds those.
 func (b *PolicyBuilder) DefaultQueueThresholdPerGroup(n int) *PolicyBuilder {
 	if b == nil {
 		return nil

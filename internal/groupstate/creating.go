@@ -160,21 +160,23 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 		return v.(*Group[T])
 	}
 	g := newGroup(r, key, r.share(r.resolve(key)), parent)
-	store := func() {
-		g.idleAt.Store(r.clock()) // not forgotten before its first task enters
-		r.groups.Store(key, g)
-		r.count.Add(1)
-	}
 	if parent == nil {
-		store()
+		r.store(g)
 		return g
 	}
 	if !parent.hasKids() && r.global.fair { // children share its lines fairly
 		kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
 		kidQueueOf(parent, &parent.conc, heldConc)
 	}
-	if !parent.family().adopt(g, store) {
+	if !parent.family().adopt(g, r) {
 		return nil
 	}
 	return g
+}
+
+// store stores g, just made, and counts it.
+func (r *Registry[T]) store(g *Group[T]) {
+	g.idleAt.Store(r.clock()) // not forgotten before its first task enters
+	r.groups.Store(g.key, g)
+	r.count.Add(1)
 }

@@ -20,9 +20,7 @@ func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
 	if raceEnabled {
 		rounds = 10000
 	}
-	var sink atomic.Int64
 	for i := range rounds {
-		spin := i % 400
 		var now atomic.Int64
 		r := raceRegistry(limits, now.Load)
 		r.SetIdleTTL(10)
@@ -32,18 +30,7 @@ func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
 		}
 		x.p.Exit()
 		now.Store(100)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() { <-start; r.Evict("t/u", cause, nil) })
-		wg.Go(func() {
-			<-start
-			for j := 0; j < spin; j++ {
-				sink.Add(1)
-			}
-			r.ForgetIdle()
-		})
-		close(start)
-		wg.Wait()
+		race(i%400, func() { r.Evict("t/u", cause, nil) }, r.ForgetIdle)
 		p, ok := r.Lookup("t")
 		if _, child := r.Lookup("t/u"); !child && ok && p.refs.Load() != 0 {
 			leaks++
@@ -67,33 +54,19 @@ func TestAnEvictRacingAChildsMakingLeavesNoChildUnderTheEvictedParent(t *testing
 	if raceEnabled {
 		rounds = 2000
 	}
-	var sink atomic.Int64
 	for i := range rounds {
-		spin := i % 3000
 		r := raceRegistry(limits, func() int64 { return 0 })
 		var first xtk
 		if _, err := r.Enter("t", &first.p, &first, 0); err != nil {
 			t.Fatal(err)
 		}
 		first.p.Exit()
-		start := make(chan struct{})
-		var wg sync.WaitGroup
 		var x xtk
-		wg.Go(func() {
-			<-start
+		race(i%3000, func() {
 			if _, err := r.Enter("t/u", &x.p, &x, 0); err == nil {
 				x.p.Exit()
 			}
-		})
-		wg.Go(func() {
-			<-start
-			for range spin {
-				sink.Add(1)
-			}
-			r.Evict("t", cause, nil)
-		})
-		close(start)
-		wg.Wait()
+		}, func() { r.Evict("t", cause, nil) })
 		if c, ok := r.Lookup("t/u"); ok {
 			if p, live := r.Lookup("t"); !live || c.Parent() != p {
 				orphans++
@@ -114,3 +87,22 @@ func raceRegistry(limits Limits, clock func() int64) *Registry[xtk] {
 	r.SetParents(slashParents, nil)
 	return r
 }
+
+// race runs a and b at once, b after spin steps of busy work, so that
+// rounds of different spins meet at different points.
+func race(spin int, a, b func()) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { <-start; a() })
+	wg.Go(func() {
+		<-start
+		for range spin {
+			raceSink.Add(1)
+		}
+		b()
+	})
+	close(start)
+	wg.Wait()
+}
+
+var raceSink atomic.Int64

@@ -228,12 +228,12 @@ func (g *Group[T]) family() *kin[T] {
 	return g.kin.Load()
 }
 
-// adopt lists c, just made, among the children of k's group, and calls
-// store, which stores it in the registry. It reports false, and does
-// neither, once k's group is evicted. The eviction's walk of the subtree
-// takes k.mu too, so it finds c listed and stored, or closes k before c
-// is listed: never c listed but not yet stored, which it could not remove.
-func (k *kin[T]) adopt(c *Group[T], store func()) bool {
+// adopt lists c, just made, among the children of k's group, and stores
+// it in r. It reports false, and does neither, once k's group is evicted.
+// The eviction's walk of the subtree takes k.mu too, so it finds c listed
+// and stored, or closes k before c is listed: never c listed but not yet
+// stored, which it could not remove.
+func (k *kin[T]) adopt(c *Group[T], r *Registry[T]) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
@@ -242,7 +242,7 @@ func (k *kin[T]) adopt(c *Group[T], store func()) bool {
 	c.kin.Load().at = len(k.children)
 	k.children = append(k.children, c)
 	k.kids.Store(true)
-	store()
+	r.store(c)
 	return true
 }
 

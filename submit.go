@@ -53,11 +53,13 @@ type SubmitOptions struct {
 	// Cost is the permits the task takes at each limit it passes: the
 	// global cap, its group's bulkhead and concurrency limit, and each
 	// ancestor's. Zero means one. A cost above a limit takes the whole of
-	// that limit, so the task runs alone there. It keeps what it took: a
-	// limit raised later lets other tasks hold the rest. Under no limit it
-	// holds its whole cost too, so a limit set later counts it. The counts
-	// never wrap. A cost that would take one past math.MaxInt-2^32 takes
-	// what is left below that. Queue thresholds count tasks, not cost.
+	// that limit, so the task runs alone there. A limit raised while it
+	// holds it tops it up to the new limit, or to its cost if less, so it
+	// still runs alone below its cost. A lowered limit takes nothing back.
+	// Under no limit it holds its whole cost too, so a limit set later
+	// counts it. The counts never wrap. A cost that would take one past
+	// math.MaxInt-2^32 takes what is left below that. Queue thresholds
+	// count tasks, not cost.
 	Cost int
 }
 

@@ -286,7 +286,8 @@ func (p *Permits[T]) releaseFair() {
 		w = g.conc.handOne(p)
 	}
 	if w == nil {
-		p.keep(gl.line.release(p, p.amount(heldGlobal, 0)))
+		x := p.x()
+		p.keep(gl.line.release(p, x.amount(heldGlobal, 0)+gl.line.dropWhole(p, x)))
 		return
 	}
 	p.held &^= heldConc

@@ -98,6 +98,8 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 	n := g.conc.held.load()
 	if gl.fair {
 		n = g.fair.running.Load()
+	} else if own, below := g.conc.wholeOf(g); own+below != 0 {
+		n -= own + below // raised, not taken (whole.go)
 	}
 	switch {
 	case k == nil:

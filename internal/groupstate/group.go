@@ -212,7 +212,8 @@ func (g *Group[T]) Scope() context.Context { return g.scope.Load() }
 // tasks hold every permit. Tasks in flight are those past the bulkhead.
 func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 	running = int(g.global.running(g))
-	inFlight = int(g.bulkhead.held.load())
+	own, below := g.bulkhead.wholeOf(g) // permits, not tasks
+	inFlight = int(g.bulkhead.held.load() - own - below)
 	if k := g.kin.Load(); k != nil {
 		inFlight -= int(k.bulk.Load())
 	}

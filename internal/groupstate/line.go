@@ -47,6 +47,8 @@ type waiters[T any] struct {
 	mu   sync.Mutex
 	fifo fifo[T]  // guarded by mu; the queue, unless disc is set
 	disc queue[T] // the global line's discipline; nil: fifo
+
+	whole atomic.Pointer[wholeTake[T]] // written under mu (see whole.go)
 }
 
 // newLine returns a line serving in q's order, with its waiters.
@@ -95,23 +97,6 @@ func (l *line[T]) tryAcquire() bool {
 // take takes a free permit, waiters or not. The caller sees to fairness.
 func (l *line[T]) take() bool { return l.held.take(l.limit.Load()) }
 
-// takeFor takes the permits p needs at the layer bit at level lv, if they
-// are free, waiters or not.
-func (l *line[T]) takeFor(x *Ext, bit, lv uint8) bool {
-	if x == nil || x.amt == nil { // a cost of one: one permit, nothing to record
-		return l.take()
-	}
-	limit := l.limit.Load()
-	var n int64
-	if limit == Unlimited {
-		n = l.held.addUpTo(x.cost)
-	} else if n = min(x.cost, max(limit, 1)); !l.held.takeN(n, limit) {
-		return false // its cost, or the whole limit if less
-	}
-	x.took(bit, lv, n)
-	return true
-}
-
 // join takes a permit for w at once if nobody waits and one is free, and
 // reports true. Otherwise it puts w in the queue and reports false. The
 // line owns w's task then. x is w's Ext, nil for a plain task.
@@ -120,7 +105,7 @@ func (l *line[T]) join(w *Permits[T], x *Ext) (acquired bool) {
 	defer r.unlock()
 	q := r.q()
 	l.waiting.Add(1) // as enterLocked
-	if q.empty() && l.takeFor(x, w.bit, x.lvl()) {
+	if q.empty() && l.takeForLocked(r, w, x, w.bit, x.lvl()) {
 		l.waiting.Add(-1)
 		return true
 	}
@@ -131,7 +116,7 @@ func (l *line[T]) join(w *Permits[T], x *Ext) (acquired bool) {
 	// Under fair share the choice made as they freed stands. If none was
 	// made, it is made now: the task it falls on takes them if it fits,
 	// and else stays chosen, so no task that comes later goes ahead of it.
-	if r.fifo.costly && (!q.chooses() || l.held.load() < l.limit.Load()) && q.peek() == w && l.takeFor(x, w.bit, x.lvl()) {
+	if r.fifo.costly && (!q.chooses() || l.held.load() < l.limit.Load()) && q.peek() == w && l.takeForLocked(r, w, x, w.bit, x.lvl()) {
 		l.removeLocked(q, w)
 		return true
 	}
@@ -244,7 +229,8 @@ func (l *line[T]) releaseJoin(p, w *Permits[T]) (handed *Permits[T], joined bool
 
 // setLimit changes the limit. A lowered limit takes nothing back. Tasks
 // holding permits keep them, and no permit is given until the count is
-// below the new limit. For a raised one, grant hands on the permits.
+// below the new limit. A raised one tops up a task holding the whole
+// limit (see whole.go), and grant hands on the rest.
 func (l *line[T]) setLimit(n int) {
 	if l.waiters.Load() == nil {
 		// Nobody has waited, so the limit is stored alone. If waiters were
@@ -254,8 +240,10 @@ func (l *line[T]) setLimit(n int) {
 			return
 		}
 	}
-	defer l.lock().unlock()
+	r := l.lock()
+	defer r.unlock()
 	l.limit.Store(int64(n))
+	l.topUpLocked(r, int64(n))
 }
 
 // lowerTo changes the limit to n if n is lower. Only changes of limits
@@ -291,7 +279,7 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 	}
 	for !q.empty() {
 		w := q.peek()
-		if x := w.x(); !l.takeFor(x, w.bit, x.lvl()) {
+		if x := w.x(); !l.takeForLocked(r, w, x, w.bit, x.lvl()) {
 			break
 		}
 		c.add(l.handLocked(q))

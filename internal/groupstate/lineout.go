@@ -77,7 +77,7 @@ func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) {
 		}
 		l.waiting.Add(1)
 		l.pushLocked(r, w, true)
-		l.held.giveN(x.amount(bit, lv))
+		l.held.giveN(x.amount(bit, lv) + l.dropWholeLocked(r, w))
 	}
 }
 

@@ -235,7 +235,7 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 				p.flags &^= granted
 				*h |= y.bit
 				took = true
-			case free && !yield && l.takeFor(x, y.bit, lv):
+			case free && !yield && l.takeFor(p, x, y.bit, lv):
 				*h |= y.bit
 			default:
 				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, yield); out != Admitted {
@@ -283,7 +283,7 @@ func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) 
 		*h |= bit
 		return Admitted
 	}
-	if l.waiting.Load() == 0 && l.takeFor(x, bit, lv) {
+	if l.waiting.Load() == 0 && l.takeFor(p, x, bit, lv) {
 		*h |= bit
 		return Admitted
 	}

@@ -114,7 +114,7 @@ func (p *Permits[T]) releaseLine(l *line[T], bit uint8, x *Ext) {
 		n := int64(1)
 		if x != nil {
 			p.group.global.counted(x, p.group, bit, 0, -1)
-			n = x.amount(bit, 0)
+			n = x.amount(bit, 0) + l.dropWhole(p, x)
 		}
 		p.keep(l.release(p, n))
 	}
@@ -171,7 +171,7 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 	if x != nil {
 		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
 	}
-	return x.amount(bit, lv)
+	return x.amount(bit, lv) + a.lineOf(bit).dropWhole(p, x)
 }
 
 // Handed returns, one at a time, the tasks that this task's releases handed

@@ -18,10 +18,11 @@ func (g *Group[T]) Running() int {
 // running tasks. A parent's subtree holds SubtreeCost more.
 func (g *Group[T]) RunningCost() int {
 	k := g.kin.Load()
+	raised, _ := g.conc.wholeOf(g)
 	if g.parent != nil {
-		return int(max(k.cost.Load(), 0))
+		return int(max(k.cost.Load()+raised, 0))
 	}
-	n := g.global.running(g)
+	n := g.global.running(g) + raised
 	if k != nil {
 		n += k.cost.Load() - k.run.Load() // a plain task costs one
 	}
@@ -33,7 +34,8 @@ func (g *Group[T]) RunningCost() int {
 // and this.
 func (g *Group[T]) SubtreeCost() int {
 	if k := g.kin.Load(); k != nil {
-		return int(max(k.subCost.Load(), 0))
+		_, raised := g.conc.wholeOf(g)
+		return int(max(k.subCost.Load()+raised, 0))
 	}
 	return 0
 }

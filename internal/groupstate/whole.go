@@ -1,0 +1,127 @@
+package groupstate
+
+// This file is how a task whose cost is above a line's limit holds the
+// whole of it. It takes all the limit has, so it runs alone there. A limit
+// raised while it holds them tops it up to the new limit, or to its cost
+// if that is less. So it still runs alone under a raised limit that stays
+// below its cost. A lowered limit takes nothing back.
+//
+// The line keeps such a task in its waiters (whole), under their mu. The
+// task's own record (Ext.amt) keeps what it took, which only its owner
+// reads. What raises add is kept apart, in whole, and the owner takes it
+// back under mu as it gives the layer back (dropWhole). So a raise and
+// the task's end never both count the same permits. The stats count what
+// raises added (wholeOf). Fair share's counts keep what the task took.
+//
+// Interleaving: only one task at a time holds a line's whole limit. It
+// took it with nothing held there, and holds at least one permit until
+// dropWhole. A raise stores the limit under mu once waiters exist (see
+// setLimit), and the task records itself under mu as it takes. So a raise
+// either comes first, and the task takes the raised limit, or comes after,
+// and tops up its record.
+
+// wholeTake is the task holding a line's whole limit, its cost being above it.
+type wholeTake[T any] struct {
+	p    *Permits[T]
+	cost int64 // the task's cost
+	took int64 // what it took, which it gives back itself
+	held int64 // guarded by the waiters' mu: took, and what raises added
+}
+
+// takeFor takes the permits w (of Ext x) needs at the layer bit at level
+// lv, if they are free, waiters or not. A cost above the limit takes the
+// whole limit, under mu (see whole).
+func (l *line[T]) takeFor(w *Permits[T], x *Ext, bit, lv uint8) bool {
+	if x == nil || x.amt == nil { // a cost of one: one permit, nothing to record
+		return l.take()
+	}
+	if limit := l.limit.Load(); limit == Unlimited || x.cost <= max(limit, 1) {
+		return l.takeCost(x, bit, lv, limit) != 0
+	}
+	r := l.lock()
+	defer r.unlock()
+	return l.takeForLocked(r, w, x, bit, lv)
+}
+
+// takeForLocked is takeFor for a caller that holds mu.
+func (l *line[T]) takeForLocked(r *waiters[T], w *Permits[T], x *Ext, bit, lv uint8) bool {
+	if x == nil || x.amt == nil {
+		return l.take()
+	}
+	limit := l.limit.Load()
+	n := l.takeCost(x, bit, lv, limit)
+	if n != 0 && n < x.cost && limit != Unlimited && r.whole.Load() == nil {
+		r.whole.Store(&wholeTake[T]{p: w, cost: x.cost, took: n, held: n})
+	}
+	return n != 0
+}
+
+// takeCost takes x's cost under limit, or the whole limit if less, and
+// records it. It returns what it took, 0 if that is not free.
+func (l *line[T]) takeCost(x *Ext, bit, lv uint8, limit int64) int64 {
+	var n int64
+	if limit == Unlimited {
+		n = l.held.addUpTo(x.cost)
+	} else if n = min(x.cost, max(limit, 1)); !l.held.takeN(n, limit) {
+		return 0
+	}
+	x.took(bit, lv, n)
+	return n
+}
+
+// topUpLocked tops up the task holding the whole limit to n, the limit
+// just stored, or to its cost if less. The caller holds mu.
+func (l *line[T]) topUpLocked(r *waiters[T], n int64) {
+	w := r.whole.Load()
+	if w == nil {
+		return
+	}
+	if want := min(w.cost, max(n, 1)); want > w.held {
+		w.held += l.held.addUpTo(want - w.held)
+	}
+}
+
+// dropWhole returns what raises added to p's permits here, if p holds the
+// whole limit, for p to give back with what it took. p then holds it no
+// more. x is p's Ext.
+func (l *line[T]) dropWhole(p *Permits[T], x *Ext) int64 {
+	if x == nil || x.amt == nil {
+		return 0
+	}
+	r := l.waiters.Load()
+	if r == nil || r.whole.Load() == nil || r.whole.Load().p != p {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return l.dropWholeLocked(r, p)
+}
+
+// dropWholeLocked is dropWhole for a caller that holds mu.
+func (l *line[T]) dropWholeLocked(r *waiters[T], p *Permits[T]) int64 {
+	w := r.whole.Load()
+	if w == nil || w.p != p {
+		return 0
+	}
+	r.whole.Store(nil)
+	return w.held - w.took
+}
+
+// wholeOf reports what raises added to the permits of the task holding
+// the whole limit, if it is a task of g (own) or of g's subtree (below).
+func (l *line[T]) wholeOf(g *Group[T]) (own, below int64) {
+	r := l.waiters.Load()
+	if r == nil || r.whole.Load() == nil {
+		return 0, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.whole.Load()
+	if w == nil {
+		return 0, 0
+	}
+	if w.p.group == g {
+		return w.held - w.took, 0
+	}
+	return 0, w.held - w.took
+}

@@ -88,8 +88,13 @@ func (l *line[T]) dropWhole(p *Permits[T], x *Ext) int64 {
 	if x == nil || x.amt == nil {
 		return 0
 	}
+	// Load whole once: another task's record may go in between. Only p
+	// drops its own.
 	r := l.waiters.Load()
-	if r == nil || r.whole.Load() == nil || r.whole.Load().p != p {
+	if r == nil {
+		return 0
+	}
+	if w := r.whole.Load(); w == nil || w.p != p {
 		return 0
 	}
 	r.mu.Lock()

@@ -2,48 +2,52 @@ package groupstate
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
-// A costly task gives a line back while another task takes and drops the
-// line's whole limit. Its check of the record must not read it twice:
+// A costly task gives a line back while another task takes the line's
+// whole limit and gives it back (takeFor, dropWhole, release). Its check of the record must not read it twice:
 // before the fix a record dropped between the two reads was a nil
 // dereference (the storm found it).
 func TestDropWholeRacingAnotherTasksWholeTake(t *testing.T) {
 	l := newFIFOLine[tk](2)
-	r := l.lock()
-	r.unlock()
 	var a, b tk
 	xa := &Ext{cost: 4, amt: make([]int64, 3)}
 	xb := &Ext{cost: 3, amt: make([]int64, 3)}
-	rounds := 2000000
+	// b checks until a has taken and dropped the whole limit this often,
+	// so the two overlap however they are scheduled.
+	cycles := int64(200000)
 	if raceEnabled {
-		rounds = 100000
+		cycles = 20000
 	}
+	var took atomic.Int64
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	defer wg.Wait()
 	defer close(stop)
-	started := make(chan struct{})
 	wg.Go(func() { // a takes the whole limit and gives it back, again and again
-		close(started)
+		defer took.Store(cycles) // an error ends b's checks too
 		for {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			r.mu.Lock()
-			r.whole.Store(&wholeTake[tk]{p: &a.p, cost: xa.cost, took: 2, held: 2})
-			r.mu.Unlock()
-			if n := l.dropWhole(&a.p, xa); n != 0 {
-				t.Errorf("a got back %d raised permits, want 0", n)
+			if !l.takeFor(&a.p, xa, heldConc, 0) {
+				t.Error("a could not take the whole limit of a line nobody holds")
 				return
 			}
+			raised := l.dropWhole(&a.p, xa)
+			if raised != 0 {
+				t.Errorf("a got back %d raised permits, want 0", raised)
+				return
+			}
+			l.release(&a.p, xa.amount(heldConc, 0)+raised) // as releaseLine gives it back
+			took.Add(1)
 		}
 	})
-	<-started
-	for range rounds {
+	for took.Load() < cycles {
 		if n := l.dropWhole(&b.p, xb); n != 0 {
 			t.Fatalf("b, holding no whole limit, got back %d", n)
 		}

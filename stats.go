@@ -17,9 +17,11 @@ type GroupStats struct {
 	// not counted.
 	Running int
 	// Waiting counts accepted tasks holding no concurrency permit yet,
-	// whichever layer they wait at and whatever their priority. No count is
-	// kept per priority, so a snapshot stays small and an exporter's series
-	// stay one per group. OldestWait shows a starved priority.
+	// whichever layer they wait at and whatever their priority. A task is
+	// counted as it is accepted, a moment before it has its place in a
+	// line. No count is kept per priority, so a snapshot stays small and
+	// an exporter's series stay one per group. OldestWait shows a starved
+	// priority.
 	Waiting int
 	// InFlight counts tasks past the bulkhead, waiting for the concurrency
 	// permit or running. It is counted even when the bulkhead is Unlimited.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -79,39 +80,55 @@ func TestAnErrorHandlerWritesTheResponseOfATurnedAwayRequest(t *testing.T) {
 	assert.Equal(t, groupconc.ReasonGroupQueueFull, <-reasons)
 }
 
-func TestTheKeyPriorityAndCostComeFromTheRequest(t *testing.T) {
-	rec := newRecorder()
-	e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1), rec)
-	g := newGate()
+func TestTheKeyAndPriorityComeFromTheRequest(t *testing.T) {
 	priority := map[string]groupconc.Priority{"high": groupconc.PriorityHigh, "low": groupconc.PriorityLow}
-	srv := serve(t, httplimit.Handler(e, g, httplimit.ServerOptions{
+	opts := httplimit.ServerOptions{
 		Key:      httplimit.HeaderKey("X-Tenant", ""),
 		Priority: func(r *http.Request) groupconc.Priority { return priority[r.Header.Get("X-Priority")] },
-	}))
-	c := srv.Client()
-
-	assert.Equal(t, 400, get(t.Context(), c, srv.URL+"/x").code, "no X-Tenant and no fallback")
-
-	first := goGet(t.Context(), c, srv.URL+"/?id=first", "X-Tenant", "acme")
-	g.waitEntered(t)
-	rec.waitSubmitted(t, 1)
-	var replies []<-chan reply
-	for _, p := range []string{"low", "", "high"} { // one waits behind the other
-		replies = append(replies, goGet(t.Context(), c, srv.URL+"/?id="+p, "X-Tenant", "acme", "X-Priority", p))
-		rec.waitSubmitted(t, 1)
 	}
-	eventually(t, "three waiting in the group acme", func() bool { st, _ := e.GroupStats("acme"); return st.Waiting == 3 })
+	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
+	srv := serve(t, httplimit.Handler(e, newGate(), opts))
+	assert.Equal(t, 400, get(t.Context(), srv.Client(), srv.URL+"/x").code, "no X-Tenant and no fallback")
 
-	var order []string
-	for range 3 {
+	// The order is checked in a bubble, without a network. A request is
+	// counted in Waiting a moment before it has its place in the line, and
+	// over loopback nothing tells when it has. In the bubble, it has once
+	// synctest.Wait returns.
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1), nil)
+		g := newGate()
+		h := httplimit.Handler(e, g, opts)
+		codes := make(chan int, 4)
+		send := func(id string) {
+			go func() {
+				r := httptest.NewRequest(http.MethodGet, "/?id="+id, nil)
+				r.Header.Set("X-Tenant", "acme")
+				r.Header.Set("X-Priority", id)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				codes <- w.Code
+			}()
+			synctest.Wait()
+		}
+		send("first")
+		assert.Equal(t, "first", g.waitEntered(t))
+		for _, id := range []string{"low", "", "high"} { // each waits behind the one before
+			send(id)
+		}
+		st, _ := e.GroupStats("acme")
+		assert.Equal(t, 3, st.Waiting)
+
+		var order []string
+		for range 3 {
+			g.open(t)
+			order = append(order, g.waitEntered(t))
+		}
 		g.open(t)
-		order = append(order, g.waitEntered(t))
-	}
-	g.open(t)
-	assert.Equal(t, []string{"high", "", "low"}, order, "the start order follows X-Priority")
-	for _, ch := range append(replies, first) {
-		assert.Equal(t, 200, recv(t, ch).code)
-	}
+		assert.Equal(t, []string{"high", "", "low"}, order, "the start order follows X-Priority")
+		for range 4 {
+			assert.Equal(t, 200, <-codes)
+		}
+	})
 }
 
 func TestTheCostComesFromTheRequest(t *testing.T) {

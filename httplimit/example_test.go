@@ -94,9 +94,9 @@ func ExampleHandler() {
 }
 
 // HeaderKey takes the group from a header, with a group for the requests
-// without it.
+// without it. The header's name is matched in any case.
 func ExampleHeaderKey() {
-	key := httplimit.HeaderKey("X-Tenant", "anonymous")
+	key := httplimit.HeaderKey("x-tenant", "anonymous")
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	fmt.Println(key(r))
 	r.Header.Set("X-Tenant", "acme")

@@ -80,8 +80,9 @@ func Middleware(e *groupconc.GroupExecutor, opts ServerOptions) func(http.Handle
 }
 
 // HeaderKey returns a key func that takes the group key from the request
-// header name. A request without it goes to the group fallback. With a
-// fallback of "", such a request gets 400.
+// header name, matched in any case, as Header.Get does. A request without
+// it goes to the group fallback. With a fallback of "", such a request
+// gets 400.
 func HeaderKey(name, fallback string) func(*http.Request) string {
 	// The name is made canonical once, here, so each request looks it up
 	// in the map directly, as Header.Get would after canonicalizing it.

@@ -4,8 +4,10 @@ import (
 	"net/http"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/httplimit"
@@ -67,5 +69,41 @@ func TestTheTransportsPriorityAndCostReachTheTask(t *testing.T) {
 		for range 4 {
 			assert.NoError(t, <-done)
 		}
+	})
+}
+
+// The Transport's Submit options reach the task: with Block and MaxWait a
+// request waits for a queue slot and is turned away when MaxWait passes,
+// where without them it would be turned away at once.
+func TestTheTransportsSubmitOptionsReachTheTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0), nil)
+		release := make(chan struct{})
+		c := &http.Client{Transport: &httplimit.Transport{
+			Executor: e,
+			Base: roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+				<-release
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+			}),
+			Submit: groupconc.SubmitOptions{Block: true, MaxWait: time.Second},
+		}}
+		first := make(chan error, 1)
+		go func() {
+			resp, err := c.Get("http://example.com/first")
+			if err == nil {
+				resp.Body.Close()
+			}
+			first <- err
+		}()
+		synctest.Wait()
+
+		start := time.Now()
+		_, err := c.Get("http://example.com/second")
+		var re *groupconc.RejectedError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, groupconc.ReasonWaitTimeout, re.Reason)
+		assert.Equal(t, time.Second, time.Since(start), "it waited MaxWait")
+		close(release)
+		assert.NoError(t, <-first)
 	})
 }

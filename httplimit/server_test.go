@@ -88,7 +88,9 @@ func TestTheKeyAndPriorityComeFromTheRequest(t *testing.T) {
 	}
 	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
 	srv := serve(t, httplimit.Handler(e, newGate(), opts))
-	assert.Equal(t, 400, get(t.Context(), srv.Client(), srv.URL+"/x").code, "no X-Tenant and no fallback")
+	got := get(t.Context(), srv.Client(), srv.URL+"/x")
+	assert.Equal(t, 400, got.code, "no X-Tenant and no fallback")
+	assert.Empty(t, got.retryAfter, "a 400 has no Retry-After")
 
 	// The order is checked in a bubble, without a network. A request is
 	// counted in Waiting a moment before it has its place in the line, and

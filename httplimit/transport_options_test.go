@@ -107,3 +107,26 @@ func TestTheTransportsSubmitOptionsReachTheTask(t *testing.T) {
 		assert.NoError(t, <-first)
 	})
 }
+
+// closer is a Base that counts its CloseIdleConnections calls.
+type closer struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *closer) CloseIdleConnections() { c.closed++ }
+
+func TestTheTransportPassesCloseIdleConnectionsOnAndRefusesANilResponse(t *testing.T) {
+	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
+	base := &closer{RoundTripper: roundTripperFunc(func(*http.Request) (*http.Response, error) { return nil, nil })}
+	c := &http.Client{Transport: &httplimit.Transport{Executor: e, Base: base}}
+	c.CloseIdleConnections()
+	assert.Equal(t, 1, base.closed, "http.Client.CloseIdleConnections reaches Base")
+
+	_, err := c.Get("http://example.com/")
+	require.Error(t, err, "a Base that returns no response and no error")
+	assert.Contains(t, err.Error(), "no response and no error")
+	st, _ := e.GroupStats("example.com:80")
+	assert.Equal(t, 0, st.Running, "the permit is back")
+	assert.EqualValues(t, 1, st.Failed)
+}

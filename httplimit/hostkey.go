@@ -109,7 +109,7 @@ func ipv4Numbers(host string) (netip.Addr, bool) {
 	for i, p := range parts {
 		base := 10
 		switch {
-		case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+		case len(p) > 1 && p[:2] == "0x":
 			p, base = p[2:], 16
 		case len(p) > 1 && p[0] == '0':
 			p, base = p[1:], 8

@@ -49,6 +49,12 @@ func TestHostKeyGivesSpellingsOfOneHostOneKey(t *testing.T) {
 		{"http://127.000.000.001/", "http://0177.0.0.01/", "127.0.0.1:80"},
 		{"http://10.1.65535/", "http://0xA.1.0xFFFF/", "10.1.255.255:80"},
 		{"http://0x7F000001./", "http://127.0.0.1/", "127.0.0.1:80"},
+		{"http://1.2.772/", "http://1.2.3.4/", "1.2.3.4:80"},
+		{"http://4294967295/", "http://0XFF.0xff.0377.255/", "255.255.255.255:80"},
+		{"http://0x.0x.0x.1/", "http://0.0.0.1/", "0.0.0.1:80"}, // "0x" alone is 0
+		{"http://h:040000/", "http://h:40000/", "h:40000"},
+		{"http://a./", "http://a/", "a:80"},
+		{"http://./", "http://./", ".:80"}, // a lone dot stays
 	} {
 		assert.Equal(t, tc.want, hostKeyOf(t, tc.a), tc.a)
 		assert.Equal(t, tc.want, hostKeyOf(t, tc.b), tc.b)
@@ -64,6 +70,8 @@ func TestHostKeyKeepsDifferentHostsApart(t *testing.T) {
 		{"http://127.0.0.1/", "http://127.0.0.2/"},
 		{"http://256.0.0.1/", "http://0.0.0.1/"},     // not an address: a name
 		{"http://1.2.3.4.5/", "http://1.2.3.45/"},    // five numbers: a name
+		{"http://1.2.3.4.0/", "http://1.2.3.4/"},     // five numbers: a name
+		{"http://1.2.0.256/", "http://1.2.1.0/"},     // a last number past its byte: a name
 		{"http://4294967296/", "http://0.0.0.0/"},    // past 32 bits: a name
 		{"http://08.0.0.1/", "http://8.0.0.1/"},      // 8 is no octal digit: a name
 		{"http://example.1/", "http://example.0x1/"}, // names that end in numbers

@@ -4,12 +4,15 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/grpcgc"
@@ -19,16 +22,14 @@ import (
 // The call's handler, or what sends it, is handler.
 type call func(e *groupconc.GroupExecutor, ctx context.Context, md metadata.MD, handler func() error) error
 
-// The priority and cost that a call's metadata names reach its task,
-// through each interceptor. The interceptor is called directly, in a
-// synctest bubble, with a handler or an invoker that sends nothing. There,
+// eachInterceptor runs test in a synctest bubble for each of the four
+// interceptors made with opts. Each is called directly, with a handler or
+// an invoker that sends nothing. So the calls need no network, and
 // synctest.Wait shows that a call has its place in the line. Over a
 // network nothing shows it: a call is counted in Waiting a moment before.
-func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
-	opts := []grpcgc.Option{
-		grpcgc.WithKeyFunc(func(context.Context, string) string { return checkMethod }),
-		grpcgc.WithPriorityFromMetadata("x-priority"), grpcgc.WithCostFromMetadata("x-cost"),
-	}
+func eachInterceptor(t *testing.T, test func(t *testing.T, c call), opts ...grpcgc.Option) {
+	t.Helper()
+	opts = append([]grpcgc.Option{grpcgc.WithKeyFunc(func(context.Context, string) string { return checkMethod })}, opts...)
 	for name, c := range map[string]func(cc *grpc.ClientConn) call{
 		"unary server": func(*grpc.ClientConn) call {
 			return func(e *groupconc.GroupExecutor, ctx context.Context, md metadata.MD, handler func() error) error {
@@ -51,16 +52,20 @@ func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
 		},
 		"stream client": func(cc *grpc.ClientConn) call {
 			return func(e *groupconc.GroupExecutor, ctx context.Context, md metadata.MD, handler func() error) error {
+				var ended error // the stream's end, which RecvMsg would return
 				_, err := grpcgc.StreamClientInterceptor(e, opts...)(metadata.NewOutgoingContext(ctx, md), &grpc.StreamDesc{}, cc, checkMethod,
 					func(_ context.Context, _ *grpc.StreamDesc, _ *grpc.ClientConn, _ string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-						err := handler()
+						ended = handler()
 						for _, o := range opts { // the stream ends, as gRPC tells
 							if f, ok := o.(grpc.OnFinishCallOption); ok {
-								f.OnFinish(err)
+								f.OnFinish(ended)
 							}
 						}
-						return nil, err
+						return nil, nil
 					})
+				if err == nil {
+					err = ended
+				}
 				return err
 			}
 		},
@@ -71,19 +76,59 @@ func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
 				cc, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
 				require.NoError(t, err)
 				defer cc.Close()
-				priorityAndCost(t, c(cc))
+				test(t, c(cc))
 			})
 		})
 	}
 }
 
-// ctxStream is a server stream of which only the context is used.
+// The priority and cost that a call's metadata names reach its task.
+func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
+	eachInterceptor(t, priorityAndCost, grpcgc.WithPriorityFromMetadata("x-priority"), grpcgc.WithCostFromMetadata("x-cost"))
+}
+
+// WithSubmitOptions reaches the task: with Block and MaxWait a call waits
+// for a queue slot and is turned away when MaxWait passes, where without
+// them it would be turned away at once.
+func TestTheSubmitOptionsReachTheTask(t *testing.T) {
+	eachInterceptor(t, func(t *testing.T, c call) {
+		e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
+		release := make(chan struct{})
+		first := make(chan error, 1)
+		go func() { first <- c(e, t.Context(), nil, func() error { <-release; return nil }) }()
+		synctest.Wait()
+
+		start := time.Now()
+		err := c(e, t.Context(), nil, func() error { return nil })
+		assert.Equal(t, groupconc.ReasonWaitTimeout, assertRejected(t, err, codes.ResourceExhausted).Reason)
+		assert.Equal(t, time.Second, time.Since(start), "it waited MaxWait")
+		close(release)
+		assert.NoError(t, <-first)
+	}, grpcgc.WithSubmitOptions(groupconc.SubmitOptions{Block: true, MaxWait: time.Second}))
+}
+
+// A call that fails, a stream that ends in an error, is a failed task.
+func TestAFailedCallIsAFailedTask(t *testing.T) {
+	eachInterceptor(t, func(t *testing.T, c call) {
+		e := build(t, groupconc.NewPolicyBuilder())
+		failed := status.Error(codes.NotFound, "no such thing")
+		assert.Equal(t, codes.NotFound, status.Code(c(e, t.Context(), nil, func() error { return failed })))
+		assert.NoError(t, c(e, t.Context(), nil, func() error { return nil }))
+		st, _ := e.GroupStats(checkMethod)
+		assert.EqualValues(t, 1, st.Failed)
+		assert.EqualValues(t, 1, st.Succeeded)
+	})
+}
+
+// ctxStream is a server stream of which only the context and the
+// trailer are used.
 type ctxStream struct {
 	grpc.ServerStream
 	ctx context.Context
 }
 
 func (s ctxStream) Context() context.Context { return s.ctx }
+func (ctxStream) SetTrailer(metadata.MD)     {}
 
 func priorityAndCost(t *testing.T, intercept call) {
 	e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2))

@@ -2,6 +2,7 @@ package grpcgc_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,6 +88,107 @@ func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
 	eachInterceptor(t, priorityAndCost, grpcgc.WithPriorityFromMetadata("x-priority"), grpcgc.WithCostFromMetadata("x-cost"))
 }
 
+// The priority and cost that WithPriorityFunc and WithCostFunc give reach
+// the task. These read the metadata too.
+func TestThePriorityAndCostOfFuncsReachTheTask(t *testing.T) {
+	mdOf := func(ctx context.Context) metadata.MD {
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			return md // a server's
+		}
+		md, _ := metadata.FromOutgoingContext(ctx)
+		return md
+	}
+	priority := map[string]groupconc.Priority{"high": groupconc.PriorityHigh, "low": groupconc.PriorityLow}
+	eachInterceptor(t, priorityAndCost,
+		grpcgc.WithPriorityFunc(func(ctx context.Context, _ string) groupconc.Priority {
+			return priority[firstOf(mdOf(ctx).Get("x-priority"))]
+		}),
+		grpcgc.WithCostFunc(func(ctx context.Context, _ string) int {
+			n, _ := strconv.Atoi(firstOf(mdOf(ctx).Get("x-cost")))
+			return n
+		}))
+}
+
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// A call that does not run ends with the status that toStatus's rules
+// give: Unavailable for a group shut down or evicted while the call waits,
+// InvalidArgument for a cost the executor refuses.
+func TestACallThatDoesNotRunEndsWithItsStatus(t *testing.T) {
+	for name, end := range map[string]func(*groupconc.GroupExecutor){
+		"ShutdownGroup": func(e *groupconc.GroupExecutor) { e.ShutdownGroup(checkMethod) },
+		"EvictGroup":    func(e *groupconc.GroupExecutor) { e.EvictGroup(checkMethod) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			eachInterceptor(t, func(t *testing.T, c call) {
+				e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
+				release := make(chan struct{})
+				first := make(chan error, 1)
+				go func() { first <- c(e, t.Context(), nil, func() error { <-release; return nil }) }()
+				synctest.Wait()
+				second := make(chan error, 1)
+				go func() { second <- c(e, t.Context(), nil, func() error { return nil }) }()
+				synctest.Wait()
+				end(e)
+				err := <-second
+				assert.Equal(t, codes.Unavailable, status.Code(err), "got %v", err)
+				close(release)
+				<-first
+			})
+		})
+	}
+	eachInterceptor(t, func(t *testing.T, c call) {
+		e := build(t, groupconc.NewPolicyBuilder())
+		err := c(e, t.Context(), nil, func() error { return nil })
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "got %v", err)
+		assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
+	}, grpcgc.WithCostFunc(func(context.Context, string) int { return -1 }))
+}
+
+// A RejectionHandler's value is the reply of a unary call it turned away.
+func TestARejectionHandlersValueIsTheUnaryReply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		standIn := func(context.Context, *groupconc.Rejection) (any, error) { return "stand-in", nil }
+		e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).RejectionHandler(standIn))
+		intercept := grpcgc.UnaryServerInterceptor(e)
+		info := &grpc.UnaryServerInfo{FullMethod: checkMethod}
+		release := make(chan struct{})
+		go intercept(t.Context(), nil, info, func(context.Context, any) (any, error) { <-release; return "ran", nil })
+		synctest.Wait()
+		resp, err := intercept(t.Context(), nil, info, func(context.Context, any) (any, error) { return "ran", nil })
+		require.NoError(t, err)
+		assert.Equal(t, "stand-in", resp)
+		close(release)
+		synctest.Wait()
+	})
+}
+
+// The pushback is whole milliseconds, at least one, or -1 for "do not
+// retry". A server stream sets it as its trailer.
+func TestThePushbackIsWholeMilliseconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Nanosecond: "1", time.Microsecond: "1", 1500 * time.Microsecond: "1", 2 * time.Second: "2000", -time.Second: "-1"} {
+		synctest.Test(t, func(t *testing.T) {
+			e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
+			intercept := grpcgc.StreamServerInterceptor(e, grpcgc.WithRetryPushback(d))
+			info := &grpc.StreamServerInfo{FullMethod: checkMethod}
+			release := make(chan struct{})
+			go intercept(nil, ctxStream{ctx: t.Context()}, info, func(any, grpc.ServerStream) error { <-release; return nil })
+			synctest.Wait()
+			ss := ctxStream{ctx: t.Context(), trailer: new(metadata.MD)}
+			err := intercept(nil, ss, info, func(any, grpc.ServerStream) error { return nil })
+			assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+			assert.Equal(t, []string{want}, ss.trailer.Get(grpcgc.PushbackHeader), "pushback %v", d)
+			close(release)
+			synctest.Wait()
+		})
+	}
+}
+
 // WithSubmitOptions reaches the task: with Block and MaxWait a call waits
 // for a queue slot and is turned away when MaxWait passes, where without
 // them it would be turned away at once.
@@ -124,11 +226,17 @@ func TestAFailedCallIsAFailedTask(t *testing.T) {
 // trailer are used.
 type ctxStream struct {
 	grpc.ServerStream
-	ctx context.Context
+	ctx     context.Context
+	trailer *metadata.MD // the trailer set, if not nil
 }
 
 func (s ctxStream) Context() context.Context { return s.ctx }
-func (ctxStream) SetTrailer(metadata.MD)     {}
+
+func (s ctxStream) SetTrailer(md metadata.MD) {
+	if s.trailer != nil {
+		*s.trailer = metadata.Join(*s.trailer, md)
+	}
+}
 
 func priorityAndCost(t *testing.T, intercept call) {
 	e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2))

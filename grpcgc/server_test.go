@@ -242,6 +242,7 @@ func TestPriorityAndCostFromMetadata(t *testing.T) {
 	}{
 		{nil, codes.OK, ""},
 		{[]string{"x-priority", "high", "x-cost", "1"}, codes.OK, ""},
+		{[]string{"x-priority", "lowest", "x-cost", "0"}, codes.OK, ""},
 		{[]string{"x-priority", "urgent"}, codes.InvalidArgument, `grpcgc: metadata x-priority is "urgent", not a priority (highest, high, normal, low or lowest)`},
 		{[]string{"x-cost", "-2"}, codes.InvalidArgument, `grpcgc: metadata x-cost is "-2", not a cost (a number from 0)`},
 	} {
@@ -253,7 +254,7 @@ func TestPriorityAndCostFromMetadata(t *testing.T) {
 			assert.False(t, errors.Is(err, groupconc.ErrRejected))
 		}
 	}
-	assert.Equal(t, int32(2), ran.Load(), "handlers run")
+	assert.Equal(t, int32(3), ran.Load(), "handlers run")
 }
 
 func TestARejectionHandlersValueNeverStandsForAStreamOrANilResponse(t *testing.T) {

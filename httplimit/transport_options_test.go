@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -128,5 +129,20 @@ func TestTheTransportPassesCloseIdleConnectionsOnAndRefusesANilResponse(t *testi
 	assert.Contains(t, err.Error(), "no response and no error")
 	st, _ := e.GroupStats("example.com:80")
 	assert.Equal(t, 0, st.Running, "the permit is back")
+	assert.EqualValues(t, 1, st.Failed)
+}
+
+func TestAFailedRoundTripReturnsBasesErrorAndGivesThePermitBack(t *testing.T) {
+	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
+	refused := errors.New("connection refused")
+	c := &http.Client{Transport: &httplimit.Transport{Executor: e, Base: roundTripperFunc(func(*http.Request) (*http.Response, error) {
+		return nil, refused
+	})}}
+	_, err := c.Get("http://example.com/")
+	require.ErrorIs(t, err, refused)
+	var ns *httplimit.NotSentError
+	assert.False(t, errors.As(err, &ns), "it was sent")
+	st, _ := e.GroupStats("example.com:80")
+	assert.Equal(t, 0, st.Running)
 	assert.EqualValues(t, 1, st.Failed)
 }

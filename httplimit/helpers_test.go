@@ -11,7 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/kobe/groupconc"
 )
@@ -86,16 +89,21 @@ func newGate() *gate {
 }
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.pass(r.Context(), r.URL.Query().Get("id"))
+	fmt.Fprint(w, "ok ", r.URL.Query().Get("id"))
+}
+
+// pass enters the gate as id and waits until it is let out or ctx ends.
+func (g *gate) pass(ctx context.Context, id string) {
 	n := g.cur.Add(1)
 	for m := g.max.Load(); n > m && !g.max.CompareAndSwap(m, n); m = g.max.Load() {
 	}
-	g.entered <- r.URL.Query().Get("id")
+	g.entered <- id
 	select {
 	case <-g.release:
-	case <-r.Context().Done():
+	case <-ctx.Done():
 	}
 	g.cur.Add(-1)
-	fmt.Fprint(w, "ok ", r.URL.Query().Get("id"))
 }
 
 // waitEntered returns the id of the next request to enter.
@@ -202,4 +210,42 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// headerPriority is a Priority func that reads X-Priority: "high", "low",
+// or normal for anything else.
+func headerPriority(r *http.Request) groupconc.Priority {
+	switch r.Header.Get("X-Priority") {
+	case "high":
+		return groupconc.PriorityHigh
+	case "low":
+		return groupconc.PriorityLow
+	}
+	return groupconc.PriorityNormal
+}
+
+// startOrder runs in a synctest bubble. It sends "first", then "low", ""
+// and "high", through send, each once the one before has its place
+// (synctest.Wait). Over a network nothing shows that: a request is counted
+// in Waiting a moment before. Each is sent with its id as X-Priority, and
+// passes g as it runs. Once all four are sent it calls sent, then lets
+// them out of g one at a time. It returns the order in which the last
+// three entered g.
+func startOrder(t *testing.T, g *gate, send func(id string), sent func()) []string {
+	t.Helper()
+	send("first")
+	synctest.Wait()
+	assert.Equal(t, "first", g.waitEntered(t))
+	for _, id := range []string{"low", "", "high"} { // each waits behind the one before
+		send(id)
+		synctest.Wait()
+	}
+	sent()
+	var order []string
+	for range 3 {
+		g.open(t)
+		order = append(order, g.waitEntered(t))
+	}
+	g.open(t)
+	return order
 }

@@ -81,27 +81,20 @@ func TestAnErrorHandlerWritesTheResponseOfATurnedAwayRequest(t *testing.T) {
 }
 
 func TestTheKeyAndPriorityComeFromTheRequest(t *testing.T) {
-	priority := map[string]groupconc.Priority{"high": groupconc.PriorityHigh, "low": groupconc.PriorityLow}
-	opts := httplimit.ServerOptions{
-		Key:      httplimit.HeaderKey("X-Tenant", ""),
-		Priority: func(r *http.Request) groupconc.Priority { return priority[r.Header.Get("X-Priority")] },
-	}
+	opts := httplimit.ServerOptions{Key: httplimit.HeaderKey("X-Tenant", ""), Priority: headerPriority}
 	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
 	srv := serve(t, httplimit.Handler(e, newGate(), opts))
 	got := get(t.Context(), srv.Client(), srv.URL+"/x")
 	assert.Equal(t, 400, got.code, "no X-Tenant and no fallback")
 	assert.Empty(t, got.retryAfter, "a 400 has no Retry-After")
 
-	// The order is checked in a bubble, without a network. A request is
-	// counted in Waiting a moment before it has its place in the line, and
-	// over loopback nothing tells when it has. In the bubble, it has once
-	// synctest.Wait returns.
+	// The order is checked in a bubble, without a network (see startOrder).
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1), nil)
 		g := newGate()
 		h := httplimit.Handler(e, g, opts)
 		codes := make(chan int, 4)
-		send := func(id string) {
+		order := startOrder(t, g, func(id string) {
 			go func() {
 				r := httptest.NewRequest(http.MethodGet, "/?id="+id, nil)
 				r.Header.Set("X-Tenant", "acme")
@@ -110,22 +103,10 @@ func TestTheKeyAndPriorityComeFromTheRequest(t *testing.T) {
 				h.ServeHTTP(w, r)
 				codes <- w.Code
 			}()
-			synctest.Wait()
-		}
-		send("first")
-		assert.Equal(t, "first", g.waitEntered(t))
-		for _, id := range []string{"low", "", "high"} { // each waits behind the one before
-			send(id)
-		}
-		st, _ := e.GroupStats("acme")
-		assert.Equal(t, 3, st.Waiting)
-
-		var order []string
-		for range 3 {
-			g.open(t)
-			order = append(order, g.waitEntered(t))
-		}
-		g.open(t)
+		}, func() {
+			st, _ := e.GroupStats("acme")
+			assert.Equal(t, 3, st.Waiting)
+		})
 		assert.Equal(t, []string{"high", "", "low"}, order, "the start order follows X-Priority")
 		for range 4 {
 			assert.Equal(t, 200, <-codes)

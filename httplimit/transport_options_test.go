@@ -20,52 +20,36 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // The Transport's Priority and Cost reach the task. It runs in a synctest
-// bubble, with a Base that sends nothing: there synctest.Wait shows that a
-// request has its place in the line.
+// bubble, with a Base that sends nothing (see startOrder).
 func TestTheTransportsPriorityAndCostReachTheTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2), nil)
-		entered := make(chan string, 4)
-		release := make(chan struct{})
-		priority := map[string]groupconc.Priority{"high": groupconc.PriorityHigh, "low": groupconc.PriorityLow}
+		g := newGate()
 		c := &http.Client{Transport: &httplimit.Transport{
 			Executor: e,
 			Base: roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-				entered <- r.Header.Get("X-Priority")
-				<-release
+				g.pass(r.Context(), r.Header.Get("X-Priority"))
 				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
 			}),
-			Priority: func(r *http.Request) groupconc.Priority { return priority[r.Header.Get("X-Priority")] },
+			Priority: headerPriority,
 			Cost:     func(*http.Request) int { return 2 }, // each call takes both permits
 		}}
 		done := make(chan error, 4)
-		send := func(p string) {
+		order := startOrder(t, g, func(id string) {
 			go func() {
 				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://example.com/", nil)
-				req.Header.Set("X-Priority", p)
+				req.Header.Set("X-Priority", id)
 				resp, err := c.Do(req)
 				if err == nil {
 					resp.Body.Close()
 				}
 				done <- err
 			}()
-			synctest.Wait()
-		}
-		send("first")
-		assert.Equal(t, "first", <-entered)
-		for _, p := range []string{"low", "", "high"} { // each waits behind the one before
-			send(p)
-		}
-		st, _ := e.GroupStats("example.com:80")
-		assert.Equal(t, 2, st.RunningCost, "Cost 2")
-		assert.Equal(t, 3, st.Waiting)
-
-		var order []string
-		for range 3 {
-			release <- struct{}{}
-			order = append(order, <-entered)
-		}
-		release <- struct{}{}
+		}, func() {
+			st, _ := e.GroupStats("example.com:80")
+			assert.Equal(t, 2, st.RunningCost, "Cost 2")
+			assert.Equal(t, 3, st.Waiting)
+		})
 		assert.Equal(t, []string{"high", "", "low"}, order, "the start order follows Priority")
 		for range 4 {
 			assert.NoError(t, <-done)

@@ -91,29 +91,41 @@ func TestThePriorityAndCostInTheMetadataReachTheTask(t *testing.T) {
 // The priority and cost that WithPriorityFunc and WithCostFunc give reach
 // the task. These read the metadata too.
 func TestThePriorityAndCostOfFuncsReachTheTask(t *testing.T) {
-	mdOf := func(ctx context.Context) metadata.MD {
-		if md, ok := metadata.FromIncomingContext(ctx); ok {
-			return md // a server's
-		}
-		md, _ := metadata.FromOutgoingContext(ctx)
-		return md
-	}
 	priority := map[string]groupconc.Priority{"high": groupconc.PriorityHigh, "low": groupconc.PriorityLow}
 	eachInterceptor(t, priorityAndCost,
 		grpcgc.WithPriorityFunc(func(ctx context.Context, _ string) groupconc.Priority {
-			return priority[firstOf(mdOf(ctx).Get("x-priority"))]
+			return priority[mdValue(ctx, "x-priority")]
 		}),
 		grpcgc.WithCostFunc(func(ctx context.Context, _ string) int {
-			n, _ := strconv.Atoi(firstOf(mdOf(ctx).Get("x-cost")))
+			n, _ := strconv.Atoi(mdValue(ctx, "x-cost"))
 			return n
 		}))
 }
 
-func firstOf(v []string) string {
-	if len(v) == 0 {
-		return ""
+// mdValue returns the first value of key in ctx's metadata: a server's
+// incoming, or else a client's outgoing.
+func mdValue(ctx context.Context, key string) string {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		md, _ = metadata.FromOutgoingContext(ctx)
 	}
-	return v[0]
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// holdPermits makes a call through c that holds its permits until the
+// func it returns is called. That func returns the call's error.
+func holdPermits(t *testing.T, e *groupconc.GroupExecutor, c call) func() error {
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- c(e, t.Context(), nil, func() error { <-release; return nil }) }()
+	synctest.Wait()
+	return func() error {
+		close(release)
+		return <-done
+	}
 }
 
 // A call that does not run ends with the status that toStatus's rules
@@ -127,18 +139,14 @@ func TestACallThatDoesNotRunEndsWithItsStatus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			eachInterceptor(t, func(t *testing.T, c call) {
 				e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
-				release := make(chan struct{})
-				first := make(chan error, 1)
-				go func() { first <- c(e, t.Context(), nil, func() error { <-release; return nil }) }()
-				synctest.Wait()
+				first := holdPermits(t, e, c)
 				second := make(chan error, 1)
 				go func() { second <- c(e, t.Context(), nil, func() error { return nil }) }()
 				synctest.Wait()
 				end(e)
 				err := <-second
 				assert.Equal(t, codes.Unavailable, status.Code(err), "got %v", err)
-				close(release)
-				<-first
+				_ = first() // end cancelled it as it ran: its status is not the point here
 			})
 		})
 	}
@@ -195,17 +203,12 @@ func TestThePushbackIsWholeMilliseconds(t *testing.T) {
 func TestTheSubmitOptionsReachTheTask(t *testing.T) {
 	eachInterceptor(t, func(t *testing.T, c call) {
 		e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0))
-		release := make(chan struct{})
-		first := make(chan error, 1)
-		go func() { first <- c(e, t.Context(), nil, func() error { <-release; return nil }) }()
-		synctest.Wait()
-
+		first := holdPermits(t, e, c)
 		start := time.Now()
 		err := c(e, t.Context(), nil, func() error { return nil })
 		assert.Equal(t, groupconc.ReasonWaitTimeout, assertRejected(t, err, codes.ResourceExhausted).Reason)
 		assert.Equal(t, time.Second, time.Since(start), "it waited MaxWait")
-		close(release)
-		assert.NoError(t, <-first)
+		assert.NoError(t, first())
 	}, grpcgc.WithSubmitOptions(groupconc.SubmitOptions{Block: true, MaxWait: time.Second}))
 }
 
@@ -238,18 +241,22 @@ func (s ctxStream) SetTrailer(md metadata.MD) {
 	}
 }
 
-func priorityAndCost(t *testing.T, intercept call) {
+// priorityAndCost sends "first", then "low", "" and "high" through c, each
+// of cost 2 (x-cost) and of its own priority (x-priority), each once the
+// one before has its place (synctest.Wait). It checks that they start in
+// priority order, one at a time.
+func priorityAndCost(t *testing.T, c call) {
 	e := build(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2))
 	entered := make(chan string, 4)
 	release := make(chan struct{})
 	done := make(chan error, 4)
-	call := func(id, priority string) {
+	send := func(id, priority string) {
 		md := metadata.Pairs("x-cost", "2") // each call takes both permits
 		if priority != "" {
 			md.Set("x-priority", priority)
 		}
 		go func() {
-			done <- intercept(e, t.Context(), md, func() error {
+			done <- c(e, t.Context(), md, func() error {
 				entered <- id
 				<-release
 				return nil
@@ -257,10 +264,10 @@ func priorityAndCost(t *testing.T, intercept call) {
 		}()
 		synctest.Wait()
 	}
-	call("first", "")
+	send("first", "")
 	assert.Equal(t, "first", <-entered)
 	for _, p := range []string{"low", "", "high"} { // each waits behind the one before
-		call(p, p)
+		send(p, p)
 	}
 	st, _ := e.GroupStats(checkMethod)
 	assert.Equal(t, 2, st.RunningCost, "x-cost 2")

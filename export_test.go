@@ -44,6 +44,10 @@ const HandleSize = unsafe.Sizeof(TaskHandle[struct{}]{})
 // DoCallSize is the size of the record a Do of an int allocates.
 const DoCallSize = unsafe.Sizeof(doCall[int]{})
 
+// RoomyHandleSize is the size of a handle made with room for its task's
+// Ext, as every handle is under a policy with parents.
+const RoomyHandleSize = unsafe.Sizeof(roomy[TaskHandle[struct{}]]{})
+
 func quietGlobal(gl *groupstate.Global[task]) error {
 	running, waiting, _ := gl.Counts()
 	inFlight, slots := gl.Held()

@@ -16,8 +16,11 @@ const MaxAncestors = 8
 
 // Ext is the part of a task's walk that only a task of cost above one, or
 // of a group with a parent, needs. Its zero value is ready for Extend.
+//
+// It is kept to 32 bytes, so that a handle made with room for it fits the
+// 192-byte size class (see withExt in the root package). At 224 bytes a
+// task of W2's tree (benchmarks module) took 3 % more CPU time.
 type Ext struct {
-	cost  int64
 	level uint8 // the ancestor level of the layer it waits at; 0 is its group
 	above uint8 // the level of the ancestor whose queue turned the last walk away; 0: none
 	// unparked is 0 until a resume takes the task out of a pause line.
@@ -34,9 +37,16 @@ type Ext struct {
 	// anc holds the bits of Permits.held for each ancestor's layers, the
 	// parent's first. Only heldBulkhead, heldConc and heldGroupSlot occur.
 	anc [MaxAncestors]uint8
-	// amt is what the task took at each layer (see index), made only for
-	// a cost above one. A cost above a limit takes the whole limit there.
-	amt []int64
+	// amt is made only for a cost above one. A task without it costs one.
+	amt *costly
+}
+
+// costly is what a task of cost above one keeps: its cost, and what it
+// took at each layer (see index). A cost above a limit takes the whole
+// limit there.
+type costly struct {
+	cost int64
+	took [3 + 2*MaxAncestors]int64
 }
 
 // kin is what a group with a parent, children or extended tasks keeps of
@@ -81,9 +91,8 @@ type kin[T any] struct {
 // with e its Ext. Call it after Registry.Enter and before the first Try.
 // The Global's ext hook must return e for p's task from then on.
 func (p *Permits[T]) Extend(e *Ext, c int) {
-	e.cost = max(int64(c), 1)
 	if c > 1 {
-		e.amt = make([]int64, 3+2*int(p.group.depth()))
+		e.amt = &costly{cost: int64(c)}
 		if p.group.global.fair {
 			p.group.family() // its group's later tasks are extended too (NeedsExt)
 		}
@@ -136,7 +145,7 @@ func (p *Permits[T]) extNow() *Ext { return p.ext() }
 // took records that the task took n permits at the layer bit at level lv.
 func (x *Ext) took(bit, lv uint8, n int64) {
 	if x != nil && x.amt != nil {
-		x.amt[index(bit, lv)] = n
+		x.amt.took[index(bit, lv)] = n
 	}
 }
 
@@ -145,7 +154,7 @@ func (x *Ext) amount(bit, lv uint8) int64 {
 	if x == nil || x.amt == nil {
 		return 1
 	}
-	return max(x.amt[index(bit, lv)], 1)
+	return max(x.amt.took[index(bit, lv)], 1)
 }
 
 // slotAbove reports whether the task holds a slot of an ancestor's queue.

@@ -148,7 +148,7 @@ func (l *line[T]) pushLocked(r *waiters[T], w *Permits[T], front bool) {
 // pushExt is pushLocked for w of Ext x (nil: plain), which the caller has.
 func (l *line[T]) pushExt(r *waiters[T], w *Permits[T], x *Ext, front bool) {
 	q := r.q()
-	if x != nil && x.cost > 1 {
+	if !x.costsOne() {
 		r.fifo.costly = true
 	}
 	if front {

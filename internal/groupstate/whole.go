@@ -35,7 +35,7 @@ func (l *line[T]) takeFor(w *Permits[T], x *Ext, bit, lv uint8) bool {
 	if x == nil || x.amt == nil { // a cost of one: one permit, nothing to record
 		return l.take()
 	}
-	if limit := l.limit.Load(); limit == Unlimited || x.cost <= max(limit, 1) {
+	if limit := l.limit.Load(); limit == Unlimited || x.amt.cost <= max(limit, 1) {
 		return l.takeCost(x, bit, lv, limit) != 0
 	}
 	r := l.lock()
@@ -50,8 +50,8 @@ func (l *line[T]) takeForLocked(r *waiters[T], w *Permits[T], x *Ext, bit, lv ui
 	}
 	limit := l.limit.Load()
 	n := l.takeCost(x, bit, lv, limit)
-	if n != 0 && n < x.cost && limit != Unlimited && r.whole.Load() == nil {
-		r.whole.Store(&wholeTake[T]{p: w, cost: x.cost, took: n, held: n})
+	if n != 0 && n < x.amt.cost && limit != Unlimited && r.whole.Load() == nil {
+		r.whole.Store(&wholeTake[T]{p: w, cost: x.amt.cost, took: n, held: n})
 	}
 	return n != 0
 }
@@ -61,8 +61,8 @@ func (l *line[T]) takeForLocked(r *waiters[T], w *Permits[T], x *Ext, bit, lv ui
 func (l *line[T]) takeCost(x *Ext, bit, lv uint8, limit int64) int64 {
 	var n int64
 	if limit == Unlimited {
-		n = l.held.addUpTo(x.cost)
-	} else if n = min(x.cost, max(limit, 1)); !l.held.takeN(n, limit) {
+		n = l.held.addUpTo(x.amt.cost)
+	} else if n = min(x.amt.cost, max(limit, 1)); !l.held.takeN(n, limit) {
 		return 0
 	}
 	x.took(bit, lv, n)

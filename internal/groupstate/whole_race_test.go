@@ -13,8 +13,8 @@ import (
 func TestDropWholeRacingAnotherTasksWholeTake(t *testing.T) {
 	l := newFIFOLine[tk](2)
 	var a, b tk
-	xa := &Ext{cost: 4, amt: make([]int64, 3)}
-	xb := &Ext{cost: 3, amt: make([]int64, 3)}
+	xa := &Ext{amt: &costly{cost: 4}}
+	xb := &Ext{amt: &costly{cost: 3}}
 	// b checks until a has taken and dropped the whole limit this often,
 	// so the two overlap however they are scheduled.
 	cycles := int64(200000)

@@ -124,7 +124,7 @@ func (gl *Global[T]) counted(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 }
 
 // counts reports whether counted has a count to keep. Most layers keep
-// none, and counted, which asks it first, is small enough to inline.
+// none.
 func (gl *Global[T]) counts(x *Ext, a *Group[T], bit uint8) bool {
 	return bit == gl.runBit && gl.fair && a.parent == nil || bit == heldBulkhead && x.amt != nil
 }

@@ -347,7 +347,7 @@ func TestDoCallStaysWithinItsSizeClass(t *testing.T) {
 
 // TestRoomyHandleStaysWithinItsSizeClass guards the size of a handle made
 // with room for its task's Ext, as under a policy with parents: 192 bytes
-// is a size class. At 224 a task of W2's tree (benchmarks module) cost 3 %
+// is a size class. At 224 a task of W2's tree (benchmarks module) took 5 %
 // more CPU time.
 func TestRoomyHandleStaysWithinItsSizeClass(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {

@@ -70,3 +70,32 @@ func TestClassify(t *testing.T) {
 	}
 	assert.Equal(t, "ignore measure overload Signal(7)", adapt.Ignore.String()+" "+adapt.Measure.String()+" "+adapt.Overload.String()+" "+adapt.Signal(7).String())
 }
+
+func TestAIMDTakesARunTimeOfTimeoutAsHealthy(t *testing.T) {
+	a := adapt.NewAIMD(1, 10, adapt.AIMDConfig{Timeout: 50 * time.Millisecond})
+	o := func(run time.Duration) int {
+		return a.Observe(groupconc.LimitSample{Status: groupconc.StatusSuccess, RunTime: run, Running: 10, Limit: 10})
+	}
+	assert.Equal(t, 10, o(50*time.Millisecond), "not above Timeout")
+	assert.Equal(t, 9, o(50*time.Millisecond+1), "above it")
+
+	a = adapt.NewAIMD(1, 10, adapt.AIMDConfig{Timeout: time.Nanosecond})
+	assert.Equal(t, 9, o(2), "any Timeout above zero counts")
+}
+
+// A global AIMD counts the samples by group over Window. A sample that
+// ends Window after the first is judged with the groups' votes of it.
+func TestAGlobalAIMDJudgesOverloadOnceWindowHasPassed(t *testing.T) {
+	a := adapt.NewAIMD(1, 10, adapt.AIMDConfig{Window: 100 * time.Millisecond})
+	at := time.Unix(1000, 0)
+	timeout := func(key string, limit int) int {
+		return a.Observe(groupconc.LimitSample{GroupKey: key, Status: groupconc.StatusCancelled, Err: context.DeadlineExceeded, RunTime: 10 * time.Millisecond, Running: limit, Limit: limit, End: at})
+	}
+	for range 5 {
+		timeout("x", 10)
+		timeout("y", 10)
+	}
+	assert.Equal(t, 9, a.Limit(), "cut once: the other samples started under the limit before")
+	at = at.Add(100 * time.Millisecond)
+	assert.Equal(t, 8, timeout("x", 9), "both voted slow: shared")
+}

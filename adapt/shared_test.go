@@ -202,3 +202,14 @@ func TestATenantOfLongCallsVotesToo(t *testing.T) {
 		assert.Equal(t, 64, longAndBusy(l(), 10, 40), "%s: the cap fell for one tenant's deadlines", name)
 	}
 }
+
+// Under AdaptiveGlobal a group is slow above (1+2×Tolerance) × its own
+// baseline.
+func TestAGlobalGradientTakesAGroupAsSlowPastTwiceTolerance(t *testing.T) {
+	m := newMixed(adapt.NewGradient(1, 64, adapt.GradientConfig{}))
+	both := func(x, y time.Duration) map[string]time.Duration { return map[string]time.Duration{"x": x, "y": y} }
+	for range 4 {
+		ok(both(ms10, ms10), 60, m)
+	}
+	assert.Less(t, ok(both(13*time.Millisecond, 13*time.Millisecond), 64, m), 64, "both 1.3 × their baselines: shared")
+}

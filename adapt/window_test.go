@@ -21,7 +21,10 @@ func TestSelectKthAgreesWithSorting(t *testing.T) {
 		}
 		sorted := slices.Sorted(slices.Values(s))
 		k := rng.IntN(n)
-		require.Equal(t, sorted[k], selectKth(slices.Clone(s), k), "round %d: k %d of %v", round, k, s)
+		c := slices.Clone(s)
+		require.Equal(t, sorted[k], selectKth(c, k), "round %d: k %d of %v", round, k, s)
+		slices.Sort(c)
+		require.Equal(t, sorted, c, "round %d: reordered, not changed", round)
 	}
 }
 
@@ -104,4 +107,58 @@ func TestLevelsKeepABaselinePushedOutByLevelsFarSlower(t *testing.T) {
 		ls.add(60, 300, 1)
 	}
 	assert.Equal(t, 300.0, ls.baseline(100), "and it ages as the others do")
+}
+
+// The kept level is the fastest settled level pushed out. Once it is
+// levelCap × settled windows old, any settled level pushed out takes its
+// place, even a slower one.
+func TestLevelsKeepTheFastestLevelPushedOutUntilItIsOld(t *testing.T) {
+	for _, c := range []struct {
+		r    float64 // the run time of level 2
+		late int     // windows past levelCap × settled when it is pushed out
+		want float64
+	}{{200, 0, 100}, {200, 1, 200}, {80, 0, 80}} {
+		var ls levels
+		for range settled {
+			ls.add(1, 100, 0.25)
+		}
+		for range settled {
+			ls.add(2, c.r, 0.25)
+		}
+		for n := 3; n <= levelCap+1; n++ {
+			ls.add(n, 300, 0.25) // the last one pushes out level 1
+		}
+		require.Equal(t, 1, ls.kept.n)
+		for i := 0; ls.now < settled+levelCap*settled-1+c.late; i++ {
+			ls.add(3+i%(levelCap-1), 300, 0.25)
+		}
+		ls.add(levelCap+2, 300, 0.25) // pushes out level 2
+		assert.Equal(t, c.want, ls.baseline(100), "level 2 at %v, pushed out %d windows after level 1 was last seen", c.r, ls.now-settled)
+		assert.Equal(t, 300.0, ls.baseline(ls.now-ls.kept.last), "the kept level ages as the others do")
+	}
+}
+
+// A level of one window, pushed out, is not kept, however fast it ran.
+func TestLevelsDoNotKeepALevelNotSettled(t *testing.T) {
+	var ls levels
+	ls.add(1, 50, 0.25)
+	for n := 2; n <= levelCap+1; n++ {
+		ls.add(n, 100, 0.25)
+	}
+	assert.Equal(t, 100.0, ls.baseline(100))
+}
+
+// The kept level stands for the baseline only if it is faster than the
+// levels in use by over keptMargin.
+func TestLevelsPreferTheLevelsInUseWithinKeptMargin(t *testing.T) {
+	for _, c := range []struct{ inUse, want float64 }{{100, 100}, {101, 80}} {
+		var ls levels
+		for range settled {
+			ls.add(1, 80, 0.25)
+		}
+		for n := 2; n <= levelCap+1; n++ {
+			ls.add(n, c.inUse, 0.25) // the last one pushes out level 1
+		}
+		assert.Equal(t, c.want, ls.baseline(100), "levels in use at %v", c.inUse)
+	}
 }

@@ -128,8 +128,10 @@ func TestAProbeUnderLightLoadSettlesOnceTheRunningCountStopsClimbing(t *testing.
 		}
 		require.Equal(t, 64, decide(g))
 	}
+	window(1)
+	assert.False(t, g.probe.done, "the first window, even at one running")
 	window(10)
-	assert.False(t, g.probe.done, "the first window")
+	assert.False(t, g.probe.done, "10 > 1 × 1.5 + 1: climbing")
 	window(17)
 	assert.False(t, g.probe.done, "17 > 10 × 1.5 + 1: climbing")
 	window(26, 27)
@@ -145,9 +147,9 @@ func TestAProbeStartsItsClimbAgainAfterAFullWindow(t *testing.T) {
 	require.Equal(t, 64, decide(g))
 	fill(g, 20, 40*time.Millisecond, 64, 64, Measure)
 	require.Equal(t, 32, decide(g))
-	fill(g, 20, 10*time.Millisecond, 10, 32, Measure)
+	fill(g, 20, 10*time.Millisecond, 2, 32, Measure)
 	assert.Equal(t, 32, decide(g))
-	assert.False(t, g.probe.done, "10 running again is not yet settled")
+	assert.False(t, g.probe.done, "the first window of a new climb")
 }
 
 // The probe halves the limit while the run times fall by over Tolerance

@@ -88,11 +88,11 @@ func TestAWindowsNoiseIsTwiceItsStandardError(t *testing.T) {
 // deadline, whatever the running count: while the baseline is measured,
 // and after.
 func TestAWindowIsOverloadedPastOneDeadlineInTen(t *testing.T) {
-	for _, c := range []struct{ over, want int }{{2, 16}, {3, 8}} {
+	for _, c := range []struct{ n, over, want int }{{20, 2, 16}, {20, 3, 8}, {19, 2, 8}} {
 		g := NewGradient(1, 16, GradientConfig{})
-		fill(g, 20-c.over, 10*time.Millisecond, 4, 16, Measure)
+		fill(g, c.n-c.over, 10*time.Millisecond, 4, 16, Measure)
 		fill(g, c.over, 10*time.Millisecond, 4, 16, Overload)
-		assert.Equal(t, c.want, decide(g), "measuring the baseline: %d deadlines of 20", c.over)
+		assert.Equal(t, c.want, decide(g), "measuring the baseline: %d deadlines of %d", c.over, c.n)
 	}
 	for _, c := range []struct{ over, want int }{{2, 16}, {3, 4}} {
 		g := NewGradient(1, 16, GradientConfig{})
@@ -280,11 +280,12 @@ func TestAGradientCountsItsWindowsAtTheMinimumAfresh(t *testing.T) {
 		running int
 		sig     Signal
 	}
-	slow, slower := step{30, 2, Measure}, step{90, 2, Measure}
+	slow, slower, light := step{30, 2, Measure}, step{90, 2, Measure}, step{10, 1, Measure}
 	for name, steps := range map[string][]step{
-		"after a new baseline": {slow, slow, slow, slow, slow, slower, slower},
-		"after deadlines":      {slow, slow, slow, {30, 2, Overload}, slow, slow, slow},
-		"after a light window": {slow, slow, slow, {10, 1, Measure}, slow, slow, slow},
+		"after a new baseline":    {slow, slow, slow, slow, slow, slower, slower, slower, slower, slower},
+		"the latest run time":     {slow, slow, slow, slow, slow, {55, 2, Measure}, {55, 2, Measure}},
+		"after deadlines":         {slow, slow, slow, slow, {30, 2, Overload}, slow, slow, slow, slow, slow},
+		"after a window not slow": {slow, slow, slow, slow, light, slow, slow, slow, slow, slow},
 	} {
 		g := atMinimum()
 		var limits []int
@@ -292,6 +293,14 @@ func TestAGradientCountsItsWindowsAtTheMinimumAfresh(t *testing.T) {
 			fill(g, 20, s.run*time.Millisecond, s.running, 2, s.sig)
 			limits = append(limits, decide(g))
 		}
-		assert.Equal(t, []int{2, 2, 2, 2, 2, 2, 2}, limits, name)
+		for i, n := range limits {
+			assert.Equal(t, 2, n, "%s: window %d (%v)", name, i, limits)
+		}
 	}
+}
+
+// A percentile below the least sample's share is the least sample.
+func TestALowPercentileOfFewSamplesIsTheLeast(t *testing.T) {
+	r := runs{d: []time.Duration{2, 1}}
+	assert.Equal(t, time.Duration(1), r.percentile(0.25))
 }

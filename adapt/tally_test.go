@@ -178,3 +178,24 @@ func TestQuietNowFollowsTheLastWindowJudged(t *testing.T) {
 	tl.add("y", time.Millisecond, Overload)
 	assert.False(t, tl.quietNow(), "two voters found the overload shared")
 }
+
+// A group whose vote lapsed votes with the groups of no vote again.
+func TestAGroupWhoseVoteLapsedVotesWithTheGroupsOfNone(t *testing.T) {
+	var tl tally
+	add := func(key string, n int, sig Signal) {
+		for range n {
+			tl.add(key, time.Millisecond, sig)
+		}
+	}
+	add("x", minVote, Measure)
+	add("y", minVote, Measure)
+	tl.close(0.1)
+	for range keepVote + 1 {
+		add("y", minVote, Measure)
+		tl.close(0.1)
+	}
+	add("y", minVote, Overload)
+	add("x", 3, Measure)
+	add("z", 2, Measure)
+	assert.False(t, tl.close(0.1), "y slow; x and z, of no vote, gave minVote samples together and are not")
+}

@@ -265,9 +265,10 @@ func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 // group's limits and every ancestor's. When ParentSeparator is set too, the
 // resolver alone decides. It is called once per group, when the group is
 // made, and may be called from several goroutines at once. A group with more
-// than 8 ancestors, or a cycle of parents, is refused by Submit. So is a
-// group whose resolver panics. Like ConcurrencyResolver, it must not call
-// back into the executor.
+// than 8 ancestors, a cycle of parents, or a resolver that panics is refused
+// by Submit with an error wrapping ErrInvalidPolicy. One too deep also wraps
+// ErrInvalidTask, as the key is at fault. Like ConcurrencyResolver, the
+// resolver must not call back into the executor.
 func (b *PolicyBuilder) ParentResolver(f func(groupKey string) string) *PolicyBuilder {
 	if b == nil {
 		return nil

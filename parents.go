@@ -26,7 +26,8 @@ func (p *GroupPolicy) hasParents() bool {
 //
 // More than maxAncestors ancestors, a key met twice (a group its own parent
 // included) and a resolver that panics are errors. Each wraps
-// ErrInvalidPolicy and names the chain. The ancestors resolved before the
+// ErrInvalidPolicy and names the chain; the first also ErrInvalidTask
+// (deepKey). The ancestors resolved before the
 // fault come back with the error, for Explain.
 func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) ([]string, error) {
 	p = p.orDefault()
@@ -52,8 +53,8 @@ func (p *GroupPolicy) parentChain(groupKey string, kept func(key string) bool) (
 			if p.parentResolver == nil && p.separatorParent(parent) == "" {
 				more = ""
 			}
-			return chain, fmt.Errorf("%w: group %s has more than %d ancestors: %s%s",
-				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)), more)
+			return chain, deepKey{fmt.Errorf("%w: group %s has more than %d ancestors: %s%s",
+				ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, append(chain, parent)), more)}
 		}
 		chain = append(chain, parent)
 		if kept != nil && kept(parent) {
@@ -75,9 +76,18 @@ func crossedCycle(groupKey string, chain []string) error {
 // made, has maxAncestors ancestors. They are kept as they were when it was
 // made, whatever the policy now. chain is the parent's key and theirs.
 func keptTooDeep(groupKey string, chain []string) error {
-	return fmt.Errorf("%w: group %s has more than %d ancestors, its parent's group's included: %s",
-		ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, chain))
+	return deepKey{fmt.Errorf("%w: group %s has more than %d ancestors, its parent's group's included: %s",
+		ErrInvalidPolicy, quoted(groupKey), maxAncestors, arrows(groupKey, chain))}
 }
+
+// deepKey is the error of a group with more ancestors than a walk has room
+// for. It wraps ErrInvalidPolicy, as a cycle does, and ErrInvalidTask, as
+// an empty key does: the depth is the key's, since a separator makes it.
+// So httplimit and grpcgc answer a client's key that is too deep as a bad
+// request, not as a fault of the server.
+type deepKey struct{ error }
+
+func (e deepKey) Unwrap() []error { return []error{e.error, ErrInvalidTask} }
 
 // parent returns groupKey's parent, "" for none. The error names a panic
 // of the resolver. p must not be nil.

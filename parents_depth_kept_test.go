@@ -24,6 +24,7 @@ func TestAKeyTooDeepBelowAGroupMadeBeforeMakesNoGroup(t *testing.T) {
 	for _, key := range []string{strings.Repeat("a/", 9) + "a", strings.Repeat("a/", 8) + "a/e/f"} {
 		_, err = groupconc.Do(t.Context(), e, key, ok, groupconc.SubmitOptions{})
 		require.ErrorIs(t, err, groupconc.ErrInvalidPolicy, key)
+		require.ErrorIs(t, err, groupconc.ErrInvalidTask, key)
 		assert.ErrorContains(t, err, `group "`+key+`" has more than 8 ancestors`)
 		assert.Equal(t, before, e.Stats().Groups, "groups made for %s", key)
 	}

@@ -94,6 +94,7 @@ func TestParentChainTakesEightAncestorsAndRefusesNine(t *testing.T) {
 
 	chain, err = p.ParentChain(deepKey(groupconc.MaxAncestors + 1))
 	require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+	require.ErrorIs(t, err, groupconc.ErrInvalidTask, "the key is too deep: an edge answers a bad request")
 	assert.ErrorContains(t, err, `group "k0/k1/k2/k3/k4/k5/k6/k7/k8/k9" has more than 8 ancestors: "k0/k1/k2/k3/k4/k5/k6/k7/k8/k9" → "k0/k1/k2/k3/k4/k5/k6/k7/k8" → `)
 	assert.ErrorContains(t, err, `→ "k0/k1" → "k0"`, "the chain up to the ninth ancestor")
 	assert.NotContains(t, err.Error(), "…", "k0 has no parent: the chain ends there")
@@ -132,6 +133,7 @@ func TestParentChainRefusesACycleNamingIt(t *testing.T) {
 			p := chainPolicy(t, tc.parents)
 			chain, err := p.ParentChain(tc.key)
 			require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
+			assert.NotErrorIs(t, err, groupconc.ErrInvalidTask, "a cycle is the policy's fault")
 			assert.EqualError(t, err, "groupconc: invalid policy: "+tc.want)
 			assert.Equal(t, tc.chain, chain)
 			assert.Equal(t, tc.chain, p.Explain(tc.key).Ancestors, "Explain stops before the key met twice")

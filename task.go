@@ -11,7 +11,8 @@ import (
 )
 
 // ErrInvalidTask is wrapped by the error Submit and ExecuteAll return for an
-// empty group key, an empty task ID or a nil task function.
+// empty group key, an empty task ID or a nil task function, for options out
+// of range, and for a key with more ancestors than a group may have.
 var ErrInvalidTask = errors.New("groupconc: invalid task")
 
 // Task is the work a task does. Its context derives from the context given

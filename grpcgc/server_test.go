@@ -312,7 +312,7 @@ func TestAnErrorNamingACallersKeyIsCutInTheStatus(t *testing.T) {
 	key := strings.Repeat(seg+"/", 10) + seg // ten ancestors, over the eight allowed
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-tenant-bin", key)
 	err := check(ctx, c, "")
-	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	msg := status.Convert(err).Message()
 	assert.LessOrEqual(t, len(msg), 300, "the message's length")
 	assert.True(t, utf8.ValidString(msg), "the message is cut between runes")

@@ -36,7 +36,8 @@ func (e *callError) Unwrap() error { return e.err }
 //     queue was full, since then no group of this server has room.
 //   - The end of the call's context is Canceled or DeadlineExceeded.
 //   - A closed executor, or a group shut down or evicted, is Unavailable.
-//   - A bad task (a cost or priority out of range) is InvalidArgument.
+//   - A bad task (a cost or priority out of range, or a key with more
+//     ancestors than a group may have) is InvalidArgument.
 //   - An error with a gRPC status of its own, such as a RejectionHandler
 //     may return, keeps it.
 //   - Anything else is Internal.

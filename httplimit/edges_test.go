@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,5 +162,32 @@ func TestRetryAfterIsRoundedUpSecondsForAnyDuration(t *testing.T) {
 		rec := httptest.NewRecorder()
 		httplimit.WriteError(rec, rejected, d)
 		assert.Equal(t, want, rec.Header().Get("Retry-After"), "RetryAfter %d", d)
+	}
+}
+
+// A key the request makes that the executor refuses is the request's
+// fault: a path deeper than the tree allows gets 400, and runs nothing.
+// Parents in a cycle are the server's: 500.
+func TestAKeyTooDeepGets400AndACycleOfParents500(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy *groupconc.PolicyBuilder
+		path   string
+		code   int
+	}{
+		{"nine ancestors", groupconc.NewPolicyBuilder().ParentSeparator("/"), "/a/b/c/d/e/f/g/h/i/j", 400},
+		{"eight ancestors", groupconc.NewPolicyBuilder().ParentSeparator("/"), "/a/b/c/d/e/f/g/h/i", 200},
+		{"a cycle", groupconc.NewPolicyBuilder().ParentResolver(func(string) string { return "/x" }), "/x", 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newExecutor(t, tc.policy, nil)
+			var ran atomic.Bool
+			srv := serve(t, httplimit.Handler(e, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) }), httplimit.ServerOptions{}))
+			got := get(t.Context(), srv.Client(), srv.URL+tc.path)
+			require.NoError(t, got.err)
+			assert.Equal(t, tc.code, got.code)
+			assert.Equal(t, tc.code == 200, ran.Load(), "the handler ran")
+			assert.Empty(t, got.retryAfter, "Retry-After")
+		})
 	}
 }

@@ -22,7 +22,9 @@ type ServerOptions struct {
 	// Cost returns the permits a request takes. Nil means Submit.Cost.
 	Cost func(*http.Request) int
 	// Submit holds the options every request is submitted with. Set Block
-	// and MaxWait for a bounded wait for a queue slot.
+	// and MaxWait for a bounded wait for a queue slot. Options groupconc
+	// refuses, such as a negative MaxWait, fail every request with 400 (see
+	// StatusCode).
 	Submit groupconc.SubmitOptions
 	// RetryAfter is what the Retry-After header of a 429 or 503 says,
 	// rounded up to whole seconds. Zero means one second. A negative
@@ -167,9 +169,12 @@ func (l *limited) fail(w http.ResponseWriter, r *http.Request, err error) {
 //   - 503 for the request's context ending while it waited. The client
 //     went away, or a deadline passed.
 //   - 503 for groupconc.ErrClosed, ErrGroupShutdown and ErrGroupEvicted.
-//   - 400 Bad Request for ErrNoKey.
-//   - 500 Internal Server Error for anything else, such as an out of range
-//     priority or cost (groupconc.ErrInvalidTask).
+//   - 400 Bad Request for ErrNoKey, and for groupconc.ErrInvalidTask: a
+//     priority or cost out of range, or a key with more ancestors than a
+//     group may have. Key, Priority and Cost make these from the request,
+//     so the request is what is wrong (grpcgc answers InvalidArgument).
+//   - 500 Internal Server Error for anything else, such as a policy whose
+//     parents form a cycle.
 func StatusCode(err error) int {
 	var re *groupconc.RejectedError
 	switch {
@@ -182,7 +187,7 @@ func StatusCode(err error) int {
 		errors.Is(err, groupconc.ErrClosed), errors.Is(err, groupconc.ErrGroupShutdown),
 		errors.Is(err, groupconc.ErrGroupEvicted), errors.Is(err, errNotRun):
 		return http.StatusServiceUnavailable
-	case errors.Is(err, ErrNoKey):
+	case errors.Is(err, ErrNoKey), errors.Is(err, groupconc.ErrInvalidTask):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError

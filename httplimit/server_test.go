@@ -126,7 +126,7 @@ func TestTheCostComesFromTheRequest(t *testing.T) {
 		ch := goGet(t.Context(), srv.Client(), srv.URL+"/c?id="+id)
 		if id == "bb" && costErr != nil {
 			require.ErrorIs(t, costErr, groupconc.ErrInvalidTask)
-			assert.Equal(t, 500, recv(t, ch).code, "a cost groupconc refuses is a server error")
+			assert.Equal(t, 400, recv(t, ch).code, "a cost groupconc refuses is the request's fault")
 			continue
 		}
 		g.waitEntered(t)
@@ -307,7 +307,8 @@ func TestStatusCode(t *testing.T) {
 		{groupconc.ErrGroupShutdown, 503},
 		{groupconc.ErrGroupEvicted, 503},
 		{httplimit.ErrNoKey, 400},
-		{groupconc.ErrInvalidTask, 500},
+		{groupconc.ErrInvalidTask, 400},
+		{groupconc.ErrInvalidPolicy, 500},
 		{errors.New("other"), 500},
 	} {
 		assert.Equal(t, tc.code, httplimit.StatusCode(tc.err), "%v", tc.err)

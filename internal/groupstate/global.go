@@ -88,8 +88,8 @@ func (gl *Global[T]) Held() (inFlight, slots int) {
 // what extended tasks add to it. Under fair share that is kept apart
 // (kin.extra). Under IsolationOff the concurrency layer is the last taken,
 // so it is what the group's own running extended tasks and its
-// descendants' hold there (kin.cost, kin.subCost); the walk keeps no
-// count of a layer for it.
+// descendants' hold there (kin.run and kin.over, kin.subCost); the walk
+// keeps no count of a layer for it.
 func (gl *Global[T]) running(g *Group[T]) int64 {
 	k := g.kin.Load()
 	if g.parent != nil {
@@ -106,7 +106,7 @@ func (gl *Global[T]) running(g *Group[T]) int64 {
 	case gl.fair:
 		n += k.run.Load() - k.extra.Load()
 	default:
-		n += k.run.Load() - k.cost.Load() - k.subCost.Load()
+		n -= k.over.Load() + k.subCost.Load()
 	}
 	return n
 }

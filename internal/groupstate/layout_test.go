@@ -49,3 +49,19 @@ func TestPermitsLayout(t *testing.T) {
 		t.Errorf("Permits is %d bytes, want at most 72", n)
 	}
 }
+
+// TestKinCountsShareALine guards the layout kin's doc comment relies on:
+// the counts written as tasks start and end in its first 64 bytes, and a
+// size in the 192-byte class, whose objects start on a cache line.
+func TestKinCountsShareALine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes checked on 64-bit platforms only")
+	}
+	var k kin[tk]
+	if end := unsafe.Offsetof(k.owed) + unsafe.Sizeof(k.owed); end > 64 {
+		t.Errorf("kin's counts end at byte %d, want at most 64", end)
+	}
+	if n := unsafe.Sizeof(k); n <= 176 || n > 192 {
+		t.Errorf("kin is %d bytes, want 177 to 192 (the 192-byte size class)", n)
+	}
+}

@@ -20,11 +20,11 @@ func (g *Group[T]) RunningCost() int {
 	k := g.kin.Load()
 	raised, _ := g.conc.wholeOf(g)
 	if g.parent != nil {
-		return int(max(k.cost.Load()+raised, 0))
+		return int(max(k.run.Load()+k.over.Load()+raised, 0))
 	}
 	n := g.global.running(g) + raised
 	if k != nil {
-		n += k.cost.Load() - k.run.Load() // a plain task costs one
+		n += k.over.Load() // a plain task costs one
 	}
 	return int(max(n, 0))
 }

@@ -199,3 +199,25 @@ func TestAGroupWhoseVoteLapsedVotesWithTheGroupsOfNone(t *testing.T) {
 	add("z", 2, Measure)
 	assert.False(t, tl.close(0.1), "y slow; x and z, of no vote, gave minVote samples together and are not")
 }
+
+// After a group votes, its next vote counts only the samples since. A
+// deadline of the vote before does not make it slow, and its baseline is
+// the mean of the new samples alone.
+func TestAGroupsNextVoteCountsOnlyTheSamplesSinceItsLast(t *testing.T) {
+	var tl tally
+	add := func(n int, run time.Duration, sig Signal) {
+		for range n {
+			tl.add("x", run, sig)
+		}
+	}
+	add(minVote-1, 10*time.Millisecond, Measure)
+	add(1, 10*time.Millisecond, Overload)
+	tl.close(0.2)
+	require.True(t, tl.e[0].slow, "one deadline in five")
+	require.Zero(t, tl.e[0].base, "a vote with deadlines sets no baseline")
+	add(minVote, time.Millisecond, Measure)
+	tl.close(0.2)
+	assert.Equal(t, minVote, tl.e[0].weight)
+	assert.False(t, tl.e[0].slow, "no deadline since")
+	assert.InDelta(t, float64(time.Millisecond)*(1+baseDrift), tl.e[0].base, 0.01, "1ms, risen by baseDrift")
+}

@@ -96,7 +96,7 @@ type Group[T any] struct {
 	chain   chainList[T]
 
 	pauseLine atomic.Pointer[line[T]]  // made on the first pause (see pause.go)
-	kin       atomic.Pointer[kin[T]]   // its children and extended tasks (see ext.go); nil for most groups
+	kin       atomic.Pointer[kin[T]]   // its children and extended tasks (see kin.go); nil for most groups
 	turns     atomic.Pointer[turns[T]] // see turn.go; nil until a task of the group is handed a permit
 }
 

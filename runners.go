@@ -27,8 +27,8 @@ type runners struct {
 
 // spare is a shard's free records, four on one cache line: as many as
 // the callers of Do one processor runs at once on a group of limit 4.
-// With one, the lock's path took a tenth of BenchmarkDoContended's time
-// on two CPUs; with four, a call took 5 % less.
+// With one, the lock's path took up to a tenth of BenchmarkDoContended's
+// time on two CPUs (benchmarks/RESULTS.md, "Spare runner records").
 type spare struct {
 	r [4]atomic.Pointer[runner]
 	_ [32]byte // a cache line each, as the gate's shards

@@ -19,6 +19,7 @@ import (
 func fuzzRunOps(t *testing.T, data []byte) {
 	in := &fuzzBytes{b: data}
 	o := newOracle()
+	o.watchDos()
 	sh := fuzzShapeOf(in.next())
 	mode := sh.mode
 	src := fuzzSource(in, func() { fuzzPolicy(in, o, sh) })
@@ -40,6 +41,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 	}()
 	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
+	var dos []*fuzzDoCall      // every Do call made
 	submits := 0               // task IDs: blocked calls hold theirs until they return
 	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
 	stopped := false           // Shutdown returned nil: everything is over
@@ -56,8 +58,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		switch op {
 		case fuzzOpSubmit:
 			key := keys[int(in.next())%len(keys)]
-			do := int(in.next()) % fuzzDoCount
-			if len(tasks) >= 48 {
+			v := in.next()
+			do := int(v) % fuzzDoCount
+			if len(tasks)+len(dos) >= 48 {
 				continue
 			}
 			ft := &fuzzTask{do: do, gate: make(chan struct{})}
@@ -101,9 +104,14 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				}
 				return 1, nil
 			}
+			gaugeKey := gaugeKeyOf(key)
+			if fuzzAsDo(v) {
+				// As a blocked submit runs, under gaugeKey's group.
+				dos = append(dos, fuzzStartDo(o, gaugeKey, ctx, e, key, fn, opts, ft))
+				break
+			}
 			id := fmt.Sprintf("t%d", submits)
 			submits++
-			gaugeKey := gaugeKeyOf(key)
 			if opts.Block {
 				// It runs until it blocks or returns before the next op
 				// (the step's synctest.Wait), so under gaugeKey's group.
@@ -119,20 +127,15 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			ft.h = h
 			tasks = append(tasks, ft)
 		case fuzzOpRelease:
-			if ft := pick(); ft != nil {
-				select {
-				case <-ft.gate:
-				default:
-					close(ft.gate)
-				}
+			if ft := fuzzPickGated(in, tasks, dos); ft != nil {
+				ft.open()
 			}
 		case fuzzOpReleaseAll:
 			for _, ft := range tasks {
-				select {
-				case <-ft.gate:
-				default:
-					close(ft.gate)
-				}
+				ft.open()
+			}
+			for _, d := range dos {
+				d.ft.open()
 			}
 		case fuzzOpCancel:
 			if ft := pick(); ft != nil && ft.h.Cancel() {
@@ -140,7 +143,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 				ft.cancelled = true
 			}
 		case fuzzOpCancelCtx:
-			if ft := pick(); ft != nil && ft.cancelCtx != nil {
+			if ft := fuzzPickGated(in, tasks, dos); ft != nil && ft.cancelCtx != nil {
 				ft.cancelCtx()
 			}
 		case fuzzOpAwait:
@@ -248,9 +251,10 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 		synctest.Wait()
 		if fuzzTrace {
-			fuzzTraceStep(t, e, keys, fmt.Sprintf("step %d op %d (at byte %d): %d tasks, %d blocked", step, op, in.i, len(tasks), len(blocked)))
+			fuzzTraceStep(t, e, keys, fmt.Sprintf("step %d op %d (at byte %d): %d tasks, %d blocked, %d Do", step, op, in.i, len(tasks), len(blocked), len(dos)))
 		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
+		fuzzHarvestDos(t, o, dos, stopped)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
 			t.Logf("after step %d (op %d)", step, op)
 			break
@@ -262,17 +266,20 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	synctest.Wait() // the calls that gave up return
 	blocked, tasks = fuzzHarvest(t, blocked, tasks)
 	assert.Empty(t, blocked, "a blocked caller still waits after Close returned")
+	fuzzHarvestDos(t, o, dos, false)
+	fuzzDosAfterClose(t, dos)
 	for _, ft := range tasks {
-		select {
-		case <-ft.gate:
-		default:
-			close(ft.gate)
-		}
+		ft.open()
+	}
+	for _, d := range dos {
+		d.ft.open()
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
 	require.NoError(t, err, "I7: every task ends once its gate opens and its context is cancelled")
+	synctest.Wait() // the Do calls return
+	fuzzHarvestDos(t, o, dos, true)
 	if !stopped {
 		o.seal()
 	}

@@ -2,8 +2,8 @@ package groupconc_test
 
 // Native fuzzing (RELIABILITY §4.2 item 6). FuzzOps decodes its input into
 // an isolation mode, a small policy and a sequence of operations (among them
-// UpdatePolicy to another decoded policy, and fake time passing under an
-// idle TTL), with groups of groups, task costs and group overrides in some
+// UpdatePolicy to another decoded policy, Do calls (fuzzdo_test.go), and
+// fake time passing under an idle TTL), with groups of groups, task costs and group overrides in some
 // (fuzz_tree_test.go) and runs them inside a synctest bubble (fake time keeps it fast
 // and deterministic enough to replay), checking the oracle, with the limits
 // in force over time, after every step and at the end (fuzz_ops_test.go).
@@ -16,6 +16,7 @@ package groupconc_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -154,7 +155,7 @@ func FuzzOps(f *testing.F) {
 			f.Add(append([]byte{mode}, seed...))
 		}
 	}
-	for _, seed := range fuzzTreeSeeds() {
+	for _, seed := range slices.Concat(fuzzTreeSeeds(), fuzzDoSeeds()) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

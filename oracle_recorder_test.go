@@ -110,6 +110,10 @@ type oracleRecorder struct {
 		mu    sync.Mutex
 		tasks map[string]*oracleTaskLog // guarded by mu
 	}
+
+	// doAccepted, if set, hears first of each accepted task of a Do, on
+	// the goroutine that called Do (see oracle.doAccepted).
+	doAccepted func(groupKey, taskID string)
 }
 
 func newOracleRecorder() *oracleRecorder {
@@ -182,6 +186,9 @@ func (r *oracleRecorder) event(groupKey, taskID string, k oracleEventKind, res *
 }
 
 func (r *oracleRecorder) OnSubmitted(groupKey, taskID string) {
+	if r.doAccepted != nil && strings.HasPrefix(taskID, "do-") {
+		r.doAccepted(groupKey, taskID)
+	}
 	r.event(groupKey, taskID, oracleSubmitted, nil)
 }
 

@@ -95,6 +95,11 @@ type oracle struct {
 	tracked []*oracleTracked // guarded by mu
 	refused []string         // guarded by mu: keys of Submits that returned an error
 	panics  []string         // guarded by mu: panics caught by guard
+	// dos and doKeys are guarded by mu: the Do calls made, by the
+	// goroutine that calls each, and the keys of their accepted tasks (see
+	// oracle_do_test.go).
+	dos    map[string]*oracleDo
+	doKeys map[string]bool
 }
 
 func newOracle() *oracle { return &oracle{rec: newOracleRecorder()} }
@@ -115,12 +120,19 @@ func oracleTask[T any](o *oracle, gaugeKey, groupKey, taskID string, fn groupcon
 // ancestor's, resolved now.
 func oracleTaskCost[T any](o *oracle, gaugeKey, groupKey, taskID string, cost int, fn groupconc.Task[T]) groupconc.Task[T] {
 	o.rec.with(groupKey, taskID, func(l *oracleTaskLog) { l.wrapped = true })
+	return oracleWrap(o, gaugeKey, groupKey, cost, func() string { return taskID }, fn)
+}
+
+// oracleWrap is oracleTaskCost's wrapper for a task whose ID id returns as
+// its function starts: a Do's is known only then (see oracleDoTask).
+func oracleWrap[T any](o *oracle, gaugeKey, groupKey string, cost int, id func() string, fn groupconc.Task[T]) groupconc.Task[T] {
 	var x oracleEntry
 	if o.live != nil {
 		x = oracleEntry{chain: o.live.chain(groupKey), cost: cost, since: o.live.epoch()}
 		x.chain[0] = gaugeKey
 	}
 	return func(ctx context.Context) (T, error) {
+		taskID := id()
 		o.rec.with(groupKey, taskID, func(l *oracleTaskLog) { l.fnCalls++ })
 		if o.rec.rejected(groupKey, taskID) {
 			if o.live != nil {

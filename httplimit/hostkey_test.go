@@ -52,6 +52,9 @@ func TestHostKeyGivesSpellingsOfOneHostOneKey(t *testing.T) {
 		{"http://1.2.772/", "http://1.2.3.4/", "1.2.3.4:80"},
 		{"http://4294967295/", "http://0XFF.0xff.0377.255/", "255.255.255.255:80"},
 		{"http://0x.0x.0x.1/", "http://0.0.0.1/", "0.0.0.1:80"}, // "0x" alone is 0
+		// More than four labels make a name, and so does a number past its byte.
+		{"http://A.B.C.D.Example/", "http://a.b.c.d.example/", "a.b.c.d.example:80"},
+		{"http://256.0.0.1./", "http://256.0.0.1/", "256.0.0.1:80"},
 		{"http://h:040000/", "http://h:40000/", "h:40000"},
 		{"http://a./", "http://a/", "a:80"},
 		{"http://./", "http://./", ".:80"}, // a lone dot stays
@@ -71,9 +74,11 @@ func TestHostKeyKeepsDifferentHostsApart(t *testing.T) {
 		{"http://256.0.0.1/", "http://0.0.0.1/"},     // not an address: a name
 		{"http://1.2.3.4.5/", "http://1.2.3.45/"},    // five numbers: a name
 		{"http://1.2.3.4.0/", "http://1.2.3.4/"},     // five numbers: a name
+		{"http://1.2.3.4.5/", "http://1.2.3.4.6/"},   // five numbers: two names
 		{"http://1.2.0.256/", "http://1.2.1.0/"},     // a last number past its byte: a name
 		{"http://4294967296/", "http://0.0.0.0/"},    // past 32 bits: a name
 		{"http://08.0.0.1/", "http://8.0.0.1/"},      // 8 is no octal digit: a name
+		{"http://0xg.0.0.1/", "http://0.0.0.1/"},     // g is no hex digit: a name
 		{"http://example.1/", "http://example.0x1/"}, // names that end in numbers
 	} {
 		assert.NotEqual(t, hostKeyOf(t, tc.a), hostKeyOf(t, tc.b), "%s and %s", tc.a, tc.b)
@@ -91,6 +96,7 @@ func TestHostKeyRefusesAHostThatIsNotASCII(t *testing.T) {
 		"http://b%C3%BCcher.example/",
 		"http://localhost\u3002/", // an ideographic full stop, which IDNA maps to "."
 		"http://example.com\u200b/",
+		"http://%80.example/", // a lone byte past ASCII, first in the host
 	} {
 		assert.Equal(t, "", hostKeyOf(t, rawURL), rawURL)
 	}

@@ -15,8 +15,8 @@ import (
 )
 
 // FuzzHandler sends the handler one request of any method, target, host,
-// headers and body, as a hostile client or page could, then reads the
-// groups. Every answer must be one the package documents: no 500, the
+// headers and body, as a hostile client or page could, after some writes
+// or none, then reads the groups. Every answer must be one the package documents: no 500, the
 // security headers set, and a JSON body with an "error" for every error.
 // The executor must still answer the read that follows.
 func FuzzHandler(f *testing.F) {
@@ -42,6 +42,7 @@ func FuzzHandler(f *testing.F) {
 	} {
 		f.Add(s.method, s.target, s.host, s.ctype, s.site, []byte(s.body), byte(0))
 		f.Add(s.method, s.target, s.host, s.ctype, s.site, []byte(s.body), byte(7))
+		f.Add(s.method, s.target, s.host, s.ctype, s.site, []byte(s.body), byte(0x7f))
 	}
 	f.Fuzz(func(t *testing.T, method, target, host, ctype, site string, body []byte, opts byte) {
 		req := fuzzRequest(method, target, host, body)
@@ -64,12 +65,26 @@ func FuzzHandler(f *testing.F) {
 		fx := newFixture(t, o)
 		// A paused group's tasks wait through Shutdown: Close ends them.
 		t.Cleanup(func() { fx.e.Close() })
+		for i, w := range fuzzWrites {
+			if opts&(8<<i) != 0 {
+				serve(fx.h, request(w[0], w[1], w[2], "Content-Type", "application/json", "Sec-Fetch-Site", "same-origin"))
+			}
+		}
 		checkAnswer(t, req, serveUntilFlushed(fx.h, req))
 		after := get(fx.h, "/api/groups")
 		if after.Code != http.StatusOK || !json.Valid(after.Body.Bytes()) {
 			t.Fatalf("the read after %s %q: %d %s", method, target, after.Code, after.Body)
 		}
 	})
+}
+
+// fuzzWrites are writes FuzzHandler may make before its request, chosen
+// by bits 3 to 6 of opts.
+var fuzzWrites = [][3]string{
+	{http.MethodPatch, "/api/groups/a", `{"paused":true}`},
+	{http.MethodPatch, "/api/groups/c", `{"maxConcurrency":2,"weight":3}`},
+	{http.MethodPost, "/api/groups/b/shutdown", `{}`},
+	{http.MethodPost, "/api/groups/c/evict", `{}`},
 }
 
 // fuzzRequest builds a request as net/http's server would pass it to a

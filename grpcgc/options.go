@@ -15,7 +15,8 @@ import (
 
 // An Option configures an interceptor. The same options serve the server
 // and the client interceptors. On the server, metadata is the incoming
-// metadata of the call. On the client, it is the outgoing metadata.
+// metadata of the call. On the client, it is the outgoing metadata. A nil
+// Option is skipped, so that a caller may leave one out by position.
 type Option func(*config)
 
 // PushbackHeader is the trailer key that carries the retry pushback. A

@@ -24,6 +24,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"+Inf bucket not last", promgc.Options{Buckets: []float64{math.Inf(1), 2}}, "promgc: Buckets[0] is +Inf"},
 		{"NaN bucket", promgc.Options{Buckets: []float64{1, math.NaN()}}, "promgc: Buckets[1] is NaN"},
 		{"-Inf bucket", promgc.Options{Buckets: []float64{math.Inf(-1), 1}}, "promgc: Buckets[0] is -Inf"},
+		{"-Inf bucket alone", promgc.Options{Buckets: []float64{math.Inf(-1)}}, "promgc: Buckets[0] is -Inf"},
 		{"two errors", promgc.Options{MaxGroupValues: -2, Buckets: []float64{2, 1}},
 			"promgc: MaxGroupValues -2 is negative\npromgc: Buckets are not strictly increasing at index 1"},
 	}

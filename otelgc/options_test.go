@@ -22,6 +22,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"unsorted buckets", otelgc.Options{Buckets: []float64{1, 1}}, "otelgc: Buckets are not strictly increasing at index 1"},
 		{"+Inf bucket", otelgc.Options{Buckets: []float64{1, math.Inf(1)}}, "otelgc: Buckets[1] is +Inf"},
 		{"NaN bucket", otelgc.Options{Buckets: []float64{math.NaN()}}, "otelgc: Buckets[0] is NaN"},
+		{"-Inf bucket", otelgc.Options{Buckets: []float64{math.Inf(-1), 1}}, "otelgc: Buckets[0] is -Inf"},
 		{"two errors", otelgc.Options{MaxGroupValues: -2, Buckets: []float64{2, 1}},
 			"otelgc: MaxGroupValues -2 is negative\notelgc: Buckets are not strictly increasing at index 1"},
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
 	"github.com/kobe/groupconc/promgc"
@@ -42,23 +41,12 @@ func TestHistogramsHaveTheBucketsGivenAndOneInf(t *testing.T) {
 // histogram name, +Inf last if it is there.
 func bounds(t *testing.T, c prometheus.Collector, name string) []float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c))
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			require.Len(t, mf.GetMetric(), 1)
-			var b []float64
-			for _, bk := range mf.GetMetric()[0].GetHistogram().GetBucket() {
-				b = append(b, bk.GetUpperBound())
-			}
-			if len(b) == 0 || !math.IsInf(b[len(b)-1], 1) {
-				b = append(b, math.Inf(1)) // the text format's implied +Inf
-			}
-			return b
-		}
+	var b []float64
+	for _, bk := range histogram(t, c, name).GetBucket() {
+		b = append(b, bk.GetUpperBound())
 	}
-	t.Fatalf("no metric %s", name)
-	return nil
+	if len(b) == 0 || !math.IsInf(b[len(b)-1], 1) {
+		b = append(b, math.Inf(1)) // the text format's implied +Inf
+	}
+	return b
 }

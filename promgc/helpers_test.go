@@ -80,6 +80,12 @@ func requireMetrics(t testing.TB, c prometheus.Collector, samples string) {
 // histogramCount returns the sample count of the unlabelled histogram name.
 func histogramCount(t testing.TB, c prometheus.Collector, name string) uint64 {
 	t.Helper()
+	return histogram(t, c, name).GetSampleCount()
+}
+
+// histogram returns the unlabelled histogram name as c exports it.
+func histogram(t testing.TB, c prometheus.Collector, name string) *dto.Histogram {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
 	mfs, err := reg.Gather()
@@ -87,11 +93,11 @@ func histogramCount(t testing.TB, c prometheus.Collector, name string) uint64 {
 	for _, mf := range mfs {
 		if mf.GetName() == name {
 			require.Len(t, mf.GetMetric(), 1)
-			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+			return mf.GetMetric()[0].GetHistogram()
 		}
 	}
 	t.Fatalf("no metric %s", name)
-	return 0
+	return nil
 }
 
 func labelPair(name, value string) *dto.LabelPair {

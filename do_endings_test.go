@@ -239,3 +239,42 @@ func TestDoOfAPausedGroupUnderCallerRunsIsRejected(t *testing.T) {
 		h.Wait()
 	})
 }
+
+// A Do whose ctx ends before fn runs returns ctx.Err() itself, not the
+// task's error, which also carries the cause: before it waits, while it
+// waits, and at a deadline.
+func TestDoWhoseCtxEndsWithACauseReturnsCtxErr(t *testing.T) {
+	cause := errors.New("the caller gave up")
+	for name, end := range map[string]func(context.Context) (context.Context, func()){
+		"before": func(ctx context.Context) (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			cancel(cause)
+			return ctx, func() {}
+		},
+		"waiting": func(ctx context.Context) (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			return ctx, func() { cancel(cause) }
+		},
+		"deadline": func(ctx context.Context) (context.Context, func()) {
+			ctx, cancel := context.WithTimeoutCause(ctx, time.Second, cause)
+			return ctx, func() { time.Sleep(2 * time.Second); cancel() } // fake time: past the deadline
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder())
+				k := newGatedTask(t, 0)
+				h := submit(t, t.Context(), e, "a", "ahead", k.Fn)
+				ctx, stop := end(t.Context())
+				d := goDo(ctx, e, "a", func(context.Context) (int, error) { return 1, nil }, groupconc.SubmitOptions{})
+				synctest.Wait()
+				stop()
+				<-d.done
+				assert.Equal(t, ctx.Err(), d.err)
+				assert.Equal(t, uint64(1), groupStats(t, e, "a").Cancelled)
+				k.Release()
+				quiesce(t, e, h)
+			})
+		})
+	}
+}

@@ -201,6 +201,30 @@ func TestDoWhoseFnCallsGoexitEndsItsCallerAndGivesThePermitsBack(t *testing.T) {
 	})
 }
 
+// A Do whose fn calls runtime.Goexit is reported FAILED with a
+// *PanicError, as a task is, though fn returned no error of its own.
+func TestDoWhoseFnCallsGoexitIsReportedWithAPanicError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		e := newExecutor(t, builder().TaskLifecycleListener(rec))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }, groupconc.SubmitOptions{})
+		}()
+		<-done
+		synctest.Wait()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		require.Len(t, rec.results, 1)
+		for _, res := range rec.results {
+			assert.Equal(t, groupconc.StatusFailed, res.Status)
+			var pe *groupconc.PanicError
+			assert.ErrorAs(t, res.Err, &pe)
+		}
+	})
+}
+
 func TestDoWaitsInPriorityOrder(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		synctest.Test(t, func(t *testing.T) {

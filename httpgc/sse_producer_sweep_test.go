@@ -87,14 +87,7 @@ func TestTheWaitBetweenSnapshotsIsIntervalLessTheBuildOrNineTimesIt(t *testing.T
 // one.
 func TestAStreamJoiningBeforeANewProducersFirstFrameGetsNoStaleOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var armed atomic.Bool
-		release := make(chan struct{})
-		f := newFixture(t, httpgc.Options{History: -1, DisplayKey: func(k string) string {
-			if armed.Load() {
-				<-release
-			}
-			return k
-		}})
+		f, armed, release := heldFixture(t)
 		first := watch(f.h, nil)
 		synctest.Wait()
 		require.Equal(t, []string{"1"}, first.ids())
@@ -136,14 +129,7 @@ func TestAStreamLeavingStopsNoOtherStreamsSnapshots(t *testing.T) {
 // outlives the last stream.
 func TestTheLastStreamOutReturnsOnlyOnceItsProducerHas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var armed atomic.Bool
-		release := make(chan struct{})
-		f := newFixture(t, httpgc.Options{History: -1, DisplayKey: func(k string) string {
-			if armed.Load() {
-				<-release
-			}
-			return k
-		}})
+		f, armed, release := heldFixture(t)
 		armed.Store(true)
 		c := watch(f.h, nil)
 		synctest.Wait() // its producer builds the first frame
@@ -209,4 +195,17 @@ func TestAStreamOpenedAsTwoProducersWindDownWaitsForTheLater(t *testing.T) {
 			}
 		}
 	})
+}
+
+// heldFixture is a fixture without history whose frames, once armed is
+// set, are held in the making until release is closed.
+func heldFixture(t *testing.T) (f *fixture, armed *atomic.Bool, release chan struct{}) {
+	armed, release = new(atomic.Bool), make(chan struct{})
+	f = newFixture(t, httpgc.Options{History: -1, DisplayKey: func(k string) string {
+		if armed.Load() {
+			<-release
+		}
+		return k
+	}})
+	return f, armed, release
 }

@@ -262,12 +262,12 @@ func TestDoRefusesBadInputNamingIt(t *testing.T) {
 	e := newExecutor(t, builder())
 	_, err := groupconc.Do(t.Context(), e, "", func(context.Context) (int, error) { return 0, nil }, groupconc.SubmitOptions{})
 	assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
-	assert.ErrorContains(t, err, "GroupKey")
+	assert.EqualError(t, err, "groupconc: invalid task: GroupKey is empty")
 	_, err = groupconc.Do[int](t.Context(), e, "a", nil, groupconc.SubmitOptions{})
-	assert.ErrorContains(t, err, "Task is nil")
+	assert.EqualError(t, err, "groupconc: invalid task: Task is nil")
 	_, err = groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) { return 0, nil }, groupconc.SubmitOptions{Cost: -1})
 	assert.ErrorIs(t, err, groupconc.ErrInvalidTask)
-	assert.ErrorContains(t, err, "Cost")
+	assert.EqualError(t, err, "groupconc: invalid task: Cost -1 is negative")
 }
 
 // A Do's task ID is made when first asked for, by whichever goroutine owns

@@ -227,6 +227,7 @@ func TestThePageIsSelfContainedWithANonceCSP(t *testing.T) {
 	w := get(f.h, "/")
 	require.Equal(t, http.StatusOK, w.Code)
 	assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"))
+	assert.Equal(t, "DENY", w.Header().Get("X-Frame-Options"), "for browsers without frame-ancestors")
 	csp := w.Header().Get("Content-Security-Policy")
 	m := regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9_-]{16,})'`).FindStringSubmatch(csp)
 	require.NotNil(t, m, "CSP: %s", csp)

@@ -73,14 +73,14 @@ func (h *Handler) getGroups(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) {
-	st, name, ok := h.lookup(w, r, false)
+	st, name, ok := h.lookup(w, r)
 	if ok {
 		reply(w, http.StatusOK, h.row(st, name, h.e.GroupStats))
 	}
 }
 
 func (h *Handler) getExplain(w http.ResponseWriter, r *http.Request) {
-	st, name, ok := h.lookup(w, r, false)
+	st, name, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}

@@ -267,7 +267,7 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 // shown (idle, or past Rows) makes it ambiguous too. Without a DisplayKey
 // the name is the key, unless it has a U+FFFD, which may stand for a byte
 // that is not UTF-8 (see display). Then every group is looked at too.
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, write bool) (groupconc.GroupStats, string, bool) {
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (groupconc.GroupStats, string, bool) {
 	name, ok := groupName(r)
 	if !ok {
 		fail(w, http.StatusBadRequest, "no group named: want api/group?group=NAME")

@@ -65,7 +65,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 
-	st, name, ok := h.lookup(w, r, true)
+	st, name, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}
@@ -107,7 +107,7 @@ func (h *Handler) shutdown(w http.ResponseWriter, r *http.Request, body []byte) 
 }
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(string)) {
-	st, name, ok := h.lookup(w, r, true)
+	st, name, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}

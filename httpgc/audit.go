@@ -120,16 +120,20 @@ func (h *Handler) who(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// begin starts the audit record of a write to st's group. The returned end
-// completes it once the write is done.
-func (h *Handler) begin(r *http.Request, a Action, st groupconc.GroupStats) AuditEvent {
-	ev := AuditEvent{Who: h.who(r), Action: a, Group: st.GroupKey, Before: st}
+// apply makes change to st's group and returns the write's audit record,
+// with the group's stats and overrides around it. change may set the
+// record's fields. The writes lock is held through it, and is let go even
+// if change panics. Identify is asked first, outside the lock, so that a
+// slow or panicking Identify holds up no other write.
+func (h *Handler) apply(r *http.Request, a Action, st groupconc.GroupStats, change func(ev *AuditEvent) error) AuditEvent {
+	ev := AuditEvent{Who: h.who(r), Action: a, Group: st.GroupKey}
+	h.writes.Lock()
+	defer h.writes.Unlock()
+	ev.Before = st
 	ev.OverrideBefore, _ = h.e.GroupOverride(st.GroupKey)
-	return ev
-}
-
-func (h *Handler) end(ev *AuditEvent) {
+	ev.Err = change(&ev)
 	ev.At = time.Now()
 	ev.After, _ = h.e.GroupStats(ev.Group)
 	ev.OverrideAfter, _ = h.e.GroupOverride(ev.Group)
+	return ev
 }

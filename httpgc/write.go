@@ -69,21 +69,19 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	if !ok {
 		return
 	}
-	h.writes.Lock()
-	ev := h.begin(r, ActionPatch, st)
-	next := ev.OverrideBefore
-	for name, raw := range fields {
-		if name == "paused" {
-			next.Paused, _ = parsePaused(raw)
-			continue
+	ev := h.apply(r, ActionPatch, st, func(ev *AuditEvent) error {
+		next := ev.OverrideBefore
+		for name, raw := range fields {
+			if name == "paused" {
+				next.Paused, _ = parsePaused(raw)
+				continue
+			}
+			f := patchFields[name]
+			v, _ := parseValue(raw, f.least, f.unlimited)
+			*f.field(&next) = v
 		}
-		f := patchFields[name]
-		v, _ := parseValue(raw, f.least, f.unlimited)
-		*f.field(&next) = v
-	}
-	ev.Err = h.e.SetGroupOverride(st.GroupKey, next)
-	h.end(&ev)
-	h.writes.Unlock()
+		return h.e.SetGroupOverride(st.GroupKey, next)
+	})
 	leave(w, ev)
 	if ev.Err != nil {
 		h.failWrite(w, ev.Err, st.GroupKey, name, fields)
@@ -111,11 +109,10 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 	if !ok {
 		return
 	}
-	h.writes.Lock()
-	ev := h.begin(r, a, st)
-	fn(st.GroupKey)
-	h.end(&ev)
-	h.writes.Unlock()
+	ev := h.apply(r, a, st, func(*AuditEvent) error {
+		fn(st.GroupKey)
+		return nil
+	})
 	leave(w, ev)
 	if a == ActionEvict {
 		w.WriteHeader(http.StatusNoContent)

@@ -121,17 +121,17 @@ func (h *Handler) who(r *http.Request) string {
 }
 
 // apply makes change to st's group and returns the write's audit record,
-// with the group's stats and overrides around it. change may set the
-// record's fields. The writes lock is held through it, and is let go even
-// if change panics. Identify is asked first, outside the lock, so that a
-// slow or panicking Identify holds up no other write.
-func (h *Handler) apply(r *http.Request, a Action, st groupconc.GroupStats, change func(ev *AuditEvent) error) AuditEvent {
+// with the group's stats and overrides around it. change is given the
+// overrides before it. The writes lock is held through it, and is let go
+// even if change panics. Identify is asked first, outside the lock, so
+// that a slow or panicking Identify holds up no other write.
+func (h *Handler) apply(r *http.Request, a Action, st groupconc.GroupStats, change func(before groupconc.GroupOverride) error) AuditEvent {
 	ev := AuditEvent{Who: h.who(r), Action: a, Group: st.GroupKey}
 	h.writes.Lock()
 	defer h.writes.Unlock()
 	ev.Before = st
 	ev.OverrideBefore, _ = h.e.GroupOverride(st.GroupKey)
-	ev.Err = change(&ev)
+	ev.Err = change(ev.OverrideBefore)
 	ev.At = time.Now()
 	ev.After, _ = h.e.GroupStats(ev.Group)
 	ev.OverrideAfter, _ = h.e.GroupOverride(ev.Group)

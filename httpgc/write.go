@@ -69,8 +69,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, body []byte) {
 	if !ok {
 		return
 	}
-	ev := h.apply(r, ActionPatch, st, func(ev *AuditEvent) error {
-		next := ev.OverrideBefore
+	ev := h.apply(r, ActionPatch, st, func(next groupconc.GroupOverride) error {
 		for name, raw := range fields {
 			if name == "paused" {
 				next.Paused, _ = parsePaused(raw)
@@ -109,7 +108,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request, a Action, fn func(
 	if !ok {
 		return
 	}
-	ev := h.apply(r, a, st, func(*AuditEvent) error {
+	ev := h.apply(r, a, st, func(groupconc.GroupOverride) error {
 		fn(st.GroupKey)
 		return nil
 	})

@@ -25,6 +25,11 @@ import (
 // errWaitTimeout ends a wait that ran past MaxWait.
 var errWaitTimeout = errors.New("groupconc: wait timed out")
 
+// errCallerDone is waitSlot's word that ctx ended. The caller reads
+// ctx.Err() once it has let go of all it held, since a caller's context
+// may panic there too.
+var errCallerDone = errors.New("groupconc: the caller's context ended")
+
 // expired stands for a MaxWait timer that has fired.
 var expired = func() <-chan time.Time {
 	c := make(chan time.Time)
@@ -108,6 +113,9 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 			watch.Stop()
 			e.blocking.done()
 			p.Exit()
+			if err == errCallerDone {
+				err = ctx.Err()
+			}
 			return err
 		}
 	}
@@ -133,10 +141,11 @@ func (e *GroupExecutor) admitBlocking(ctx context.Context, t *task, b body, key,
 // until a slot of that queue is handed to t, and then returns nil, with t
 // holding the slot and the queue's door. For a queue of no slots, it waits
 // instead until a permit t may start on is given back. Then it returns nil,
-// t holds no slot, and t walks again. The wait also ends when ctx ends (its
-// error), timeout fires (errWaitTimeout), the executor closes (ErrClosed),
-// or t's group is shut down or evicted (the scope's cause). Then t holds
-// nothing. The seen argument is the queue's nudge count before the walk (see Block).
+// t holds no slot, and t walks again. The wait also ends when ctx ends
+// (errCallerDone), timeout fires (errWaitTimeout), the executor closes
+// (ErrClosed), or t's group is shut down or evicted (the scope's cause).
+// Then t holds nothing. The seen argument is the queue's nudge count before
+// the walk (see Block).
 func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, seen uint64, timeout *<-chan time.Time) error {
 	p := &t.permits
 	a := t.getAside()
@@ -159,7 +168,7 @@ func (e *GroupExecutor) waitSlot(ctx context.Context, t *task, reason string, se
 		e.giveBack(p)
 		return context.Cause(p.Scope())
 	case <-ctx.Done():
-		err = ctx.Err()
+		err = errCallerDone
 	case <-*timeout:
 		// The timer fires once. A wait after this one, if the caller
 		// got its slot in time but must wait again, ends at once.

@@ -124,19 +124,25 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		fnOver bool     // guarded by mu: f did not return, by a panic or runtime.Goexit
 	)
 	r := &Rejection{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()}
-	r.run = func(ctx context.Context) (any, error) {
+	// begin marks the task run and tells OnStarted, under mu. The unlock
+	// is deferred: a listener that calls runtime.Goexit leaves mu free.
+	begin := func() error {
 		mu.Lock()
+		defer mu.Unlock()
 		switch state {
 		case runDone:
-			mu.Unlock()
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.taskID()), quoted(t.key()))
+			return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.taskID()), quoted(t.key()))
 		case runLate:
-			mu.Unlock()
-			return nil, fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.taskID()), quoted(t.key()))
+			return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.taskID()), quoted(t.key()))
 		}
 		state, start = runDone, t.since()
 		t.tell(l, notifyStarted)
-		mu.Unlock()
+		return nil
+	}
+	r.run = func(ctx context.Context) (any, error) {
+		if err := begin(); err != nil {
+			return nil, err
+		}
 		ok := false
 		defer func() {
 			if !ok {

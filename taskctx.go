@@ -159,12 +159,14 @@ func (c *taskContext) watch(f func()) {
 	}
 	a := c.task().getAside()
 	a.mu.Lock()
+	// The caller's context runs code of its own in AfterFunc. If that
+	// panics, mu must still be let go: the task is in a line by now.
+	defer a.mu.Unlock()
 	// close sets overBit before it looks for the aside. So either it finds
 	// the aside, and takes mu after this, or overBit is seen here.
 	if c.state.Load()&overBit == 0 {
 		a.unwatch = context.AfterFunc(c.caller, f)
 	}
-	a.mu.Unlock()
 }
 
 // close cancels the context once the task is over, and unhooks it from the

@@ -1,0 +1,83 @@
+package httpgc
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/adaptertest"
+)
+
+// finder looks groups up in m alone.
+func finder(m map[string]groupconc.GroupStats) lookup {
+	return func(key string) (groupconc.GroupStats, bool) {
+		st, ok := m[key]
+		return st, ok
+	}
+}
+
+// An ancestor is at its limit when its in-flight count is at a bounded
+// bulkhead, or its running cost at its concurrency. The nearest one is
+// named, however far up; one that cannot be found ends the walk.
+func TestParentLimitNamesTheNearestAncestorAtItsBulkheadOrConcurrency(t *testing.T) {
+	const none = groupconc.Unlimited
+	h := &Handler{e: adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())}
+	free := groupconc.GroupStats{MaxInFlight: none, InFlight: 1, MaxConcurrency: 10, RunningCost: 1}
+	with := func(st groupconc.GroupStats, f func(*groupconc.GroupStats)) groupconc.GroupStats {
+		f(&st)
+		return st
+	}
+	for _, c := range []struct {
+		name string
+		m    map[string]groupconc.GroupStats
+		want string
+	}{
+		{"a parent at its bulkhead", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 2, 2 })}, "p"},
+		{"a parent below its bulkhead", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 3, 2 })}, ""},
+		{"a parent with an Unlimited bulkhead", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.InFlight = 50 })}, ""},
+		{"a parent at its concurrency", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.RunningCost = 10 })}, "p"},
+		{"a grandparent at its concurrency", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.Parent = "g" }),
+			"g": with(free, func(st *groupconc.GroupStats) { st.RunningCost = 10 })}, "g"},
+		{"a grandparent at its bulkhead", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.Parent = "g" }),
+			"g": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 4, 4 })}, "g"},
+		{"a parent that cannot be found", map[string]groupconc.GroupStats{}, ""},
+	} {
+		name, global := h.parentLimit(groupconc.GroupStats{GroupKey: "c", Parent: "p"}, finder(c.m))
+		assert.Equal(t, c.want, name, c.name)
+		if c.want == "" {
+			assert.False(t, global, c.name)
+		}
+	}
+}
+
+// Under fair share, when no ancestor is at its limit, parentLimit tells
+// whether one has tasks waiting for a global permit. Under IsolationOff
+// such tasks hold no ancestor's permits, so it never does.
+func TestParentLimitTellsOfAnAncestorWaitingForAGlobalPermitUnderFairShareOnly(t *testing.T) {
+	const none = groupconc.Unlimited
+	parent := groupconc.GroupStats{MaxInFlight: none, InFlight: 1, MaxConcurrency: 10, RunningCost: 1, Parent: "g"}
+	child := groupconc.GroupStats{GroupKey: "c", Parent: "p"}
+	for _, c := range []struct {
+		mode          groupconc.IsolationMode
+		waitingGlobal int
+		want          bool
+	}{
+		{groupconc.IsolationFairShare, 0, false},
+		{groupconc.IsolationFairShare, 1, true},
+		{groupconc.IsolationOff, 1, false},
+	} {
+		h := &Handler{e: adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().Isolation(c.mode))}
+		grand := parent
+		grand.Parent, grand.WaitingGlobal = "", c.waitingGlobal
+		name, global := h.parentLimit(child, finder(map[string]groupconc.GroupStats{"p": parent, "g": grand}))
+		assert.Equal(t, "", name, "%v, %d waiting for a global permit", c.mode, c.waitingGlobal)
+		assert.Equal(t, c.want, global, "%v, %d waiting for a global permit", c.mode, c.waitingGlobal)
+	}
+}

@@ -3,6 +3,7 @@ package httpgc
 import (
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,19 +296,34 @@ func (t *top) offer(it item) {
 
 // top returns how many groups of from have a displayed name starting with
 // prefix, and the first n of them in order by, with their ancestors (see
-// tree.go).
+// tree.go). If the list has room left while groups were not kept, the
+// groups kept were children whose ancestors did not fit. Then every group
+// is taken, in a second pass, so a later group that fits is not missed.
 func (h *Handler) top(from iter.Seq[groupconc.GroupStats], by order, n int, prefix string) (total int, items []item) {
 	t := top{h: h, by: by, n: n, keep: n, items: make([]item, 0, min(n, 64))}
+	total = t.take(from, prefix)
+	items = h.withAncestors(&t, t.items)
+	if len(items) < n && len(t.items) < total {
+		t = top{h: h, by: by, n: n, keep: math.MaxInt}
+		total = t.take(from, prefix)
+		items = h.withAncestors(&t, t.items)
+	}
+	return total, items
+}
+
+// take offers t the groups of from whose displayed name starts with
+// prefix, sorts those it keeps, and returns how many were offered.
+func (t *top) take(from iter.Seq[groupconc.GroupStats], prefix string) (total int) {
 	for st := range from {
 		it := item{st: st}
-		if prefix != "" && !strings.HasPrefix(h.nameOf(&it), prefix) {
+		if prefix != "" && !strings.HasPrefix(t.h.nameOf(&it), prefix) {
 			continue
 		}
 		total++
 		t.offer(it)
 	}
 	t.sort(t.items)
-	return total, h.withAncestors(&t, t.items)
+	return total
 }
 
 func (t *top) sort(items []item) {

@@ -11,7 +11,8 @@ import (
 // orphaned. The first groups of the order are taken with the ancestors
 // they lack, as long as the list stays within its limit. A group whose
 // ancestors do not fit is left out, and a later one takes its place (top
-// keeps enough of them).
+// keeps more groups than the list holds, and all of them when those are
+// not enough).
 // An ancestor counts in the list's limit but not in its total, so a prefix
 // filter's count stays that of the groups it matches. The list is then
 // sorted again. A parent's counts and ages cover its subtree, so by

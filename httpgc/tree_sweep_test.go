@@ -87,3 +87,16 @@ func TestAGroupUnderAPausedGrandparentNamesTheGrandparent(t *testing.T) {
 	require.Equal(t, http.StatusOK, patch(h, "/api/groups/g", `{"paused":null}`).Code)
 	assert.Equal(t, groupconc.StatusSuccess, task.Wait().Status)
 }
+
+// More children come before their parent than a chain of ancestors can be
+// deep, and none fits in a list of one: the parent still fills it.
+func TestAParentAfterManyChildrenStillFillsAListOfOne(t *testing.T) {
+	for _, children := range []int{9, 16} {
+		h := underZ(t, children)
+		w := get(h, "/api/groups?sort=key&limit=1")
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		body := object(t, w)
+		assert.Equal(t, []string{"z"}, groupNames(t, body), "%d children: %s", children, w.Body)
+		assert.Equal(t, float64(children+1), body["total"])
+	}
+}

@@ -2,6 +2,7 @@ package grpcgc
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,9 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // task's, so ShutdownGroup, EvictGroup and Close of e cancel it too. A
 // stream turned away fails as a unary call does. So does one whose task a
 // RejectionHandler completed with a value, with the reason
-// "rejection_handler".
+// "rejection_handler". If the streamer (the next interceptor, or gRPC)
+// panics or calls runtime.Goexit, the task ends failed and its permits
+// are back before the panic goes on up.
 func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamClientInterceptor {
 	c := newConfig(opts)
 	var n atomic.Uint64
@@ -98,7 +101,16 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		// A full slice expression, so that append never writes into the
 		// caller's array, which other calls may share.
 		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(s.finish))
+		// A streamer that panics or calls runtime.Goexit ends the task
+		// too, so its permits are back as the panic goes on up.
+		returned := false
+		defer func() {
+			if !returned {
+				s.finish(errStreamerUnwound)
+			}
+		}()
 		cs, err := streamer(tctx, desc, cc, method, callOpts...)
+		returned = true
 		if err != nil {
 			s.finish(err) // gRPC calls OnFinish too; finish runs once
 			return nil, err
@@ -106,6 +118,10 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		return cs, nil
 	}
 }
+
+// errStreamerUnwound is the error of a stream's task when the streamer
+// did not return: it panicked, or called runtime.Goexit.
+var errStreamerUnwound = errors.New("grpcgc: the streamer did not return (a panic or runtime.Goexit)")
 
 // heldStream is the task that holds a client stream's permits.
 type heldStream struct {

@@ -23,4 +23,6 @@
 // grpc-go does not recover a handler's panic: it ends the process. The
 // interceptors let the panic go on up, with the permits already given
 // back. A recovery interceptor placed before them turns it into an error.
+// On the client the same holds for an invoker or streamer (the next
+// interceptor, or gRPC) that panics or calls runtime.Goexit.
 package grpcgc

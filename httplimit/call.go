@@ -18,6 +18,11 @@ var errPanicked = errors.New("httplimit: the base RoundTripper panicked")
 // return (a panic, runtime.Goexit).
 var errBodyUnwound = errors.New("httplimit: the response body's Read did not return")
 
+// errCallbackExited is why a request is not sent when a callback of the
+// executor (a listener, a RejectionHandler, a pressure func) called
+// runtime.Goexit on the goroutine that waits for the request's permits.
+var errCallbackExited = errors.New("httplimit: a callback of the executor called runtime.Goexit before the request was sent")
+
 // call is one request's hold on its permits. Do cannot lend its permits
 // past the return of its function, and the caller must return the
 // response before its body is read. So Do runs on a goroutine of its own,
@@ -48,10 +53,17 @@ func newCall() *call {
 
 // hold runs Do for the request. Its function holds the permits until
 // release, or until the task's context ends. Then the body is of no use,
-// since the request's context derives from it.
+// since the request's context derives from it. It sends on held or on
+// refused, even if a callback of the executor ends its goroutine before
+// the function runs.
 func (c *call) hold(ctx context.Context, e *groupconc.GroupExecutor, key string, o groupconc.SubmitOptions) {
 	defer close(c.finished)
-	ran := false
+	ran, returned := false, false
+	defer func() {
+		if !ran && !returned {
+			c.refused <- refusal{err: errCallbackExited}
+		}
+	}()
 	resp, err := groupconc.Do(ctx, e, key, func(ctx context.Context) (*http.Response, error) {
 		ran = true
 		c.held <- ctx
@@ -62,6 +74,7 @@ func (c *call) hold(ctx context.Context, e *groupconc.GroupExecutor, key string,
 			return nil, ctx.Err()
 		}
 	}, o)
+	returned = true
 	if !ran {
 		c.refused <- refusal{resp, err}
 	}

@@ -67,7 +67,10 @@ type NotSentError struct {
 	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches
 	// groupconc.ErrRejected), the request context's error,
 	// groupconc.ErrClosed, ErrGroupShutdown, ErrGroupEvicted, ErrNoKey,
-	// ErrHostNotASCII or an error wrapping groupconc.ErrInvalidTask.
+	// ErrHostNotASCII or an error wrapping groupconc.ErrInvalidTask. If a
+	// callback of the executor (a listener, a RejectionHandler, a pressure
+	// func) called runtime.Goexit on the goroutine that waits for the
+	// permits, it is an error that says so.
 	Err error
 }
 
@@ -87,8 +90,10 @@ var errNoResponse = errors.New("httplimit: turned away, with no response to retu
 // Base. It returns Base's response, whose body gives the permits back once
 // closed or read to io.EOF. The wait ends when the permits are held, when
 // the group turns req away, or when req's context ends. In the last two
-// cases it returns a *NotSentError. A RejectionHandler of the executor may
-// return a *http.Response. It is then returned in place of Base's.
+// cases it returns a *NotSentError, as it does if a callback of the
+// executor calls runtime.Goexit on the goroutine that waits. A
+// RejectionHandler of the executor may return a *http.Response. It is
+// then returned in place of Base's.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := "", error(ErrNoKey)
 	if t.Key == nil {

@@ -117,10 +117,22 @@ func (h *Handler) now() time.Duration { return time.Since(h.history.epoch) }
 // sample records the totals and the groups a snapshot would show. Groups
 // kept from earlier ticks are sampled too, while they exist, so a group
 // that leaves the list keeps a continuous history. It waits at least nine
-// times as long as it took before the next, as the stream does.
+// times as long as it took before the next, as the stream does. A
+// DisplayKey that ends the goroutine (runtime.Goexit) ends one sample,
+// and the next comes an Interval later.
 func (h *Handler) sample() {
 	start := time.Now()
 	hs := &h.history
+	sampled := false
+	defer func() {
+		if !sampled {
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			if !hs.closed {
+				hs.timer.Reset(h.o.Interval)
+			}
+		}
+	}()
 	s := h.e.Stats()
 	_, items := h.top(h.e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
 	at := h.now()
@@ -160,6 +172,7 @@ func (h *Handler) sample() {
 		}
 	}
 	hs.trimLocked()
+	sampled = true
 	if !hs.closed {
 		took := time.Since(start)
 		hs.timer.Reset(max(h.o.Interval-took, 9*took))

@@ -20,10 +20,7 @@ import (
 func TestADisplayKeyThatExitsEndsOneSampleOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())
-		gate := adaptertest.NewGate(t)
-		adaptertest.Submit(t, e, "a", gate.Task)
-		adaptertest.Submit(t, e, "b", gate.Task)
-		gate.WaitStarted(2)
+		runTied(t, e)
 		var exited atomic.Bool
 		h, err := httpgc.New(e, httpgc.Options{DisplayKey: func(k string) string {
 			// The first sample compares a and b by name: they tie.

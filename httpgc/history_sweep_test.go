@@ -15,6 +15,30 @@ import (
 	"github.com/kobe/groupconc/internal/adaptertest"
 )
 
+// runTied starts a task in each of groups a and b that runs until the test
+// ends. They tie by oldest wait, so a snapshot or a sample compares their
+// names.
+func runTied(t *testing.T, e *groupconc.GroupExecutor) {
+	gate := adaptertest.NewGate(t)
+	adaptertest.Submit(t, e, "a", gate.Task)
+	adaptertest.Submit(t, e, "b", gate.Task)
+	gate.WaitStarted(2)
+}
+
+// showInTurn gives each group of keys in turn a task that waits a second
+// and a half, so that the snapshots show that group alone meanwhile.
+func showInTurn(t *testing.T, e *groupconc.GroupExecutor, keys []string) {
+	for _, key := range keys {
+		gate := adaptertest.NewGate(t)
+		adaptertest.Submit(t, e, key, gate.Task)
+		adaptertest.Submit(t, e, key, gate.Task)
+		gate.WaitStarted(1)
+		time.Sleep(1500 * time.Millisecond)
+		gate.Release()
+		gate.WaitStarted(1)
+	}
+}
+
 // The history keeps the groups shown last, twice Rows of them and not one
 // more, though their keys come first: it forgets by when a group was
 // shown, not by key.
@@ -27,15 +51,7 @@ func TestTheHistoryKeepsTheGroupsShownLastWhateverTheirKeys(t *testing.T) {
 		// Each group in turn, from g back to a, has a task waiting for a
 		// second and a half, so the snapshot shows that group alone.
 		keys := []string{"g", "f", "e", "d", "c", "b", "a"}
-		for _, key := range keys {
-			gate := adaptertest.NewGate(t)
-			adaptertest.Submit(t, e, key, gate.Task)
-			adaptertest.Submit(t, e, key, gate.Task)
-			gate.WaitStarted(1)
-			time.Sleep(1500 * time.Millisecond)
-			gate.Release()
-			gate.WaitStarted(1)
-		}
+		showInTurn(t, e, keys)
 		time.Sleep(10 * time.Second)
 		var kept []string
 		for _, key := range keys {
@@ -80,11 +96,7 @@ func TestAGroupForgottenAndMadeAgainStartsItsHistoryAfresh(t *testing.T) {
 func TestASampleUnderWayWhenTheHandlerClosesIsTheLast(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())
-		gate := adaptertest.NewGate(t)
-		defer gate.Release()
-		adaptertest.Submit(t, e, "a", gate.Task)
-		adaptertest.Submit(t, e, "b", gate.Task)
-		gate.WaitStarted(2)
+		runTied(t, e)
 		// a and b tie by oldest wait, so a sample names them. The first
 		// name asked for holds the first sample until release.
 		entered, release := make(chan struct{}), make(chan struct{})
@@ -114,11 +126,7 @@ func TestASampleUnderWayWhenTheHandlerClosesIsTheLast(t *testing.T) {
 func TestASlowSampleWaitsNineTimesItsLengthBeforeTheNext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())
-		gate := adaptertest.NewGate(t)
-		defer gate.Release()
-		adaptertest.Submit(t, e, "a", gate.Task)
-		adaptertest.Submit(t, e, "b", gate.Task)
-		gate.WaitStarted(2)
+		runTied(t, e)
 		// a and b tie by oldest wait, so each sample names both, 100ms
 		// a name.
 		start := time.Now()

@@ -22,6 +22,17 @@ import (
 // samples begin when it first has a task, and it is not hung before they
 // reach LongRun back.
 
+// hungFixture returns an executor whose groups have concurrency limit,
+// its handler with the default Options, and when the bubble began.
+func hungFixture(t *testing.T, limit int) (*groupconc.GroupExecutor, *httpgc.Handler, time.Time) {
+	began := time.Now()
+	e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(limit))
+	h, err := httpgc.New(e, httpgc.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	return e, h, began
+}
+
 // hungAt reports the "hung" of key's row once fake time reaches at, since
 // the bubble began.
 func hungAt(t *testing.T, h *httpgc.Handler, key string, at time.Duration, began time.Time) bool {
@@ -33,11 +44,7 @@ func hungAt(t *testing.T, h *httpgc.Handler, key string, at time.Duration, began
 
 func TestAGroupWhoseTaskFinishedWithinLongRunIsNotHung(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		began := time.Now()
-		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(2))
-		h, err := httpgc.New(e, httpgc.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { h.Close() })
+		e, h, began := hungFixture(t, 2)
 		gate := adaptertest.NewGate(t)
 		adaptertest.Submit(t, e, "g", gate.Task)
 		adaptertest.Submit(t, e, "g", adaptertest.Sleeper(25*time.Second))
@@ -56,11 +63,7 @@ func TestAGroupWhoseTaskFinishedWithinLongRunIsNotHung(t *testing.T) {
 
 func TestAGroupBelowItsLimitIsNotHung(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		began := time.Now()
-		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(3))
-		h, err := httpgc.New(e, httpgc.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { h.Close() })
+		e, h, began := hungFixture(t, 3)
 		gate := adaptertest.NewGate(t)
 		adaptertest.Submit(t, e, "g", gate.Task)
 		adaptertest.Submit(t, e, "g", gate.Task)
@@ -73,11 +76,7 @@ func TestAGroupBelowItsLimitIsNotHung(t *testing.T) {
 
 func TestAGroupWhoseOldestTaskRanExactlyLongRunIsHung(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		began := time.Now()
-		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
-		h, err := httpgc.New(e, httpgc.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { h.Close() })
+		e, h, began := hungFixture(t, 1)
 		// A task running from 0 to 2 s puts the group in the samples
 		// from 0, so one is held from LongRun before the next task has
 		// run LongRun.
@@ -95,11 +94,7 @@ func TestAGroupWhoseOldestTaskRanExactlyLongRunIsHung(t *testing.T) {
 // cancelled tasks count as finished as its succeeded ones do.
 func TestAGroupWhoseTasksFailedOrWereCancelledLongAgoIsHung(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		began := time.Now()
-		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
-		h, err := httpgc.New(e, httpgc.Options{})
-		require.NoError(t, err)
-		t.Cleanup(func() { h.Close() })
+		e, h, began := hungFixture(t, 1)
 		boom := errors.New("boom")
 		adaptertest.Submit(t, e, "g", func(context.Context) (int, error) { return 0, boom }).Wait()
 		for range 2 {

@@ -147,15 +147,7 @@ func TestTheHistoryIsBoundedInSamplesAndGroups(t *testing.T) {
 		// Each group in turn has a task waiting for a second and a half,
 		// so the snapshot shows that group alone: the others are idle.
 		keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-		for _, key := range keys {
-			gate := adaptertest.NewGate(t)
-			adaptertest.Submit(t, e, key, gate.Task)
-			adaptertest.Submit(t, e, key, gate.Task)
-			gate.WaitStarted(1)
-			time.Sleep(1500 * time.Millisecond)
-			gate.Release()
-			gate.WaitStarted(1)
-		}
+		showInTurn(t, e, keys)
 		time.Sleep(10 * time.Second)
 		var kept []string
 		for _, key := range keys {

@@ -124,23 +124,23 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 		fnOver bool     // guarded by mu: f did not return, by a panic or runtime.Goexit
 	)
 	r := &Rejection{GroupKey: t.key(), TaskID: t.taskID(), Reason: t.reason()}
-	// begin marks the task run and tells OnStarted, under mu. The unlock
-	// is deferred: a listener that calls runtime.Goexit leaves mu free.
-	begin := func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		switch state {
-		case runDone:
-			return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.taskID()), quoted(t.key()))
-		case runLate:
-			return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.taskID()), quoted(t.key()))
-		}
-		state, start = runDone, t.since()
-		t.tell(l, notifyStarted)
-		return nil
-	}
 	r.run = func(ctx context.Context) (any, error) {
-		if err := begin(); err != nil {
+		// Mark the task run and tell OnStarted, under mu. The unlock is
+		// deferred: a listener that calls runtime.Goexit leaves mu free.
+		err := func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			switch state {
+			case runDone:
+				return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s already ran", quoted(t.taskID()), quoted(t.key()))
+			case runLate:
+				return fmt.Errorf("groupconc: Rejection.Run: task %s of group %s: its handler has returned", quoted(t.taskID()), quoted(t.key()))
+			}
+			state, start = runDone, t.since()
+			t.tell(l, notifyStarted)
+			return nil
+		}()
+		if err != nil {
 			return nil, err
 		}
 		ok := false

@@ -26,7 +26,8 @@ func runTied(t *testing.T, e *groupconc.GroupExecutor) {
 }
 
 // showInTurn gives each group of keys in turn a task that waits a second
-// and a half, so that the snapshots show that group alone meanwhile.
+// and a half, so that the snapshots show that group alone meanwhile. It
+// is called inside a synctest bubble, where the wait is fake time.
 func showInTurn(t *testing.T, e *groupconc.GroupExecutor, keys []string) {
 	for _, key := range keys {
 		gate := adaptertest.NewGate(t)

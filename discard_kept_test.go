@@ -136,3 +136,39 @@ func TestDiscardOldestDisplacesATaskThatMovedOnHoldingItsGroupsSlot(t *testing.T
 		})
 	})
 }
+
+// A task of a paused group waits in its pause line holding its group's
+// slot. Resumed, it keeps that slot as it takes one of the full global
+// queue past its threshold. Once the queue is back within its threshold
+// (the younger waiter there was cancelled), that task is the oldest
+// holding a global slot, and a new task that finds the global queue full
+// displaces it.
+func TestDiscardOldestDisplacesAResumedTaskHoldingTwoSlotsWithinTheThreshold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().RejectionPolicy(groupconc.RejectDiscardOldest).
+			GlobalMaxInFlight(1).GlobalQueueThreshold(1).DefaultMaxConcurrencyPerGroup(5))
+		quiesce(t, e, submit(t, t.Context(), e, "g", "first", succeed))
+		pause(t, e, "g", true)
+		ks, hs := submitEach(t, e, "h", "g") // h's runs, g's waits paused
+		time.Sleep(time.Second)              // fake clock: k's is younger
+		k := newGatedTask(t, 2)
+		hk := submitGated(t, e, "k", "", k, groupconc.SubmitOptions{})
+		synctest.Wait()
+		require.True(t, ks[0].started.Load())
+		pause(t, e, "g", false)
+		synctest.Wait()
+		requireWaiting(t, hs[1], ks[1])
+		require.True(t, hk.Cancel())
+		synctest.Wait()
+
+		time.Sleep(time.Second) // fake clock: late is the youngest
+		late := newGatedTask(t, 3)
+		hl := submitGated(t, e, "m", "", late, groupconc.SubmitOptions{})
+		synctest.Wait()
+		r := doneResult(t, hs[1])
+		require.Equal(t, groupconc.StatusRejected, r.Status, "the oldest holding a global slot")
+		assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+		requireWaiting(t, hl, late)
+		releaseAll(t, e, append(ks, k, late), append(hs, hk, hl))
+	})
+}

@@ -1,6 +1,7 @@
 package groupconc_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -75,5 +76,40 @@ func TestATaskALoweredLimitSendsBackKeepsASlot(t *testing.T) {
 		other.Release()
 		assert.Equal(t, groupconc.StatusSuccess, hw.Wait().Status)
 		quiesce(t, e, hr, ho, hw)
+	})
+}
+
+// A task that a lowered limit sends back to its own group's line, from a
+// parent's line, holds a slot of its group's queue there again. With u1's
+// threshold 1 that slot fills the queue, so a new task of u1 is turned
+// away, in both modes.
+func TestATaskSentBackToItsGroupsLineHoldsASlotOfItsQueue(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			policy := func(u1 int) *groupconc.PolicyBuilder {
+				return modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(5).
+					PerGroupMaxConcurrency(map[string]int{"acme": 1, "acme/u1": u1}).
+					PerGroupQueueThreshold(map[string]int{"acme/u1": 1})
+			}
+			e := newExecutor(t, policy(2))
+			ks, hs := submitEach(t, e, "acme/u1", "acme/u1")
+			synctest.Wait()
+			require.True(t, ks[0].started.Load())
+			requireWaiting(t, hs[1], ks[1])
+			require.Equal(t, "acme", position(t, hs[1]).Group, "it holds u1's permit")
+
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, policy(1))))
+			synctest.Wait()
+			requireWaiting(t, hs[1], ks[1])
+			require.Equal(t, "acme/u1", position(t, hs[1]).Group, "sent back to u1's line")
+			late := submit(t, context.Background(), e, "acme/u1", "late", succeed)
+			synctest.Wait()
+			assert.Equal(t, groupconc.ReasonGroupQueueFull, requireRejected(t, late, "group").Reason)
+
+			ks[0].Release()
+			synctest.Wait()
+			assert.True(t, ks[1].started.Load())
+			releaseAll(t, e, ks, append(hs, late))
+		})
 	})
 }

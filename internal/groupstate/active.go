@@ -72,6 +72,9 @@ func (a *active[T]) sweepLocked() {
 			kept = append(kept, g)
 		default:
 			g.listed.Store(false)
+			if testHookSweepCleared != nil {
+				testHookSweepCleared(g)
+			}
 			if !g.idle() && g.listed.CompareAndSwap(false, true) {
 				kept = append(kept, g)
 			}
@@ -81,6 +84,10 @@ func (a *active[T]) sweepLocked() {
 	a.groups = kept
 	a.kept = len(kept)
 }
+
+// testHookSweepCleared, if set, runs in sweepLocked just after it cleared
+// g's listed flag. Tests set it to act as a task entering g there.
+var testHookSweepCleared func(g any)
 
 // idle reports whether g has no task that is not over and is not paused.
 // A forgotten group's refs are negative, so it is idle too.

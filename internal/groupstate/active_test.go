@@ -153,3 +153,28 @@ func TestActiveListNeverLosesAnActiveGroupToASweep(t *testing.T) {
 	held.p.Exit()
 	assert.Empty(t, activeKeys(f.r), "every group idle at the end")
 }
+
+// A task that enters a group as a sweep cleared its flag, and reads the
+// flag only once the sweep set it back, is the sweep's to keep: the group
+// is listed once, and no join lists it again (see sweepLocked). The hook
+// adds the task's ref there. The rest of Group.enter comes after.
+func TestActiveListKeepsAGroupEnteredAsASweepClearsItsFlag(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(unlimitedGroup(1)))
+	a, _ := f.submit(t, "a", "a1")
+	f.end(t, a) // a is idle, listed until a sweep
+	g, _ := f.r.Lookup("a")
+	testHookSweepCleared = func(x any) {
+		if x == g {
+			g.refs.Add(1) // a task's ref, before it reads the flag
+		}
+	}
+	t.Cleanup(func() { testHookSweepCleared = nil })
+	assert.Equal(t, []string{"a"}, activeKeys(f.r), "the sweep saw the ref and kept a")
+	testHookSweepCleared = nil
+	if !g.listed.Load() { // the task reads the flag, as enter does
+		f.r.active.join(g)
+	}
+	assert.Equal(t, []string{"a"}, activeKeys(f.r), "a listed once")
+	g.refs.Add(-1)
+	assert.Empty(t, activeKeys(f.r))
+}

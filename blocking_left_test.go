@@ -102,3 +102,37 @@ func TestACallerBlockedBeforeItsQueueLostItsSlotsIsWatchedOnceTheWatcherLeaves(t
 		quiesce(t, e, hr, h0, b.h)
 	})
 }
+
+// TestACallerBlockedBehindACostlyTaskSentBackToATenantsLineIsLetIn: the
+// same at a tenant's line whose queue has no slots, under fair share.
+// Lowering acme's limit sent u1's costly task back from the global line to
+// acme's, holding u1's slot and none of acme's. The caller's task of u2
+// finds one of acme's permits free, but u1's task waits ahead of it there.
+// Pausing u1 takes that task out of acme's line, giving back no slot of
+// acme's queue, and the caller is let in to the permit.
+func TestACallerBlockedBehindACostlyTaskSentBackToATenantsLineIsLetIn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		policy := func(acme int) *groupconc.PolicyBuilder {
+			return builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").GlobalMaxInFlight(2).
+				DefaultMaxConcurrencyPerGroup(5).PerGroupMaxConcurrency(map[string]int{"acme": acme}).
+				PerGroupQueueThreshold(map[string]int{"acme": 0})
+		}
+		e := newExecutor(t, policy(3))
+		ks, hs := submitEach(t, e, "acme/u3", "x") // the global cap's two permits
+		hw, err := groupconc.SubmitWith(t.Context(), e, "acme/u1", "w", succeed, groupconc.SubmitOptions{Cost: 2})
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 2, startedCount(ks...))
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, policy(2))))
+		c := submitBlocking(t.Context(), e, "acme/u2", "c", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		require.False(t, c.returned(), "c's caller waits behind u1's costly task: %+v", e.Stats())
+
+		pause(t, e, "acme/u1", true)
+		synctest.Wait()
+		require.True(t, c.returned(), "c's caller is let in as u1's task leaves acme's line: %+v", e.Stats())
+		require.NoError(t, c.err)
+		pause(t, e, "acme/u1", false)
+		releaseAll(t, e, ks, append(hs, hw, c.h))
+	})
+}

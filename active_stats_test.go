@@ -1,6 +1,7 @@
 package groupconc_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -188,4 +189,24 @@ func keysOf(m map[string]groupconc.GroupStats) []string {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// A Do inside a task holds no permit of its group, so while it runs the
+// group is active with nothing to show. It is left out, and the groups
+// listed after it are still yielded.
+func TestActiveGroupStatsGoesOnPastAGroupWithNothingToShow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		inner := newGatedTask(t, 0)
+		outer := submit(t, t.Context(), e, "outer", "outer", func(ctx context.Context) (int, error) {
+			return groupconc.Do(ctx, e, "inner", inner.Fn, groupconc.SubmitOptions{})
+		})
+		synctest.Wait()
+		require.True(t, inner.started.Load())
+		later := newGatedTask(t, 1)
+		hl := submitGated(t, e, "later", "", later, groupconc.SubmitOptions{})
+		synctest.Wait()
+		assert.ElementsMatch(t, []string{"outer", "later"}, slices.Collect(maps.Keys(activeStats(t, e))))
+		releaseAll(t, e, []*gatedTask{inner, later}, []*groupconc.TaskHandle[int]{outer, hl})
+	})
 }

@@ -28,6 +28,7 @@ func TestAGrandparentsStatsCoverItsWholeSubtree(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, builder().Isolation(mode).GlobalMaxInFlight(3).ParentSeparator("/").
 				DefaultMaxConcurrencyPerGroup(5).PerGroupMaxConcurrency(map[string]int{"org/acme": 1}))
+			time.Sleep(time.Second) // fake clock: nothing starts as the executor's clock does
 			ks, hs := submitEach(t, e, "org/acme/u1", "org/beta/u1")
 			time.Sleep(time.Second) // fake clock: they run a second before the rest come
 			more, hm := submitEach(t, e, "org/acme/u2", "org", "org/beta/u1")

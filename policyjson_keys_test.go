@@ -2,6 +2,7 @@ package groupconc_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,14 +152,16 @@ func TestPolicyJSONWithRandomKeysRoundTripsOrNamesTheKey(t *testing.T) {
 // A document that is not valid UTF-8 is refused, naming where: JSON would
 // read the byte as U+FFFD, and the limit would land on another group.
 func TestParsePolicyRefusesBytesThatAreNotUTF8(t *testing.T) {
-	for _, doc := range []string{
-		"{\"perGroupMaxConcurrency\": {\"\xff\": 3}}",
-		"{\"parentSeparator\": \"\xfe\"}",
+	for doc, at := range map[string]int{
+		"{\"perGroupMaxConcurrency\": {\"\xff\": 3}}":  29,
+		"{\"parentSeparator\": \"\xfe\"}":              21,
+		"{\"parentSeparator\": \"é\xe9\"}":             23, // é is two valid bytes
+		"{\"perGroupMaxConcurrency\": {\"a\": 3}}\xc3": 36, // half a rune at the end
 	} {
 		b, err := groupconc.ParsePolicy([]byte(doc))
 		assert.Nil(t, b)
 		require.ErrorIs(t, err, groupconc.ErrInvalidPolicy)
-		assert.ErrorContains(t, err, "not valid UTF-8 (byte ")
+		assert.EqualError(t, err, fmt.Sprintf("%v: the document is not valid UTF-8 (byte %d)", groupconc.ErrInvalidPolicy, at), "%q", doc)
 	}
 }
 
@@ -166,18 +169,18 @@ func TestParsePolicyRefusesBytesThatAreNotUTF8(t *testing.T) {
 // where: JSON would read it as U+FFFD, and the limit would land on another
 // group. A whole pair, and an escaped backslash before a u, are read.
 func TestParsePolicyRefusesHalfASurrogatePairAlone(t *testing.T) {
-	for _, doc := range []string{
-		`{"perGroupMaxConcurrency": {"\ud800": 2}}`,
-		`{"perGroupMaxConcurrency": {"a\udc00": 2}}`,
-		`{"perGroupMaxConcurrency": {"\ud800\u0041": 2}}`,
-		`{"perGroupMaxConcurrency": {"\ud800": 2, "\udc00": 3}}`,
-		`{"parentSeparator": "\udbff"}`,
+	for doc, at := range map[string]int{
+		`{"perGroupMaxConcurrency": {"\ud800": 2}}`:              29,
+		`{"perGroupMaxConcurrency": {"a\udc00": 2}}`:             30,
+		`{"perGroupMaxConcurrency": {"\ud800\u0041": 2}}`:        29,
+		`{"perGroupMaxConcurrency": {"\ud800": 2, "\udc00": 3}}`: 29,
+		`{"parentSeparator": "\udbff"}`:                          21,
 	} {
 		b, err := groupconc.ParsePolicy([]byte(doc))
 		assert.Nil(t, b, doc)
 		require.ErrorIs(t, err, groupconc.ErrInvalidPolicy, doc)
-		assert.ErrorContains(t, err, "surrogate", doc)
-		assert.ErrorContains(t, err, "(byte ", doc)
+		want := fmt.Sprintf("%v: the document escapes half a UTF-16 surrogate pair, %s, alone (byte %d)", groupconc.ErrInvalidPolicy, doc[at:at+6], at)
+		assert.EqualError(t, err, want, doc)
 	}
 	b, err := groupconc.ParsePolicy([]byte(`{"perGroupMaxConcurrency": {"\ud83d\ude00": 2, "\\ud800": 3}}`))
 	require.NoError(t, err)

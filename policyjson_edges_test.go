@@ -58,3 +58,15 @@ func TestParsePolicyNamesASyntaxErrorAloneAndRefusesAnUnlimitedWeight(t *testing
 	_, err = groupconc.ParsePolicy([]byte(`{"perGroupWeight": {"a": "unlimited"}, "isolation": "fair-share"}`))
 	assert.EqualError(t, err, `groupconc: invalid policy: perGroupWeight["a"]: "unlimited" is not a whole number`)
 }
+
+// A nil policy, and a zero one (as json.Unmarshal leaves it), write
+// DefaultPolicy, as New reads them.
+func TestMarshalJSONOfANilOrZeroPolicyWritesTheDefault(t *testing.T) {
+	want, err := groupconc.DefaultPolicy().MarshalJSON()
+	require.NoError(t, err)
+	for name, p := range map[string]*groupconc.GroupPolicy{"nil": nil, "zero": new(groupconc.GroupPolicy)} {
+		got, err := p.MarshalJSON()
+		require.NoError(t, err, name)
+		assert.JSONEq(t, string(want), string(got), name)
+	}
+}

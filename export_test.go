@@ -87,3 +87,21 @@ func (e *GroupExecutor) OverridesKept() int {
 	defer e.overrides.mu.Unlock()
 	return len(e.overrides.byKey)
 }
+
+// SetOverrideAsEvicted evicts groupKey's group and then keeps o as its
+// override, as a SetGroupOverride does whose group is evicted between its
+// check and its store: an override of a group that is gone.
+func (e *GroupExecutor) SetOverrideAsEvicted(groupKey string, o GroupOverride) {
+	g, ok := e.groups.Lookup(groupKey)
+	if !ok {
+		panic("SetOverrideAsEvicted: no group " + groupKey)
+	}
+	e.EvictGroup(groupKey)
+	e.overrides.mu.Lock()
+	defer e.overrides.mu.Unlock()
+	if e.overrides.byKey == nil {
+		e.overrides.byKey = make(map[string]override)
+	}
+	e.overrides.byKey[groupKey] = override{g: g, o: o}
+	e.overrides.n.Store(int64(len(e.overrides.byKey)))
+}

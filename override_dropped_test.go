@@ -64,3 +64,37 @@ func TestAnOverrideOfAGroupEvictedAsItsGuardsRunIsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, groupconc.ErrUnknownGroup)
 	assert.Equal(t, 0, e.OverridesKept())
 }
+
+// An override kept for a group that is gone (set as the group was
+// evicted) is dead: the key's next group neither shows nor takes it, a
+// new override of the key replaces it, and it makes room for another key
+// once MaxGroupOverrides keys have one.
+func TestAnOverrideOfAGroupGoneIsDead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder())
+		submit(t, t.Context(), e, "k", "0", succeed).Wait()
+		e.SetOverrideAsEvicted("k", groupconc.GroupOverride{MaxConcurrency: ptr(2)})
+		submit(t, t.Context(), e, "k", "1", succeed).Wait()
+		_, ok := e.GroupOverride("k")
+		assert.False(t, ok, "the new group of k has no override")
+		for k := range e.GroupOverrides() {
+			t.Errorf("GroupOverrides lists %q", k)
+		}
+		assert.Equal(t, 1, groupStats(t, e, "k").MaxConcurrency)
+
+		hs := make([]*groupconc.TaskHandle[int], 0, groupconc.MaxGroupOverrides)
+		for i := range groupconc.MaxGroupOverrides - 1 {
+			k := fmt.Sprint("g", i)
+			hs = append(hs, submit(t, t.Context(), e, k, "0", succeed))
+			require.NoError(t, e.SetGroupOverride(k, groupconc.GroupOverride{MaxConcurrency: ptr(2)}))
+		}
+		require.Equal(t, groupconc.MaxGroupOverrides, e.OverridesKept(), "the dead one too")
+		hs = append(hs, submit(t, t.Context(), e, "last", "0", succeed))
+		require.NoError(t, e.SetGroupOverride("last", groupconc.GroupOverride{MaxConcurrency: ptr(3)}), "the dead override makes room")
+		o, ok := e.GroupOverride("last")
+		require.True(t, ok)
+		assert.Equal(t, 3, *o.MaxConcurrency)
+		assert.Equal(t, groupconc.MaxGroupOverrides, e.OverridesKept())
+		quiesce(t, e, hs...)
+	})
+}

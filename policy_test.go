@@ -220,6 +220,11 @@ func TestZeroAndNilPolicyBehaveAsTheDefault(t *testing.T) {
 			assert.Equal(t, groupconc.Unlimited, p.ResolveQueueThreshold("g"), "ResolveQueueThreshold")
 			assert.Equal(t, groupconc.Unlimited, p.GlobalMaxInFlight(), "GlobalMaxInFlight")
 			assert.Equal(t, groupconc.Unlimited, p.GlobalQueueThreshold(), "GlobalQueueThreshold")
+			assert.Equal(t, 1, p.ResolveWeight("g"), "ResolveWeight")
+			assert.Equal(t, groupconc.IsolationOff, p.Isolation(), "Isolation")
+			assert.Zero(t, p.IdleGroupTTL(), "IdleGroupTTL")
+			assert.Empty(t, p.ResolveParent("g/h"), "ResolveParent")
+			assert.Equal(t, groupconc.DefaultPolicy().Explain("g"), p.Explain("g"), "Explain")
 
 			synctest.Test(t, func(t *testing.T) {
 				e := groupconc.New(p)

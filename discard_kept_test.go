@@ -87,15 +87,8 @@ func TestDiscardOldestPassesOverASlotKeptPastATenantsThreshold(t *testing.T) {
 			moveOnToAcme(t, e, keptPolicy(mode, 1, 1), ks[1], hk, kept)
 			require.Equal(t, 2, groupStats(t, e, "acme").Waiting, "one past acme's threshold")
 
-			time.Sleep(time.Second) // fake clock: late is the youngest
-			late := newGatedTask(t, 4)
-			hl := submitGated(t, e, "acme/u4", "", late, groupconc.SubmitOptions{})
-			synctest.Wait()
-			r := doneResult(t, hw)
-			require.Equal(t, groupconc.StatusRejected, r.Status)
-			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			late, hl := submitDisplacing(t, e, "acme/u4", 4, hw, "the task holding the slot within acme's threshold")
 			requireWaiting(t, hk, kept)
-			requireWaiting(t, hl, late)
 			ks[0].Release()
 			synctest.Wait()
 			assert.Equal(t, 1, startedCount(kept, late), "acme's limit of 1")
@@ -119,14 +112,7 @@ func TestDiscardOldestDisplacesATaskThatMovedOnHoldingItsGroupsSlot(t *testing.T
 			requireWaiting(t, hs[2], ks[2])                                 // for u1's limit, in u1's queue
 			moveOnToAcme(t, e, keptPolicy(mode, 1, 1), ks[1], hs[2], ks[2]) // within acme's threshold
 
-			time.Sleep(time.Second) // fake clock: late is the youngest
-			late := newGatedTask(t, 3)
-			hl := submitGated(t, e, "acme/u1", "", late, groupconc.SubmitOptions{})
-			synctest.Wait()
-			r := doneResult(t, hs[2])
-			require.Equal(t, groupconc.StatusRejected, r.Status, "the task holding u1's one slot")
-			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
-			requireWaiting(t, hl, late)
+			late, hl := submitDisplacing(t, e, "acme/u1", 3, hs[2], "the task holding u1's one slot")
 			assert.Equal(t, 1, groupStats(t, e, "acme/u1").Waiting)
 			ks[0].Release()
 			synctest.Wait()
@@ -161,14 +147,23 @@ func TestDiscardOldestDisplacesAResumedTaskHoldingTwoSlotsWithinTheThreshold(t *
 		require.True(t, hk.Cancel())
 		synctest.Wait()
 
-		time.Sleep(time.Second) // fake clock: late is the youngest
-		late := newGatedTask(t, 3)
-		hl := submitGated(t, e, "m", "", late, groupconc.SubmitOptions{})
-		synctest.Wait()
-		r := doneResult(t, hs[1])
-		require.Equal(t, groupconc.StatusRejected, r.Status, "the oldest holding a global slot")
-		assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
-		requireWaiting(t, hl, late)
+		late, hl := submitDisplacing(t, e, "m", 3, hs[1], "the oldest holding a global slot")
 		releaseAll(t, e, append(ks, k, late), append(hs, hk, hl))
 	})
+}
+
+// submitDisplacing submits a task of key, the youngest by a second of the
+// fake clock, and requires it to displace the waiting task of victim (why
+// names that task) and to wait in its place.
+func submitDisplacing(t *testing.T, e *groupconc.GroupExecutor, key string, id int, victim *groupconc.TaskHandle[int], why string) (*gatedTask, *groupconc.TaskHandle[int]) {
+	t.Helper()
+	time.Sleep(time.Second) // fake clock
+	late := newGatedTask(t, id)
+	hl := submitGated(t, e, key, "", late, groupconc.SubmitOptions{})
+	synctest.Wait()
+	r := doneResult(t, victim)
+	require.Equal(t, groupconc.StatusRejected, r.Status, why)
+	assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason, why)
+	requireWaiting(t, hl, late)
+	return late, hl
 }

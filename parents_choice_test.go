@@ -93,21 +93,28 @@ func TestAParentsLimitIsSharedByTheChildrensWeights(t *testing.T) {
 	})
 }
 
-// A parent's own tasks take their turn at its limit as a child would,
-// under fair share: a child's backlog does not hold them back.
+// A parent's own tasks take their turn as a child would, under fair share,
+// at its limit and at the global cap: a child's backlog does not hold them
+// back until it drains.
 func TestAParentsOwnTasksTakeTheirTurnAtItsLimit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
-			DefaultMaxConcurrencyPerGroup(10).PerGroupMaxConcurrency(map[string]int{"acme": 2}))
-		f := newFlow(t, e, nil, append(repeat("acme/u1", 6), repeat("acme", 3)...)...)
-		synctest.Wait()
-		require.Equal(t, map[string]int{"acme/u1": 2}, f.running())
-		f.endOldest()
-		assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running(), "acme's own task, running none, comes first")
-		f.endOldest()
-		assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running())
-		f.finish(t, e)
-	})
+	for name, b := range map[string]*groupconc.PolicyBuilder{
+		"acme's limit": builder().PerGroupMaxConcurrency(map[string]int{"acme": 2}),
+		"global cap":   builder().GlobalMaxInFlight(2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, b.Isolation(groupconc.IsolationFairShare).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(10))
+				f := newFlow(t, e, nil, append(repeat("acme/u1", 6), repeat("acme", 3)...)...)
+				synctest.Wait()
+				require.Equal(t, map[string]int{"acme/u1": 2}, f.running())
+				f.endOldest()
+				assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running(), "acme's own task, running none, comes first")
+				f.endOldest()
+				assert.Equal(t, map[string]int{"acme/u1": 1, "acme": 1}, f.running())
+				f.finish(t, e)
+			})
+		})
+	}
 }
 
 // Under IsolationOff the children's tasks waiting for their parent's limit

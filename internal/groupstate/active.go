@@ -58,7 +58,8 @@ func (a *active[T]) snapshot(out []*Group[T]) []*Group[T] {
 // the sweep sees the task's ref, or the task sees the flag clear. If the
 // sweep sees the ref, it sets the flag back. Only one of the two can do
 // that, by the CompareAndSwap. The task that wins appends g once the
-// sweep lets go of mu. A sweep that wins keeps g where it is. Pausing
+// sweep lets go of mu. A sweep that wins keeps g where it is (held open
+// by TestActiveListKeepsAGroupEnteredAsASweepClearsItsFlag). Pausing
 // works the same way, with paused in place of refs.
 //
 // A gone group (evicted or forgotten) is dropped with its flag left set.

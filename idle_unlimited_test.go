@@ -33,17 +33,3 @@ func TestARunningGroupWithoutLimitsIsNeverForgotten(t *testing.T) {
 		})
 	})
 }
-
-// A TTL changed by UpdatePolicy counts a group's idle time from its last
-// task, not from the change: only a TTL turned on starts the count again.
-// Idle for 61s, twice the new TTL of 30s, the group is gone.
-func TestIdleGroupTTLChangedByUpdatePolicyKeepsTheIdleTimeSoFar(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newExecutor(t, groupconc.NewPolicyBuilder().IdleGroupTTL(time.Minute))
-		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
-		time.Sleep(40 * time.Second) // fake clock
-		upUpdate(t, e, groupconc.NewPolicyBuilder().IdleGroupTTL(30*time.Second))
-		time.Sleep(21 * time.Second)
-		assert.Equal(t, 0, e.Stats().Groups, "idle for 61s, twice the TTL and more")
-	})
-}

@@ -85,8 +85,8 @@ func TestAVoteStandsForKeepVoteWindowsWithoutASample(t *testing.T) {
 		return tl.close(0.1)
 	}
 	require.False(t, window("x", "y"), "x well, y slow: y's own")
-	for range keepVote / 2 {
-		require.False(t, window("y"))
+	for i := range 5 { // as a tenant of long calls, which ends few
+		require.False(t, window("y"), "x's vote stands: %d windows without a sample", i+1)
 	}
 	tl.add("x", time.Millisecond, Measure)
 	require.False(t, window("y"))
@@ -157,6 +157,30 @@ func TestOverloadIsSharedByMostVotersAndSamples(t *testing.T) {
 			vote(&tl, fmt.Sprint("light", i), 1, sig)
 		}
 		assert.Equal(t, want, tl.close(0.1), "x slow, and %d of 6 samples of light groups slow", lightSlow)
+	}
+
+	// The groups of no vote weigh by their samples, which count in the
+	// total and, when they are slow, in the slow samples.
+	for _, c := range []struct {
+		y         Signal // x is slow
+		lightSlow bool
+		want      bool
+		why       string
+	}{
+		{Overload, false, false, "two slow voters of three, but a third of the samples"},
+		{Measure, true, true, "two slow voters of three, with five sixths of the samples"},
+	} {
+		var tl tally
+		vote(&tl, "x", 5, Overload)
+		vote(&tl, "y", 5, c.y)
+		sig := Measure
+		if c.lightSlow {
+			sig = Overload
+		}
+		for i := range 10 {
+			vote(&tl, fmt.Sprint("light", i), 2, sig)
+		}
+		assert.Equal(t, c.want, tl.close(0.1), c.why)
 	}
 }
 

@@ -256,7 +256,7 @@ func TestGoexitBecomesFailedAndDoesNotHang(t *testing.T) {
 			assert.Equal(t, groupconc.StatusFailed, res.Status)
 			var pe *groupconc.PanicError
 			require.ErrorAs(t, res.Err, &pe)
-			assert.Contains(t, res.Err.Error(), "Goexit")
+			assert.Equal(t, "groupconc: runtime.Goexit called on the task's goroutine", res.Err.Error(), "not a panic's message")
 			assert.Equal(t, groupconc.StatusSuccess, next.Wait().Status, "the task queued behind it runs")
 			synctest.Wait()
 			require.NoError(t, r.e.Quiescent())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing"
 	"unsafe"
 
 	"github.com/kobe/groupconc/internal/groupstate"
@@ -104,4 +105,11 @@ func (e *GroupExecutor) SetOverrideAsEvicted(groupKey string, o GroupOverride) {
 	}
 	e.overrides.byKey[groupKey] = override{g: g, o: o}
 	e.overrides.n.Store(int64(len(e.overrides.byKey)))
+}
+
+// OnRunRejected has f run, until the test ends, as the goroutine of a
+// task turned away begins to decide its outcome, with the task's group.
+func OnRunRejected(tb testing.TB, f func(groupKey string)) {
+	testHookRunRejected = f
+	tb.Cleanup(func() { testHookRunRejected = nil })
 }

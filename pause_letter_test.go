@@ -276,3 +276,29 @@ func TestPausedGroupUnderCallerRunsRejectsEveryEntry(t *testing.T) {
 		})
 	}
 }
+
+// A group paused after a threshold turned its task away, as the task's
+// goroutine begins, still runs nothing under RejectCallerRuns: the task
+// ends REJECTED as under RejectAbort.
+func TestGroupPausedAsItsTurnedAwayTaskGoesOnRunsNothing(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
+			RejectionPolicy(groupconc.RejectCallerRuns))
+		release := make(chan struct{})
+		first := submit(t, t.Context(), e, "a", "first", func(context.Context) (int, error) { <-release; return 0, nil })
+		paused, on := make(chan error, 1), true
+		groupconc.OnRunRejected(t, func(key string) {
+			paused <- e.SetGroupOverride(key, groupconc.GroupOverride{Paused: &on})
+		})
+		ran := false
+		h := submit(t, t.Context(), e, "a", "x", func(context.Context) (int, error) { ran = true; return 1, nil })
+		require.NoError(t, <-paused)
+		_, err := h.Await(t.Context())
+		var re *groupconc.RejectedError
+		assert.ErrorAs(t, err, &re, "Await's error, as under RejectAbort")
+		assert.Equal(t, groupconc.StatusRejected, h.Wait().Status)
+		assert.False(t, ran, "a paused group's task ran as the caller's")
+		close(release)
+		first.Wait()
+	})
+}

@@ -146,6 +146,9 @@ func (e *GroupExecutor) turnAway(t *task, reason string) (run bool) {
 // The policy in force then decides (see turnAway), not the one in force
 // now: its handler, or the caller-runs policy, or else it ends REJECTED.
 func (e *GroupExecutor) runRejected(t *task) {
+	if testHookRunRejected != nil {
+		testHookRunRejected(t.key())
+	}
 	ctx := t.context()
 	switch p := t.rejectedUnder(e); {
 	case p.rejectionHandler != nil:
@@ -165,6 +168,11 @@ func (e *GroupExecutor) runRejected(t *task) {
 		e.reject(t, false)
 	}
 }
+
+// testHookRunRejected, if set, runs as runRejected begins, with the key
+// of the task's group. A test pauses the group there, after turnAway let
+// the task go on.
+var testHookRunRejected func(groupKey string)
 
 // reject finishes t REJECTED. Under RejectAbort, or if abort, Await also
 // returns the error.

@@ -62,3 +62,12 @@ func TestRejectionRunAfterTheHandlerReturnedRunsNothing(t *testing.T) {
 		require.NoError(t, e.Shutdown(t.Context()))
 	}
 }
+
+// A nil or zero Rejection has no task to run: Run says so.
+func TestANilOrZeroRejectionRunsNothing(t *testing.T) {
+	for name, r := range map[string]*groupconc.Rejection{"nil": nil, "zero": {}} {
+		v, err := r.Run(t.Context())
+		assert.ErrorContains(t, err, "no task to run", name)
+		assert.Nil(t, v, name)
+	}
+}

@@ -3,6 +3,7 @@ package groupconc
 import (
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/kobe/groupconc/internal/groupstate"
 )
@@ -33,6 +34,14 @@ func drained(g *gate) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestGateShardIsACacheLine: each shard of the gate's counts fills one
+// cache line, so tasks of different shards never write the same line.
+func TestGateShardIsACacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(shard{}); n != 64 {
+		t.Errorf("a shard takes %d bytes, want one cache line", n)
 	}
 }
 

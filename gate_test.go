@@ -143,3 +143,19 @@ func TestCrewJoinStartsNoGoroutineOnceClosed(t *testing.T) {
 		t.Fatalf("closed crew runs %d goroutines after a join, want 0", n)
 	}
 }
+
+// A closed crew is done only once its last goroutine exits, not its first.
+func TestCrewIsDoneWhenItsLastGoroutineExits(t *testing.T) {
+	c := newCrew()
+	c.add()
+	c.add()
+	c.close()
+	c.exit()
+	select {
+	case <-c.done:
+		t.Fatal("crew done with a goroutine still running")
+	default:
+	}
+	c.exit()
+	<-c.done
+}

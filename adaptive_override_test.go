@@ -26,13 +26,16 @@ func TestAnOverrideOfAnotherLimitLeavesAnAdaptiveLimitWhereItIs(t *testing.T) {
 		s.want.Store(0) // from here on, each sample keeps the limit it saw
 
 		yes, no, q, c := true, false, 5, 6
-		for _, o := range []groupconc.GroupOverride{{Paused: &yes}, {Paused: &no}, {QueueThreshold: &q}} {
-			require.NoError(t, e.SetGroupOverride("g", o))
+		for _, c := range []struct {
+			o     groupconc.GroupOverride
+			queue int // the threshold follows the limit, at most the override's
+		}{{groupconc.GroupOverride{Paused: &yes}, 6}, {groupconc.GroupOverride{Paused: &no}, 6}, {groupconc.GroupOverride{QueueThreshold: &q}, 5}} {
+			require.NoError(t, e.SetGroupOverride("g", c.o))
 			st := groupStats(t, e, "g")
-			assert.Equal(t, 3, st.MaxConcurrency, "after %+v", o)
-			assert.Equal(t, int64(1), s.made.Load(), "no new algorithm after %+v", o)
+			assert.Equal(t, 3, st.MaxConcurrency, "after %+v", c.o)
+			assert.Equal(t, c.queue, st.QueueThreshold, "after %+v: 2 × 3, at most the override's", c.o)
+			assert.Equal(t, int64(1), s.made.Load(), "no new algorithm after %+v", c.o)
 		}
-		assert.Equal(t, 5, groupStats(t, e, "g").QueueThreshold, "the threshold follows the limit, at most the override's")
 
 		// The limit still moves, and the threshold follows it within the new bound.
 		s.want.Store(2)

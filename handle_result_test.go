@@ -69,9 +69,10 @@ func TestCancelCauseIsTheResultsErr(t *testing.T) {
 	})
 }
 
-// TestLongRunTimesReadBackExactly: a task that ends more than 13 days
-// after it was submitted (past what the handle packs) still reports its
-// Start and End to the nanosecond.
+// TestLongRunTimesReadBackExactly: a task that ends more than 6 days
+// after it was submitted (past what the handle packs, 2^49 ns) still
+// reports its Start and End to the nanosecond, as do those that end just
+// within it and just past it.
 func TestLongRunTimesReadBackExactly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := groupconc.New(nil)
@@ -91,6 +92,14 @@ func TestLongRunTimesReadBackExactly(t *testing.T) {
 		assert.Equal(t, wait, r.Start.Sub(r.Submitted), "Start")
 		assert.Equal(t, wait+run, r.End.Sub(r.Submitted), "End")
 		assert.Equal(t, groupconc.StatusSuccess, first.Wait().Status)
+		for _, run := range []time.Duration{1<<49 - 1, 1 << 49} {
+			h := submit(t, t.Context(), e, "g", "edge", func(context.Context) (int, error) {
+				time.Sleep(run)
+				return 0, nil
+			})
+			r := h.Wait()
+			assert.Equal(t, run, r.End.Sub(r.Submitted), "End")
+		}
 	})
 }
 

@@ -134,3 +134,39 @@ func TestCancellingARunningTaskKeepsItsStart(t *testing.T) {
 		})
 	})
 }
+
+// TestATaskThatNeverRanStartsAsItEnds: the Start of a task that never ran
+// is its End, however long it waited: its QueueWait is that wait, its
+// Duration zero. It ended waiting, by its context or displaced by a newer
+// task under RejectDiscardOldest.
+func TestATaskThatNeverRanStartsAsItEnds(t *testing.T) {
+	for _, how := range []string{"ctx", "displaced"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(1).
+					DefaultQueueThresholdPerGroup(1).RejectionPolicy(groupconc.RejectDiscardOldest))
+				k := newGatedTask(t, 1)
+				first := submit(t, t.Context(), e, "g", "first", k.Fn)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				h := submit(t, ctx, e, "g", "second", succeed)
+				time.Sleep(time.Second)
+				var third *groupconc.TaskHandle[int]
+				if how == "ctx" {
+					cancel()
+				} else {
+					third = submit(t, t.Context(), e, "g", "third", succeed)
+				}
+				r := h.Wait()
+				assert.NotEqual(t, groupconc.StatusSuccess, r.Status)
+				assert.Equal(t, r.End, r.Start, "Start")
+				assert.Equal(t, time.Second, r.QueueWait())
+				k.Release()
+				first.Wait()
+				if third != nil {
+					third.Wait()
+				}
+			})
+		})
+	}
+}

@@ -159,6 +159,9 @@ func TestATaskThatNeverRanStartsAsItEnds(t *testing.T) {
 				}
 				r := h.Wait()
 				assert.NotEqual(t, groupconc.StatusSuccess, r.Status)
+				if how == "ctx" {
+					assert.Equal(t, "context canceled", r.Err.Error(), "no cause of its own to add")
+				}
 				assert.Equal(t, r.End, r.Start, "Start")
 				assert.Equal(t, time.Second, r.QueueWait())
 				k.Release()

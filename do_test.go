@@ -302,3 +302,20 @@ func TestDoKeepsOneTaskIDWhoeverAsksFirst(t *testing.T) {
 		assert.Equal(t, "do-1", r.TaskID)
 	})
 }
+
+// The listener hears a Do that ran as a task: its End is when fn returned.
+func TestTheListenerHearsWhenADosFnReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		e := newExecutor(t, builder().TaskLifecycleListener(rec))
+		_, err := groupconc.Do(t.Context(), e, "a", func(context.Context) (int, error) {
+			time.Sleep(time.Second)
+			return 1, nil
+		}, groupconc.SubmitOptions{})
+		require.NoError(t, err)
+		r, ok := rec.Result("a", "do-1")
+		require.True(t, ok, "OnCompleted")
+		assert.Equal(t, groupconc.StatusSuccess, r.Status)
+		assert.Equal(t, time.Second, r.Duration())
+	})
+}

@@ -112,6 +112,7 @@ func TestCancellingARunningTaskKeepsItsStart(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rec := newRecorder()
 			e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(rec))
+			time.Sleep(time.Second) // the tasks' times are offsets from the executor's clock: not 0
 			gate := make(chan struct{})
 			first := submit(t, t.Context(), e, "g", "first", block(gate))
 			h := submit(t, t.Context(), e, "g", "second", func(ctx context.Context) (int, error) {

@@ -179,4 +179,5 @@ func TestPressureConfigDefaultsAndValidation(t *testing.T) {
 	}
 	assert.Equal(t, "backlog-count", groupconc.TriggerBacklogCount.String())
 	assert.Equal(t, "backlog-age", groupconc.TriggerBacklogAge.String())
+	assert.Equal(t, "PressureTrigger(0)", groupconc.PressureTrigger(0).String(), "the zero value is no trigger")
 }

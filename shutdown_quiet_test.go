@@ -234,3 +234,37 @@ func TestShutdownDoesNotWaitForAnArmedAgeTimer(t *testing.T) {
 		assert.Zero(t, l.calls.Load(), "calls of the function")
 	})
 }
+
+// Shutdown waits for every call of the pressure function under way, not
+// only the first to return: two callers' Submits are each in a call.
+func TestShutdownWaitsForTheLastPressureWarningUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l lateCalls
+		release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+		e := groupconc.New(mustBuild(t, builder().DefaultMaxConcurrencyPerGroup(1).
+			PressureWarnings(groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Hour}, func(w groupconc.PressureWarning) {
+				l.call(func() { <-release[w.GroupKey] })
+			})))
+		gate := make(chan struct{})
+		for _, key := range []string{"a", "b"} {
+			submit(t, context.Background(), e, key, "running", gated(gate, 0))
+			go submit(t, context.Background(), e, key, "waiting", gated(gate, 0)) // returns once its warning does
+		}
+		synctest.Wait()
+		require.EqualValues(t, 2, l.calls.Load(), "a warning for each group, under way")
+		close(gate)
+		shut := make(chan error, 1)
+		go func() { shut <- e.Shutdown(context.Background()) }()
+		close(release["a"])
+		synctest.Wait()
+		select {
+		case <-shut:
+			t.Fatal("Shutdown returned while b's warning was under way")
+		default:
+		}
+		close(release["b"])
+		require.NoError(t, <-shut)
+		l.returned.Store(true)
+		assert.Zero(t, l.lates.Load(), "calls that ran after Shutdown returned")
+	})
+}

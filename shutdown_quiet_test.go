@@ -248,7 +248,9 @@ func TestShutdownWaitsForTheLastPressureWarningUnderWay(t *testing.T) {
 		gate := make(chan struct{})
 		for _, key := range []string{"a", "b"} {
 			submit(t, context.Background(), e, key, "running", gated(gate, 0))
-			go submit(t, context.Background(), e, key, "waiting", gated(gate, 0)) // returns once its warning does
+			go func() { // Submit returns once its warning does
+				_, _ = groupconc.Submit(context.Background(), e, key, "waiting", gated(gate, 0))
+			}()
 		}
 		synctest.Wait()
 		require.EqualValues(t, 2, l.calls.Load(), "a warning for each group, under way")

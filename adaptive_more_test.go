@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/kobe/groupconc"
 	"github.com/stretchr/testify/assert"
@@ -242,5 +243,36 @@ func TestAParentsOwnSampleCountsItsSubtreesRunningTasks(t *testing.T) {
 		assert.Equal(t, 4, ss[0].Running, "t's limit was full as its own task started")
 		close(gate)
 		quiesce(t, e, hs...)
+	})
+}
+
+// A task under an adaptive limit runs as any task does: the listener hears
+// it start and complete, its times are exact, and a Cancel as it runs
+// keeps the Start it began at.
+func TestATaskUnderAnAdaptiveLimitIsToldAndTimedAsAnyTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		e := newExecutor(t, adaptiveGroups(new(script), 4, 1, 0).TaskLifecycleListener(rec))
+		time.Sleep(time.Second) // the tasks' times are offsets from the executor's clock: not 0
+		h := submit(t, t.Context(), e, "g", "run", func(context.Context) (int, error) {
+			time.Sleep(time.Second)
+			return 1, nil
+		})
+		r := h.Wait()
+		assert.Equal(t, time.Second, r.Duration())
+		assert.Equal(t, time.Second, r.End.Sub(r.Submitted))
+		synctest.Wait()
+		assert.Equal(t, []string{evSubmitted, evStarted, evCompleted}, rec.Events("g", "run"))
+		told, ok := rec.Result("g", "run")
+		require.True(t, ok, "OnCompleted")
+		assert.Equal(t, r.End, told.End, "the listener's End")
+
+		c := submit(t, t.Context(), e, "g", "cancelled", func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		})
+		time.Sleep(time.Second)
+		require.True(t, c.Cancel())
+		assert.Equal(t, time.Second, c.Wait().Duration(), "from the Start it began at")
 	})
 }

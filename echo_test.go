@@ -35,6 +35,8 @@ func TestErrorsQuoteAndCutWhatTheyEcho(t *testing.T) {
 		{"huge unknown field", func() error { return parse(`{"` + huge + `": 1}`) }, groupconc.ErrInvalidPolicy, `"xxxx`},
 		{"unknown field twice", func() error { return parse(`{"a\n": 1, "a\n": 2}`) }, groupconc.ErrInvalidPolicy, `"a\n": given twice`},
 		{"huge unknown pressure field", func() error { return parse(`{"pressure": {"` + huge + `": 1}}`) }, groupconc.ErrInvalidPolicy, `pressure."xxxx`},
+		{"unknown pressure field with a zero", func() error { return parse(`{"pressure": {"a0": 1}}`) }, groupconc.ErrInvalidPolicy, `pressure.a0: unknown field`},
+		{"unknown pressure field as long as is bare", func() error { return parse(`{"pressure": {"` + strings.Repeat("y", 64) + `": 1}}`) }, groupconc.ErrInvalidPolicy, `pressure.` + strings.Repeat("y", 64) + `: unknown field`},
 		{"huge word for a limit", func() error { return parse(`{"globalMaxInFlight": "` + huge + `"}`) }, groupconc.ErrInvalidPolicy, `globalMaxInFlight: "xxxx`},
 		{"huge number", func() error { return parse(`{"globalMaxInFlight": ` + digits + `}`) }, groupconc.ErrInvalidPolicy, `globalMaxInFlight: 9999`},
 		{"huge fraction", func() error { return parse(`{"globalMaxInFlight": 1.` + digits + `}`) }, groupconc.ErrInvalidPolicy, `globalMaxInFlight: 1.999`},
@@ -67,6 +69,18 @@ func TestErrorsQuoteAndCutWhatTheyEcho(t *testing.T) {
 				"the error holds no control character: %q", msg)
 			assert.Contains(t, msg, tc.want)
 		})
+	}
+}
+
+// TestAnEchoIsCutBetweenRunes: a string cut for an error is cut before a
+// rune the cut would split, not inside it.
+func TestAnEchoIsCutBetweenRunes(t *testing.T) {
+	for _, pre := range []string{"", "x", "xx"} {
+		key := pre + strings.Repeat("€", 100)
+		_, err := groupconc.NewPolicyBuilder().PerGroupMaxConcurrency(map[string]int{key: 0}).Build()
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), `\x`, "a rune split by the cut")
+		assert.Contains(t, err.Error(), `["`+pre+"€€")
 	}
 }
 

@@ -287,7 +287,7 @@ func TestGroupPausedAsItsTurnedAwayTaskGoesOnRunsNothing(t *testing.T) {
 		release := make(chan struct{})
 		first := submit(t, t.Context(), e, "a", "first", func(context.Context) (int, error) { <-release; return 0, nil })
 		paused, on := make(chan error, 1), true
-		groupconc.OnRunRejected(t, func(key string) {
+		groupconc.OnRunRejected(t, func(key string) { // off the test's goroutine: no require (pause)
 			paused <- e.SetGroupOverride(key, groupconc.GroupOverride{Paused: &on})
 		})
 		ran := false

@@ -313,3 +313,26 @@ func TestDeadlineAndCancelAreTold(t *testing.T) {
 		})
 	})
 }
+
+// A task ExecuteAll cancels as its context ends, and that looks at its
+// own context only later, sees the cause ExecuteAll gave: the context's
+// error and its cause.
+func TestATaskSeesTheCauseExecuteAllCancelledItWith(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		late := errors.New("too late")
+		ctx, cancel := context.WithTimeoutCause(t.Context(), time.Second, late)
+		defer cancel()
+		seen := make(chan error, 1)
+		_, err := groupconc.ExecuteAll(ctx, e, []groupconc.GroupTask[int]{{GroupKey: "a", TaskID: "slow",
+			Task: func(ctx context.Context) (int, error) {
+				time.Sleep(2 * time.Second) // fake clock: past ExecuteAll's cancel
+				seen <- context.Cause(ctx)
+				return 0, nil
+			}}})
+		require.ErrorIs(t, err, context.DeadlineExceeded) // at once, as the task runs on
+		cause := <-seen
+		assert.ErrorIs(t, cause, context.DeadlineExceeded)
+		assert.ErrorIs(t, cause, late)
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -52,10 +54,19 @@ const RoomyHandleSize = unsafe.Sizeof(roomy[TaskHandle[struct{}]]{})
 func quietGlobal(gl *groupstate.Global[task]) error {
 	running, waiting, _ := gl.Counts()
 	inFlight, slots := gl.Held()
-	if running|waiting|inFlight|slots != 0 {
-		return fmt.Errorf("global: %d running, %d waiting, %d permits and %d queue slots held", running, waiting, inFlight, slots)
+	watched := watchers(gl)
+	if running|waiting|inFlight|slots|int(watched) != 0 {
+		return fmt.Errorf("global: %d running, %d waiting, %d permits and %d queue slots held, %d callers watched", running, waiting, inFlight, slots, watched)
 	}
 	return nil
+}
+
+// watchers is how many blocked callers gl still watches (see
+// groupstate.WatchGlobal). The library has no use for the count, so it is
+// read here through the field.
+func watchers(gl *groupstate.Global[task]) int64 {
+	n := reflect.ValueOf(gl).Elem().FieldByName("watch").FieldByName("n")
+	return (*atomic.Int64)(unsafe.Pointer(n.UnsafeAddr())).Load()
 }
 
 func quietGroup(g *groupstate.Group[task]) error {

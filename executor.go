@@ -260,7 +260,7 @@ func (e *GroupExecutor) EvictGroup(groupKey string) {
 // If ctx ends first, Shutdown cancels the remaining tasks, with cause
 // ErrClosed. It returns ctx.Err() without waiting for them to return, nor
 // for the functions. It may be called more than once, and concurrently with
-// Close.
+// Close. A nil ctx is taken as context.Background().
 //
 // A group paused when Shutdown begins stays paused, as overrides are
 // refused from then on. Its waiting tasks end only when ctx ends, which is

@@ -8,8 +8,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kobe/groupconc"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kobe/groupconc"
 )
 
 func TestShutdownWaitsForWaitingAndRunningTasksAndReturnsNil(t *testing.T) {
@@ -173,5 +175,21 @@ func TestShutdownOfDrainedExecutorReturnsNilEvenWithDoneContext(t *testing.T) {
 				return
 			}
 		}
+	})
+}
+
+// Shutdown takes a nil ctx as context.Background(): it waits for the
+// tasks, and returns nil.
+func TestShutdownTakesANilContextAsBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		h := submit(t, t.Context(), e, "a", "slow", func(context.Context) (int, error) {
+			time.Sleep(time.Second)
+			return 1, nil
+		})
+		var nilCtx context.Context
+		require.NoError(t, e.Shutdown(nilCtx))
+		require.True(t, h.IsDone(), "Shutdown returned before the task ended")
+		assert.Equal(t, groupconc.StatusSuccess, doneResult(t, h).Status)
 	})
 }

@@ -149,3 +149,30 @@ func TestARaisedLimitCountsTheTaskItHandsOnOnce(t *testing.T) {
 		})
 	})
 }
+
+// OldestRunning counts from when the task started, not from when it was
+// submitted, under a fixed limit and an adaptive one: a task that waited a
+// minute in its line and has run a second has run a second.
+func TestOldestRunningCountsFromTheStart(t *testing.T) {
+	for _, adaptive := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			b := builder().DefaultMaxConcurrencyPerGroup(1)
+			if adaptive {
+				b = adaptiveGroups(new(script), 1, 1, 0)
+			}
+			e := newExecutor(t, b)
+			time.Sleep(time.Minute) // submissions are offsets from the executor's clock: not 0
+			ahead := newGatedTask(t, 0)
+			hs := []*groupconc.TaskHandle[int]{submitGated(t, e, "g", "ahead", ahead, groupconc.SubmitOptions{})}
+			waits := newGatedTask(t, 0)
+			hs = append(hs, submitGated(t, e, "g", "waits", waits, groupconc.SubmitOptions{}))
+			time.Sleep(time.Minute)
+			ahead.Release()
+			synctest.Wait()
+			time.Sleep(time.Second)
+			assert.Equal(t, time.Second, groupStats(t, e, "g").OldestRunning, "adaptive %v", adaptive)
+			waits.Release()
+			quiesce(t, e, hs...)
+		})
+	}
+}

@@ -226,3 +226,15 @@ func TestUpdatePolicyRefusesANilPolicyAnotherModeAndAClosedExecutor(t *testing.T
 		assert.ErrorIs(t, e2.UpdatePolicy(mustBuild(t, b())), groupconc.ErrClosed, "after Close")
 	})
 }
+
+// A zero GroupPolicy, never built, is taken as DefaultPolicy, by
+// UpdatePolicy as by New.
+func TestUpdatePolicyTakesAZeroPolicyAsTheDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(2))
+		require.NoError(t, e.UpdatePolicy(&groupconc.GroupPolicy{}))
+		assert.Same(t, groupconc.DefaultPolicy(), e.Policy())
+		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
+		assert.Equal(t, 1, groupStats(t, e, "a").MaxConcurrency)
+	})
+}

@@ -93,6 +93,29 @@ func TestUpdatePolicyStartsAdaptiveLimitsAfresh(t *testing.T) {
 	})
 }
 
+// UpdatePolicy starts an adaptive global cap afresh too, with a new
+// algorithm at the policy's cap, and a policy without one samples nothing.
+func TestUpdatePolicyStartsTheAdaptiveGlobalCapAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(4).
+			AdaptiveGlobal(groupconc.AdaptiveConfig{New: s.new})
+		e := newExecutor(t, b)
+		s.want.Store(2)
+		submit(t, t.Context(), e, "g", "t", succeed).Wait()
+		require.Equal(t, 2, e.Stats().GlobalMaxInFlight)
+		s.want.Store(0)
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
+		assert.Equal(t, 4, e.Stats().GlobalMaxInFlight, "back at the policy's cap")
+		assert.Equal(t, int64(2), s.made.Load(), "a new algorithm for the cap")
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(3))))
+		sampled := len(s.taken())
+		submit(t, t.Context(), e, "g", "t", succeed).Wait()
+		assert.Len(t, s.taken(), sampled, "a policy without an adaptive cap samples nothing")
+		assert.Equal(t, 3, e.Stats().GlobalMaxInFlight)
+	})
+}
+
 func TestLimitChangesAreToldWithNoLockHeld(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := new(script)

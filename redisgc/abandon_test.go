@@ -48,3 +48,29 @@ func TestCloseWaitsForTheCallItGaveUpOn(t *testing.T) {
 		t.Errorf("after Close: %d calls still run, want none", n)
 	}
 }
+
+// TestACallWithNoReplyByItsBoundIsGivenUp: a renewal that a frozen link
+// holds past its bound is given up there, while the lease is still live.
+// The replica then holds, saying why, and does not wait for the client's
+// own timeout or for the fallback.
+func TestACallWithNoReplyByItsBoundIsGivenUp(t *testing.T) {
+	s := startRedis(t)
+	p := newFaultProxy(t, s.addr())
+	client := redis.NewClient(&redis.Options{Addr: p.addr(), ReadTimeout: time.Minute, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	o := testOptions(12)
+	o.LeaseTTL = 2 * time.Second // a bound (RenewInterval) well before the fallback
+	r := startReplica(t, client, o)
+	t.Cleanup(p.restore)
+	r.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return r.exec.limit("t") == 12 }, "r never took 12")
+
+	p.freeze()
+	eventually(t, 5*time.Second, func() bool {
+		st := r.c.Status()
+		return st.Mode == ModeHolding && st.Err != nil && strings.Contains(st.Err.Error(), "no reply within 150ms")
+	}, "the frozen call was never given up at its bound: %+v", r.c.Status())
+	if got := r.exec.limit("t"); got != 12 {
+		t.Errorf("holding: limit %d, want the 12 held", got)
+	}
+}

@@ -238,6 +238,12 @@ func TestCloseLeavesTheFleetAndKeepsTheFallback(t *testing.T) {
 	b.exec.set("t", 20, 0)
 	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 6 && b.exec.limit("t") == 6 },
 		"never split")
+	if st := a.c.Status(); len(st.Groups) == 1 {
+		st.Groups[0].Share = -1
+		if a.c.Status().Groups[0].Share == -1 {
+			t.Errorf("a change to a Status's Groups shows in the next Status")
+		}
+	}
 	a.exec.set("t", 0, 0)
 	a.close(t)
 	if st := a.c.Status(); st.Mode != ModeStopped || st.Member != "" {
@@ -247,6 +253,13 @@ func TestCloseLeavesTheFleetAndKeepsTheFallback(t *testing.T) {
 		"b never took the share a gave back on Close")
 	if err := a.c.Run(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Run after Close: got %v, want ErrClosed", err)
+	}
+	// The refused Run holds nothing up.
+	if st := a.c.Status(); st.Mode != ModeStopped {
+		t.Errorf("after a Run after Close: mode %v, want stopped", st.Mode)
+	}
+	if err := a.c.Close(); err != nil {
+		t.Errorf("Close after a Run after Close: %v", err)
 	}
 }
 
@@ -295,4 +308,19 @@ func TestAnIdleGroupIsGivenBackAfterARenewIntervalAndLeavesNoKey(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool {
 		return a.exec.limit("t") == 1 && rc.Exists(context.Background(), key).Val() == 0
 	}, "an idle group kept its share or its key")
+}
+
+// TestAGroupWantingOneLeavesTheStatus: a group that holds and wants no more
+// than the 1 every replica runs without asking is not listed in
+// Status.Groups, even while a task of it runs.
+func TestAGroupWantingOneLeavesTheStatus(t *testing.T) {
+	s := startRedis(t)
+	a := startReplica(t, s.client(t), testOptions(12))
+	b := startReplica(t, s.client(t), testOptions(12))
+	a.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 11 }, "a never took the 11 b does not hold")
+	a.exec.set("t", 1, 0)
+	b.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return b.exec.limit("t") == 11 && len(a.c.Status().Groups) == 0 },
+		"a's group wanting 1 is still listed: %+v", a.c.Status().Groups)
 }

@@ -3,6 +3,7 @@ package redisgc
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,27 @@ func TestRunReturnsOnceTheExecutorIsClosedEvenIdle(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Run did not return after the executor closed: %+v", c.Status())
+	}
+}
+
+// TestTheExecutorsLoadsNameEveryGroup: a replica reads the load of each
+// group its executor runs, not of the first alone.
+func TestTheExecutorsLoadsNameEveryGroup(t *testing.T) {
+	exec := groupconc.New(nil)
+	gate := make(chan struct{})
+	t.Cleanup(func() {
+		close(gate)
+		_ = exec.Shutdown(context.Background())
+	})
+	for i, g := range []string{"x", "y", "z"} {
+		submitGated(t, exec, g, i+1, gate)
+	}
+	got := map[string]load{}
+	for g, l := range (&execTarget{exec: exec}).groups {
+		got[g] = l
+	}
+	want := map[string]load{"x": {running: 1}, "y": {running: 1, waiting: 1}, "z": {running: 1, waiting: 2}} // each at the default limit, 1
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -32,67 +32,109 @@ func submitGated(t *testing.T, exec *groupconc.GroupExecutor, g string, n int, g
 // shutdown while the executor's tasks still run, and leaves keeping them.
 // It used to return then, so Redis counted them until the lease expired.
 // Now it waits for them to end and gives them back too: once Shutdown and
-// Run have returned, Redis holds nothing of the replica.
+// Run have returned, Redis holds nothing of the replica. Under a global
+// limit it waits for the tasks of every group, coordinated or not; without
+// one, not for a task of a group the fleet does not count.
 func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
+	for _, tc := range []struct {
+		name, key string // key: the pool's hash in Redis
+		global    bool
+	}{
+		{"group", "{groupconc}:g:t", false},
+		{"global", "{groupconc}:global", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startRedis(t)
+			admin := s.client(t)
+			opts := fleetOpts(map[string]int{"t": 6})
+			limit := func(r *execReplica) int { return r.limit("t") }
+			if tc.global {
+				opts = fleetOpts(nil) // t is not coordinated: its tasks count in the global limit only
+				opts.GlobalLimit = 6
+				limit = func(r *execReplica) int { return r.coord.Status().Global.Limit }
+			}
+			opts.LeaseTTL, opts.RenewInterval = 2*time.Second, 600*time.Millisecond // outlives the checks
+			b := startExecReplica(t, s, "b", opts)
+			gateB := make(chan struct{})
+			t.Cleanup(func() { close(gateB) }) // before b's executor shuts down
+			submitGated(t, b.exec, "t", 3, gateB)
+
+			exec := groupconc.New(nil)
+			opts.Name = "a"
+			c, err := New(s.client(t), exec, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- c.Run(context.Background()) }()
+			gateA, gateFree := make(chan struct{}), make(chan struct{})
+			submitGated(t, exec, "t", 3, gateA)
+			if !tc.global {
+				submitGated(t, exec, "free", 1, gateFree) // uncoordinated: runs on as Run leaves
+			}
+			a := &execReplica{exec: exec, coord: c}
+			eventually(t, 10*time.Second, func() bool { return limit(a) == 3 && limit(b) == 3 },
+				"never split 3/3: a %d, b %d", limit(a), limit(b))
+
+			shut := make(chan error, 1)
+			go func() { shut <- exec.Shutdown(context.Background()) }()
+			eventually(t, 10*time.Second, func() bool { m := c.Status().Mode; return m == ModeFallback || m == ModeStopped },
+				"Run never noticed the shutdown: %+v", c.Status())
+			close(gateA) // a's 3 tasks were running when Run noticed
+			select {
+			case err := <-errc:
+				if !errors.Is(err, groupconc.ErrClosed) {
+					t.Errorf("Run: got %v, want the executor's ErrClosed", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Run did not return after its executor shut down: %+v", c.Status())
+			}
+			_ = c.Close()
+			defer func() {
+				close(gateFree)
+				if err := <-shut; err != nil {
+					t.Errorf("Shutdown: %v", err)
+				}
+			}()
+
+			ctx := context.Background()
+			members, err := admin.ZRange(ctx, "{groupconc}:members", 0, -1).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range members {
+				if strings.HasPrefix(m, "a/") {
+					t.Errorf("after Shutdown and Run returned: lease %s still in Redis, want none of a", m)
+				}
+			}
+			h, err := admin.HGetAll(ctx, tc.key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for f, v := range h {
+				if strings.Contains(f, ":a/") {
+					t.Errorf("after Shutdown and Run returned: Redis counts %s = %s, want nothing of a", f, v)
+				}
+			}
+		})
+	}
+}
+
+// TestCloseOfARunningExecutorDoesNotWaitForItsTasks: an executor that is
+// not shut down goes on running its tasks, so Close leaves them counted
+// under the lease and returns within a RenewInterval, never waiting for
+// them until the lease's deadline.
+func TestCloseOfARunningExecutorDoesNotWaitForItsTasks(t *testing.T) {
 	s := startRedis(t)
-	admin := s.client(t)
-	opts := fleetOpts(map[string]int{"t": 6})
-	opts.LeaseTTL, opts.RenewInterval = 2*time.Second, 600*time.Millisecond // outlives the checks
-	b := startExecReplica(t, s, "b", opts)
-	gateB := make(chan struct{})
-	t.Cleanup(func() { close(gateB) }) // before b's executor shuts down
-	submitGated(t, b.exec, "t", 3, gateB)
-
-	exec := groupconc.New(nil)
-	opts.Name = "a"
-	c, err := New(s.client(t), exec, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- c.Run(context.Background()) }()
-	gateA := make(chan struct{})
-	submitGated(t, exec, "t", 3, gateA)
-	a := &execReplica{exec: exec, coord: c}
-	eventually(t, 10*time.Second, func() bool { return a.limit("t") == 3 && b.limit("t") == 3 },
-		"never split 3/3: a %d, b %d", a.limit("t"), b.limit("t"))
-
-	shut := make(chan error, 1)
-	go func() { shut <- exec.Shutdown(context.Background()) }()
-	eventually(t, 10*time.Second, func() bool { m := c.Status().Mode; return m == ModeFallback || m == ModeStopped },
-		"Run never noticed the shutdown: %+v", c.Status())
-	close(gateA) // a's 3 tasks were running when Run noticed
-	if err := <-shut; err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, groupconc.ErrClosed) {
-			t.Errorf("Run: got %v, want the executor's ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("Run did not return after its executor shut down: %+v", c.Status())
-	}
-	_ = c.Close()
-
-	ctx := context.Background()
-	members, err := admin.ZRange(ctx, "{groupconc}:members", 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range members {
-		if strings.HasPrefix(m, "a/") {
-			t.Errorf("after Shutdown and Run returned: lease %s still in Redis, want none of a", m)
-		}
-	}
-	h, err := admin.HGetAll(ctx, "{groupconc}:g:t").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for f, v := range h {
-		if strings.Contains(f, ":a/") {
-			t.Errorf("after Shutdown and Run returned: Redis counts %s = %s, want nothing of a", f, v)
-		}
+	o := testOptions(12)
+	o.LeaseTTL, o.RenewInterval = 6*time.Second, 300*time.Millisecond
+	r := startReplica(t, s.client(t), o)
+	r.exec.set("t", 20, 0) // a new fleet's grace outlives the test: r runs 1
+	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
+	start := time.Now()
+	r.close(t)
+	if took := time.Since(start); took > o.RenewInterval+time.Second {
+		t.Errorf("Close took %v with tasks running, want within a RenewInterval (%v)", took, o.RenewInterval)
 	}
 }
 

@@ -19,6 +19,7 @@ func TestOptionsAreCheckedNamingEveryBadField(t *testing.T) {
 		bad  []string // each must appear in the error; none: valid
 	}{
 		{"zero", Options{}, nil},
+		{"least values", Options{Limits: map[string]int{"a": 1}, LeaseTTL: 100 * time.Millisecond}, nil},
 		{"bad limits", Options{Limits: map[string]int{"a": 0}, DefaultLimit: -1, GlobalLimit: -1},
 			[]string{`Limits["a"] = 0`, "DefaultLimit", "GlobalLimit"}},
 		{"short lease", Options{LeaseTTL: time.Millisecond}, []string{"LeaseTTL < 100ms"}},
@@ -53,6 +54,10 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 	if o.LeaseTTL != 10*time.Second || o.RenewInterval != o.LeaseTTL/3 || o.SyncInterval != 100*time.Millisecond || o.Prefix != "groupconc" {
 		t.Fatalf("got %+v", o)
+	}
+	slow, err := Options{RenewInterval: time.Second, SyncInterval: time.Hour}.withDefaults()
+	if err != nil || slow.SyncInterval != time.Second {
+		t.Errorf("SyncInterval above RenewInterval: got %v (%v), want RenewInterval", slow.SyncInterval, err)
 	}
 	if got := o.fallback(12, 12); got != 12 {
 		t.Errorf("fallback without ExpectedReplicas: got %d, want the share held, 12", got)
@@ -122,13 +127,22 @@ func (o Options) withDefaultsOrDie(t *testing.T) Options {
 }
 
 // A nil *redis.Client is a nil client, though it is not a nil interface.
+// The refused New leaves no guard on the executor's overrides.
 func TestNewRefusesANilClient(t *testing.T) {
 	exec := groupconc.New(nil)
 	t.Cleanup(func() { _ = exec.Close() })
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) }) // before Close
+	submitGated(t, exec, "t", 1, gate)
+	opts := Options{Limits: map[string]int{"t": 4}}
 	for name, client := range map[string]redis.Scripter{"nil": nil, "nil *redis.Client": (*redis.Client)(nil)} {
-		if _, err := New(client, exec, Options{}); err == nil || !strings.Contains(err.Error(), "nil client") {
+		if _, err := New(client, exec, opts); err == nil || !strings.Contains(err.Error(), "nil client") {
 			t.Errorf("%s: got %v, want an error naming the nil client", name, err)
 		}
+		if err := exec.SetGroupOverride("t", groupconc.GroupOverride{MaxConcurrency: intp(2)}); err != nil {
+			t.Errorf("%s: the refused New left its guard behind: %v", name, err)
+		}
+		_ = exec.SetGroupOverride("t", groupconc.GroupOverride{})
 	}
 }
 

@@ -92,3 +92,34 @@ func TestACoordinatedExecutorRefusesOverridesTheNextSyncWouldUndo(t *testing.T) 
 		t.Errorf("after Close the coordinator no longer owns t's concurrency: got %v", err)
 	}
 }
+
+// TestRunEndedByItsContextLetsTheExecutorTakeOverridesAgain: once Run has
+// returned, nothing sets the coordinated limits, so the guard is gone even
+// before Close.
+func TestRunEndedByItsContextLetsTheExecutorTakeOverridesAgain(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	defer exec.Close()
+	gate := make(chan struct{})
+	defer close(gate) // before Close
+	submitGated(t, exec, "t", 1, gate)
+	c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 10}, LeaseTTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(ctx) }()
+	eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")
+	if err := exec.SetGroupOverride("t", groupconc.GroupOverride{MaxConcurrency: intp(5)}); !errors.Is(err, ErrCoordinated) {
+		t.Fatalf("while Run runs: got %v, want ErrCoordinated", err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: got %v, want context.Canceled", err)
+	}
+	if err := exec.SetGroupOverride("t", groupconc.GroupOverride{MaxConcurrency: intp(5)}); err != nil {
+		t.Errorf("after Run returned, before Close: got %v, want the override taken", err)
+	}
+}

@@ -16,6 +16,9 @@ func TestAPausedGroupWantsNoShare(t *testing.T) {
 		t.Skip("moves shares between two replicas")
 	}
 	tenants := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().ParentSeparator("/") }
+	fair := func() *groupconc.PolicyBuilder {
+		return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare)
+	}
 	for _, tc := range []struct {
 		name, paused, key string
 		base              func() *groupconc.PolicyBuilder
@@ -24,7 +27,9 @@ func TestAPausedGroupWantsNoShare(t *testing.T) {
 		{"group", "t", "t", groupconc.NewPolicyBuilder, false},
 		{"user of a tenant", "t/u1", "t/u1", tenants, false},
 		{"tenant", "t", "t/u1", tenants, false},
+		{"child of a user of a tenant", "t/u1/x", "t/u1/x", tenants, false},
 		{"global", "t", "t", groupconc.NewPolicyBuilder, true},
+		{"global under fair share", "t", "t", fair, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startRedis(t)

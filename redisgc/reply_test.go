@@ -69,6 +69,28 @@ func TestASyncReplyOutsideTheScriptsBoundsIsAnErrorNamingIt(t *testing.T) {
 	}
 }
 
+// A reply that is not the script's shape is an error naming what is wrong:
+// a grace below 0, a value that is not an integer, too few values.
+func TestASyncReplyOfAnotherShapeIsAnErrorNamingIt(t *testing.T) {
+	o := Options{}.withDefaultsOrDie(t)
+	req := []poolRequest{{key: "{groupconc}:g:t", limit: 4, want: 4, keep: 2}}
+	for _, tc := range []struct {
+		name  string
+		reply []any
+		err   string
+	}{
+		{"negative grace", []any{"ok", int64(-5), int64(1), int64(1), int64(1), int64(1)}, "grace -5ms, want 0 or more"},
+		{"a string", []any{"ok", int64(0), "1", int64(1), int64(1), int64(1)}, "unexpected value 1"},
+		{"too short", []any{"ok", int64(0), int64(1)}, "unexpected reply"},
+	} {
+		client := fakeScripter{reply: func(context.Context, []string) *redis.Cmd { return redis.NewCmdResult(tc.reply, nil) }}
+		_, err := runSync(context.Background(), client, &o, "m", syncRenew, req)
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: got %v, want an error naming %q", tc.name, err, tc.err)
+		}
+	}
+}
+
 // TestAReplyAboveTheFleetLimitIsAnErrorAndIsNotApplied: a server answering
 // with shares of 1000 for a fleet limit of 4 used to be obeyed, and one
 // replica ran 40 tasks. Now the reply is an error in Status.Err, and the

@@ -220,3 +220,62 @@ func TestScriptTargetOfADeclarationAboveTheLimitIsTheLimit(t *testing.T) {
 		t.Fatalf("a idle: got %+v, want share 4, target 4", a)
 	}
 }
+
+// TestScriptCountsTheWantOfEachMemberThatStoresNothing: a member that stores
+// nothing holds 1 and wants 1. Wants of 3, 1 and 1 are over a limit of 4,
+// so the member that took 3 alone shrinks to its fair share, 2.
+func TestScriptCountsTheWantOfEachMemberThatStoresNothing(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	if a := f.pool("a", syncJoin, "g", 4, 3, 1); a.share != 3 {
+		t.Fatalf("a alone: got share %d, want 3", a.share)
+	}
+	f.pool("b", syncJoin, "g", 4, 1, 1)
+	f.pool("c", syncJoin, "g", 4, 1, 1)
+	a := f.pool("a", syncRenew, "g", 4, 3, 3)
+	if a.target != 2 || a.used != 5 || a.members != 3 {
+		t.Fatalf("a beside two members storing nothing: got %+v, want target 2, used 5, members 3", a)
+	}
+}
+
+// TestScriptTheMembersKeyLostAloneStartsAGrace: with every lease gone at
+// once, the fleet state is new even though born outlived the members key.
+// A member that joins then grows from nothing, whatever was held before.
+func TestScriptTheMembersKeyLostAloneStartsAGrace(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	f.pool("a", syncJoin, "g", 10, 5, 1)
+	if err := f.c.Del(context.Background(), f.opts.membersKey()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b := f.sync("b", syncJoin, "g", 10, 10, 1)
+	if b.grace <= 0 || b.pools[0].share != 1 {
+		t.Fatalf("after the members key was lost: got %+v, want a grace and share 1", b)
+	}
+}
+
+// TestScriptAMemberGivenItsWantIsNotShort: a member whose share is its want
+// is not short, so an idle member keeps what it holds.
+func TestScriptAMemberGivenItsWantIsNotShort(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	f.pool("a", syncJoin, "g", 10, 6, 1)
+	if b := f.pool("b", syncJoin, "g", 10, 3, 1); b.share != 3 {
+		t.Fatalf("b: got share %d, want 3", b.share)
+	}
+	if a := f.pool("a", syncRenew, "g", 10, 0, 6); a.target != 6 {
+		t.Fatalf("a idle, b given its want: got target %d, want 6 (keep)", a.target)
+	}
+}
+
+// TestScriptTheBornKeyLostAloneStartsAGraceThatEnds: a state that lost its
+// born key alone is taken as new, once: its grace ends a TTL later.
+func TestScriptTheBornKeyLostAloneStartsAGraceThatEnds(t *testing.T) {
+	f := newScriptFleet(t, 400*time.Millisecond)
+	f.pool("a", syncJoin, "g", 10, 5, 1)
+	if err := f.c.Del(context.Background(), f.opts.bornKey()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.sync("a", syncRenew, "g", 10, 5, 5); r.grace <= 0 {
+		t.Fatalf("after the born key was lost: got %+v, want a grace", r)
+	}
+	eventually(t, 3*time.Second, func() bool { return f.sync("a", syncRenew, "g", 10, 5, 5).grace == 0 },
+		"the grace never ended")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ type replica struct {
 	err  error // Run's error
 }
 
-func startReplica(t *testing.T, client *redis.Client, o Options) *replica {
+func startReplica(t *testing.T, client redis.Scripter, o Options) *replica {
 	t.Helper()
 	r := &replica{exec: newFakeExec(), errc: make(chan error, 1)}
 	c, err := newCoordinator(client, r.exec, o)
@@ -323,4 +324,31 @@ func TestAGroupWantingOneLeavesTheStatus(t *testing.T) {
 	b.exec.set("t", 20, 0)
 	eventually(t, 5*time.Second, func() bool { return b.exec.limit("t") == 11 && len(a.c.Status().Groups) == 0 },
 		"a's group wanting 1 is still listed: %+v", a.c.Status().Groups)
+}
+
+// counting is a client that counts its script calls.
+type counting struct {
+	redis.Scripter
+	calls atomic.Int64
+}
+
+func (c *counting) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	c.calls.Add(1)
+	return c.Scripter.EvalSha(ctx, sha, keys, args...)
+}
+
+// TestAnIdleReplicaRenewsEveryRenewInterval: with nothing to run, a replica
+// calls Redis about once a RenewInterval, not every SyncInterval.
+func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
+	s := startRedis(t)
+	client := &counting{Scripter: s.client(t)}
+	o := testOptions(12)
+	o.LeaseTTL, o.RenewInterval = 3*time.Second, time.Second/2 // a SyncInterval of 20ms
+	r := startReplica(t, client, o)
+	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
+	before := client.calls.Load()
+	<-time.After(4 * o.RenewInterval)
+	if n := client.calls.Load() - before; n > 8 {
+		t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want about 4", n)
+	}
 }

@@ -69,7 +69,7 @@ func TestACallWithNoReplyByItsBoundIsGivenUp(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool {
 		st := r.c.Status()
 		return st.Mode == ModeHolding && st.Err != nil && strings.Contains(st.Err.Error(), "no reply within 150ms")
-	}, "the frozen call was never given up at its bound: %+v", r.c.Status())
+	}, "the frozen call was never given up at its bound")
 	if got := r.exec.limit("t"); got != 12 {
 		t.Errorf("holding: limit %d, want the 12 held", got)
 	}

@@ -323,7 +323,7 @@ func TestAGroupWantingOneLeavesTheStatus(t *testing.T) {
 	a.exec.set("t", 1, 0)
 	b.exec.set("t", 20, 0)
 	eventually(t, 5*time.Second, func() bool { return b.exec.limit("t") == 11 && len(a.c.Status().Groups) == 0 },
-		"a's group wanting 1 is still listed: %+v", a.c.Status().Groups)
+		"a's group wanting 1 is still listed")
 }
 
 // counting is a client that counts its script calls.
@@ -351,4 +351,20 @@ func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
 	if n := client.calls.Load() - before; n > 8 {
 		t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want about 4", n)
 	}
+}
+
+// TestTheGlobalLimitFallsBackAsTheGroupsDo: a replica that loses Redis runs
+// min(what it held, limit/ExpectedReplicas) of the global limit too.
+func TestTheGlobalLimitFallsBackAsTheGroupsDo(t *testing.T) {
+	s := startRedis(t)
+	o := testOptions(12)
+	o.Limits, o.GlobalLimit, o.ExpectedReplicas = nil, 8, 4
+	a := startReplica(t, s.client(t), o)
+	a.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return a.exec.globalLimit() == 8 }, "a never took the 8")
+	s.stop()
+	eventually(t, 5*time.Second, func() bool {
+		g := a.c.Status().Global
+		return a.c.Status().Mode == ModeFallback && g.Limit == 2 && g.Share == 2 && a.exec.globalLimit() == 2
+	}, "a never fell back to 2 of the global limit")
 }

@@ -26,6 +26,8 @@ func TestOptionsAreCheckedNamingEveryBadField(t *testing.T) {
 		{"slow renewal", Options{LeaseTTL: time.Second, RenewInterval: 600 * time.Millisecond},
 			[]string{"RenewInterval >= LeaseTTL/2"}},
 		{"negative", Options{ExpectedReplicas: -1, SyncInterval: -1}, []string{"ExpectedReplicas", "negative interval"}},
+		{"negative lease", Options{LeaseTTL: -1}, []string{"negative interval"}},
+		{"negative renewal", Options{RenewInterval: -1}, []string{"negative interval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.o.withDefaults()

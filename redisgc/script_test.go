@@ -279,3 +279,30 @@ func TestScriptTheBornKeyLostAloneStartsAGraceThatEnds(t *testing.T) {
 	eventually(t, 3*time.Second, func() bool { return f.sync("a", syncRenew, "g", 10, 5, 5).grace == 0 },
 		"the grace never ended")
 }
+
+// TestScriptALeaveKeepsTheLeaseWhileAnyPoolRuns: a member leaving with
+// tasks running in its second pool only keeps its lease, as with one pool.
+func TestScriptALeaveKeepsTheLeaseWhileAnyPoolRuns(t *testing.T) {
+	f := newScriptFleet(t, 5*time.Second)
+	pools := func(keep1, keep2 int) []poolRequest {
+		return []poolRequest{
+			{key: f.opts.groupKey("g1"), limit: 10, want: 0, keep: keep1},
+			{key: f.opts.groupKey("g2"), limit: 10, want: 0, keep: keep2},
+		}
+	}
+	ctx := context.Background()
+	for _, mode := range []string{syncJoin, syncLeave} {
+		if _, err := runSync(ctx, f.c, &f.opts, "a", mode, pools(0, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.c.ZCard(ctx, f.opts.membersKey()).Val(); n != 1 {
+		t.Fatalf("a left with 3 running in g2: %d members, want a's lease kept", n)
+	}
+	if _, err := runSync(ctx, f.c, &f.opts, "a", syncLeave, pools(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.c.ZCard(ctx, f.opts.membersKey()).Val(); n != 0 {
+		t.Fatalf("a left running nothing: %d members, want none", n)
+	}
+}

@@ -249,3 +249,25 @@ func TestAReplicaKeepsThePermitsItsCostlyTasksHold(t *testing.T) {
 	}
 	t.Logf("the fleet held at most %d permits at once (limit 8)", fleet.most.Load())
 }
+
+// TestUnderFairShareEveryWaitingTaskWantsAGlobalSlot: under fair share a
+// task takes its group's permits first, so one held back by its group's own
+// limit waits for no global permit yet. It still counts in the replica's
+// want of the global limit, as it will take one when it starts.
+func TestUnderFairShareEveryWaitingTaskWantsAGlobalSlot(t *testing.T) {
+	s := startRedis(t)
+	opts := fleetOpts(nil)
+	opts.GlobalLimit = 8
+	opts.Base = func() *groupconc.PolicyBuilder {
+		return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			PerGroupMaxConcurrency(map[string]int{"g": 2}).DefaultMaxConcurrencyPerGroup(100)
+	}
+	a, b := startExecReplica(t, s, "a", opts), startExecReplica(t, s, "b", opts)
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })    // before the replicas' own, which shut them down
+	submitGated(t, a.exec, "g", 6, gate) // 2 run, 4 wait for g's permits
+	submitGated(t, b.exec, "h", 8, gate)
+	global := func(r *execReplica) int { return r.coord.Status().Global.Limit }
+	eventually(t, 10*time.Second, func() bool { return global(a) == 4 && global(b) == 4 },
+		"a wants 6 and b 8 of 8, so each should run 4")
+}

@@ -78,3 +78,37 @@ func TestAPausedGroupWantsNoShare(t *testing.T) {
 		})
 	}
 }
+
+// TestAPausedSubtreeIsLeftOutOfTheGlobalWantOnce: the waiting tasks of a
+// paused tenant's users are left out of the replica's global want once,
+// not once for the tenant and again for each user, so the replica still
+// wants what its other groups wait for.
+func TestAPausedSubtreeIsLeftOutOfTheGlobalWantOnce(t *testing.T) {
+	s := startRedis(t)
+	opts := fleetOpts(nil)
+	opts.GlobalLimit = 8
+	opts.Base = func() *groupconc.PolicyBuilder {
+		return groupconc.NewPolicyBuilder().ParentSeparator("/").Isolation(groupconc.IsolationFairShare).
+			DefaultMaxConcurrencyPerGroup(100)
+	}
+	a, b := startExecReplica(t, s, "a", opts), startExecReplica(t, s, "b", opts)
+	done := make(chan struct{})
+	close(done)
+	submitGated(t, a.exec, "t/u1", 1, done) // a knows t, to pause it
+	eventually(t, 5*time.Second, func() bool { return a.exec.Stats().Running+a.exec.Stats().Waiting == 0 }, "a's first task never ended")
+	paused := true
+	if err := a.exec.SetGroupOverride("t", groupconc.GroupOverride{Paused: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	t.Cleanup(func() { // before the replicas' own, which shut them down
+		close(gate)
+		_ = a.exec.SetGroupOverride("t", groupconc.GroupOverride{}) // resumes
+	})
+	submitGated(t, a.exec, "t/u1", 6, gate) // held by the pause
+	submitGated(t, a.exec, "o", 6, gate)
+	submitGated(t, b.exec, "h", 6, gate)
+	global := func(r *execReplica) int { return r.coord.Status().Global.Limit }
+	eventually(t, 10*time.Second, func() bool { return global(a) == 4 && global(b) == 4 },
+		"a wants 6 for o and b 6 of 8, so each should run 4")
+}

@@ -1,11 +1,14 @@
 package redisgc
 
 import (
+	"context"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kobe/groupconc"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -72,5 +75,65 @@ func TestACallWithNoReplyByItsBoundIsGivenUp(t *testing.T) {
 	}, "the frozen call was never given up at its bound")
 	if got := r.exec.limit("t"); got != 12 {
 		t.Errorf("holding: limit %d, want the 12 held", got)
+	}
+}
+
+// scripted answers each sync by its mode (join, renew or leave), with the
+// reply that next returns for its pools.
+type scripted struct {
+	redis.Scripter // nil: a sync calls only EvalSha, and Eval after NOSCRIPT
+	next           func(mode string, pools int) *redis.Cmd
+}
+
+func (s scripted) EvalSha(_ context.Context, _ string, keys []string, args ...any) *redis.Cmd {
+	return s.next(args[2].(string), len(keys)-2)
+}
+
+func (s scripted) Eval(ctx context.Context, _ string, keys []string, args ...any) *redis.Cmd {
+	return s.EvalSha(ctx, "", keys, args...)
+}
+
+// TestAReplyAfterTheFallbackIsIgnored: a renewal whose reply comes only
+// after the replica fell back is ignored, whatever it says. The replica
+// joins again as a new member.
+func TestAReplyAfterTheFallbackIsIgnored(t *testing.T) {
+	modes, release := make(chan string, 16), make(chan struct{})
+	var calls atomic.Int32
+	client := scripted{next: func(mode string, pools int) *redis.Cmd {
+		modes <- mode
+		if calls.Add(1) == 2 {
+			<-release // the first renewal
+		}
+		vals := []any{"ok", int64(0)}
+		for range pools {
+			vals = append(vals, int64(4), int64(4), int64(4), int64(1))
+		}
+		return redis.NewCmdResult(vals, nil)
+	}}
+	exec := groupconc.New(nil)
+	gate := make(chan struct{})
+	t.Cleanup(func() {
+		close(gate)
+		_ = exec.Shutdown(context.Background())
+	})
+	submitGated(t, exec, "t", 4, gate)
+	c, err := New(client, exec, Options{Limits: map[string]int{"t": 4}, LeaseTTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	t.Cleanup(func() {
+		_ = c.Close()
+		<-errc
+	})
+	if m := <-modes; m != syncJoin {
+		t.Fatalf("first call: %s, want join", m)
+	}
+	<-modes // the renewal, held
+	eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeFallback }, "never fell back")
+	close(release)
+	if m := <-modes; m != syncJoin {
+		t.Errorf("after the late reply: %s, want a join (status %+v)", m, c.Status())
 	}
 }

@@ -2,6 +2,8 @@ package redisgc
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,5 +306,30 @@ func TestScriptALeaveKeepsTheLeaseWhileAnyPoolRuns(t *testing.T) {
 	}
 	if n := f.c.ZCard(ctx, f.opts.membersKey()).Val(); n != 0 {
 		t.Fatalf("a left running nothing: %d members, want none", n)
+	}
+}
+
+// TestScriptADeadMembersShareIsDroppedFromThePool: the sync that finds a
+// member's lease expired drops its share and want from the pool, so the
+// pool keeps no field of a member that is gone.
+func TestScriptADeadMembersShareIsDroppedFromThePool(t *testing.T) {
+	f := newScriptFleet(t, 300*time.Millisecond)
+	ctx := context.Background()
+	ofB := func() []string {
+		fields, err := f.c.HKeys(ctx, f.opts.groupKey("g")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.DeleteFunc(fields, func(k string) bool { return !strings.HasSuffix(k, ":b") })
+	}
+	f.pool("a", syncJoin, "g", 10, 4, 1)
+	f.pool("b", syncJoin, "g", 10, 5, 1)
+	if len(ofB()) != 2 {
+		t.Fatalf("b holding more than 1: fields %v, want its share and want", ofB())
+	}
+	eventually(t, 3*time.Second, func() bool { return f.pool("a", syncRenew, "g", 10, 4, 4).members == 1 },
+		"b's lease never expired")
+	if fields := ofB(); len(fields) > 0 {
+		t.Errorf("after b's lease expired: the pool keeps %v, want no field of b", fields)
 	}
 }

@@ -250,24 +250,45 @@ func TestAReplicaKeepsThePermitsItsCostlyTasksHold(t *testing.T) {
 	t.Logf("the fleet held at most %d permits at once (limit 8)", fleet.most.Load())
 }
 
-// TestUnderFairShareEveryWaitingTaskWantsAGlobalSlot: under fair share a
-// task takes its group's permits first, so one held back by its group's own
-// limit waits for no global permit yet. It still counts in the replica's
-// want of the global limit, as it will take one when it starts.
-func TestUnderFairShareEveryWaitingTaskWantsAGlobalSlot(t *testing.T) {
-	s := startRedis(t)
-	opts := fleetOpts(nil)
-	opts.GlobalLimit = 8
-	opts.Base = func() *groupconc.PolicyBuilder {
-		return groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
-			PerGroupMaxConcurrency(map[string]int{"g": 2}).DefaultMaxConcurrencyPerGroup(100)
+// TestTheGlobalWantCountsEachTaskOnce: a replica wants a global slot for
+// each task running or waiting, and for no task twice. Under fair share a
+// task held back by its group's own limit holds no global permit yet, but
+// counts, as it takes one when it starts. Under IsolationOff it took its
+// global permit first: it counts as in flight, not as waiting too.
+func TestTheGlobalWantCountsEachTaskOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		mode         groupconc.IsolationMode
+		limit, tasks int // of a's group g
+		a, b         int // the global limit each should run
+	}{
+		{"fair share", groupconc.IsolationFairShare, 2, 6, 4, 4}, // a wants 6, b 8
+		{"off", groupconc.IsolationOff, 1, 3, 3, 5},              // a wants 3, b 8
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startRedis(t)
+			opts := fleetOpts(nil)
+			opts.GlobalLimit = 8
+			opts.Base = func() *groupconc.PolicyBuilder {
+				return groupconc.NewPolicyBuilder().Isolation(tc.mode).
+					PerGroupMaxConcurrency(map[string]int{"g": tc.limit}).DefaultMaxConcurrencyPerGroup(100)
+			}
+			a, b := startExecReplica(t, s, "a", opts), startExecReplica(t, s, "b", opts)
+			gate := make(chan struct{})
+			t.Cleanup(func() { close(gate) }) // before the replicas' own, which shut them down
+			submitGated(t, a.exec, "g", tc.tasks, gate)
+			submitGated(t, b.exec, "h", 8, gate)
+			global := func(r *execReplica) int { return r.coord.Status().Global.Limit }
+			settled := func() bool { return global(a) == tc.a && global(b) == tc.b }
+			eventually(t, 10*time.Second, settled, "want a %d and b %d of the global 8", tc.a, tc.b)
+			// A wrong count may pass through the split on its way elsewhere.
+			for range 10 {
+				last := a.coord.Status().LastSync
+				eventually(t, 5*time.Second, func() bool { return a.coord.Status().LastSync.After(last) }, "a stopped syncing")
+			}
+			if !settled() {
+				t.Errorf("the split moved on: a %d and b %d of the global 8, want %d and %d", global(a), global(b), tc.a, tc.b)
+			}
+		})
 	}
-	a, b := startExecReplica(t, s, "a", opts), startExecReplica(t, s, "b", opts)
-	gate := make(chan struct{})
-	t.Cleanup(func() { close(gate) })    // before the replicas' own, which shut them down
-	submitGated(t, a.exec, "g", 6, gate) // 2 run, 4 wait for g's permits
-	submitGated(t, b.exec, "h", 8, gate)
-	global := func(r *execReplica) int { return r.coord.Status().Global.Limit }
-	eventually(t, 10*time.Second, func() bool { return global(a) == 4 && global(b) == 4 },
-		"a wants 6 and b 8 of 8, so each should run 4")
 }

@@ -198,3 +198,35 @@ func TestEveryCloseReturnsOnlyOnceRunHasReturned(t *testing.T) {
 		t.Errorf("Run after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// TestRunWaitsForAShutDownExecutorNoLongerThanTheLease: Run waits for the
+// tasks of an executor being shut down no longer than its lease may live,
+// and returns while a task still runs past it.
+func TestRunWaitsForAShutDownExecutorNoLongerThanTheLease(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	gate := make(chan struct{})
+	t.Cleanup(func() {
+		close(gate)
+		_ = exec.Shutdown(context.Background()) // waits for the one below too
+	})
+	submitGated(t, exec, "t", 1, gate)
+	opts := fleetOpts(map[string]int{"t": 4})
+	c, err := New(s.client(t), exec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(context.Background()) }()
+	eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")
+	go func() { _ = exec.Shutdown(context.Background()) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, groupconc.ErrClosed) {
+			t.Errorf("Run: got %v, want the executor's ErrClosed", err)
+		}
+	case <-time.After(opts.LeaseTTL + 2*time.Second):
+		t.Fatalf("Run still waits %v after the shutdown, with the lease %v", opts.LeaseTTL+2*time.Second, opts.LeaseTTL)
+	}
+}

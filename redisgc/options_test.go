@@ -25,6 +25,8 @@ func TestOptionsAreCheckedNamingEveryBadField(t *testing.T) {
 		{"short lease", Options{LeaseTTL: time.Millisecond}, []string{"LeaseTTL < 100ms"}},
 		{"slow renewal", Options{LeaseTTL: time.Second, RenewInterval: 600 * time.Millisecond},
 			[]string{"RenewInterval >= LeaseTTL/2"}},
+		{"renewal at half the lease", Options{LeaseTTL: time.Second, RenewInterval: 500 * time.Millisecond},
+			[]string{"RenewInterval >= LeaseTTL/2"}},
 		{"negative", Options{ExpectedReplicas: -1, SyncInterval: -1}, []string{"ExpectedReplicas", "negative interval"}},
 		{"negative lease", Options{LeaseTTL: -1}, []string{"negative interval"}},
 		{"negative renewal", Options{RenewInterval: -1}, []string{"negative interval"}},

@@ -205,18 +205,18 @@ func TestEveryCloseReturnsOnlyOnceRunHasReturned(t *testing.T) {
 func TestRunWaitsForAShutDownExecutorNoLongerThanTheLease(t *testing.T) {
 	s := startRedis(t)
 	exec := groupconc.New(nil)
-	gate := make(chan struct{})
-	t.Cleanup(func() {
-		close(gate)
-		_ = exec.Shutdown(context.Background()) // waits for the one below too
-	})
-	submitGated(t, exec, "t", 1, gate)
 	opts := fleetOpts(map[string]int{"t": 4})
 	c, err := New(s.client(t), exec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	gate := make(chan struct{})
+	t.Cleanup(func() { // first: Run may wait for the task
+		close(gate)
+		_ = exec.Shutdown(context.Background()) // waits for the one below too
+	})
+	submitGated(t, exec, "t", 1, gate)
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(context.Background()) }()
 	eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")

@@ -75,6 +75,9 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			a := &execReplica{exec: exec, coord: c}
 			eventually(t, 10*time.Second, func() bool { return limit(a) == 3 && limit(b) == 3 },
 				"never split 3/3: a %d, b %d", limit(a), limit(b))
+			if m := c.Status().Member; !strings.HasPrefix(m, "a/") {
+				t.Fatalf("a's member ID %q, want it to start with its Name", m) // else the checks below prove nothing
+			}
 
 			shut := make(chan error, 1)
 			go func() { shut <- exec.Shutdown(context.Background()) }()

@@ -354,17 +354,36 @@ func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
 }
 
 // TestTheGlobalLimitFallsBackAsTheGroupsDo: a replica that loses Redis runs
-// min(what it held, limit/ExpectedReplicas) of the global limit too.
+// min(what it held, limit/ExpectedReplicas) of each limit, the global one
+// too, and says so in its shares.
 func TestTheGlobalLimitFallsBackAsTheGroupsDo(t *testing.T) {
 	s := startRedis(t)
 	o := testOptions(12)
-	o.Limits, o.GlobalLimit, o.ExpectedReplicas = nil, 8, 4
+	o.GlobalLimit, o.ExpectedReplicas = 8, 4
 	a := startReplica(t, s.client(t), o)
 	a.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return a.exec.globalLimit() == 8 }, "a never took the 8")
+	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 12 && a.exec.globalLimit() == 8 },
+		"a never took 12 of t and the global 8")
 	s.stop()
 	eventually(t, 5*time.Second, func() bool {
-		g := a.c.Status().Global
-		return a.c.Status().Mode == ModeFallback && g.Limit == 2 && g.Share == 2 && a.exec.globalLimit() == 2
-	}, "a never fell back to 2 of the global limit")
+		g, sh := a.c.Status().Global, a.share("t")
+		return a.c.Status().Mode == ModeFallback && g.Limit == 2 && g.Share == 2 && a.exec.globalLimit() == 2 &&
+			sh.Limit == 3 && sh.Share == 3 && a.exec.limit("t") == 3
+	}, "a never fell back to 3 of t and 2 of the global limit")
+}
+
+// TestAnIdleReplicaGivesBackItsGlobalShare: a replica idle for a
+// RenewInterval gives back what it held of the global limit once another
+// is short of it.
+func TestAnIdleReplicaGivesBackItsGlobalShare(t *testing.T) {
+	s := startRedis(t)
+	o := testOptions(0)
+	o.Limits, o.GlobalLimit = nil, 8
+	a := startReplica(t, s.client(t), o)
+	b := startReplica(t, s.client(t), o)
+	a.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return a.exec.globalLimit() == 7 }, "a never took the 7 b does not hold")
+	a.exec.set("t", 0, 0)
+	b.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return b.exec.globalLimit() == 7 }, "a never gave its global share back")
 }

@@ -387,3 +387,18 @@ func TestAnIdleReplicaGivesBackItsGlobalShare(t *testing.T) {
 	b.exec.set("t", 20, 0)
 	eventually(t, 5*time.Second, func() bool { return b.exec.globalLimit() == 7 }, "a never gave its global share back")
 }
+
+// TestAReplicaShowsItsLimitsBeforeRun: from New on, Status shows what the
+// replica runs until it joins, 1 of each limit.
+func TestAReplicaShowsItsLimitsBeforeRun(t *testing.T) {
+	o := testOptions(12)
+	o.GlobalLimit = 8
+	c, err := newCoordinator(fakeScripter{}, newFakeExec(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := c.Status()
+	if want := (Share{FleetLimit: 8, Share: 1, Limit: 1}); st.Mode != ModeJoining || st.Global != want {
+		t.Errorf("before Run: mode %v, global %+v; want joining, %+v", st.Mode, st.Global, want)
+	}
+}

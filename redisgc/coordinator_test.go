@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,96 +308,4 @@ func TestAnIdleGroupIsGivenBackAfterARenewIntervalAndLeavesNoKey(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool {
 		return a.exec.limit("t") == 1 && rc.Exists(context.Background(), key).Val() == 0
 	}, "an idle group kept its share or its key")
-}
-
-// TestAGroupWantingOneLeavesTheStatus: a group that holds and wants no more
-// than the 1 every replica runs without asking is not listed in
-// Status.Groups, even while a task of it runs.
-func TestAGroupWantingOneLeavesTheStatus(t *testing.T) {
-	s := startRedis(t)
-	a := startReplica(t, s.client(t), testOptions(12))
-	b := startReplica(t, s.client(t), testOptions(12))
-	a.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 11 }, "a never took the 11 b does not hold")
-	a.exec.set("t", 1, 0)
-	b.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return b.exec.limit("t") == 11 && len(a.c.Status().Groups) == 0 },
-		"a's group wanting 1 is still listed")
-}
-
-// counting is a client that counts its script calls.
-type counting struct {
-	redis.Scripter
-	calls atomic.Int64
-}
-
-func (c *counting) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalSha(ctx, sha, keys, args...)
-}
-
-// TestAnIdleReplicaRenewsEveryRenewInterval: with nothing to run, a replica
-// calls Redis about once a RenewInterval, not every SyncInterval.
-func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
-	s := startRedis(t)
-	client := &counting{Scripter: s.client(t)}
-	o := testOptions(12)
-	o.LeaseTTL, o.RenewInterval = 3*time.Second, time.Second/2 // a SyncInterval of 20ms
-	r := startReplica(t, client, o)
-	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
-	before := client.calls.Load()
-	<-time.After(4 * o.RenewInterval)
-	if n := client.calls.Load() - before; n > 8 {
-		t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want about 4", n)
-	}
-}
-
-// TestTheGlobalLimitFallsBackAsTheGroupsDo: a replica that loses Redis runs
-// min(what it held, limit/ExpectedReplicas) of each limit, the global one
-// too, and says so in its shares.
-func TestTheGlobalLimitFallsBackAsTheGroupsDo(t *testing.T) {
-	s := startRedis(t)
-	o := testOptions(12)
-	o.GlobalLimit, o.ExpectedReplicas = 8, 4
-	a := startReplica(t, s.client(t), o)
-	a.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return a.exec.limit("t") == 12 && a.exec.globalLimit() == 8 },
-		"a never took 12 of t and the global 8")
-	s.stop()
-	eventually(t, 5*time.Second, func() bool {
-		g, sh := a.c.Status().Global, a.share("t")
-		return a.c.Status().Mode == ModeFallback && g.Limit == 2 && g.Share == 2 && a.exec.globalLimit() == 2 &&
-			sh.Limit == 3 && sh.Share == 3 && a.exec.limit("t") == 3
-	}, "a never fell back to 3 of t and 2 of the global limit")
-}
-
-// TestAnIdleReplicaGivesBackItsGlobalShare: a replica idle for a
-// RenewInterval gives back what it held of the global limit once another
-// is short of it.
-func TestAnIdleReplicaGivesBackItsGlobalShare(t *testing.T) {
-	s := startRedis(t)
-	o := testOptions(0)
-	o.Limits, o.GlobalLimit = nil, 8
-	a := startReplica(t, s.client(t), o)
-	b := startReplica(t, s.client(t), o)
-	a.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return a.exec.globalLimit() == 7 }, "a never took the 7 b does not hold")
-	a.exec.set("t", 0, 0)
-	b.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return b.exec.globalLimit() == 7 }, "a never gave its global share back")
-}
-
-// TestAReplicaShowsItsLimitsBeforeRun: from New on, Status shows what the
-// replica runs until it joins, 1 of each limit.
-func TestAReplicaShowsItsLimitsBeforeRun(t *testing.T) {
-	o := testOptions(12)
-	o.GlobalLimit = 8
-	c, err := newCoordinator(fakeScripter{}, newFakeExec(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := c.Status()
-	if want := (Share{FleetLimit: 8, Share: 1, Limit: 1}); st.Mode != ModeJoining || st.Global != want {
-		t.Errorf("before Run: mode %v, global %+v; want joining, %+v", st.Mode, st.Global, want)
-	}
 }

@@ -2,6 +2,7 @@ package redisgc
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -135,5 +136,32 @@ func TestAReplyAfterTheFallbackIsIgnored(t *testing.T) {
 	close(release)
 	if m := <-modes; m != syncJoin {
 		t.Errorf("after the late reply: %s, want a join (status %+v)", m, c.Status())
+	}
+}
+
+// TestAReplicaThatGetsErrorsRetriesEverySyncInterval: a replica whose
+// calls fail holds, and tries again a SyncInterval later, not at once.
+func TestAReplicaThatGetsErrorsRetriesEverySyncInterval(t *testing.T) {
+	var calls atomic.Int32
+	client := scripted{next: func(_ string, pools int) *redis.Cmd {
+		if calls.Add(1) > 1 {
+			return redis.NewCmdResult(nil, errors.New("ERR the server is broken"))
+		}
+		vals := []any{"ok", int64(0)}
+		for range pools {
+			vals = append(vals, int64(4), int64(4), int64(4), int64(1))
+		}
+		return redis.NewCmdResult(vals, nil)
+	}}
+	o := testOptions(12)
+	o.LeaseTTL, o.RenewInterval = 10*time.Second, time.Second // holds throughout
+	r := startReplica(t, client, o)
+	r.exec.set("t", 20, 0)
+	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeHolding }, "never held")
+	before, start := calls.Load(), time.Now()
+	<-time.After(10 * o.SyncInterval)
+	n, most := calls.Load()-before, int32(time.Since(start)/o.SyncInterval)+2
+	if n > most {
+		t.Errorf("holding for %v: %d calls, want at most %d, one a SyncInterval (%v)", time.Since(start), n, most, o.SyncInterval)
 	}
 }

@@ -18,15 +18,18 @@ func TestNewRefusesWhatItCannotUseNamingIt(t *testing.T) {
 	bad := func() *groupconc.PolicyBuilder { return groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(0) }
 	closed := groupconc.New(nil)
 	closed.Close()
-	for name, err := range map[string]error{
-		"closed executor": func() error { _, err := New(s.client(t), closed, Options{}); return err }(),
-		"nil client":      func() error { _, err := New(nil, exec, Options{}); return err }(),
-		"nil executor":    func() error { _, err := New(s.client(t), nil, Options{}); return err }(),
-		"options":         func() error { _, err := New(s.client(t), exec, Options{DefaultLimit: -1}); return err }(),
-		"base":            func() error { _, err := New(s.client(t), exec, Options{Base: bad}); return err }(),
+	for _, tc := range []struct {
+		name, want string // want: what the error names
+		err        error
+	}{
+		{"closed executor", "executor", func() error { _, err := New(s.client(t), closed, Options{}); return err }()},
+		{"nil client", "nil client", func() error { _, err := New(nil, exec, Options{}); return err }()},
+		{"nil executor", "nil executor", func() error { _, err := New(s.client(t), nil, Options{}); return err }()},
+		{"options", "DefaultLimit", func() error { _, err := New(s.client(t), exec, Options{DefaultLimit: -1}); return err }()},
+		{"base", "base policy", func() error { _, err := New(s.client(t), exec, Options{Base: bad}); return err }()},
 	} {
-		if err == nil || !strings.HasPrefix(err.Error(), "redisgc: ") {
-			t.Errorf("%s: got %v, want a redisgc error", name, err)
+		if tc.err == nil || !strings.HasPrefix(tc.err.Error(), "redisgc: ") || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a redisgc error naming %q", tc.name, tc.err, tc.want)
 		}
 	}
 }

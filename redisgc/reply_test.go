@@ -82,6 +82,7 @@ func TestASyncReplyOfAnotherShapeIsAnErrorNamingIt(t *testing.T) {
 		{"negative grace", []any{"ok", int64(-5), int64(1), int64(1), int64(1), int64(1)}, "grace -5ms, want 0 or more"},
 		{"a string", []any{"ok", int64(0), "1", int64(1), int64(1), int64(1)}, "unexpected value 1"},
 		{"too short", []any{"ok", int64(0), int64(1)}, "unexpected reply"},
+		{"empty", []any{}, "unexpected reply"},
 		{"not ok", []any{"no", int64(0), int64(1), int64(1), int64(1), int64(1)}, "unexpected reply"},
 	} {
 		client := fakeScripter{reply: func(context.Context, []string) *redis.Cmd { return redis.NewCmdResult(tc.reply, nil) }}

@@ -65,9 +65,13 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			gateA, gateFree := make(chan struct{}), make(chan struct{})
+			releaseA, releaseFree := sync.OnceFunc(func() { close(gateA) }), sync.OnceFunc(func() { close(gateFree) })
+			t.Cleanup(func() { _ = exec.Shutdown(context.Background()) })
+			t.Cleanup(func() { _ = c.Close() })
+			t.Cleanup(func() { releaseA(); releaseFree() }) // first, on a failure too
 			errc := make(chan error, 1)
 			go func() { errc <- c.Run(context.Background()) }()
-			gateA, gateFree := make(chan struct{}), make(chan struct{})
 			submitGated(t, exec, "t", 3, gateA)
 			if !tc.global {
 				submitGated(t, exec, "free", 1, gateFree) // uncoordinated: runs on as Run leaves
@@ -83,7 +87,7 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			go func() { shut <- exec.Shutdown(context.Background()) }()
 			eventually(t, 10*time.Second, func() bool { m := c.Status().Mode; return m == ModeFallback || m == ModeStopped },
 				"Run never noticed the shutdown: %+v", c.Status())
-			close(gateA) // a's 3 tasks were running when Run noticed
+			releaseA() // a's 3 tasks were running when Run noticed
 			select {
 			case err := <-errc:
 				if !errors.Is(err, groupconc.ErrClosed) {
@@ -93,12 +97,6 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 				t.Fatalf("Run did not return after its executor shut down: %+v", c.Status())
 			}
 			_ = c.Close()
-			defer func() {
-				close(gateFree)
-				if err := <-shut; err != nil {
-					t.Errorf("Shutdown: %v", err)
-				}
-			}()
 
 			ctx := context.Background()
 			members, err := admin.ZRange(ctx, "{groupconc}:members", 0, -1).Result()
@@ -107,7 +105,7 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			}
 			for _, m := range members {
 				if strings.HasPrefix(m, "a/") {
-					t.Errorf("after Shutdown and Run returned: lease %s still in Redis, want none of a", m)
+					t.Errorf("after Run returned: lease %s still in Redis, want none of a", m)
 				}
 			}
 			h, err := admin.HGetAll(ctx, tc.key).Result()
@@ -116,8 +114,12 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			}
 			for f, v := range h {
 				if strings.Contains(f, ":a/") {
-					t.Errorf("after Shutdown and Run returned: Redis counts %s = %s, want nothing of a", f, v)
+					t.Errorf("after Run returned: Redis counts %s = %s, want nothing of a", f, v)
 				}
+			}
+			releaseFree()
+			if err := <-shut; err != nil {
+				t.Errorf("Shutdown: %v", err)
 			}
 		})
 	}

@@ -79,15 +79,19 @@ func TestShuttingTheExecutorDownFirstGivesEverythingBack(t *testing.T) {
 			a := &execReplica{exec: exec, coord: c}
 			eventually(t, 10*time.Second, func() bool { return limit(a) == 3 && limit(b) == 3 },
 				"never split 3/3: a %d, b %d", limit(a), limit(b))
-			if m := c.Status().Member; !strings.HasPrefix(m, "a/") {
-				t.Fatalf("a's member ID %q, want it to start with its Name", m) // else the checks below prove nothing
+			member := c.Status().Member
+			if !strings.HasPrefix(member, "a/") {
+				t.Fatalf("a's member ID %q, want it to start with its Name", member) // else the checks below prove nothing
 			}
 
 			shut := make(chan error, 1)
 			go func() { shut <- exec.Shutdown(context.Background()) }()
 			eventually(t, 10*time.Second, func() bool { m := c.Status().Mode; return m == ModeFallback || m == ModeStopped },
 				"Run never noticed the shutdown: %+v", c.Status())
-			releaseA() // a's 3 tasks were running when Run noticed
+			// The leave keeps the 3 tasks running, and wants 1 as every member.
+			eventually(t, 10*time.Second, func() bool { return admin.HGet(context.Background(), tc.key, "w:"+member).Val() == "1" },
+				"a never left keeping its running tasks")
+			releaseA()
 			select {
 			case err := <-errc:
 				if !errors.Is(err, groupconc.ErrClosed) {

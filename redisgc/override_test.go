@@ -123,3 +123,28 @@ func TestRunEndedByItsContextLetsTheExecutorTakeOverridesAgain(t *testing.T) {
 		t.Errorf("after Run returned, before Close: got %v, want the override taken", err)
 	}
 }
+
+// TestCloseWithoutRunLetsTheExecutorTakeOverridesAgain: a Coordinator
+// closed before Run ever ran takes its guard off too.
+func TestCloseWithoutRunLetsTheExecutorTakeOverridesAgain(t *testing.T) {
+	s := startRedis(t)
+	exec := groupconc.New(nil)
+	defer exec.Close()
+	gate := make(chan struct{})
+	defer close(gate) // before Close
+	submitGated(t, exec, "t", 1, gate)
+	c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	override := groupconc.GroupOverride{MaxConcurrency: intp(5)}
+	if err := exec.SetGroupOverride("t", override); !errors.Is(err, ErrCoordinated) {
+		t.Fatalf("before Close: got %v, want ErrCoordinated", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.SetGroupOverride("t", override); err != nil {
+		t.Errorf("after Close, with no Run: got %v, want the override taken", err)
+	}
+}

@@ -93,58 +93,50 @@ func TestACoordinatedExecutorRefusesOverridesTheNextSyncWouldUndo(t *testing.T) 
 	}
 }
 
-// TestRunEndedByItsContextLetsTheExecutorTakeOverridesAgain: once Run has
-// returned, nothing sets the coordinated limits, so the guard is gone even
-// before Close.
-func TestRunEndedByItsContextLetsTheExecutorTakeOverridesAgain(t *testing.T) {
-	s := startRedis(t)
-	exec := groupconc.New(nil)
-	defer exec.Close()
-	gate := make(chan struct{})
-	defer close(gate) // before Close
-	submitGated(t, exec, "t", 1, gate)
-	c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 10}, LeaseTTL: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- c.Run(ctx) }()
-	eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")
-	if err := exec.SetGroupOverride("t", groupconc.GroupOverride{MaxConcurrency: intp(5)}); !errors.Is(err, ErrCoordinated) {
-		t.Fatalf("while Run runs: got %v, want ErrCoordinated", err)
-	}
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: got %v, want context.Canceled", err)
-	}
-	if err := exec.SetGroupOverride("t", groupconc.GroupOverride{MaxConcurrency: intp(5)}); err != nil {
-		t.Errorf("after Run returned, before Close: got %v, want the override taken", err)
-	}
-}
-
-// TestCloseWithoutRunLetsTheExecutorTakeOverridesAgain: a Coordinator
-// closed before Run ever ran takes its guard off too.
-func TestCloseWithoutRunLetsTheExecutorTakeOverridesAgain(t *testing.T) {
-	s := startRedis(t)
-	exec := groupconc.New(nil)
-	defer exec.Close()
-	gate := make(chan struct{})
-	defer close(gate) // before Close
-	submitGated(t, exec, "t", 1, gate)
-	c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	override := groupconc.GroupOverride{MaxConcurrency: intp(5)}
-	if err := exec.SetGroupOverride("t", override); !errors.Is(err, ErrCoordinated) {
-		t.Fatalf("before Close: got %v, want ErrCoordinated", err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := exec.SetGroupOverride("t", override); err != nil {
-		t.Errorf("after Close, with no Run: got %v, want the override taken", err)
+// TestACoordinatorThatStopsTakesItsGuardOff: once Run has returned, or
+// Close came before any Run, nothing sets the coordinated limits, so the
+// executor takes overrides again (before Close, for a Run whose ctx ended).
+func TestACoordinatorThatStopsTakesItsGuardOff(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(t *testing.T, c *Coordinator)
+	}{
+		{"Run ended by its context", func(t *testing.T, c *Coordinator) {
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- c.Run(ctx) }()
+			eventually(t, 5*time.Second, func() bool { return c.Status().Mode == ModeConnected }, "never joined")
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run: got %v, want context.Canceled", err)
+			}
+		}},
+		{"Close with no Run", func(t *testing.T, c *Coordinator) {
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startRedis(t)
+			exec := groupconc.New(nil)
+			defer exec.Close()
+			gate := make(chan struct{})
+			defer close(gate) // before Close
+			submitGated(t, exec, "t", 1, gate)
+			c, err := New(s.client(t), exec, Options{Limits: map[string]int{"t": 10}, LeaseTTL: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			override := groupconc.GroupOverride{MaxConcurrency: intp(5)}
+			if err := exec.SetGroupOverride("t", override); !errors.Is(err, ErrCoordinated) {
+				t.Fatalf("before it stops: got %v, want ErrCoordinated", err)
+			}
+			tc.stop(t, c)
+			if err := exec.SetGroupOverride("t", override); err != nil {
+				t.Errorf("once it stopped: got %v, want the override taken", err)
+			}
+		})
 	}
 }

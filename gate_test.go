@@ -159,3 +159,26 @@ func TestCrewIsDoneWhenItsLastGoroutineExits(t *testing.T) {
 	c.exit()
 	<-c.done
 }
+
+// One repark at a time is due per paused group. Once it begins, a task that
+// joins a line after it is due another, or it would wait there through the
+// pause holding a permit of the global cap or of an ancestor.
+func TestAReparkIsDueAgainOnceItBegins(t *testing.T) {
+	var r reparks
+	a, b := new(groupstate.Group[task]), new(groupstate.Group[task])
+	for i, step := range []struct {
+		g    *groupstate.Group[task]
+		want bool
+	}{{a, true}, {a, false}, {b, true}, {a, false}} {
+		if got := r.add(step.g); got != step.want {
+			t.Fatalf("add %d: %v, want %v", i, got, step.want)
+		}
+	}
+	r.begin(a)
+	if !r.add(a) {
+		t.Fatal("add after its repark began: false, want true (due again)")
+	}
+	if r.add(b) {
+		t.Fatal("add of another group, still due: true, want false")
+	}
+}

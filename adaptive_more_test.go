@@ -137,6 +137,30 @@ func TestLimitChangesAreToldWithNoLockHeld(t *testing.T) {
 	})
 }
 
+// A panic in LimitChanges, told of a group's change, leaves the same
+// sample to move the global cap too.
+func TestAPanicInLimitChangesLeavesTheSampleToTheGlobalCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		group, global := new(script), new(script)
+		group.want.Store(2)
+		global.want.Store(3)
+		var told []string
+		e := groupconc.New(mustBuild(t, adaptiveGroups(group, 4, 1, 0).
+			Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(5).
+			AdaptiveGlobal(groupconc.AdaptiveConfig{New: global.new}).
+			LimitChanges(func(c groupconc.LimitChange) {
+				told = append(told, c.GroupKey)
+				panic("ignored")
+			})))
+		defer e.Close()
+		r := submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+		assert.Equal(t, groupconc.StatusSuccess, r.Status)
+		assert.Equal(t, 2, groupStats(t, e, "g").MaxConcurrency, "the group's limit")
+		assert.Equal(t, 3, e.Stats().GlobalMaxInFlight, "the global cap, moved by the same sample")
+		assert.Equal(t, []string{"g", ""}, told)
+	})
+}
+
 func TestAPanicInAnAdaptiveLimitLeavesTheLimitAsItIs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		made := 0

@@ -104,6 +104,30 @@ func TestAStoppedWatcherIsNotToldAgainAndTheOthersStillAre(t *testing.T) {
 	})
 }
 
+// A warning on its way to the watchers read their list before stop came.
+// A watcher stopped meanwhile is still not told it. Here the first watcher
+// stops the second, so the stop falls between the read and the call.
+func TestAWatcherStoppedAsAWarningIsOnItsWayIsNotToldIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(mustBuild(t, builder().
+			PressureWarnings(groupconc.PressureConfig{BacklogCount: 1, BacklogAge: time.Hour}, nil)))
+		defer e.Close()
+		var first, second warningLog
+		var stopSecond func()
+		defer e.WatchPressure(func(pw groupconc.PressureWarning) {
+			first.add(pw)
+			stopSecond()
+		})()
+		stopSecond = e.WatchPressure(second.add)
+		gate := make(chan struct{})
+		defer close(gate)
+		submit(t, context.Background(), e, "a", "running", gated(gate, 0))
+		submit(t, context.Background(), e, "a", "waiting", gated(gate, 0))
+		assert.Len(t, first.all(), 1)
+		assert.Empty(t, second.all(), "stopped after the list was read")
+	})
+}
+
 func TestWatchersRunOnTheSubmittingGoroutineWithNoLockHeldAndAPanicIsContained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := groupconc.New(mustBuild(t, builder().

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -146,28 +147,33 @@ func TestAReplyAfterTheFallbackIsIgnored(t *testing.T) {
 }
 
 // TestAReplicaThatGetsErrorsRetriesEverySyncInterval: a replica whose
-// calls fail holds, and tries again a SyncInterval later, not at once.
+// calls fail holds, and tries again a SyncInterval later, not at once. In
+// fake time, so the count is exact.
 func TestAReplicaThatGetsErrorsRetriesEverySyncInterval(t *testing.T) {
-	var calls atomic.Int32
-	client := scripted{next: func(_ string, pools int) *redis.Cmd {
-		if calls.Add(1) > 1 {
-			return redis.NewCmdResult(nil, errors.New("ERR the server is broken"))
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		ok := replying(4, 4, 4, 1)
+		client := fakeScripter{reply: func(ctx context.Context, keys []string) *redis.Cmd {
+			n := calls.Add(1)
+			if n > 100 { // retrying at once: let fake time go on, for the count to fail
+				<-ctx.Done()
+			}
+			if n > 1 {
+				return redis.NewCmdResult(nil, errors.New("ERR the server is broken"))
+			}
+			return ok.reply(ctx, keys)
+		}}
+		o := testOptions(12)
+		o.LeaseTTL, o.RenewInterval = 10*time.Second, time.Second // holds throughout
+		r := startReplica(t, client, o)
+		r.exec.set("t", 20, 0)
+		eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeHolding }, "never held")
+		synctest.Wait()
+		before := calls.Load()
+		time.Sleep(10 * o.SyncInterval) // fake clock
+		synctest.Wait()
+		if n := calls.Load() - before; n != 10 {
+			t.Errorf("holding for 10 SyncIntervals: %d calls (%d before), want 10, one a SyncInterval", n, before)
 		}
-		vals := []any{"ok", int64(0)}
-		for range pools {
-			vals = append(vals, int64(4), int64(4), int64(4), int64(1))
-		}
-		return redis.NewCmdResult(vals, nil)
-	}}
-	o := testOptions(12)
-	o.LeaseTTL, o.RenewInterval = 10*time.Second, time.Second // holds throughout
-	r := startReplica(t, client, o)
-	r.exec.set("t", 20, 0)
-	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeHolding }, "never held")
-	before, start := calls.Load(), time.Now()
-	<-time.After(10 * o.SyncInterval)
-	n, most := calls.Load()-before, int32(time.Since(start)/o.SyncInterval)+2
-	if n > most {
-		t.Errorf("holding for %v: %d calls, want at most %d, one a SyncInterval (%v)", time.Since(start), n, most, o.SyncInterval)
-	}
+	})
 }

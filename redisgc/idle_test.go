@@ -4,36 +4,35 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// counting is a client that counts its script calls.
-type counting struct {
-	redis.Scripter
-	calls atomic.Int64
-}
-
-func (c *counting) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalSha(ctx, sha, keys, args...)
-}
-
 // TestAnIdleReplicaRenewsEveryRenewInterval: with nothing to run, a replica
-// calls Redis about once a RenewInterval, not every SyncInterval.
+// calls Redis once a RenewInterval, not every SyncInterval. In fake time,
+// so the count is exact.
 func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
-	s := startRedis(t)
-	client := &counting{Scripter: s.client(t)}
-	o := testOptions(12)
-	o.LeaseTTL, o.RenewInterval = 3*time.Second, time.Second/2 // a SyncInterval of 20ms
-	r := startReplica(t, client, o)
-	eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
-	before := client.calls.Load()
-	<-time.After(4 * o.RenewInterval)
-	if n := client.calls.Load() - before; n > 8 {
-		t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want about 4", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		ok := replying(12, 12, 12, 1)
+		client := fakeScripter{reply: func(ctx context.Context, keys []string) *redis.Cmd {
+			calls.Add(1)
+			return ok.reply(ctx, keys)
+		}}
+		o := testOptions(12)
+		o.LeaseTTL, o.RenewInterval = 3*time.Second, time.Second/2 // a SyncInterval of 20ms
+		r := startReplica(t, client, o)
+		eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
+		synctest.Wait()
+		before := calls.Load()
+		time.Sleep(4 * o.RenewInterval) // fake clock
+		synctest.Wait()
+		if n := calls.Load() - before; n != 4 {
+			t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want 4", n)
+		}
+	})
 }
 
 // TestAnIdleReplicaGivesBackItsGlobalShare: a replica idle for a

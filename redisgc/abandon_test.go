@@ -151,7 +151,7 @@ func TestAReplyAfterTheFallbackIsIgnored(t *testing.T) {
 // fake time, so the count is exact.
 func TestAReplicaThatGetsErrorsRetriesEverySyncInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int32
+		var calls atomic.Int64
 		ok := replying(4, 4, 4, 1)
 		client := fakeScripter{reply: func(ctx context.Context, keys []string) *redis.Cmd {
 			n := calls.Add(1)
@@ -168,11 +168,7 @@ func TestAReplicaThatGetsErrorsRetriesEverySyncInterval(t *testing.T) {
 		r := startReplica(t, client, o)
 		r.exec.set("t", 20, 0)
 		eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeHolding }, "never held")
-		synctest.Wait()
-		before := calls.Load()
-		time.Sleep(10 * o.SyncInterval) // fake clock
-		synctest.Wait()
-		if n := calls.Load() - before; n != 10 {
+		if n, before := callsOver(10*o.SyncInterval, &calls); n != 10 {
 			t.Errorf("holding for 10 SyncIntervals: %d calls (%d before), want 10, one a SyncInterval", n, before)
 		}
 	})

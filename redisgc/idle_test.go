@@ -25,14 +25,20 @@ func TestAnIdleReplicaRenewsEveryRenewInterval(t *testing.T) {
 		o.LeaseTTL, o.RenewInterval = 3*time.Second, time.Second/2 // a SyncInterval of 20ms
 		r := startReplica(t, client, o)
 		eventually(t, 5*time.Second, func() bool { return r.c.Status().Mode == ModeConnected }, "r never joined")
-		synctest.Wait()
-		before := calls.Load()
-		time.Sleep(4 * o.RenewInterval) // fake clock
-		synctest.Wait()
-		if n := calls.Load() - before; n != 4 {
+		if n, _ := callsOver(4*o.RenewInterval, &calls); n != 4 {
 			t.Errorf("idle for 4 RenewIntervals: %d calls to Redis, want 4", n)
 		}
 	})
+}
+
+// callsOver returns how many calls a wait of d in fake time sees, and how
+// many came before it. Every goroutine of the bubble is blocked at both ends.
+func callsOver(d time.Duration, calls *atomic.Int64) (n, before int64) {
+	synctest.Wait()
+	before = calls.Load()
+	time.Sleep(d)
+	synctest.Wait()
+	return calls.Load() - before, before
 }
 
 // TestAnIdleReplicaGivesBackItsGlobalShare: a replica idle for a

@@ -253,3 +253,26 @@ func TestOnlyTasksThatRanHoldingTheirPermitsAreSampled(t *testing.T) {
 		})
 	}
 }
+
+// A task that began before UpdatePolicy gives its sample to the algorithms
+// it began under. What they want is not applied: the new policy's limits
+// stay as it resolved them, and the executor goes on taking updates.
+func TestASampleFromBeforeUpdatePolicyLeavesTheNewLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		b := adaptiveGroups(s, 5, 1, 0).Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(4).
+			AdaptiveGlobal(groupconc.AdaptiveConfig{New: s.new})
+		e := newExecutor(t, b)
+		gate := make(chan struct{})
+		h := submit(t, t.Context(), e, "g", "t", block(gate))
+		synctest.Wait()
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
+		s.want.Store(2)
+		close(gate)
+		h.Wait()
+		require.Len(t, s.taken(), 2, "sampled by the group's algorithm and the cap's")
+		assert.Equal(t, 5, groupStats(t, e, "g").MaxConcurrency, "the group's limit")
+		assert.Equal(t, 4, e.Stats().GlobalMaxInFlight, "the global cap")
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
+	})
+}

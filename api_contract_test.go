@@ -155,6 +155,12 @@ func TestFirstReleaseAPIShapes(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", int(s), s.String(), w)
 		}
 	}
+	for p, w := range map[gc.RejectionPolicy]string{gc.RejectAbort: "RejectAbort", gc.RejectDiscard: "RejectDiscard",
+		gc.RejectCallerRuns: "RejectCallerRuns", gc.RejectDiscardOldest: "RejectDiscardOldest", 9: "RejectionPolicy(9)"} {
+		if p.String() != w {
+			t.Errorf("%d.String() = %q, want %q", int(p), p.String(), w)
+		}
+	}
 	if gc.StatusSuccess != 1 || gc.StatusFailed != 2 || gc.StatusCancelled != 3 || gc.StatusRejected != 4 {
 		t.Error("status values drifted from iota + 1")
 	}

@@ -26,16 +26,26 @@ func TestSubmitRejectsAnInvalidTaskNamingTheField(t *testing.T) {
 		{"empty task ID", "g", "", ok, "TaskID"},
 		{"nil task", "g", "t", nil, "Task"},
 	}
+	submits := map[string]func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error){
+		"Submit": func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error) {
+			return groupconc.Submit(t.Context(), e, key, id, task)
+		},
+		"SubmitWith": func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error) {
+			return groupconc.SubmitWith(t.Context(), e, key, id, task, groupconc.SubmitOptions{})
+		},
+	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := groupconc.New(nil)
-			defer e.Close()
-			h, err := groupconc.Submit(t.Context(), e, c.key, c.id, c.task)
-			assert.Nil(t, h)
-			require.ErrorIs(t, err, groupconc.ErrInvalidTask)
-			assert.Regexp(t, `\b`+c.field+`\b`, err.Error(), "error should name the field")
-			assert.Zero(t, e.Stats().Submitted, "Stats.Submitted")
-		})
+		for name, submit := range submits {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				e := groupconc.New(nil)
+				defer e.Close()
+				h, err := submit(e, c.key, c.id, c.task)
+				assert.Nil(t, h)
+				require.ErrorIs(t, err, groupconc.ErrInvalidTask)
+				assert.Regexp(t, `\b`+c.field+`\b`, err.Error(), "error should name the field")
+				assert.Zero(t, e.Stats().Submitted, "Stats.Submitted")
+			})
+		}
 	}
 }
 

@@ -106,33 +106,44 @@ func TestLongRunTimesReadBackExactly(t *testing.T) {
 // TestCancellingARunningTaskKeepsItsStart: Cancel completes the handle at
 // once, and a task whose function had begun keeps the Start it began at:
 // its QueueWait is its wait for permits, its Duration its run until Cancel.
-// The listener hears the same result.
+// The listener hears the same result. An adaptive group runs its tasks on
+// a path of its own (runSampled), so the test runs there too.
 func TestCancellingARunningTaskKeepsItsStart(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		synctest.Test(t, func(t *testing.T) {
-			rec := newRecorder()
-			e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(rec))
-			time.Sleep(time.Second) // the tasks' times are offsets from the executor's clock: not 0
-			gate := make(chan struct{})
-			first := submit(t, t.Context(), e, "g", "first", block(gate))
-			h := submit(t, t.Context(), e, "g", "second", func(ctx context.Context) (int, error) {
-				<-ctx.Done()
-				return 0, ctx.Err()
-			})
-			time.Sleep(2 * time.Second)
-			close(gate) // first ends; second runs from now, until its context ends
-			first.Wait()
-			time.Sleep(time.Second)
-			require.True(t, h.Cancel())
-			r := h.Wait()
-			assert.Equal(t, groupconc.StatusCancelled, r.Status)
-			assert.Equal(t, 2*time.Second, r.QueueWait(), "QueueWait")
-			assert.Equal(t, time.Second, r.Duration(), "Duration")
-			synctest.Wait()
-			told, ok := rec.Result("g", "second")
-			require.True(t, ok, "OnCompleted")
-			assert.Equal(t, [2]time.Time{r.Start, r.End}, [2]time.Time{told.Start, told.End}, "the listener's Start and End")
+		for _, adaptive := range []bool{false, true} {
+			t.Run(fmt.Sprint("adaptive=", adaptive), func(t *testing.T) { cancelKeepsStart(t, mode, adaptive) })
+		}
+	})
+}
+
+func cancelKeepsStart(t *testing.T, mode groupconc.IsolationMode, adaptive bool) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		b := groupconc.NewPolicyBuilder().Isolation(mode).TaskLifecycleListener(rec)
+		if adaptive {
+			b = b.AdaptiveConcurrency(groupconc.AdaptiveConfig{New: new(script).new})
+		}
+		e := newExecutor(t, b)
+		time.Sleep(time.Second) // the tasks' times are offsets from the executor's clock: not 0
+		gate := make(chan struct{})
+		first := submit(t, t.Context(), e, "g", "first", block(gate))
+		h := submit(t, t.Context(), e, "g", "second", func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			return 0, ctx.Err()
 		})
+		time.Sleep(2 * time.Second)
+		close(gate) // first ends; second runs from now, until its context ends
+		first.Wait()
+		time.Sleep(time.Second)
+		require.True(t, h.Cancel())
+		r := h.Wait()
+		assert.Equal(t, groupconc.StatusCancelled, r.Status)
+		assert.Equal(t, 2*time.Second, r.QueueWait(), "QueueWait")
+		assert.Equal(t, time.Second, r.Duration(), "Duration")
+		synctest.Wait()
+		told, ok := rec.Result("g", "second")
+		require.True(t, ok, "OnCompleted")
+		assert.Equal(t, [2]time.Time{r.Start, r.End}, [2]time.Time{told.Start, told.End}, "the listener's Start and End")
 	})
 }
 

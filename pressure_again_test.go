@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
 )
@@ -55,5 +56,36 @@ func TestAGroupMadeAgainAfterAnEvictionHasACooldownOfItsOwn(t *testing.T) {
 		for _, h := range hs {
 			h.Wait()
 		}
+	})
+}
+
+// A warning function may submit a task that waits. It does so from inside
+// the age check, which arms the timer again as it ends: the check and the
+// task's Submit arm it once between them, and Shutdown still returns once
+// the tasks end.
+func TestAWarningFunctionThatSubmitsLeavesShutdownToReturn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var e *groupconc.GroupExecutor
+		var late *groupconc.TaskHandle[int]
+		e = groupconc.New(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).
+			PressureWarnings(groupconc.PressureConfig{BacklogAge: 4 * time.Second}, func(groupconc.PressureWarning) {
+				if late == nil {
+					late = submit(t, t.Context(), e, "a", "late", gated(gate, 0))
+				}
+			})))
+		defer e.Close()
+		hs := []*groupconc.TaskHandle[int]{
+			submit(t, t.Context(), e, "a", "running", gated(gate, 0)),
+			submit(t, t.Context(), e, "a", "waiting", gated(gate, 0)),
+		}
+		time.Sleep(4 * time.Second) // fake clock: the check warns, and fn submits
+		synctest.Wait()
+		require.NotNil(t, late, "warned by age")
+		close(gate)
+		for _, h := range append(hs, late) {
+			h.Wait()
+		}
+		assert.NoError(t, e.Shutdown(t.Context()))
 	})
 }

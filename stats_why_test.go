@@ -2,6 +2,7 @@ package groupconc_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -175,4 +176,29 @@ func TestOldestRunningCountsFromTheStart(t *testing.T) {
 			quiesce(t, e, hs...)
 		})
 	}
+}
+
+// Each goroutine that runs tasks keeps its own record of the task it runs,
+// also when records given back by many goroutines are taken again: a
+// hundred tasks in a hundred groups run at once, twice, and the second time
+// every group's OldestRunning is its own task's.
+func TestOldestRunningOfManyGroupsAtOnceAfterManyRan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder())
+		for round := range 2 {
+			gate := make(chan struct{})
+			var hs []*groupconc.TaskHandle[int]
+			for i := range 100 {
+				hs = append(hs, submit(t, t.Context(), e, fmt.Sprint("g", i), "t", gated(gate, 0)))
+			}
+			time.Sleep(time.Second)
+			stats := allStats(e)
+			require.Len(t, stats, 100)
+			for key, gs := range stats {
+				assert.Equal(t, time.Second, gs.OldestRunning, "round %d, group %s", round, key)
+			}
+			close(gate)
+			quiesce(t, e, hs...)
+		}
+	})
 }

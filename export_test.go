@@ -124,3 +124,10 @@ func OnRunRejected(tb testing.TB, f func(groupKey string)) {
 	testHookRunRejected = f
 	tb.Cleanup(func() { testHookRunRejected = nil })
 }
+
+// PressureArmed reports whether e's age timer is armed.
+func PressureArmed(e *GroupExecutor) bool {
+	e.pressure.mu.Lock()
+	defer e.pressure.mu.Unlock()
+	return e.pressure.armed
+}

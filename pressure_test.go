@@ -166,7 +166,24 @@ func TestPressureTimerIsDisarmedOnceNothingWaits(t *testing.T) {
 		time.Sleep(time.Hour) // fake clock: a timer still armed would keep firing
 		synctest.Wait()
 		assert.Empty(t, w.all(), "the backlog was gone before the age")
+		assert.False(t, groupconc.PressureArmed(e), "armed with nothing waiting")
 		require.NoError(t, e.Shutdown(context.Background()))
+	})
+}
+
+// With no warning function and no watcher, nothing reads the ages: the
+// timer is not armed, however long tasks wait.
+func TestPressureTimerIsNotArmedWithNoOneWatching(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
+		gate := make(chan struct{})
+		hs := []*groupconc.TaskHandle[int]{
+			submit(t, context.Background(), e, "a", "running", gated(gate, 0)),
+			submit(t, context.Background(), e, "a", "waiting", gated(gate, 0)),
+		}
+		assert.False(t, groupconc.PressureArmed(e))
+		close(gate)
+		quiesce(t, e, hs...)
 	})
 }
 

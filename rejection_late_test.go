@@ -71,3 +71,25 @@ func TestANilOrZeroRejectionRunsNothing(t *testing.T) {
 		assert.Nil(t, v, name)
 	}
 }
+
+// A task turned away under RejectCallerRuns whose context ends as its
+// goroutine begins ends CANCELLED, and its function never runs.
+func TestACallerRunsTaskWhoseContextEndsFirstRunsNothing(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).
+			RejectionPolicy(groupconc.RejectCallerRuns))
+		release := make(chan struct{})
+		first := submit(t, t.Context(), e, "a", "first", func(context.Context) (int, error) { <-release; return 0, nil })
+		ctx, cancel := context.WithCancel(t.Context())
+		groupconc.OnRunRejected(t, func(string) { cancel() })
+		var ran atomic.Bool
+		h := submit(t, ctx, e, "a", "x", func(context.Context) (int, error) { ran.Store(true); return 1, nil })
+		r := h.Wait()
+		assert.Equal(t, groupconc.StatusCancelled, r.Status)
+		assert.ErrorIs(t, r.Err, context.Canceled)
+		close(release)
+		first.Wait()
+		require.NoError(t, e.Shutdown(t.Context()))
+		assert.False(t, ran.Load(), "the function ran")
+	})
+}

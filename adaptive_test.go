@@ -276,3 +276,16 @@ func TestASampleFromBeforeUpdatePolicyLeavesTheNewLimits(t *testing.T) {
 		require.NoError(t, e.UpdatePolicy(mustBuild(t, b)))
 	})
 }
+
+// An adaptive group's queue threshold follows its limit from the start,
+// before any sample: ceil(1.5 × 2) = 3, below the resolved 10.
+func TestAnAdaptiveGroupsQueueThresholdFollowsItsLimitFromTheStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, adaptiveGroups(new(script), 2, 1, 1.5).DefaultQueueThresholdPerGroup(10))
+		gate := make(chan struct{})
+		h := submit(t, t.Context(), e, "g", "t", gated(gate, 0))
+		assert.Equal(t, 3, groupStats(t, e, "g").QueueThreshold)
+		close(gate)
+		h.Wait()
+	})
+}

@@ -201,3 +201,25 @@ func TestUpdatePolicyRacingWithTheAgeTimerAndShutdownLeavesNoCheckNorCallBehind(
 		}
 	})
 }
+
+// UpdatePolicy arms the age timer only for tasks that wait under a policy
+// that watches: not with nothing waiting, nor for a policy that does not.
+func TestUpdatePolicyArmsTheAgeTimerOnlyForWaitingTasksWatched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		watched := mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1).
+			PressureWarnings(groupconc.PressureConfig{BacklogAge: time.Minute}, func(groupconc.PressureWarning) {}))
+		e := newExecutor(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))
+		require.NoError(t, e.UpdatePolicy(watched))
+		assert.False(t, groupconc.PressureArmed(e), "armed with nothing waiting")
+		require.NoError(t, e.UpdatePolicy(mustBuild(t, groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(1))))
+		gate := make(chan struct{})
+		hs := []*groupconc.TaskHandle[int]{
+			submit(t, t.Context(), e, "a", "running", gated(gate, 0)),
+			submit(t, t.Context(), e, "a", "waiting", gated(gate, 0)),
+		}
+		require.NoError(t, e.UpdatePolicy(e.Policy()))
+		assert.False(t, groupconc.PressureArmed(e), "armed for a policy that does not watch")
+		close(gate)
+		quiesce(t, e, hs...)
+	})
+}

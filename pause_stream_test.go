@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,5 +47,27 @@ func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
 		for _, h := range hs {
 			assert.True(t, h.Cancel(), "a task under a pause ran")
 		}
+	})
+}
+
+// Resume walks the tasks its pause line held on the caller's goroutine: as
+// SetGroupOverride returns, the first holds the permit that was free.
+func TestResumeHandsThePauseLinePermitsBeforeItReturns(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(2))
+			gate := make(chan struct{})
+			hs := []*groupconc.TaskHandle[int]{submit(t, t.Context(), e, "g", "a", gated(gate, 0))}
+			pause(t, e, "g", true)
+			for _, id := range []string{"b", "c", "d"} {
+				hs = append(hs, submit(t, t.Context(), e, "g", id, gated(gate, 0)))
+			}
+			pause(t, e, "g", false)
+			gs := groupStats(t, e, "g")
+			assert.Equal(t, 2, gs.Running, "Running")
+			assert.Equal(t, 2, gs.Waiting, "Waiting")
+			close(gate)
+			quiesce(t, e, hs...)
+		})
 	})
 }

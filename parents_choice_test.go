@@ -1,6 +1,7 @@
 package groupconc_test
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 
@@ -240,6 +241,31 @@ func TestTheGlobalLineIsFirstComeFirstServedUnderIsolationOff(t *testing.T) {
 			order = append(order, f.endOldest())
 		}
 		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order)
+		f.finish(t, e)
+	})
+}
+
+// At the global cap, under fair share, the choice goes top-down: tenant a,
+// its tasks spread over ten users, holds no more of the cap than tenant b
+// with one user. Chosen key by key, b would hold one permit of four.
+func TestAtTheGlobalCapATenantsShareDoesNotGrowWithItsKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
+			DefaultMaxConcurrencyPerGroup(10).GlobalMaxInFlight(4))
+		var keys []string
+		for i := range 10 {
+			keys = append(keys, repeat(fmt.Sprint("a/u", i), 3)...)
+		}
+		f := newFlow(t, e, nil, append(keys, repeat("b/u", 30)...)...)
+		synctest.Wait()
+		for range 20 {
+			f.endOldest()
+		}
+		tenants := map[string]int{}
+		for key, n := range f.running() {
+			tenants[key[:1]] += n
+		}
+		assert.Equal(t, map[string]int{"a": 2, "b": 2}, tenants)
 		f.finish(t, e)
 	})
 }

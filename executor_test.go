@@ -26,20 +26,18 @@ func TestSubmitRejectsAnInvalidTaskNamingTheField(t *testing.T) {
 		{"empty task ID", "g", "", ok, "TaskID"},
 		{"nil task", "g", "t", nil, "Task"},
 	}
-	submits := map[string]func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error){
-		"Submit": func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error) {
-			return groupconc.Submit(t.Context(), e, key, id, task)
-		},
-		"SubmitWith": func(e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error) {
-			return groupconc.SubmitWith(t.Context(), e, key, id, task, groupconc.SubmitOptions{})
-		},
-	}
 	for _, c := range cases {
-		for name, submit := range submits {
-			t.Run(name+"/"+c.name, func(t *testing.T) {
+		for _, with := range []bool{false, true} {
+			t.Run(fmt.Sprint(c.name, "/SubmitWith=", with), func(t *testing.T) {
 				e := groupconc.New(nil)
 				defer e.Close()
-				h, err := submit(e, c.key, c.id, c.task)
+				submit := groupconc.Submit[int]
+				if with {
+					submit = func(ctx context.Context, e *groupconc.GroupExecutor, key, id string, task groupconc.Task[int]) (*groupconc.TaskHandle[int], error) {
+						return groupconc.SubmitWith(ctx, e, key, id, task, groupconc.SubmitOptions{})
+					}
+				}
+				h, err := submit(t.Context(), e, c.key, c.id, c.task)
 				assert.Nil(t, h)
 				require.ErrorIs(t, err, groupconc.ErrInvalidTask)
 				assert.Regexp(t, `\b`+c.field+`\b`, err.Error(), "error should name the field")

@@ -191,7 +191,7 @@ func TestOldestRunningOfManyGroupsAtOnceAfterManyRan(t *testing.T) {
 			for i := range 100 {
 				hs = append(hs, submit(t, t.Context(), e, fmt.Sprint("g", i), "t", gated(gate, 0)))
 			}
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // fake clock
 			stats := allStats(e)
 			require.Len(t, stats, 100)
 			for key, gs := range stats {

@@ -72,3 +72,54 @@ func TestPauseMovesAFreshWalkWaitingForItsTurn(t *testing.T) {
 		k.p.Exit()
 	}
 }
+
+// TestAHandedTaskSentBackHandsOnItsParentsPermit: under fair share w of
+// p/a waits in p's line, and b of p/b behind it. w is handed p's permit,
+// and p/a is paused before w walks on. So w holds p/a's permit over its
+// limit of 0, and goes back as it walks on (sendBack). p's permit it gives
+// back goes to b at once: no release of p's is to come.
+func TestAHandedTaskSentBackHandsOnItsParentsPermit(t *testing.T) {
+	paused := false
+	limits := func(key string) Limits {
+		n := 2
+		if key == "p" {
+			n = 1
+		}
+		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "p/a"}
+	}
+	f := newFixture(t, Unlimited, true, limits)
+	f.r.SetParents(slashParents, nil)
+	try := f.extended()
+	submit := func(key, name string, want Outcome) *tk {
+		k, out := try(key, name)
+		require.Equal(t, want, out, name)
+		f.now++
+		return k
+	}
+	x := submit("p/b", "x", Admitted)
+	w := submit("p/a", "w", MustWait)
+	b := submit("p/b", "b", MustWait)
+	x.p.Release()
+	x.p.Exit()
+	require.Same(t, w, x.p.Handed(), "w is handed p's permit")
+	require.Nil(t, x.p.Handed())
+
+	paused = true
+	require.Empty(t, f.r.Update(Unlimited, Unlimited, limits).Handed)
+	out, _, next, moved := w.p.Resume()
+	require.Equal(t, MustWait, out, "w goes back: p/a is paused")
+	require.Nil(t, next)
+	require.NotNil(t, moved)
+	assert.Equal(t, []*tk{b}, moved.Handed, "b is handed p's permit w gave back")
+	assert.Equal(t, []string{"b"}, resume(moved.Handed))
+	assert.Empty(t, f.end(t, b))
+
+	paused = false
+	f.r.Update(Unlimited, Unlimited, limits)
+	a, _ := f.r.Lookup("p/a")
+	assert.Equal(t, []string{"w"}, drain(a))
+	w.p.Release()
+	w.p.Exit()
+	pg, _ := f.r.Lookup("p")
+	requireQuiet(t, f.gl, a, pg)
+}

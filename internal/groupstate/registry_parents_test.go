@@ -102,3 +102,24 @@ func TestOldestWaitOfAParentLooksPastItsSubtreesTasks(t *testing.T) {
 	assert.Empty(t, f.end(t, a))
 	assert.Zero(t, p.OldestWait(100))
 }
+
+// A group whose path is more than MaxAncestors deep is refused with an
+// error, also where no tooDeep was set. Its ancestors are made first, up
+// to the deepest allowed.
+func TestRegistryRefusesAPathTooDeepWithNoErrorSet(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	f.r.SetParents(func(key string) ([]string, error) { // "aaa" has the parent "aa"
+		if len(key) <= 1 {
+			return nil, nil
+		}
+		return []string{key[:len(key)-1]}, nil
+	}, nil)
+	deepest := strings.Repeat("a", MaxAncestors+1)
+	var k tk
+	_, err := f.r.Enter(deepest+"a", &k.p, &k, 0)
+	require.ErrorContains(t, err, "more than MaxAncestors ancestors")
+	g, err := f.r.Enter(deepest, &k.p, &k, 0)
+	require.NoError(t, err)
+	assert.Equal(t, uint8(MaxAncestors), g.depth())
+	k.p.Exit()
+}

@@ -174,3 +174,46 @@ func TestADoorPassedOnAQueueOfNoSlotsNudges(t *testing.T) {
 	g, _ := f.r.Lookup("a")
 	requireQuiet(t, f.gl, g)
 }
+
+// TestADoorHolderNudgedAsItWalksWalksAgain: z's end wakes c1's caller,
+// with the global queue's door, but x takes the permit first. c1's walk
+// is turned away. y ends before c1's caller blocks again, and its nudge
+// finds the door held, so it wakes nobody. c1's caller must walk again
+// then, not wait behind c2 with y's permit free.
+func TestADoorHolderNudgedAsItWalksWalksAgain(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 2, false, lim)
+	f.r.Update(2, 0, lim)
+	woken := wakes(f)
+	z, _ := f.submit(t, "z", "z")
+	y, out := f.submit(t, "y", "y")
+	require.Equal(t, Admitted, out, "z and y hold both global permits")
+	c1, c2 := &tk{name: "c1"}, &tk{name: "c2"}
+	f.r.Enter("a", &c1.p, c1, f.now)
+	f.r.Enter("b", &c2.p, c2, f.now)
+	require.Equal(t, Rejected, walk(t, c1), "the global queue has no slots")
+	require.Equal(t, Rejected, walk(t, c2), "the global queue has no slots")
+	assert.Empty(t, f.end(t, z))
+	require.Equal(t, 1, *woken, "z's end wakes c1's caller, with the door")
+	x, out := f.submit(t, "x", "x")
+	require.Equal(t, Admitted, out, "x takes z's permit")
+
+	c1.p.Unblock()
+	_, seen := c1.p.Nudges()
+	out, reason := c1.p.Try()
+	require.Equal(t, Rejected, out)
+	assert.Empty(t, f.end(t, y))
+	require.Equal(t, 1, *woken, "the door is held: y's end wakes nobody")
+	require.False(t, c1.p.Block(reason, seen), "y's permit came free since c1's walk")
+	require.Equal(t, Admitted, walk(t, c1))
+	for _, k := range []*tk{c1, x} {
+		k.p.Pause(false)
+		assert.Empty(t, f.end(t, k))
+	}
+	require.Equal(t, 2, *woken, "c1's door passes to c2's caller")
+	c2.p.Unblock()
+	require.Equal(t, Admitted, walk(t, c2))
+	c2.p.Pause(false)
+	assert.Empty(t, f.end(t, c2))
+	requireQuiet(t, f.gl)
+}

@@ -123,6 +123,34 @@ func TestDiscardOldestDisplacesATaskThatMovedOnHoldingItsGroupsSlot(t *testing.T
 	})
 }
 
+// A group's queue held past its lowered threshold by tasks that wait
+// holding no other slot: a new task displaces the oldest of them. That
+// makes no room past the threshold, as it takes the victim's own slot.
+func TestDiscardOldestInAQueuePastItsLoweredThreshold(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			policy := func(queue int) *groupconc.PolicyBuilder {
+				return modeBuilder(mode).RejectionPolicy(groupconc.RejectDiscardOldest).
+					DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(queue)
+			}
+			e := newExecutor(t, policy(2))
+			ks, hs := submitEach(t, e, "g", "g", "g")
+			synctest.Wait()
+			requireWaiting(t, hs[1], ks[1])
+			requireWaiting(t, hs[2], ks[2])
+			require.NoError(t, e.UpdatePolicy(mustBuild(t, policy(1))))
+
+			late, hl := submitDisplacing(t, e, "g", 3, hs[1], "the oldest waiting task")
+			requireWaiting(t, hs[2], ks[2])
+			assert.Equal(t, 2, groupStats(t, e, "g").Waiting)
+			ks[0].Release()
+			ks[2].Release()
+			late.Release()
+			releaseAll(t, e, ks, append(hs, hl))
+		})
+	})
+}
+
 // A task of a paused group waits in its pause line holding its group's
 // slot. Resumed, it keeps that slot as it takes one of the full global
 // queue past its threshold. Once the queue is back within its threshold

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,6 +111,36 @@ func TestDiscardOldestOfAParentsQueueDisplacesTheFirstSubmitted(t *testing.T) {
 			r := doneResult(t, g.hs["o"])
 			require.Equal(t, groupconc.StatusRejected, r.Status, "o was submitted before y")
 			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			g.finish(t, e)
+		})
+	}
+}
+
+// Limits raised for many groups at once hand each group's waiting task a
+// permit. Under fair share they walk on to the global layer oldest first,
+// whatever order the groups are stored in: so the one global permit free
+// goes to the oldest. (Tasks of groups with no parent tie in age under
+// fair share at one clock reading, so each group's come a second later.)
+func TestRaisedLimitsOfManyGroupsLetTheOldestTakeTheFreeGlobalPermit(t *testing.T) {
+	for range 4 {
+		synctest.Test(t, func(t *testing.T) {
+			b := func(limit int) *groupconc.PolicyBuilder {
+				return modeBuilder(groupconc.IsolationFairShare).GlobalMaxInFlight(9).DefaultMaxConcurrencyPerGroup(limit)
+			}
+			e := newExecutor(t, b(1))
+			g := upNewGated()
+			for i := range 8 {
+				k := fmt.Sprint("g", i)
+				g.submit(t, e, k, k+"/1") // runs
+				g.submit(t, e, k, k+"/2") // waits for k's limit
+				synctest.Wait()
+				time.Sleep(time.Second) // fake clock: each group's tasks are younger
+			}
+			require.Len(t, g.starts.list(), 8)
+			upUpdate(t, e, b(2))
+			synctest.Wait()
+			assert.Equal(t, 9, len(g.starts.list()), "one global permit was free: %v", g.starts.list())
+			assert.True(t, g.started("g0/2"), "the oldest takes it: %v", g.starts.list())
 			g.finish(t, e)
 		})
 	}

@@ -156,3 +156,31 @@ func TestDiscardOldestFindsSlotHoldersBehindTasksALoweredGlobalCapSentBack(t *te
 		quiesce(t, e, append(hs, n)...)
 	})
 }
+
+// A policy updated with every limit as it was sends no task back. b holds
+// a permit of an earlier layer as it waits at the next one (Off: g's
+// bulkhead, waiting for g's limit; fair share: g's limit, waiting for the
+// global one). c, of the highest priority, waits for that earlier permit.
+// Sent back, b would wait behind c, and c would start first.
+func TestAPolicyUpdatedAtItsLimitsSendsNoTaskBack(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			b := modeBuilder(mode).DefaultMaxInFlightPerGroup(2).DefaultMaxConcurrencyPerGroup(1)
+			if mode == groupconc.IsolationFairShare {
+				b = modeBuilder(mode).GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(2)
+			}
+			e := newExecutor(t, b)
+			g := upNewGated()
+			g.submit(t, e, "g", "a")
+			g.submit(t, e, "g", "b")
+			g.submitWith(t, e, "g", "c", groupconc.SubmitOptions{Priority: groupconc.PriorityHighest})
+			synctest.Wait()
+			require.Equal(t, []string{"a"}, g.starts.list())
+			upUpdate(t, e, b)
+			g.release("a")
+			assert.True(t, g.started("b"), "b holds its place: %v", g.starts.list())
+			assert.False(t, g.started("c"))
+			g.finish(t, e)
+		})
+	})
+}

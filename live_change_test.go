@@ -184,3 +184,30 @@ func TestAPolicyUpdatedAtItsLimitsSendsNoTaskBack(t *testing.T) {
 		})
 	})
 }
+
+// Under IsolationOff a lowered global cap sends w, which holds a global
+// permit and waits for g's, back to the head of the global line. w starts
+// first, and y of g still waits there: its group's stats still find it.
+func TestAGroupsOldestWaitAfterALoweredCapSentItsTaskBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := func(global int) *groupconc.PolicyBuilder {
+			return modeBuilder(groupconc.IsolationOff).GlobalMaxInFlight(global).DefaultMaxConcurrencyPerGroup(1)
+		}
+		e := newExecutor(t, b(2))
+		g := upNewGated()
+		g.submit(t, e, "g", "a")
+		g.submit(t, e, "g", "w") // holds a global permit, waits for g's
+		synctest.Wait()
+		time.Sleep(time.Second)  // fake clock
+		g.submit(t, e, "g", "y") // waits for a global permit
+		synctest.Wait()
+		upUpdate(t, e, b(1))
+		time.Sleep(time.Second) // fake clock
+		g.release("a")
+		require.Equal(t, []string{"a", "w"}, g.starts.list())
+		s := groupStats(t, e, "g")
+		assert.Equal(t, 1, s.WaitingGlobal)
+		assert.Equal(t, time.Second, s.OldestWait, "y's wait")
+		g.finish(t, e)
+	})
+}

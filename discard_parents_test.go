@@ -110,3 +110,32 @@ func TestDiscardOldestOfAParentsLineDisplacesTheFirstSubmittedThoughItCameLater(
 		})
 	}
 }
+
+// Three levels: w of t/m/u, accepted in u's queue, moves on to t/m's line
+// once t/m's limit was lowered, and waits there. t/m's queue has no slots,
+// so w keeps u's one. A new task of u displaces w, looked for in t/m's
+// line.
+func TestDiscardOldestFindsAGrandchildsTaskInItsParentsLine(t *testing.T) {
+	upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
+		policy := func(m int) *groupconc.PolicyBuilder {
+			return b().ParentSeparator("/").RejectionPolicy(groupconc.RejectDiscardOldest).
+				DefaultMaxConcurrencyPerGroup(5).PerGroupMaxConcurrency(map[string]int{"t/m": m, "t/m/u": 1}).
+				DefaultQueueThresholdPerGroup(0).PerGroupQueueThreshold(map[string]int{"t/m/u": 1})
+		}
+		e := newExecutor(t, policy(2))
+		g := upNewGated()
+		g.submit(t, e, "t/m/v", "x") // runs
+		g.submit(t, e, "t/m/u", "a") // runs
+		g.submit(t, e, "t/m/u", "w") // waits for u's limit
+		synctest.Wait()
+		upUpdate(t, e, policy(1))
+		g.release("a")
+		require.Equal(t, "t/m", position(t, g.hs["w"]).Group)
+		g.submit(t, e, "t/m/u", "n")
+		synctest.Wait()
+		r := doneResult(t, g.hs["w"])
+		require.Equal(t, groupconc.StatusRejected, r.Status, "w holds u's one slot")
+		assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+		g.finish(t, e)
+	})
+}

@@ -217,3 +217,29 @@ func TestADoorHolderNudgedAsItWalksWalksAgain(t *testing.T) {
 	assert.Empty(t, f.end(t, c2))
 	requireQuiet(t, f.gl)
 }
+
+// TestACallerNudgedBeforeItBlocksWalksAgain: c's walk finds the global
+// permit z's, and the global queue of no slots. z ends before c's caller
+// blocks: its nudge finds no caller waiting. c's caller must walk again
+// then, and not wait for a nudge that came already.
+func TestACallerNudgedBeforeItBlocksWalksAgain(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 1, false, lim)
+	f.r.Update(1, 0, lim)
+	woken := wakes(f)
+	z, out := f.submit(t, "z", "z")
+	require.Equal(t, Admitted, out)
+	c := &tk{name: "c"}
+	f.r.Enter("c", &c.p, c, f.now)
+	c.p.Pause(true)
+	_, seen := c.p.Nudges()
+	out, reason := c.p.Try()
+	require.Equal(t, Rejected, out, "the global queue has no slots")
+	assert.Empty(t, f.end(t, z))
+	require.False(t, c.p.Block(reason, seen), "z's permit came free since c's walk")
+	assert.Zero(t, *woken)
+	require.Equal(t, Admitted, walk(t, c))
+	c.p.Pause(false)
+	assert.Empty(t, f.end(t, c))
+	requireQuiet(t, f.gl)
+}

@@ -54,7 +54,7 @@ func TestPositionTellsTheGlobalCapBulkheadAndPause(t *testing.T) {
 			b1 := submit(t, t.Context(), e, "b", "b1", k.Fn)
 			b2 := submit(t, t.Context(), e, "b", "b2", k.Fn)
 			a2 := submit(t, t.Context(), e, "a", "a2", k.Fn)
-			assert.Equal(t, "global", position(t, b1).Limit)
+			assert.Equal(t, groupconc.WaitPosition{Limit: "global", Ahead: 0}, position(t, b1), "b2 and a2 come after it")
 			want := 2 // IsolationOff: one line for every group, in arrival order
 			if mode == groupconc.IsolationFairShare {
 				want = 0 // a2 is a's, not b's

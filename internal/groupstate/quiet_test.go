@@ -161,3 +161,38 @@ func TestAQuietReleaseWakesACallerOfAChild(t *testing.T) {
 	g, _ := f.r.Lookup("t/b")
 	requireQuiet(t, f.gl, g)
 }
+
+// TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain: as above, but y
+// gives g's permit back before c's caller blocks. c's caller must walk
+// again at once, having seen the quiet release of its cause.
+func TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 1, true, lim)
+	woken := wakes(f)
+	l, out := f.submit(t, "z", "l")
+	require.Equal(t, Admitted, out)
+	y, c := &tk{name: "y"}, &tk{name: "c"}
+	f.r.Enter("g", &y.p, y, f.now)
+	f.r.Enter("g", &c.p, c, f.now)
+	var seen uint64
+	var reason string
+	testHookTurnedAway = func() {
+		testHookTurnedAway = nil
+		c.p.Pause(true)
+		seen, _ = c.p.Nudges()
+		out, reason = c.p.Try()
+		require.Equal(t, Rejected, out, "g's permit is y's for now")
+	}
+	t.Cleanup(func() { testHookTurnedAway = nil })
+	require.Equal(t, Rejected, walk(t, y), "the cap is l's")
+	require.False(t, c.p.Block(reason, seen), "y gave g's permit back since c's walk")
+	require.Equal(t, Rejected, walk(t, c), "the cap is l's")
+	assert.Zero(t, *woken)
+	yw, _ := y.p.WatchGlobal()
+	cw, _ := c.p.WatchGlobal()
+	endThenBoth(t, f, woken, 0, l, y, c)
+	yw.Stop()
+	cw.Stop()
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

@@ -170,11 +170,17 @@ func TestIdleExecutorKeepsNoGoroutineForItsGroups(t *testing.T) {
 func TestIdleGroupTTLTurnedOnByUpdatePolicyCountsIdleGroupsFromThen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newExecutor(t, groupconc.NewPolicyBuilder())
-		quiesce(t, e, submit(t, t.Context(), e, "a", "0", succeed))
+		for _, key := range []string{"a", "b", "c"} {
+			quiesce(t, e, submit(t, t.Context(), e, key, "0", succeed))
+		}
 		time.Sleep(10 * idleTTL)
-		require.Equal(t, 1, e.Stats().Groups, "without a TTL groups are kept")
+		require.Equal(t, 3, e.Stats().Groups, "without a TTL groups are kept")
 
 		upUpdate(t, e, groupconc.NewPolicyBuilder().IdleGroupTTL(idleTTL))
+		for _, key := range []string{"a", "b", "c"} {
+			_, ok := e.GroupStats(key)
+			assert.True(t, ok, "%s is idle from UpdatePolicy on", key)
+		}
 		time.Sleep(2 * idleTTL)
 		assert.Equal(t, 0, e.Stats().Groups, "idle for 2×TTL since UpdatePolicy")
 

@@ -62,6 +62,19 @@ func (f *fixture) extended() func(key, name string) (*tk, Outcome) {
 	}
 }
 
+// stepping returns what submits a task as extended's does, checks its
+// outcome and moves f's clock on, so that each task is younger.
+func (f *fixture) stepping(t *testing.T) func(key, name string, want Outcome) *tk {
+	try := f.extended()
+	return func(key, name string, want Outcome) *tk {
+		t.Helper()
+		k, out := try(key, name)
+		require.Equal(t, want, out, name)
+		f.now++
+		return k
+	}
+}
+
 // end releases k, resumes every task handed a permit and returns the names
 // of those admitted, in hand-off order.
 func (f *fixture) end(t *testing.T, k *tk) []string {

@@ -89,13 +89,7 @@ func TestAHandedTaskSentBackHandsOnItsParentsPermit(t *testing.T) {
 	}
 	f := newFixture(t, Unlimited, true, limits)
 	f.r.SetParents(slashParents, nil)
-	try := f.extended()
-	submit := func(key, name string, want Outcome) *tk {
-		k, out := try(key, name)
-		require.Equal(t, want, out, name)
-		f.now++
-		return k
-	}
+	submit := f.stepping(t)
 	x := submit("p/b", "x", Admitted)
 	w := submit("p/a", "w", MustWait)
 	b := submit("p/b", "b", MustWait)

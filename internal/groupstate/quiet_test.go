@@ -86,14 +86,7 @@ func TestAQuietReleaseWakesTheCallerTurnedAwayAtItsPermit(t *testing.T) {
 // c's caller. c's walk is then turned away at the cap too, and wakes no
 // one: both wait for l, and wake each other no more.
 func TestAQuietReleaseWakesACallerOfItsOwnGroup(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
-	f := newFixture(t, 1, true, lim)
-	woken := wakes(f)
-	l, out := f.submit(t, "z", "l")
-	require.Equal(t, Admitted, out)
-	y, c := &tk{name: "y"}, &tk{name: "c"}
-	f.r.Enter("g", &y.p, y, f.now)
-	f.r.Enter("g", &c.p, c, f.now)
+	f, woken, l, y, c := callersOfOneGroup(t)
 	turnAwayInside(t, y, c, "the cap is l's", "g's permit is y's for now")
 	assert.Equal(t, 1, *woken, "y's walk gives g's permit back: c's caller is woken")
 	c.p.Unblock()
@@ -106,6 +99,22 @@ func TestAQuietReleaseWakesACallerOfItsOwnGroup(t *testing.T) {
 	cw.Stop()
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
+}
+
+// callersOfOneGroup readies, under fair share with a cap of 1 that l of z
+// holds, y and c of g, entered, for their blocked callers to walk. g's
+// limit is 1, and its queue has no slots.
+func callersOfOneGroup(t *testing.T) (f *fixture, woken *int, l, y, c *tk) {
+	t.Helper()
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f = newFixture(t, 1, true, lim)
+	woken = wakes(f)
+	l, out := f.submit(t, "z", "l")
+	require.Equal(t, Admitted, out)
+	y, c = &tk{name: "y"}, &tk{name: "c"}
+	f.r.Enter("g", &y.p, y, f.now)
+	f.r.Enter("g", &c.p, c, f.now)
+	return f, woken, l, y, c
 }
 
 // TestAQuietReleaseWhileTheDoorIsHeldWakesAsItPasses: h's caller, woken
@@ -162,24 +171,19 @@ func TestAQuietReleaseWakesACallerOfAChild(t *testing.T) {
 	requireQuiet(t, f.gl, g)
 }
 
-// TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain: as above, but y
-// gives g's permit back before c's caller blocks. c's caller must walk
+// TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain: as in
+// TestAQuietReleaseWakesACallerOfItsOwnGroup, but y gives g's permit back
+// before c's caller blocks. c's caller must walk
 // again at once, having seen the quiet release of its cause.
 func TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
-	f := newFixture(t, 1, true, lim)
-	woken := wakes(f)
-	l, out := f.submit(t, "z", "l")
-	require.Equal(t, Admitted, out)
-	y, c := &tk{name: "y"}, &tk{name: "c"}
-	f.r.Enter("g", &y.p, y, f.now)
-	f.r.Enter("g", &c.p, c, f.now)
+	f, woken, l, y, c := callersOfOneGroup(t)
 	var seen uint64
 	var reason string
 	testHookTurnedAway = func() {
 		testHookTurnedAway = nil
 		c.p.Pause(true)
 		seen, _ = c.p.Nudges()
+		var out Outcome
 		out, reason = c.p.Try()
 		require.Equal(t, Rejected, out, "g's permit is y's for now")
 	}

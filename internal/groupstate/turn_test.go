@@ -230,13 +230,7 @@ func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
 		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
 	})
 	f.r.SetParents(slashParents, nil)
-	try := f.extended()
-	submit := func(key, name string, want Outcome) *tk {
-		k, out := try(key, name)
-		require.Equal(t, want, out, name)
-		f.now++
-		return k
-	}
+	submit := f.stepping(t)
 	a := submit("acme/u1", "a", Admitted)
 	b := submit("acme/u2", "b", MustWait)
 	c := submit("acme/u1", "c", MustWait)

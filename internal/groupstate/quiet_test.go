@@ -92,13 +92,7 @@ func TestAQuietReleaseWakesACallerOfItsOwnGroup(t *testing.T) {
 	c.p.Unblock()
 	require.Equal(t, Rejected, walk(t, c), "the cap is l's")
 	assert.Equal(t, 1, *woken, "c's walk gives g's permit back, but y's caller waits for the cap")
-	yw, _ := y.p.WatchGlobal()
-	cw, _ := c.p.WatchGlobal()
-	endThenBoth(t, f, woken, 1, l, y, c)
-	yw.Stop()
-	cw.Stop()
-	g, _ := f.r.Lookup("g")
-	requireQuiet(t, f.gl, g)
+	endWatchedThenBoth(t, f, woken, 1, l, y, c)
 }
 
 // callersOfOneGroup readies, under fair share with a cap of 1 that l of z
@@ -115,6 +109,20 @@ func callersOfOneGroup(t *testing.T) (f *fixture, woken *int, l, y, c *tk) {
 	f.r.Enter("g", &y.p, y, f.now)
 	f.r.Enter("g", &c.p, c, f.now)
 	return f, woken, l, y, c
+}
+
+// endWatchedThenBoth is endThenBoth for y and c of callersOfOneGroup, both
+// waiting for the cap: their callers watch it (WatchGlobal) meanwhile.
+// Then g is quiet.
+func endWatchedThenBoth(t *testing.T, f *fixture, woken *int, n int, l, y, c *tk) {
+	t.Helper()
+	yw, _ := y.p.WatchGlobal()
+	cw, _ := c.p.WatchGlobal()
+	endThenBoth(t, f, woken, n, l, y, c)
+	yw.Stop()
+	cw.Stop()
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
 }
 
 // TestAQuietReleaseWhileTheDoorIsHeldWakesAsItPasses: h's caller, woken
@@ -192,11 +200,5 @@ func TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain(t *testing.T) {
 	require.False(t, c.p.Block(reason, seen), "y gave g's permit back since c's walk")
 	require.Equal(t, Rejected, walk(t, c), "the cap is l's")
 	assert.Zero(t, *woken)
-	yw, _ := y.p.WatchGlobal()
-	cw, _ := c.p.WatchGlobal()
-	endThenBoth(t, f, woken, 0, l, y, c)
-	yw.Stop()
-	cw.Stop()
-	g, _ := f.r.Lookup("g")
-	requireQuiet(t, f.gl, g)
+	endWatchedThenBoth(t, f, woken, 0, l, y, c)
 }

@@ -115,11 +115,17 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 	if _, slots := gl.Held(); running|waiting|inFlight|slots != 0 {
 		return fmt.Errorf("global: running %d waiting %d in flight %d slots %d", running, waiting, inFlight, slots)
 	}
+	if n := gl.queue.waiting.Load(); n != 0 {
+		return fmt.Errorf("global: %d callers counted waiting for a slot", n)
+	}
 	for _, g := range gs {
 		b, c, s := g.Held()
 		_, waiting, _ := g.Counts()
 		if b|c|s|waiting != 0 || g.OldestWait(0) != 0 {
 			return fmt.Errorf("group %s: bulkhead %d conc %d slots %d waiting %d", g.key, b, c, s, waiting)
+		}
+		if n := g.queue.waiting.Load(); n != 0 {
+			return fmt.Errorf("group %s: %d callers counted waiting for a slot", g.key, n)
 		}
 	}
 	return nil

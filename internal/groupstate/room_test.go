@@ -165,3 +165,32 @@ func TestAQueueHandsItsSlotsToOneCallerAtATime(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
 }
+
+// TestASlotFreedBeforeTheCallerBlocksIsTaken: c's walk finds g's queue
+// full. a2 starts before c's caller blocks, and gives its slot back with
+// no caller waiting for it. c's caller must take that slot, not wait for a
+// hand-off no one is left to make.
+func TestASlotFreedBeforeTheCallerBlocksIsTaken(t *testing.T) {
+	lim := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1}
+	f := newFixture(t, Unlimited, false, fixed(lim))
+	woken := wakes(f)
+	a1, out := f.submit(t, "g", "a1")
+	require.Equal(t, Admitted, out)
+	a2, out := f.submit(t, "g", "a2")
+	require.Equal(t, MustWait, out, "a2 holds g's only slot")
+	c := &tk{name: "c"}
+	f.r.Enter("g", &c.p, c, f.now)
+	seen, _ := c.p.Nudges()
+	out, reason := c.p.Try()
+	require.Equal(t, Rejected, out)
+	assert.Equal(t, []string{"a2"}, f.end(t, a1), "a2 starts and gives its slot back")
+	require.False(t, c.p.Block(reason, seen), "c's caller takes the slot a2 gave back")
+	c.p.Unblock()
+	assert.Zero(t, *woken)
+	out, _ = c.p.Try()
+	require.Equal(t, MustWait, out, "c waits holding the slot")
+	assert.Equal(t, []string{"c"}, f.end(t, a2))
+	assert.Empty(t, f.end(t, c))
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

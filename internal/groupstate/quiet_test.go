@@ -147,11 +147,12 @@ func TestAQuietReleaseWhileTheDoorIsHeldWakesAsItPasses(t *testing.T) {
 	h.p.Unblock()
 	turnAwayInside(t, h, x, "g's limit is l's", "g's bulkhead is l's and h's")
 	assert.Equal(t, 2, *woken, "h gives the door back: x's caller is woken")
+	g, _ := f.r.Lookup("g")
+	assert.Zero(t, g.queue.freed.Load()>>pendingShift&pendingBits, "the release is no longer pending")
 	x.p.Unblock()
 	require.Equal(t, Rejected, walk(t, x), "g's limit is l's")
 	assert.Equal(t, 2, *woken, "x's walk wakes no one: both wait for l")
 	endThenBoth(t, f, woken, 2, l, h, x)
-	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
 }
 

@@ -1,0 +1,43 @@
+package groupstate
+
+// A task handed a permit after a change of limits checks, as it walks on,
+// the layers it holds (see sendback.go). These tests check who goes back.
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestATaskHandedItsLastLayerStartsOverALoweredLimit, under IsolationOff:
+// w holds a global permit and waits for g's, which a holds. a's end hands
+// w g's permit. The cap is lowered below the global permits held before w
+// walks on. w was handed its last layer, so it counts as running and
+// starts: a lowered limit drains, and never sends back a task that runs.
+func TestATaskHandedItsLastLayerStartsOverALoweredLimit(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
+	f := newFixture(t, 3, false, lim)
+	x, out := f.submit(t, "h", "x")
+	require.Equal(t, Admitted, out)
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w holds a global permit, and waits for g's")
+	a.p.Release()
+	a.p.Exit()
+	require.Same(t, w, a.p.Handed(), "w is handed g's permit")
+	require.Nil(t, a.p.Handed())
+
+	require.Empty(t, f.r.Update(1, Unlimited, lim).Handed, "x and w hold the global permits")
+	out, _, next, moved := w.p.Resume()
+	assert.Equal(t, Admitted, out, "w starts")
+	assert.Nil(t, next)
+	assert.Nil(t, moved)
+	for _, k := range []*tk{x, w} {
+		assert.Empty(t, f.end(t, k))
+	}
+	g, _ := f.r.Lookup("g")
+	h, _ := f.r.Lookup("h")
+	requireQuiet(t, f.gl, g, h)
+}

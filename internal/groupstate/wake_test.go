@@ -243,3 +243,28 @@ func TestACallerNudgedBeforeItBlocksWalksAgain(t *testing.T) {
 	assert.Empty(t, f.end(t, c))
 	requireQuiet(t, f.gl)
 }
+
+// TestARaisedCapWakesACallerBlockedOnTheGlobalQueue: c's caller blocks on
+// the global queue of no slots while z holds the only global permit. A
+// raised cap frees a permit c's task may start on, so it must wake c's
+// caller: no task's end is to come.
+func TestARaisedCapWakesACallerBlockedOnTheGlobalQueue(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 1, false, lim)
+	f.r.Update(1, 0, lim)
+	woken := wakes(f)
+	z, out := f.submit(t, "z", "z")
+	require.Equal(t, Admitted, out)
+	c := &tk{name: "c"}
+	f.r.Enter("c", &c.p, c, f.now)
+	require.Equal(t, Rejected, walk(t, c), "the global queue has no slots")
+	require.Empty(t, f.r.Update(2, 0, lim).Handed)
+	require.Equal(t, 1, *woken, "the raised cap wakes c's caller")
+	c.p.Unblock()
+	require.Equal(t, Admitted, walk(t, c))
+	for _, k := range []*tk{c, z} {
+		k.p.Pause(false)
+		assert.Empty(t, f.end(t, k))
+	}
+	requireQuiet(t, f.gl)
+}

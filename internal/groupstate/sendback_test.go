@@ -41,3 +41,31 @@ func TestATaskHandedItsLastLayerStartsOverALoweredLimit(t *testing.T) {
 	h, _ := f.r.Lookup("h")
 	requireQuiet(t, f.gl, g, h)
 }
+
+// TestALoweredCapSendsItsTasksBackOldestFirst, under IsolationOff: w1 holds
+// a global permit and g's bulkhead, and waits for g's limit. w2, submitted
+// after it, holds a global permit and waits for g's bulkhead. The cap,
+// lowered to a's one permit, sends both back to the head of the global
+// line. w1 must stay ahead of w2 there, though w2 waited at an earlier
+// layer.
+func TestALoweredCapSendsItsTasksBackOldestFirst(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: 2, QueueThreshold: Unlimited, Weight: 1})
+	f := newFixture(t, 4, false, lim)
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	f.now++
+	w1, out := f.submit(t, "g", "w1")
+	require.Equal(t, MustWait, out, "w1 waits for g's limit")
+	f.now++
+	w2, out := f.submit(t, "g", "w2")
+	require.Equal(t, MustWait, out, "w2 waits for g's bulkhead")
+
+	c := f.r.Update(1, Unlimited, lim)
+	require.Empty(t, c.Handed)
+	assert.ElementsMatch(t, []*tk{w1, w2}, c.Requeued)
+	assert.Equal(t, []string{"w1"}, f.end(t, a), "w1 was submitted first")
+	assert.Equal(t, []string{"w2"}, f.end(t, w1))
+	assert.Empty(t, f.end(t, w2))
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

@@ -46,6 +46,11 @@ func TestRegistryUpdateGroupResolvesOneGroupAgainAndNotAGoneOne(t *testing.T) {
 	assert.Len(t, evicted, 1)
 	assert.Empty(t, f.r.UpdateGroup(h, func(Limits) Limits { return f.r.resolve("h") }).Handed)
 	assert.Equal(t, 1, h.Limits().Concurrency, "an evicted group is not resolved again")
+	var k tk
+	f.r.Enter("h", &k.p, &k, 0) // a new group of h's key
+	assert.Empty(t, f.r.UpdateGroup(h, func(Limits) Limits { return f.r.resolve("h") }).Handed)
+	assert.Equal(t, 1, h.Limits().Concurrency, "nor is one whose key has a new group")
+	k.p.Exit()
 }
 
 func TestRegistryForgetsIdleGroupsOnlyAfterTheTTLAndNeverBusyOnes(t *testing.T) {

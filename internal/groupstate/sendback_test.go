@@ -69,3 +69,22 @@ func TestALoweredCapSendsItsTasksBackOldestFirst(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
 }
+
+// TestACapUpdatedAtItsCountSendsNoTaskBack, under IsolationOff: a and w
+// hold both global permits, and w waits for g's, which a holds. The cap,
+// updated to 2 again, is not over its count: w keeps its place.
+func TestACapUpdatedAtItsCountSendsNoTaskBack(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
+	f := newFixture(t, 2, false, lim)
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w holds a global permit, and waits for g's")
+	c := f.r.Update(2, Unlimited, lim)
+	assert.Empty(t, c.Requeued)
+	assert.Empty(t, c.Handed)
+	assert.Equal(t, []string{"w"}, f.end(t, a))
+	assert.Empty(t, f.end(t, w))
+	g, _ := f.r.Lookup("g")
+	requireQuiet(t, f.gl, g)
+}

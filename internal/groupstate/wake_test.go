@@ -218,19 +218,28 @@ func TestADoorHolderNudgedAsItWalksWalksAgain(t *testing.T) {
 	requireQuiet(t, f.gl)
 }
 
+// capOfOneHeld readies a fixture of one global permit, which z holds, and
+// a global queue of no slots, with groups of limits lim. c is entered, for
+// its blocked caller to walk.
+func capOfOneHeld(t *testing.T) (f *fixture, lim func(string) Limits, woken *int, z, c *tk) {
+	t.Helper()
+	lim = fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f = newFixture(t, 1, false, lim)
+	f.r.Update(1, 0, lim)
+	woken = wakes(f)
+	z, out := f.submit(t, "z", "z")
+	require.Equal(t, Admitted, out)
+	c = &tk{name: "c"}
+	f.r.Enter("c", &c.p, c, f.now)
+	return f, lim, woken, z, c
+}
+
 // TestACallerNudgedBeforeItBlocksWalksAgain: c's walk finds the global
 // permit z's, and the global queue of no slots. z ends before c's caller
 // blocks: its nudge finds no caller waiting. c's caller must walk again
 // then, and not wait for a nudge that came already.
 func TestACallerNudgedBeforeItBlocksWalksAgain(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
-	f := newFixture(t, 1, false, lim)
-	f.r.Update(1, 0, lim)
-	woken := wakes(f)
-	z, out := f.submit(t, "z", "z")
-	require.Equal(t, Admitted, out)
-	c := &tk{name: "c"}
-	f.r.Enter("c", &c.p, c, f.now)
+	f, _, woken, z, c := capOfOneHeld(t)
 	c.p.Pause(true)
 	_, seen := c.p.Nudges()
 	out, reason := c.p.Try()
@@ -249,14 +258,7 @@ func TestACallerNudgedBeforeItBlocksWalksAgain(t *testing.T) {
 // raised cap frees a permit c's task may start on, so it must wake c's
 // caller: no task's end is to come.
 func TestARaisedCapWakesACallerBlockedOnTheGlobalQueue(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
-	f := newFixture(t, 1, false, lim)
-	f.r.Update(1, 0, lim)
-	woken := wakes(f)
-	z, out := f.submit(t, "z", "z")
-	require.Equal(t, Admitted, out)
-	c := &tk{name: "c"}
-	f.r.Enter("c", &c.p, c, f.now)
+	f, lim, woken, z, c := capOfOneHeld(t)
 	require.Equal(t, Rejected, walk(t, c), "the global queue has no slots")
 	require.Empty(t, f.r.Update(2, 0, lim).Handed)
 	require.Equal(t, 1, *woken, "the raised cap wakes c's caller")

@@ -189,9 +189,7 @@ func submitDisplacing(t *testing.T, e *groupconc.GroupExecutor, key string, id i
 	late := newGatedTask(t, id)
 	hl := submitGated(t, e, key, "", late, groupconc.SubmitOptions{})
 	synctest.Wait()
-	r := doneResult(t, victim)
-	require.Equal(t, groupconc.StatusRejected, r.Status, why)
-	assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason, why)
+	requireDoneDisplaced(t, victim, why)
 	requireWaiting(t, hl, late)
 	return late, hl
 }

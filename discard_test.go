@@ -38,6 +38,15 @@ func requireDisplaced(t *testing.T, h *groupconc.TaskHandle[int], rec *recorder)
 	assert.Equal(t, groupconc.ReasonDisplaced, rec.Reason("a", h.TaskID()))
 }
 
+// requireDoneDisplaced requires h done, rejected as displaced. why says
+// why h was the one displaced.
+func requireDoneDisplaced(t *testing.T, h *groupconc.TaskHandle[int], why string) {
+	t.Helper()
+	r := doneResult(t, h)
+	require.Equal(t, groupconc.StatusRejected, r.Status, why)
+	assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason, why)
+}
+
 func TestDiscardOldestDisplacesTheOldestOfTheLowestPriority(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		synctest.Test(t, func(t *testing.T) {

@@ -108,9 +108,7 @@ func TestDiscardOldestOfAParentsQueueDisplacesTheFirstSubmitted(t *testing.T) {
 			require.Equal(t, []string{"x"}, g.starts.list())
 			g.submit(t, e, "g/c4", "n")
 			synctest.Wait()
-			r := doneResult(t, g.hs["o"])
-			require.Equal(t, groupconc.StatusRejected, r.Status, "o was submitted before y")
-			assert.Equal(t, groupconc.ReasonDisplaced, r.Err.(*groupconc.RejectedError).Reason)
+			requireDoneDisplaced(t, g.hs["o"], "o was submitted before y")
 			g.finish(t, e)
 		})
 	}

@@ -10,20 +10,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// aRunsWWaits readies, under IsolationOff with a cap of global, groups of
+// limits lim, a of g running, and w of g holding a global permit and
+// waiting for g's.
+func aRunsWWaits(t *testing.T, global int) (f *fixture, lim func(string) Limits, a, w *tk) {
+	t.Helper()
+	lim = fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
+	f = newFixture(t, global, false, lim)
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	w, out = f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w holds a global permit, and waits for g's")
+	return f, lim, a, w
+}
+
 // TestATaskHandedItsLastLayerStartsOverALoweredLimit, under IsolationOff:
 // w holds a global permit and waits for g's, which a holds. a's end hands
 // w g's permit. The cap is lowered below the global permits held before w
 // walks on. w was handed its last layer, so it counts as running and
 // starts: a lowered limit drains, and never sends back a task that runs.
 func TestATaskHandedItsLastLayerStartsOverALoweredLimit(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
-	f := newFixture(t, 3, false, lim)
+	f, lim, a, w := aRunsWWaits(t, 3)
 	x, out := f.submit(t, "h", "x")
 	require.Equal(t, Admitted, out)
-	a, out := f.submit(t, "g", "a")
-	require.Equal(t, Admitted, out)
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out, "w holds a global permit, and waits for g's")
 	a.p.Release()
 	a.p.Exit()
 	require.Same(t, w, a.p.Handed(), "w is handed g's permit")
@@ -74,12 +83,7 @@ func TestALoweredCapSendsItsTasksBackOldestFirst(t *testing.T) {
 // hold both global permits, and w waits for g's, which a holds. The cap,
 // updated to 2 again, is not over its count: w keeps its place.
 func TestACapUpdatedAtItsCountSendsNoTaskBack(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
-	f := newFixture(t, 2, false, lim)
-	a, out := f.submit(t, "g", "a")
-	require.Equal(t, Admitted, out)
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out, "w holds a global permit, and waits for g's")
+	f, lim, a, w := aRunsWWaits(t, 2)
 	c := f.r.Update(2, Unlimited, lim)
 	assert.Empty(t, c.Requeued)
 	assert.Empty(t, c.Handed)

@@ -118,6 +118,9 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 	if n := gl.queue.waiting.Load(); n != 0 {
 		return fmt.Errorf("global: %d callers counted waiting for a slot", n)
 	}
+	if n := gl.line.waiting.Load(); n != 0 {
+		return fmt.Errorf("global: %d tasks counted waiting in line", n)
+	}
 	for _, g := range gs {
 		b, c, s := g.Held()
 		_, waiting, _ := g.Counts()
@@ -126,6 +129,9 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 		}
 		if n := g.queue.waiting.Load(); n != 0 {
 			return fmt.Errorf("group %s: %d callers counted waiting for a slot", g.key, n)
+		}
+		if n := g.conc.waiting.Load() + g.bulkhead.waiting.Load(); n != 0 {
+			return fmt.Errorf("group %s: %d tasks counted waiting in line", g.key, n)
 		}
 	}
 	return nil

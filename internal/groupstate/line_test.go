@@ -71,6 +71,19 @@ func TestLineNewcomerNeverPassesAWaiter(t *testing.T) {
 	assert.True(t, l.tryAcquire(), "line empty and a permit free")
 }
 
+// A joiner may find the permit free, given back after its walk found the
+// count full. It takes it and is counted waiting no more: a newcomer after
+// it takes the next free permit at once.
+func TestLineJoinerThatFindsAPermitFreeTakesIt(t *testing.T) {
+	l := newFIFOLine[tk](1)
+	w := newWaiters(1)[0]
+	require.True(t, l.join(w, nil), "the permit is free and nobody waits")
+	assert.Nil(t, w.line.Load(), "a joiner that took the permit is in no line")
+	assert.Zero(t, l.waiting.Load(), "a joiner that took the permit is counted waiting")
+	require.Nil(t, l.release(w, 1))
+	assert.True(t, l.tryAcquire(), "a permit is free and nobody waits")
+}
+
 func TestLineLeavingWaiterPassesTheHead(t *testing.T) {
 	l, ws := fullLine(t, 3)
 	require.True(t, ws[1].leave())

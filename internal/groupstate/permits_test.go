@@ -160,3 +160,40 @@ func TestOldestWaitLooksInEveryLine(t *testing.T) {
 		})
 	}
 }
+
+// A task handed the last permit of its walk counts as running from then.
+// It counts as waiting no more then too, before its owner walks it on, so
+// a snapshot taken meanwhile counts it once. The last layer is the group's
+// under IsolationOff, where w waits behind a of its group, and the global
+// one under fair share, where w waits behind a of another group.
+func TestAHandedTaskCountsOnceBeforeItWalksOn(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		global, aKey := 2, "g"
+		if fair {
+			global, aKey = 1, "x"
+		}
+		f := newFixture(t, global, fair, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}))
+		a, out := f.submit(t, aKey, "a")
+		require.Equal(t, Admitted, out)
+		w, out := f.submit(t, "g", "w")
+		require.Equal(t, MustWait, out, "w waits for its last permit")
+		a.p.Release()
+		a.p.Exit()
+		require.Same(t, w, a.p.Handed(), "a's permit goes to w")
+		g, _ := f.r.Lookup("g")
+		running, waiting, _ := g.Counts()
+		assert.Equal(t, [2]int{1, 0}, [2]int{running, waiting}, "fair %v: w, handed its last permit, before it walks on", fair)
+		assert.Equal(t, []string{"w"}, resume([]*tk{w}))
+		f.end(t, w)
+		requireQuiet(t, f.gl, g)
+	}
+}
+
+// A task's Permits must be its first field: the task is found from it.
+func TestEnterRefusesPermitsThatAreNotTheTasksFirstField(t *testing.T) {
+	f := newFixture(t, 1, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	var k, other tk
+	assert.PanicsWithValue(t, "groupstate: a task's Permits must be its first field", func() {
+		f.r.Enter("g", &k.p, &other, f.now)
+	})
+}

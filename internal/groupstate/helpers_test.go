@@ -133,6 +133,11 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 		if n := g.conc.waiting.Load() + g.bulkhead.waiting.Load(); n != 0 {
 			return fmt.Errorf("group %s: %d tasks counted waiting in line", g.key, n)
 		}
+		if k := g.kin.Load(); k != nil {
+			if b, c := k.held[0].Load(), k.held[1].Load(); b|c != 0 {
+				return fmt.Errorf("group %s: its subtree holds %d of its parent's bulkhead and %d of its concurrency", g.key, b, c)
+			}
+		}
 	}
 	return nil
 }

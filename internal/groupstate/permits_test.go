@@ -197,3 +197,26 @@ func TestEnterRefusesPermitsThatAreNotTheTasksFirstField(t *testing.T) {
 		f.r.Enter("g", &k.p, &other, f.now)
 	})
 }
+
+// Under fair share a parent's kidQueue weighs each child by the parent's
+// permits its subtree holds. w, handed its own group's permit, then takes
+// its parent's free one: it counts for its group as any take does.
+func TestAHandedTaskCountsItsParentsPermitForItsGroup(t *testing.T) {
+	f := newFixture(t, Unlimited, true, func(key string) Limits {
+		l := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+		if key == "p" {
+			l.Concurrency = 2
+		}
+		return l
+	})
+	f.r.SetParents(slashParents, nil)
+	submit := f.stepping(t)
+	a := submit("p/c", "a", Admitted)
+	w := submit("p/c", "w", MustWait)
+	assert.Equal(t, []string{"w"}, f.end(t, a))
+	c, _ := f.r.Lookup("p/c")
+	assert.Equal(t, int64(1), c.kin.Load().held[1].Load(), "w holds one of p's permits")
+	f.end(t, w)
+	p, _ := f.r.Lookup("p")
+	requireQuiet(t, f.gl, c, p)
+}

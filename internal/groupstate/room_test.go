@@ -194,3 +194,34 @@ func TestASlotFreedBeforeTheCallerBlocksIsTaken(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
 }
+
+// A task that waited at its parent's layer holds a slot of the parent's
+// queue. Handed the parent's permit, it walks on and waits at the global
+// layer. It gives the parent's slot back as it does: a new task of the
+// parent's subtree may wait in it.
+func TestATaskWaitingPastItsParentsLayerGivesItsSlotBack(t *testing.T) {
+	f := newFixture(t, 2, true, func(key string) Limits {
+		if key == "p" {
+			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1}
+		}
+		return Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+	})
+	f.r.SetParents(slashParents, nil)
+	submit := f.stepping(t)
+	x := submit("x", "x", Admitted) // holds a global permit
+	b := submit("p/c", "b", Admitted)
+	a := submit("p/c", "a", MustWait) // waits for p's permit, in p's one slot
+	y := submit("y", "y", MustWait)   // waits for a global permit
+	assert.Equal(t, []string{"y"}, f.end(t, b), "b's global permit goes to y, p's to a, which waits for a global one")
+	d := submit("p/d", "d", MustWait) // waits for p's permit, in the slot a gave back
+	assert.Equal(t, []string{"a"}, f.end(t, x))
+	assert.Equal(t, []string{"d"}, f.end(t, a))
+	f.end(t, y)
+	f.end(t, d)
+	var gs []*Group[tk]
+	for _, k := range []string{"x", "y", "p", "p/c", "p/d"} {
+		g, _ := f.r.Lookup(k)
+		gs = append(gs, g)
+	}
+	requireQuiet(t, f.gl, gs...)
+}

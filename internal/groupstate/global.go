@@ -215,7 +215,7 @@ func (y *walkStep) top(depth uint8) uint8 {
 // nearest first (top). A task waiting at an ancestor's layer holds a slot
 // of that ancestor's queue, and only while it waits there. Past a full
 // queue's threshold it keeps the ancestor slot it held before, too (see
-// Permits.step).
+// Permits.wait).
 var walks = [2][3]walkStep{
 	{{heldGlobal, heldGlobalSlot, true}, {heldBulkhead, heldGroupSlot, true}, {heldConc, heldGroupSlot, false}},
 	{{heldBulkhead, heldGroupSlot, false}, {heldConc, heldGroupSlot, true}, {heldGlobal, heldGroupSlot, false}},

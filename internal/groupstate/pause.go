@@ -74,10 +74,11 @@ func (p *Permits[T]) gate() Outcome {
 		// walked it on to a layer's line, which owns it now
 		// (TestGateLeavesOnlyThePauseLine).
 		// It waits on its own group's slot, as a parked task does. A global
-		// one handed to its blocked caller goes on as its door passes.
+		// one handed to its blocked caller goes on as its door passes. A
+		// pause line's limit is 0: nobody takes a permit of it.
 		p.dropSlot(g.global.queue, heldGlobalSlot)
 		pl := a.pauseLine.Load()
-		out := p.step(pl, &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0)
+		out := p.wait(pl, &g.queue.line, &p.held, p.x(), pauseBit, heldGroupSlot, 0, false)
 		if testHookGateJoined != nil {
 			testHookGateJoined()
 		}

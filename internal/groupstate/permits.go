@@ -223,9 +223,10 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 			if lv > 0 {
 				seen = a.queue.nudges() // before the permit is tried (see Block)
 			}
-			// step, with its common ends here: no call for them. A fresh
-			// walk leaves a free permit to the tasks of its group walking
-			// on from hand-offs, and waits for its turn (turn.go).
+			// A layer: the permit handed over, or one free at once, or a
+			// place in line (wait). A fresh walk leaves a free permit to the
+			// tasks of its group walking on from hand-offs, and waits for
+			// its turn (turn.go).
 			l := a.lineOf(y.bit)
 			free := l.waiting.Load() == 0
 			yield := fresh && (i > 0 || lv > 0) && l.yields(g, free, i, lv)
@@ -273,26 +274,11 @@ admitted:
 	return Admitted, ""
 }
 
-// step takes one layer, at level lv of the task's group, whose held bits
-// are h. x is the task's Ext, nil for a plain task. It takes the permit
-// handed over, or one free at once, or a slot of queue q and a place in
-// the line (wait). The walk (advance) has its own copy of the first two.
-func (p *Permits[T]) step(l, q *line[T], h *uint8, x *Ext, bit, slot, lv uint8) Outcome {
-	if p.flags&granted != 0 && p.bit == bit && x.lvl() == lv {
-		p.flags &^= granted
-		*h |= bit
-		return Admitted
-	}
-	if l.waiting.Load() == 0 && l.takeFor(p, x, bit, lv) {
-		*h |= bit
-		return Admitted
-	}
-	return p.wait(l, q, h, x, bit, slot, lv, false)
-}
-
-// wait is step for a task with no permit handed over nor free at once: it
-// takes a slot of queue q and a place in the line. With park, it waits for
-// its group's turn instead, if another task has it (waitTurn).
+// wait takes a slot of queue q and a place in line l, at level lv, for a
+// task with no permit of l handed over nor free at once. h is the held
+// bits of that level, x the task's Ext (nil for a plain task). With park,
+// it waits for its group's turn instead, if another task has it
+// (waitTurn).
 //
 // A task that waits gives back the slots it holds of other ancestors'
 // queues. But one that takes q's slot past its threshold (keepSlot) keeps

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -42,12 +44,22 @@ func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
 			hs[i], err = groupconc.Submit(context.Background(), e, fmt.Sprintf("tenant/u%d", i), "t", succeed)
 			require.NoError(t, err)
 		}
-		assert.Less(t, runtime.NumGoroutine()-before, n/10, "goroutines started by %d tasks waiting under a pause", n)
+		if grew := runtime.NumGoroutine() - before; grew >= n/10 {
+			t.Errorf("%d tasks waiting under a pause started %d goroutines. All goroutines:\n%s", n, grew, goroutines())
+		}
 		release()
 		for _, h := range hs {
 			assert.True(t, h.Cancel(), "a task under a pause ran")
 		}
 	})
+}
+
+// goroutines returns the stacks of every goroutine, alike ones counted
+// once, for a test to say which goroutines it did not expect.
+func goroutines() string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	return b.String()
 }
 
 // Resume walks the tasks its pause line held on the caller's goroutine: as

@@ -146,3 +146,16 @@ func requireQuiet(t *testing.T, gl *Global[tk], gs ...*Group[tk]) {
 	t.Helper()
 	require.NoError(t, quiet(gl, gs...))
 }
+
+// requireQuietKeys is requireQuiet for the global layer and the groups of
+// keys, each of which must be known.
+func (f *fixture) requireQuietKeys(t *testing.T, keys ...string) {
+	t.Helper()
+	var gs []*Group[tk]
+	for _, key := range keys {
+		g, ok := f.r.Lookup(key)
+		require.True(t, ok, key)
+		gs = append(gs, g)
+	}
+	requireQuiet(t, f.gl, gs...)
+}

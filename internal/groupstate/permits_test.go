@@ -202,14 +202,9 @@ func TestEnterRefusesPermitsThatAreNotTheTasksFirstField(t *testing.T) {
 // permits its subtree holds. w, handed its own group's permit, then takes
 // its parent's free one: it counts for its group as any take does.
 func TestAHandedTaskCountsItsParentsPermitForItsGroup(t *testing.T) {
-	f := newFixture(t, Unlimited, true, func(key string) Limits {
-		l := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-		if key == "p" {
-			l.Concurrency = 2
-		}
-		return l
-	})
-	f.r.SetParents(slashParents, nil)
+	f := parentFixture(t, Unlimited, true, "p",
+		Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1},
+		Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
 	submit := f.stepping(t)
 	a := submit("p/c", "a", Admitted)
 	w := submit("p/c", "w", MustWait)

@@ -16,6 +16,20 @@ func treeFixture(t *testing.T) *fixture {
 	return f
 }
 
+// parentFixture is a fixture of global cap global, in fair share or not,
+// whose keys "p/x" have the parent "p". The key parent has the limits top,
+// and every other key rest.
+func parentFixture(t *testing.T, global int, fair bool, parent string, top, rest Limits) *fixture {
+	f := newFixture(t, global, fair, func(key string) Limits {
+		if key == parent {
+			return top
+		}
+		return rest
+	})
+	f.r.SetParents(slashParents, nil)
+	return f
+}
+
 // slashParents gives a key "p/x" the parent "p".
 func slashParents(key string) ([]string, error) {
 	if p, _, ok := strings.Cut(key, "/"); ok {

@@ -38,13 +38,7 @@ func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 // have every permit and slot back.
 func (f *fixture) requireAllQuiet(t *testing.T) {
 	t.Helper()
-	var gs []*Group[tk]
-	for _, key := range []string{"g", "other", "x"} {
-		g, ok := f.r.Lookup(key)
-		require.True(t, ok, key)
-		gs = append(gs, g)
-	}
-	requireQuiet(t, f.gl, gs...)
+	f.requireQuietKeys(t, "g", "other", "x")
 }
 
 // TestDisplacingTakesOnlyASlotStillHeld: between finding its victim and
@@ -200,13 +194,9 @@ func TestASlotFreedBeforeTheCallerBlocksIsTaken(t *testing.T) {
 // layer. It gives the parent's slot back as it does: a new task of the
 // parent's subtree may wait in it.
 func TestATaskWaitingPastItsParentsLayerGivesItsSlotBack(t *testing.T) {
-	f := newFixture(t, 2, true, func(key string) Limits {
-		if key == "p" {
-			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1}
-		}
-		return Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	})
-	f.r.SetParents(slashParents, nil)
+	f := parentFixture(t, 2, true, "p",
+		Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 1, Weight: 1},
+		Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
 	submit := f.stepping(t)
 	x := submit("x", "x", Admitted) // holds a global permit
 	b := submit("p/c", "b", Admitted)
@@ -218,10 +208,5 @@ func TestATaskWaitingPastItsParentsLayerGivesItsSlotBack(t *testing.T) {
 	assert.Equal(t, []string{"d"}, f.end(t, a))
 	f.end(t, y)
 	f.end(t, d)
-	var gs []*Group[tk]
-	for _, k := range []string{"x", "y", "p", "p/c", "p/d"} {
-		g, _ := f.r.Lookup(k)
-		gs = append(gs, g)
-	}
-	requireQuiet(t, f.gl, gs...)
+	f.requireQuietKeys(t, "x", "y", "p", "p/c", "p/d")
 }

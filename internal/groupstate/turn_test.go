@@ -222,14 +222,9 @@ func TestTurnKeepsAFreshTaskBehindTheHandedUnderFairShare(t *testing.T) {
 // acme. Waiting for u2's turn instead, it would reach acme's line after
 // e, out of its arrival order among acme's subtree.
 func TestTurnLeavesAChildsTaskItsPlaceInItsParentsLine(t *testing.T) {
-	f := newFixture(t, Unlimited, false, func(key string) Limits {
-		n := 2
-		if key == "acme" {
-			n = 1
-		}
-		return Limits{Concurrency: n, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	})
-	f.r.SetParents(slashParents, nil)
+	f := parentFixture(t, Unlimited, false, "acme",
+		Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1},
+		Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1})
 	submit := f.stepping(t)
 	a := submit("acme/u1", "a", Admitted)
 	b := submit("acme/u2", "b", MustWait)

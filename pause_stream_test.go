@@ -3,9 +3,6 @@ package groupconc_test
 import (
 	"context"
 	"fmt"
-	"runtime/pprof"
-	"strconv"
-	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -13,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/goroutines"
 )
 
 // Tasks submitted under a paused tenant wait in its pause line and start
@@ -38,7 +36,7 @@ func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
 		release := holdUpdateLock(t, e, "other")
 		const n = 200
 		hs := make([]*groupconc.TaskHandle[int], n)
-		grew, profile := startedBy(func() {
+		grew, profile := goroutines.StartedBy(func() {
 			for i := range hs {
 				var err error
 				hs[i], err = groupconc.Submit(context.Background(), e, fmt.Sprintf("tenant/u%d", i), "t", succeed)
@@ -53,28 +51,6 @@ func TestTasksUnderAPauseStartNoGoroutineEach(t *testing.T) {
 			assert.True(t, h.Cancel(), "a task under a pause ran")
 		}
 	})
-}
-
-// startedBy runs fn with a pprof label that the goroutines it starts
-// inherit, and counts those of them still alive as it returns. Goroutines
-// of other tests and of the runtime are not counted. It returns the
-// goroutine profile too, alike goroutines counted once, labels shown.
-func startedBy(fn func()) (n int, profile string) {
-	pprof.Do(context.Background(), pprof.Labels("startedBy", "fn"), func(context.Context) { fn() })
-	var b strings.Builder
-	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
-	for _, rec := range strings.Split(b.String(), "\n\n") {
-		if !strings.Contains(rec, `"startedBy":"fn"`) {
-			continue
-		}
-		for _, line := range strings.Split(rec, "\n") {
-			if count, _, ok := strings.Cut(line, " @ "); ok {
-				c, _ := strconv.Atoi(count)
-				n += c
-			}
-		}
-	}
-	return n, b.String()
 }
 
 // Resume walks the tasks its pause line held on the caller's goroutine: as

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/goroutines"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,19 +28,18 @@ func TestWaitingTasksHoldNoGoroutine(t *testing.T) {
 		gate := make(chan struct{})
 		first := submit(t, t.Context(), e, "g", "first", gated(gate, 0))
 		synctest.Wait()
-		before := runtime.NumGoroutine()
 		var ran atomic.Int64
 		hs := make([]*groupconc.TaskHandle[int], 1000)
-		for i := range hs {
-			hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
-				ran.Add(1)
-				return i, nil
-			})
-		}
-		synctest.Wait()
-		// NumGoroutine counts the whole process, where goroutines of other
-		// tests may still be ending: allow a little slack, far below 1 000.
-		assert.Less(t, runtime.NumGoroutine()-before, 10, "waiting tasks started goroutines")
+		started, profile := goroutines.StartedBy(func() {
+			for i := range hs {
+				hs[i] = submit(t, t.Context(), e, "g", fmt.Sprint(i), func(context.Context) (int, error) {
+					ran.Add(1)
+					return i, nil
+				})
+			}
+			synctest.Wait()
+		})
+		assert.Zero(t, started, "waiting tasks started goroutines:\n%s", profile)
 		assert.Equal(t, 1000, e.Stats().Waiting)
 
 		close(gate)

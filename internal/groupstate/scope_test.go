@@ -3,10 +3,10 @@ package groupstate
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/kobe/groupconc/internal/goroutines"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,12 +131,11 @@ func TestScopeChildrenNeedNoGoroutine(t *testing.T) {
 	k, _ := f.submit(t, "g", "k")
 	defer f.end(t, k)
 	k.p.Scope().Done()
-	n := runtime.NumGoroutine()
-	child, stop := context.WithCancelCause(k.p.Scope())
+	var child context.Context
+	var stop context.CancelCauseFunc
+	started, profile := goroutines.StartedBy(func() { child, stop = context.WithCancelCause(k.p.Scope()) })
 	defer stop(nil)
-	// NumGoroutine counts the whole process, where a goroutine of an
-	// earlier test may still be ending: the child must add none.
-	assert.LessOrEqual(t, runtime.NumGoroutine(), n)
+	assert.Zero(t, started, "a child context started goroutines:\n%s", profile)
 	g, _ := f.r.Lookup("g")
 	g.Shutdown(errShut, nil)
 	<-child.Done()

@@ -117,3 +117,43 @@ func TestAHandedTaskSentBackHandsOnItsParentsPermit(t *testing.T) {
 	pg, _ := f.r.Lookup("p")
 	requireQuiet(t, f.gl, a, pg)
 }
+
+// TestATurnPassedAsItsGroupPausesHoldsNoGlobalPermitParked: f of g took a
+// global permit and waits for w's turn. w's walk stops and passes the
+// turn to f, whose caller owns it then, so the pause that comes next does
+// not find it. f holds a permit: it is past the gate and walks on, to wait
+// at g's concurrency layer, where Repark finds it and takes the permit
+// back. Parked at once, f would hold the global permit while paused.
+func TestATurnPassedAsItsGroupPausesHoldsNoGlobalPermitParked(t *testing.T) {
+	paused := false
+	limits := pausable(&paused, Unlimited)
+	f := newFixture(t, 1, false, limits)
+	submit := f.stepping(t)
+	x := submit("x", "x", Admitted)
+	w := submit("g", "w", MustWait)
+	require.Equal(t, []*tk{w}, f.r.Update(3, Unlimited, limits).Handed)
+	fresh := submit("g", "f", MustWait) // holds a global permit, waits for w's turn
+	out, _, next, _ := w.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Same(t, fresh, next)
+
+	paused = true
+	f.r.Update(3, Unlimited, limits)
+	out, reason, _, _ := fresh.p.Resume()
+	require.Equal(t, MustWait, out)
+	g, _ := f.r.Lookup("g")
+	if reason != Parked { // as the executor does
+		f.r.Repark(g)
+	}
+	held, _ := f.gl.Held()
+	assert.Equal(t, 2, held, "x and w hold the global permits, f none")
+
+	paused = false
+	f.r.Update(3, Unlimited, limits)
+	assert.Equal(t, []string{"f"}, drain(g))
+	assert.Empty(t, resume([]*tk{fresh}), "f waits for g's permit w holds")
+	assert.Equal(t, []string{"f"}, f.end(t, w))
+	assert.Empty(t, f.end(t, fresh))
+	assert.Empty(t, f.end(t, x))
+	f.requireQuietKeys(t, "g", "x")
+}

@@ -110,3 +110,46 @@ func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
 		requireQuiet(t, f.gl, g)
 	}
 }
+
+// TestUnparkedTaskWaitsAtADrainedParentBehindOlder: o of p/d waits in
+// paused p's pause line, and t, younger, in paused p/c's. Both are
+// resumed. p's drain takes o out, and o has yet to walk. t, taken out of
+// p/c's line, passes its own group's drained line but not p's, though it
+// is empty now: it waits there, and starts after o.
+func TestUnparkedTaskWaitsAtADrainedParentBehindOlder(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		paused := true
+		limits := func(key string) Limits {
+			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && (key == "p" || key == "p/c")}
+		}
+		f := newFixture(t, Unlimited, fair, limits)
+		f.r.SetParents(slashParents, nil)
+		submit := f.stepping(t)
+		o := submit("p/d", "o", MustWait)
+		w := submit("p/c", "t", MustWait)
+		pg, _ := f.r.Lookup("p")
+		cg, _ := f.r.Lookup("p/c")
+		require.Same(t, pg.pauseLine.Load(), o.p.line.Load())
+		require.Same(t, cg.pauseLine.Load(), w.p.line.Load())
+
+		paused = false
+		require.ElementsMatch(t, []*Group[tk]{pg, cg}, f.r.Update(Unlimited, Unlimited, limits).Resumed)
+		require.Equal(t, 1, pg.StartDrain())
+		require.Same(t, o, pg.Unpark())
+		require.Equal(t, 1, cg.StartDrain())
+		require.Same(t, w, cg.Unpark())
+		out, _, _, _ := w.p.Resume()
+		require.Equal(t, MustWait, out, "t passed p's drained line ahead of o, fair %v", fair)
+		require.Same(t, pg.pauseLine.Load(), w.p.line.Load())
+		out, _, _, _ = o.p.Resume()
+		require.Equal(t, Admitted, out)
+		require.Same(t, w, pg.Unpark())
+		out, _, _, _ = w.p.Resume()
+		require.Equal(t, MustWait, out, "o holds p's permit")
+		require.Nil(t, pg.Unpark())
+		require.Nil(t, cg.Unpark())
+		assert.Equal(t, []string{"t"}, f.end(t, o))
+		assert.Empty(t, f.end(t, w))
+		f.requireQuietKeys(t, "p", "p/c", "p/d")
+	}
+}

@@ -132,21 +132,16 @@ func (g *Group[T]) isPaused() bool { return g.paused.Load()&pausedOn != 0 }
 // ends (unpark) it is resumedOn: park moves what reached its lines while
 // paused, and its concurrency limit is raised only after that (grant).
 func (g *Group[T]) setPaused(on bool) {
-	pl := g.pauseLine.Load()
-	if on && pl == nil {
-		pl = newLine[T](0, new(pauseQueue[T]))
-		g.pauseLine.Store(pl)
-	}
 	if on {
+		if g.pauseLine.Load() == nil {
+			g.pauseLine.Store(newLine[T](0, new(pauseQueue[T])))
+		}
 		g.paused.Or(pausedOn)
 		g.reg.active.join(g) // after the store: see active.sweepLocked
 		return
 	}
-	switch {
-	case g.isPaused():
+	if g.isPaused() {
 		g.paused.Or(drainOn | resumedOn)
-	case pl != nil && pl.waiting.Load() != 0:
-		g.paused.Or(drainOn)
 	}
 	g.paused.And(^pausedOn)
 }

@@ -157,3 +157,38 @@ func TestATurnPassedAsItsGroupPausesHoldsNoGlobalPermitParked(t *testing.T) {
 	assert.Empty(t, f.end(t, x))
 	f.requireQuietKeys(t, "g", "x")
 }
+
+// TestParentsPauseMovesAChildsFreshWalkWaitingForItsTurn is
+// TestPauseMovesAFreshWalkWaitingForItsTurn with the parent p of h's and
+// f's group paused: the pause moves the fresh walks of p's subtree too.
+func TestParentsPauseMovesAChildsFreshWalkWaitingForItsTurn(t *testing.T) {
+	paused := false
+	limits := func(key string) Limits {
+		return Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "p"}
+	}
+	f := newFixture(t, Unlimited, false, limits)
+	f.r.SetParents(slashParents, nil)
+	submit := f.stepping(t)
+	x := submit("p/c", "x", Admitted)
+	h := submit("p/c", "h", MustWait) // waits for p/c's bulkhead
+	x.p.Release()
+	x.p.Exit()
+	require.Equal(t, h, x.p.Handed())
+	fresh := submit("p/c", "f", MustWait) // waits for p/c's turn
+
+	paused = true
+	f.r.Update(Unlimited, Unlimited, limits)
+	out, _, next, _ := h.p.Resume()
+	assert.Equal(t, MustWait, out, "h waits at p's concurrency layer")
+	assert.Nil(t, next, "f walks on from its turn, though p is paused")
+
+	paused = false
+	f.r.Update(Unlimited, Unlimited, limits)
+	pg, _ := f.r.Lookup("p")
+	assert.Equal(t, []string{"h", "f"}, drain(pg))
+	for _, k := range []*tk{h, fresh} {
+		k.p.Release()
+		k.p.Exit()
+	}
+	f.requireQuietKeys(t, "p", "p/c")
+}

@@ -182,6 +182,31 @@ func resumeBlockedCaller(t *testing.T, mode groupconc.IsolationMode, paused stri
 	assert.Equal(t, groupconc.StatusSuccess, b.h.Wait().Status)
 }
 
+// TestResumeLetsInACallerBlockedOnAQueueOfNoSlotsOnceDrained is the test
+// above with w of p/d in tenant p's pause line as p resumes: it waited for
+// the global permit as p paused. b of p/c, blocked meanwhile, is let in
+// once the drain has walked w on. No slot of p/c's queue frees to wake it.
+// Under IsolationOff only: under fair share a task waiting for a global
+// permit holds a slot of its group's queue, so w would be turned away.
+func TestResumeLetsInACallerBlockedOnAQueueOfNoSlotsOnceDrained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, modeBuilder(groupconc.IsolationOff).ParentSeparator("/").GlobalMaxInFlight(1).DefaultQueueThresholdPerGroup(0))
+		gate := make(chan struct{})
+		x := submit(t, t.Context(), e, "x", "x", gated(gate, 0))
+		w := submit(t, t.Context(), e, "p/d", "w", succeed)
+		pause(t, e, "p", true)
+		b := submitBlocking(t.Context(), e, "p/c", "b", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		require.Equal(t, 1, groupStats(t, e, "p/c").Blocked)
+		pause(t, e, "p", false)
+		synctest.Wait()
+		require.True(t, b.returned(), "the caller still waits: %+v", groupStats(t, e, "p/c"))
+		require.NoError(t, b.err)
+		close(gate)
+		quiesce(t, e, x, w, b.h)
+	})
+}
+
 // eachPause runs round n times in each isolation mode, pausing the group
 // key, then its parent t.
 func eachPause(t *testing.T, key string, n int, round func(t *testing.T, mode groupconc.IsolationMode, paused string)) {

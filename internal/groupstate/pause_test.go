@@ -116,3 +116,38 @@ func TestResumedGroupsNewTaskWaitsBehindItsPauseLine(t *testing.T) {
 		paused = true
 	}
 }
+
+// TestChildsPauseTakesItsTaskOutOfItsParentsLine: w of p/c holds p/c's
+// permit and waits at p's layer, whose permit a of p/d holds. p/c's pause
+// moves w to p/c's pause line and gives p/c's permit back. a's end hands
+// w nothing: it must not start while p/c is paused.
+func TestChildsPauseTakesItsTaskOutOfItsParentsLine(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		paused := false
+		limits := func(key string) Limits {
+			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "p/c"}
+		}
+		f := newFixture(t, Unlimited, fair, limits)
+		f.r.SetParents(slashParents, nil)
+		submit := f.stepping(t)
+		a := submit("p/d", "a", Admitted)
+		w := submit("p/c", "w", MustWait)
+		cg, _ := f.r.Lookup("p/c")
+		_, conc, _ := cg.Held()
+		require.Equal(t, 1, conc, "w holds p/c's permit")
+
+		paused = true
+		f.r.Update(Unlimited, Unlimited, limits)
+		_, conc, _ = cg.Held()
+		assert.Zero(t, conc, "w gave p/c's permit back")
+		assert.Same(t, cg.pauseLine.Load(), w.p.line.Load(), "w waits in p/c's pause line")
+		assert.Empty(t, f.end(t, a), "w started while p/c is paused, fair %v", fair)
+
+		paused = false
+		f.r.Update(Unlimited, Unlimited, limits)
+		assert.Equal(t, []string{"w"}, drain(cg))
+		assert.Equal(t, []string{"w"}, resume([]*tk{w}))
+		assert.Empty(t, f.end(t, w))
+		f.requireQuietKeys(t, "p", "p/c", "p/d")
+	}
+}

@@ -71,7 +71,7 @@ func TestGateLeavesOnlyThePauseLine(t *testing.T) {
 func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		paused := false
-		limits := pausable(&paused, Unlimited)
+		limits := pausable(&paused, Unlimited, "g")
 		f := newFixture(t, Unlimited, fair, limits)
 		a, out := f.submit(t, "g", "a")
 		require.Equal(t, Admitted, out, "a holds g's permit")
@@ -119,11 +119,7 @@ func TestUnparkedTaskWaitsBehindOlderTheNextPauseSentBack(t *testing.T) {
 func TestUnparkedTaskWaitsAtADrainedParentBehindOlder(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		paused := true
-		limits := func(key string) Limits {
-			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && (key == "p" || key == "p/c")}
-		}
-		f := newFixture(t, Unlimited, fair, limits)
-		f.r.SetParents(slashParents, nil)
+		f, limits := pausableTree(t, fair, &paused, Unlimited, "p", "p/c")
 		submit := f.stepping(t)
 		o := submit("p/d", "o", MustWait)
 		w := submit("p/c", "t", MustWait)

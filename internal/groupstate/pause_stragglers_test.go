@@ -1,18 +1,28 @@
 package groupstate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// pausable returns limits of concurrency 1 and bulkhead bulk, with group
-// g paused while *paused.
-func pausable(paused *bool, bulk int) func(string) Limits {
+// pausable returns limits of concurrency 1 and bulkhead bulk, with the
+// groups of keys paused while *paused.
+func pausable(paused *bool, bulk int, keys ...string) func(string) Limits {
 	return func(key string) Limits {
-		return Limits{Concurrency: 1, MaxInFlight: bulk, QueueThreshold: Unlimited, Weight: 1, Paused: *paused && key == "g"}
+		return Limits{Concurrency: 1, MaxInFlight: bulk, QueueThreshold: Unlimited, Weight: 1, Paused: *paused && slices.Contains(keys, key)}
 	}
+}
+
+// pausableTree is a fixture under pausable's limits whose keys "p/x" have
+// the parent "p", and those limits.
+func pausableTree(t *testing.T, fair bool, paused *bool, bulk int, keys ...string) (*fixture, func(string) Limits) {
+	limits := pausable(paused, bulk, keys...)
+	f := newFixture(t, Unlimited, fair, limits)
+	f.r.SetParents(slashParents, nil)
+	return f, limits
 }
 
 // TestResumeMovesATaskThatReachedALineWhilePaused: w of g waits at g's
@@ -23,7 +33,7 @@ func pausable(paused *bool, bulk int) func(string) Limits {
 // walks them in the order they were submitted.
 func TestResumeMovesATaskThatReachedALineWhilePaused(t *testing.T) {
 	paused := false
-	limits := pausable(&paused, Unlimited)
+	limits := pausable(&paused, Unlimited, "g")
 	f, older, w := pausedAsItWalks(t, &paused, limits)
 
 	paused = false
@@ -43,33 +53,34 @@ func TestResumeMovesATaskThatReachedALineWhilePaused(t *testing.T) {
 // turn at that layer, in no line. A pause moves it to the pause line as
 // it does the tasks waiting in lines. Left with the turn, it would walk
 // on as h's walk stops, and start ahead of the tasks the pause sent back.
+// The pause of g's parent moves it too, as it does its subtree's tasks.
 func TestPauseMovesAFreshWalkWaitingForItsTurn(t *testing.T) {
-	paused := false
-	limits := pausable(&paused, 1)
-	f := newFixture(t, Unlimited, false, limits)
-	x, out := f.submit(t, "g", "x")
-	require.Equal(t, Admitted, out)
-	h, out := f.submit(t, "g", "h")
-	require.Equal(t, MustWait, out, "h waits for g's bulkhead")
-	x.p.Release()
-	x.p.Exit()
-	require.Equal(t, h, x.p.Handed())
-	fresh, out := f.submit(t, "g", "f")
-	require.Equal(t, MustWait, out, "f waits for g's turn")
+	for _, c := range []struct{ key, paused string }{{"g", "g"}, {"p/g", "p"}} {
+		paused := false
+		f, limits := pausableTree(t, false, &paused, 1, c.paused)
+		submit := f.stepping(t)
+		x := submit(c.key, "x", Admitted)
+		h := submit(c.key, "h", MustWait) // waits for the bulkhead
+		x.p.Release()
+		x.p.Exit()
+		require.Equal(t, h, x.p.Handed())
+		fresh := submit(c.key, "f", MustWait) // waits for the turn
 
-	paused = true
-	f.r.Update(Unlimited, Unlimited, limits)
-	out, _, next, _ := h.p.Resume()
-	assert.Equal(t, MustWait, out, "h waits at g's concurrency layer")
-	assert.Nil(t, next, "f walks on from its turn, though g is paused")
+		paused = true
+		f.r.Update(Unlimited, Unlimited, limits)
+		out, _, next, _ := h.p.Resume()
+		assert.Equal(t, MustWait, out, "h waits at %s's concurrency layer", c.paused)
+		assert.Nil(t, next, "f walks on from its turn, though %s is paused", c.paused)
 
-	paused = false
-	f.r.Update(Unlimited, Unlimited, limits)
-	g, _ := f.r.Lookup("g")
-	assert.Equal(t, []string{"h", "f"}, drain(g))
-	for _, k := range []*tk{h, fresh} {
-		k.p.Release()
-		k.p.Exit()
+		paused = false
+		f.r.Update(Unlimited, Unlimited, limits)
+		pg, _ := f.r.Lookup(c.paused)
+		assert.Equal(t, []string{"h", "f"}, drain(pg))
+		for _, k := range []*tk{h, fresh} {
+			k.p.Release()
+			k.p.Exit()
+		}
+		f.requireQuietKeys(t, c.key, c.paused)
 	}
 }
 
@@ -126,7 +137,7 @@ func TestAHandedTaskSentBackHandsOnItsParentsPermit(t *testing.T) {
 // back. Parked at once, f would hold the global permit while paused.
 func TestATurnPassedAsItsGroupPausesHoldsNoGlobalPermitParked(t *testing.T) {
 	paused := false
-	limits := pausable(&paused, Unlimited)
+	limits := pausable(&paused, Unlimited, "g")
 	f := newFixture(t, 1, false, limits)
 	submit := f.stepping(t)
 	x := submit("x", "x", Admitted)
@@ -156,39 +167,4 @@ func TestATurnPassedAsItsGroupPausesHoldsNoGlobalPermitParked(t *testing.T) {
 	assert.Empty(t, f.end(t, fresh))
 	assert.Empty(t, f.end(t, x))
 	f.requireQuietKeys(t, "g", "x")
-}
-
-// TestParentsPauseMovesAChildsFreshWalkWaitingForItsTurn is
-// TestPauseMovesAFreshWalkWaitingForItsTurn with the parent p of h's and
-// f's group paused: the pause moves the fresh walks of p's subtree too.
-func TestParentsPauseMovesAChildsFreshWalkWaitingForItsTurn(t *testing.T) {
-	paused := false
-	limits := func(key string) Limits {
-		return Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "p"}
-	}
-	f := newFixture(t, Unlimited, false, limits)
-	f.r.SetParents(slashParents, nil)
-	submit := f.stepping(t)
-	x := submit("p/c", "x", Admitted)
-	h := submit("p/c", "h", MustWait) // waits for p/c's bulkhead
-	x.p.Release()
-	x.p.Exit()
-	require.Equal(t, h, x.p.Handed())
-	fresh := submit("p/c", "f", MustWait) // waits for p/c's turn
-
-	paused = true
-	f.r.Update(Unlimited, Unlimited, limits)
-	out, _, next, _ := h.p.Resume()
-	assert.Equal(t, MustWait, out, "h waits at p's concurrency layer")
-	assert.Nil(t, next, "f walks on from its turn, though p is paused")
-
-	paused = false
-	f.r.Update(Unlimited, Unlimited, limits)
-	pg, _ := f.r.Lookup("p")
-	assert.Equal(t, []string{"h", "f"}, drain(pg))
-	for _, k := range []*tk{h, fresh} {
-		k.p.Release()
-		k.p.Exit()
-	}
-	f.requireQuietKeys(t, "p", "p/c")
 }

@@ -15,7 +15,7 @@ import (
 // back: b of another group, waiting for it, is handed it.
 func TestReparkMovesATaskThatWaitsInAPausedGroupsLine(t *testing.T) {
 	paused := false
-	limits := pausable(&paused, Unlimited)
+	limits := pausable(&paused, Unlimited, "g")
 	f, older, w := pausedAsItWalks(t, &paused, limits)
 	younger, out := f.submit(t, "g", "younger")
 	require.Equal(t, MustWait, out)
@@ -124,11 +124,7 @@ func TestResumedGroupsNewTaskWaitsBehindItsPauseLine(t *testing.T) {
 func TestChildsPauseTakesItsTaskOutOfItsParentsLine(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		paused := false
-		limits := func(key string) Limits {
-			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1, Paused: paused && key == "p/c"}
-		}
-		f := newFixture(t, Unlimited, fair, limits)
-		f.r.SetParents(slashParents, nil)
+		f, limits := pausableTree(t, fair, &paused, Unlimited, "p/c")
 		submit := f.stepping(t)
 		a := submit("p/d", "a", Admitted)
 		w := submit("p/c", "w", MustWait)

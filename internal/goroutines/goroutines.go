@@ -1,8 +1,7 @@
-// Package goroutines counts the goroutines a piece of code starts, for
-// tests that promise it starts none, or few. runtime.NumGoroutine counts
-// the whole process, where other tests' goroutines and the runtime's may
-// start at any time. A pprof label, which the goroutines a goroutine
-// starts inherit, counts only the code's own.
+// Package goroutines counts the goroutines some code starts, for tests.
+// runtime.NumGoroutine counts the whole process, where other tests and
+// the runtime start goroutines too. A goroutine inherits the pprof labels
+// of the one that starts it, so a label counts only the code's own.
 package goroutines
 
 import (
@@ -13,15 +12,13 @@ import (
 	"sync/atomic"
 )
 
-// calls numbers the calls of StartedBy, so that each has a label of its
-// own: goroutines an earlier call counted, still ending, are not counted
-// again.
+// calls gives each call of StartedBy a label of its own. So goroutines
+// of an earlier call, still ending, are not counted again.
 var calls atomic.Int64
 
-// StartedBy runs fn with a pprof label of its own and counts the goroutines alive
-// as it returns that carry the label: those fn started, and theirs. It
-// returns the goroutine profile too, alike goroutines counted once with
-// their labels, for a test to show when the count is wrong.
+// StartedBy runs fn under a new pprof label. It counts the goroutines
+// that carry the label as it returns: those fn started, and theirs. It
+// returns the goroutine profile too, for a test to show.
 func StartedBy(fn func()) (n int, profile string) {
 	label := strconv.FormatInt(calls.Add(1), 10)
 	pprof.Do(context.Background(), pprof.Labels("startedBy", label), func(context.Context) { fn() })

@@ -49,8 +49,11 @@ func (m *fairModel) fairest() *tk {
 // random submits, ends, leaves and weight changes, with one group often
 // flooding the line so that its head runs while others wait far behind
 // (the order takes over), and checks every hand-off against fairModel.
+// Seeds 48, 49, 52, 86 and 91 to 93 are the first to drop the order when the
+// head scan must start again from the head, not from where it last
+// stopped.
 func TestFairLineHandsEachPermitToTheFairestTask(t *testing.T) {
-	for seed := range uint64(40) {
+	for seed := range uint64(100) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkFairLine(t, seed) })
 	}
 }

@@ -133,9 +133,20 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 		if n := g.conc.waiting.Load() + g.bulkhead.waiting.Load(); n != 0 {
 			return fmt.Errorf("group %s: %d tasks counted waiting in line", g.key, n)
 		}
+		if running, _, inFlight := g.Counts(); running|inFlight != 0 {
+			return fmt.Errorf("group %s: running %d in flight %d", g.key, running, inFlight)
+		}
+		if f := g.fair; f != nil && f.running.Load()|f.below.Load() != 0 {
+			return fmt.Errorf("group %s: fair share counts %d running, %d below", g.key, f.running.Load(), f.below.Load())
+		}
 		if k := g.kin.Load(); k != nil {
 			if b, c := k.held[0].Load(), k.held[1].Load(); b|c != 0 {
 				return fmt.Errorf("group %s: its subtree holds %d of its parent's bulkhead and %d of its concurrency", g.key, b, c)
+			}
+			for name, n := range map[string]int64{"extra": k.extra.Load(), "run": k.run.Load(), "over": k.over.Load(), "subCost": k.subCost.Load(), "bulk": k.bulk.Load()} {
+				if n != 0 {
+					return fmt.Errorf("group %s: its family counts %s %d", g.key, name, n)
+				}
 			}
 		}
 	}

@@ -71,9 +71,9 @@ func watchers(gl *groupstate.Global[task]) int64 {
 
 func quietGroup(g *groupstate.Group[task]) error {
 	bulkhead, conc, slots := g.Held()
-	_, waiting, _ := g.Counts()
-	if bulkhead|conc|slots|waiting != 0 {
-		return fmt.Errorf("group %q: %d waiting, %d bulkhead and %d concurrency permits and %d queue slots held", g.Key(), waiting, bulkhead, conc, slots)
+	running, waiting, inFlight := g.Counts()
+	if bulkhead|conc|slots|running|waiting|inFlight != 0 {
+		return fmt.Errorf("group %q: %d running, %d waiting, %d in flight, %d bulkhead and %d concurrency permits and %d queue slots held", g.Key(), running, waiting, inFlight, bulkhead, conc, slots)
 	}
 	return nil
 }

@@ -97,6 +97,35 @@ func TestFairLineSharesByWeight(t *testing.T) {
 	assert.Equal(t, []string{"light", "heavy", "heavy"}, started)
 }
 
+// TestFairLineWeighsAGroupAnewInItsOrder: every waiting task's group runs,
+// so the order chooses. A weight raised as tasks wait moves its group up
+// in the order at once.
+func TestFairLineWeighsAGroupAnewInItsOrder(t *testing.T) {
+	weights := map[string]int{}
+	limits := func(key string) Limits { return unlimitedGroup(max(weights[key], 1)) }
+	f := newFixture(t, 4, true, limits)
+	running := map[string]*tk{}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		running[n], _ = f.submit(t, n, n+"1")
+	}
+	waiting := map[string]*tk{}
+	for _, n := range []string{"b2", "c2", "b3", "c3"} {
+		k, out := f.submit(t, n[:1], n)
+		require.Equal(t, MustWait, out)
+		waiting[n] = k
+	}
+	assert.Equal(t, []string{"b2"}, f.end(t, running["a"]), "b and c run 1 each: b2 is older")
+	q := f.gl.line.waiters.Load().disc.(*fairQueue[tk])
+	require.True(t, q.slow, "the order chose")
+	weights["b"] = 4
+	assert.Empty(t, f.r.Update(4, Unlimited, limits).Handed)
+	assert.Equal(t, []string{"b3"}, f.end(t, running["d"]), "b runs 2 of weight 4, c 1 of 1")
+	for _, k := range []*tk{running["b"], running["c"], waiting["b2"], waiting["b3"], waiting["c2"], waiting["c3"]} {
+		f.end(t, k)
+	}
+	f.requireQuietKeys(t, "a", "b", "c", "d")
+}
+
 func TestFairLineLeaveAndSweepKeepTheHeapConsistent(t *testing.T) {
 	f := newFixture(t, 1, true, fixed(unlimitedGroup(1)))
 	holder, out := f.submit(t, "x", "x")

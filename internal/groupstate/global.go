@@ -276,14 +276,12 @@ func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
 	}
 }
 
-// giveGlobal gives back p's global permit. x is p's Ext, nil for a plain
-// task. Under fair share the group counts one less running first (see
-// releaseFair). Under IsolationOff a global queue of no slots nudges its
-// first blocked caller (see slots.nudge), whose task may start now.
+// giveGlobal gives back p's global permit, which p holds. x is p's Ext,
+// nil for a plain task. Under fair share the group counts one less running
+// first (see releaseFair). Under IsolationOff a global queue of no slots
+// nudges its first blocked caller (see slots.nudge), whose task may start
+// now.
 func (gl *Global[T]) giveGlobal(p *Permits[T], x *Ext) {
-	if p.held&heldGlobal == 0 {
-		return
-	}
 	if gl.fair {
 		runFair(p.group, -x.amount(heldGlobal, 0))
 		if x != nil {

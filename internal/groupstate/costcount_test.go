@@ -8,23 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// costing returns what submits a task of key and cost to f, extended as
-// the executor extends it, and tries it.
-func (f *fixture) costing() func(key, name string, cost int) (*tk, Outcome) {
-	exts := map[*tk]*Ext{}
-	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
-	return func(key, name string, cost int) (*tk, Outcome) {
-		k := &tk{name: name}
-		f.r.Enter(key, &k.p, k, f.now)
-		if k.p.NeedsExt(cost) {
-			exts[k] = new(Ext)
-			k.p.Extend(exts[k], cost)
-		}
-		out, _ := k.p.Try()
-		return k, out
-	}
-}
-
 // TestACostlyTaskSentBackByALoweredBulkheadIsInFlightNoMore: w of cost 2
 // holds 2 of g's bulkhead permits and waits for g's concurrency permit,
 // which r holds. The bulkhead is lowered to 1, which sends w back to wait

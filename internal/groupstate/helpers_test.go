@@ -48,14 +48,20 @@ func (f *fixture) submit(t *testing.T, key, name string) (*tk, Outcome) {
 // the executor does. It returns submit for such tasks: it stamps a task at
 // f.now, and tries it.
 func (f *fixture) extended() func(key, name string) (*tk, Outcome) {
+	try := f.costing()
+	return func(key, name string) (*tk, Outcome) { return try(key, name, 1) }
+}
+
+// costing is extended for tasks of any cost.
+func (f *fixture) costing() func(key, name string, cost int) (*tk, Outcome) {
 	exts := map[*tk]*Ext{}
 	f.gl.SetExt(func(k *tk) *Ext { return exts[k] })
-	return func(key, name string) (*tk, Outcome) {
+	return func(key, name string, cost int) (*tk, Outcome) {
 		k := &tk{name: name}
 		f.r.Enter(key, &k.p, k, f.now)
-		if k.p.NeedsExt(1) {
+		if k.p.NeedsExt(cost) {
 			exts[k] = new(Ext)
-			k.p.Extend(exts[k], 1)
+			k.p.Extend(exts[k], cost)
 		}
 		out, _ := k.p.Try()
 		return k, out

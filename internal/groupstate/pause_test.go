@@ -147,3 +147,27 @@ func TestChildsPauseTakesItsTaskOutOfItsParentsLine(t *testing.T) {
 		f.requireQuietKeys(t, "p", "p/c", "p/d")
 	}
 }
+
+// TestAChildsOldestWaitCountsItsTaskInItsParentsPauseLine: w of p/c waits
+// in paused p's pause line. p/c's oldest wait is w's. p has no task of
+// its own (its stats add its subtree's).
+func TestAChildsOldestWaitCountsItsTaskInItsParentsPauseLine(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		paused := true
+		f, limits := pausableTree(t, fair, &paused, Unlimited, "p")
+		w := f.stepping(t)("p/c", "w", MustWait)
+		pg, _ := f.r.Lookup("p")
+		cg, _ := f.r.Lookup("p/c")
+		require.Same(t, pg.pauseLine.Load(), w.p.line.Load(), "w waits in p's pause line")
+		assert.EqualValues(t, 10, cg.OldestWait(10), "p/c, fair %v", fair)
+		assert.Zero(t, pg.OldestWait(10), "p, fair %v", fair)
+
+		paused = false
+		f.r.Update(Unlimited, Unlimited, limits)
+		assert.Equal(t, []string{"w"}, drain(pg))
+		assert.Equal(t, []string{"w"}, resume([]*tk{w}))
+		assert.Zero(t, cg.OldestWait(10))
+		assert.Empty(t, f.end(t, w))
+		f.requireQuietKeys(t, "p", "p/c")
+	}
+}

@@ -72,6 +72,22 @@ func TestRegistryGroupLeavesItsParentOnceWhoeverRemovesIt(t *testing.T) {
 	assert.Equal(t, int64(1), p.refs.Load())
 }
 
+// A child evicted while a Hold keeps it is counted out of its parent at
+// Unhold, as at its last task's end. Otherwise the parent would never be
+// idle.
+func TestUnholdCountsAnEvictedChildOutOfItsParent(t *testing.T) {
+	f := treeFixture(t)
+	a, _ := f.submit(t, "p/a", "a1")
+	f.end(t, a)
+	p, _ := f.r.Lookup("p")
+	ga, _ := f.r.Lookup("p/a")
+	require.True(t, ga.Hold())
+	f.r.Evict("p/a", context.Canceled, nil)
+	require.Equal(t, int64(1), p.refs.Load(), "p/a is held")
+	ga.Unhold()
+	assert.Zero(t, p.refs.Load(), "p counts no child")
+}
+
 // A child made while its parent is evicted does not stay under the
 // evicted parent, where no eviction, change of policy or stats would find
 // it. It goes under the parent's key's next group.

@@ -303,9 +303,7 @@ func (g *Group[T]) exit() {
 	if g.reg.ttl.Load() > 0 {
 		g.idleAt.Store(g.reg.clock()) // before refs drops: see ForgetIdle
 	}
-	if g.refs.Add(-1) == 0 && g.parent != nil {
-		g.leftParent() // evicted: see leaveParent
-	}
+	g.Unhold()
 }
 
 // Hold keeps g from being forgotten as idle until Unhold, as a task of it
@@ -317,7 +315,7 @@ func (g *Group[T]) Hold() bool { return g.enter() }
 // time.
 func (g *Group[T]) Unhold() {
 	if g.refs.Add(-1) == 0 && g.parent != nil {
-		g.leftParent()
+		g.leftParent() // evicted: see leaveParent
 	}
 }
 

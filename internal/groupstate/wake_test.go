@@ -93,6 +93,38 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 	requireQuiet(t, f.gl, g)
 }
 
+// TestTurnEndedWakesACallerTurnedAwayForIt: w of g, handed a global
+// permit by a raised cap, walks on holding g's turn. A blocked caller's
+// walk c of g finds g's concurrency permit free, but waits for the turn
+// there, with no slot to wait on: its caller blocks. w starts, and gives
+// nothing back. c's caller must be woken as w's turn ends: c may start
+// now, on g's second permit.
+func TestTurnEndedWakesACallerTurnedAwayForIt(t *testing.T) {
+	lim := fixed(Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
+	f := newFixture(t, 1, false, lim)
+	woken := wakes(f)
+	z, out := f.submit(t, "x", "z")
+	require.Equal(t, Admitted, out, "z holds the global permit")
+	w, out := f.submit(t, "g", "w")
+	require.Equal(t, MustWait, out, "w waits for the global permit")
+	require.Equal(t, []*tk{w}, f.r.Update(3, Unlimited, lim).Handed, "the raised cap hands w its permit, and g's turn")
+
+	c := &tk{name: "c"}
+	f.r.Enter("g", &c.p, c, f.now)
+	require.Equal(t, Rejected, walk(t, c), "c waits for g's turn, with no slot to wait on")
+	out, _, next, _ := w.p.Resume()
+	require.Equal(t, Admitted, out)
+	require.Nil(t, next)
+	require.Equal(t, 1, *woken, "c's caller is woken once w's turn ended")
+	c.p.Unblock()
+	require.Equal(t, Admitted, walk(t, c))
+	c.p.Pause(false)
+	for _, k := range []*tk{z, w, c} {
+		assert.Empty(t, f.end(t, k))
+	}
+	f.requireQuietKeys(t, "x", "g")
+}
+
 // TestAWalkOnTurnedAwayHandsItsPermitOn: w of g, handed the global permit
 // z gave back, is turned away at g's full concurrency limit. z's end woke
 // c's caller, blocked on the global queue of no slots, but c's walk found

@@ -299,27 +299,29 @@ func (f *fixture) freshBehindHanded(t *testing.T) (w, m, fresh *tk, hs [][]*tk) 
 // TestAFreshWalkWaitsForTheTurnOfATaskHandedAnEarlierLayer: a raised cap
 // hands w of g a global permit and leaves one free. f, new, takes that one
 // and finds g's concurrency permit free. w, older, will come to that layer
-// after it, so f waits for w's turn, and then for the permit w took.
+// after it, so f waits for w's turn, and then for the permit w took. So
+// too when g's bulkhead, between the two, is limited.
 func TestAFreshWalkWaitsForTheTurnOfATaskHandedAnEarlierLayer(t *testing.T) {
-	lim := fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited})
-	f := newFixture(t, 1, false, lim)
-	x, out := f.submit(t, "x", "x")
-	require.Equal(t, Admitted, out)
-	w, out := f.submit(t, "g", "w")
-	require.Equal(t, MustWait, out, "w waits for the global permit")
-	require.Equal(t, []*tk{w}, f.r.Update(3, Unlimited, lim).Handed)
+	for _, bulk := range []int{Unlimited, 2} {
+		lim := fixed(Limits{Concurrency: 1, MaxInFlight: bulk, QueueThreshold: Unlimited})
+		f := newFixture(t, 1, false, lim)
+		x, out := f.submit(t, "x", "x")
+		require.Equal(t, Admitted, out)
+		w, out := f.submit(t, "g", "w")
+		require.Equal(t, MustWait, out, "w waits for the global permit")
+		require.Equal(t, []*tk{w}, f.r.Update(3, Unlimited, lim).Handed)
 
-	fresh, out := f.submit(t, "g", "f")
-	require.Equal(t, MustWait, out, "f waits for w's turn")
-	out, _, next, _ := w.p.Resume()
-	require.Equal(t, Admitted, out)
-	require.Same(t, fresh, next, "f's walk goes on as w's stops")
-	out, _, next, _ = fresh.p.Resume()
-	require.Equal(t, MustWait, out, "w holds g's permit")
-	require.Nil(t, next)
-	assert.Equal(t, []string{"f"}, f.end(t, w))
-	assert.Empty(t, f.end(t, fresh))
-	assert.Empty(t, f.end(t, x))
-	g, _ := f.r.Lookup("g")
-	requireQuiet(t, f.gl, g)
+		fresh, out := f.submit(t, "g", "f")
+		require.Equal(t, MustWait, out, "f waits for w's turn, bulkhead %d", bulk)
+		out, _, next, _ := w.p.Resume()
+		require.Equal(t, Admitted, out)
+		require.Same(t, fresh, next, "f's walk goes on as w's stops")
+		out, _, next, _ = fresh.p.Resume()
+		require.Equal(t, MustWait, out, "w holds g's permit")
+		require.Nil(t, next)
+		assert.Equal(t, []string{"f"}, f.end(t, w))
+		assert.Empty(t, f.end(t, fresh))
+		assert.Empty(t, f.end(t, x))
+		f.requireQuietKeys(t, "x", "g")
+	}
 }

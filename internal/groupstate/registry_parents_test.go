@@ -2,6 +2,7 @@ package groupstate
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,4 +153,45 @@ func TestRegistryRefusesAPathTooDeepWithNoErrorSet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint8(MaxAncestors), g.depth())
 	k.p.Exit()
+}
+
+// descendants lists each group under g once, parents before their
+// children. Evict, Shutdown, a pause and a lowered limit go through it.
+func TestRegistryListsEachDescendantOnce(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	f.r.SetParents(func(key string) ([]string, error) { // "p/a/x" has the parent "p/a"
+		if i := strings.LastIndex(key, "/"); i >= 0 {
+			return []string{key[:i]}, nil
+		}
+		return nil, nil
+	}, nil)
+	for _, key := range []string{"p/a/x", "p/b", "p/a/y"} {
+		var k tk
+		_, err := f.r.Enter(key, &k.p, &k, 0)
+		require.NoError(t, err)
+		k.p.Exit()
+	}
+	p, _ := f.r.Lookup("p")
+	var keys []string
+	for _, d := range f.r.descendants(p) {
+		keys = append(keys, d.key)
+	}
+	require.ElementsMatch(t, []string{"p/a", "p/b", "p/a/x", "p/a/y"}, keys)
+	a := slices.Index(keys, "p/a")
+	assert.Less(t, a, slices.Index(keys, "p/a/x"), "a parent before its children")
+	assert.Less(t, a, slices.Index(keys, "p/a/y"), "a parent before its children")
+}
+
+// Departed lists a child evicted while its task runs until that task is
+// over, and then no more.
+func TestRegistryDepartedForgetsAChildOnceItsTasksAreOver(t *testing.T) {
+	f := treeFixture(t)
+	a, out := f.submit(t, "p/a", "a")
+	require.Equal(t, Admitted, out)
+	p, _ := f.r.Lookup("p")
+	ga, _ := f.r.Lookup("p/a")
+	f.r.Evict("p/a", context.Canceled, nil)
+	assert.Equal(t, []*Group[tk]{ga}, f.r.Departed(p), "a still runs")
+	f.end(t, a)
+	assert.Empty(t, f.r.Departed(p))
 }

@@ -234,15 +234,11 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 
 // SetIdleTTL has groups with no task for ttl (clock units) forgotten by
 // ForgetIdle. A ttl of 0 never forgets. Groups idle when it is turned on
-// count as idle from now.
+// count as idle from now: ForgetIdle first looks a TTL later. So their
+// idle times, not kept while it was off, need not be stamped.
 func (r *Registry[T]) SetIdleTTL(ttl int64) {
 	if ttl > 0 && r.ttl.Load() == 0 {
-		now := r.clock()
-		r.Range(func(g *Group[T]) bool {
-			g.idleAt.Store(now)
-			return true
-		})
-		r.lastSweep.Store(now)
+		r.lastSweep.Store(r.clock())
 	}
 	r.ttl.Store(ttl)
 }

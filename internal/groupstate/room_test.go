@@ -210,3 +210,30 @@ func TestATaskWaitingPastItsParentsLayerGivesItsSlotBack(t *testing.T) {
 	f.end(t, d)
 	f.requireQuietKeys(t, "x", "y", "p", "p/c", "p/d")
 }
+
+// A task of a child that moved on to its parent's bulkhead line, the first
+// layer under fair share, keeps its slot of the child's queue. A task of
+// the child that finds that queue full displaces it there.
+func TestDisplacingFindsTheVictimInItsParentsFirstLine(t *testing.T) {
+	f := parentFixture(t, Unlimited, true, "p",
+		Limits{Concurrency: Unlimited, MaxInFlight: 2, QueueThreshold: Unlimited, Weight: 1},
+		Limits{Concurrency: Unlimited, MaxInFlight: 1, QueueThreshold: 1, Weight: 1})
+	var displaced []string
+	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	f.gl.SetDisplacing(true)
+	submit := f.stepping(t)
+	r1 := submit("p/c", "r1", Admitted) // holds c's bulkhead and one of p's
+	r2 := submit("p/e", "r2", Admitted) // holds p's other
+	w := submit("p/x", "w", MustWait)   // waits at p's bulkhead
+	v := submit("p/c", "v", MustWait)   // waits at c's bulkhead, in c's one slot
+	require.Equal(t, []string{"w"}, f.end(t, r1), "v goes on to wait at p's bulkhead")
+
+	d := submit("p/c", "d", MustWait)
+	require.Equal(t, []string{"v"}, displaced, "d took v's slot")
+	assert.False(t, v.p.Leave(), "v is out of line")
+	assert.Empty(t, f.end(t, v), "d waits at p's bulkhead")
+	assert.Equal(t, []string{"d"}, f.end(t, w))
+	assert.Empty(t, f.end(t, r2))
+	f.end(t, d)
+	f.requireQuietKeys(t, "p", "p/c", "p/e", "p/x")
+}

@@ -237,3 +237,41 @@ func TestDisplacingFindsTheVictimInItsParentsFirstLine(t *testing.T) {
 	f.end(t, d)
 	f.requireQuietKeys(t, "p", "p/c", "p/e", "p/x")
 }
+
+// Under IsolationOff a resumed task comes to the global queue holding its
+// group's slot. While the queue is past its threshold, only a task that
+// holds no other slot is displaced: here b, not r, which is ahead of it.
+func TestDisplacingPassesOverAResumedTaskPastTheGlobalThreshold(t *testing.T) {
+	paused := true
+	limits := func(key string) Limits {
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 5, Paused: paused && key == "g"}
+	}
+	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
+	f.r = NewRegistry(context.Background(), f.gl, limits, func() int64 { return f.now })
+	var displaced []string
+	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	submit := f.stepping(t)
+	a := submit("other", "a", Admitted) // holds the global permit
+	r := submit("g", "r", MustWait)     // parks, holding g's slot
+	paused = false
+	f.r.Update(1, 1, limits)
+	g, _ := f.r.Lookup("g")
+	require.Equal(t, 1, g.StartDrain())
+	require.Same(t, r, g.Unpark())
+	out, _, _, _ := r.p.Resume()
+	require.Equal(t, MustWait, out, "r waits for the global permit, in the global queue's one slot")
+	require.Nil(t, g.Unpark())
+	f.r.Update(1, 2, limits)
+	b := submit("x", "b", MustWait)
+	f.r.Update(1, 1, limits) // two slots held, past the threshold
+
+	f.gl.SetDisplacing(true)
+	d := submit("y", "d", MustWait)
+	require.Equal(t, []string{"b"}, displaced)
+	assert.False(t, b.p.Leave(), "b is out of line")
+	f.end(t, b)
+	f.end(t, a)
+	f.end(t, r)
+	f.end(t, d)
+	f.requireQuietKeys(t, "other", "g", "x", "y")
+}

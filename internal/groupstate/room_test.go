@@ -275,3 +275,35 @@ func TestDisplacingPassesOverAResumedTaskPastTheGlobalThreshold(t *testing.T) {
 	f.end(t, d)
 	f.requireQuietKeys(t, "other", "g", "x", "y")
 }
+
+// A task of a child that waits in its parent's line holds slots of both
+// queues. While the child's queue is past its threshold it is passed over:
+// the newcomer finds no victim, and is turned away.
+func TestDisplacingPassesOverATaskHoldingItsParentsSlotToo(t *testing.T) {
+	threshold := 1
+	limits := func(key string) Limits {
+		if key == "p" {
+			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 5}
+		}
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: threshold}
+	}
+	f := newFixture(t, Unlimited, false, limits)
+	f.r.SetParents(slashParents, nil)
+	var displaced []string
+	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	submit := f.stepping(t)
+	r := submit("p/c", "r", Admitted)
+	y := submit("p/e", "y", MustWait) // waits for p's permit
+	w := submit("p/c", "w", MustWait) // waits for c's, in c's slot
+	require.Equal(t, []string{"y"}, f.end(t, r), "w waits for p's permit, in a slot of p's queue too")
+	threshold = 0
+	f.r.Update(Unlimited, Unlimited, limits) // c's queue is past its threshold
+
+	f.gl.SetDisplacing(true)
+	d := submit("p/c", "d", Rejected)
+	assert.Empty(t, displaced)
+	d.p.Exit()
+	assert.Equal(t, []string{"w"}, f.end(t, y))
+	f.end(t, w)
+	f.requireQuietKeys(t, "p", "p/c", "p/e")
+}

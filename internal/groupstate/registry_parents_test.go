@@ -153,6 +153,7 @@ func TestRegistryRefusesAPathTooDeepWithNoErrorSet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint8(MaxAncestors), g.depth())
 	k.p.Exit()
+	assert.Zero(t, g.refs.Load(), "the child refused left no count in its parent")
 }
 
 // descendants lists each group under g once, parents before their

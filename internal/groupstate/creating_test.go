@@ -1,0 +1,73 @@
+package groupstate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A creation that would wait for itself, through the parents' creations,
+// fails instead: "a" is made, and needs "b" made, which needs "a". The
+// error is cycle's, given the keys back to the one that would wait, or a
+// plain one where no cycle was set.
+func TestCreationsRefuseAWaitForItself(t *testing.T) {
+	for _, cycle := range []func(string, []string) error{nil, func(key string, chain []string) error {
+		return fmt.Errorf("%s: %v", key, chain)
+	}} {
+		var c creations[tk]
+		var err error
+		c.do("a", nil, func(_ string, a *creation[tk]) (*Group[tk], error) {
+			c.do("b", a, func(_ string, b *creation[tk]) (*Group[tk], error) {
+				w := c.do("a", b, nil, cycle)
+				require.True(t, w.returned)
+				err = w.err
+				return nil, w.err
+			}, cycle)
+			return nil, nil
+		}, cycle)
+		if cycle == nil {
+			assert.ErrorContains(t, err, "a cycle of parents")
+		} else {
+			assert.EqualError(t, err, "b: [a b]")
+		}
+	}
+}
+
+// A parent evicted between its child's creation counting it and adopting
+// the child is counted out again, and the child goes under the key's next
+// group. Otherwise the evicted parent would keep its own parent busy.
+func TestRegistryCountsOutAParentEvictedAsItsChildIsMade(t *testing.T) {
+	var f *fixture
+	evicted := false
+	f = newFixture(t, Unlimited, false, func(key string) Limits {
+		if key == "g/p/a" && !evicted {
+			evicted = true
+			f.r.Evict("g/p", context.Canceled, nil)
+		}
+		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}
+	})
+	f.r.SetParents(func(key string) ([]string, error) { // "g/p/a" has the parent "g/p"
+		if i := strings.LastIndex(key, "/"); i >= 0 {
+			return []string{key[:i]}, nil
+		}
+		return nil, nil
+	}, nil)
+	var k tk
+	_, err := f.r.Enter("g/p", &k.p, &k, 0)
+	require.NoError(t, err)
+	k.p.Exit()
+	old, _ := f.r.Lookup("g/p")
+
+	a, err := f.r.Enter("g/p/a", &k.p, &k, 0)
+	require.NoError(t, err)
+	require.True(t, evicted)
+	assert.NotSame(t, old, a.Parent())
+	assert.Zero(t, old.refs.Load(), "the evicted parent counts nothing")
+	g, _ := f.r.Lookup("g")
+	assert.Equal(t, int64(1), g.refs.Load(), "g counts its one child remembered")
+	k.p.Exit()
+}

@@ -2,6 +2,7 @@ package groupstate
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,56 @@ func TestACostlyTaskSentBackByALoweredBulkheadIsInFlightNoMore(t *testing.T) {
 			assert.Equal(t, 1, inFlight)
 			assert.Empty(t, f.end(t, w))
 			requireQuiet(t, f.gl, g)
+		})
+	}
+}
+
+// A costly task keeps what it took at each layer apart. c of cost 3 takes
+// the whole of a limit of 2, g's concurrency or the global cap, and 3 at
+// the other layer. It gives back as much of each: w starts after it.
+func TestACostlyTaskGivesBackWhatItTookAtEachLayer(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		for _, lim := range [][2]int{{5, 2}, {2, 5}} { // global, concurrency
+			t.Run(fmt.Sprint("fair=", fair, " limits=", lim), func(t *testing.T) {
+				f := newFixture(t, lim[0], fair, fixed(Limits{Concurrency: lim[1], MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}))
+				try := f.costing()
+				c, out := try("g", "c", 3)
+				require.Equal(t, Admitted, out)
+				w, out := try("g", "w", 2)
+				require.Equal(t, MustWait, out)
+				assert.Equal(t, []string{"w"}, f.end(t, c))
+				assert.Empty(t, f.end(t, w))
+				f.requireQuietKeys(t, "g")
+			})
+		}
+	}
+}
+
+// A costly task of a group MaxAncestors deep takes the whole limit of
+// each ancestor's layers, and gives each back.
+func TestACostlyTaskOfTheDeepestGroupTakesEachAncestorsLayers(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		t.Run(fmt.Sprint("fair=", fair), func(t *testing.T) {
+			f := newFixture(t, Unlimited, fair, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited, Weight: 1}))
+			f.r.SetParents(func(key string) ([]string, error) { // "aaa" has the parent "aa"
+				if len(key) <= 1 {
+					return nil, nil
+				}
+				return []string{key[:len(key)-1]}, nil
+			}, nil)
+			try := f.costing()
+			deepest := strings.Repeat("a", MaxAncestors+1)
+			c, out := try(deepest, "c", 2)
+			require.Equal(t, Admitted, out)
+			w, out := try("a", "w", 1)
+			require.Equal(t, MustWait, out, "c holds a's whole limits")
+			assert.Equal(t, []string{"w"}, f.end(t, c))
+			f.end(t, w)
+			var keys []string
+			for i := range MaxAncestors + 1 {
+				keys = append(keys, deepest[:i+1])
+			}
+			f.requireQuietKeys(t, keys...)
 		})
 	}
 }

@@ -100,13 +100,6 @@ func (p *Permits[T]) x() *Ext {
 //go:noinline
 func (p *Permits[T]) extNow() *Ext { return p.ext() }
 
-// took records that the task took n permits at the layer bit at level lv.
-func (x *Ext) took(bit, lv uint8, n int64) {
-	if x != nil && x.amt != nil {
-		x.amt.took[index(bit, lv)] = n
-	}
-}
-
 // amount returns the permits the task holds at the layer bit at level lv.
 func (x *Ext) amount(bit, lv uint8) int64 {
 	if x == nil || x.amt == nil {

@@ -65,7 +65,7 @@ func (l *line[T]) takeCost(x *Ext, bit, lv uint8, limit int64) int64 {
 	} else if n = min(x.amt.cost, max(limit, 1)); !l.held.takeN(n, limit) {
 		return 0
 	}
-	x.took(bit, lv, n)
+	x.amt.took[index(bit, lv)] = n // what amount reads back
 	return n
 }
 

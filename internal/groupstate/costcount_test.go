@@ -71,12 +71,7 @@ func TestACostlyTaskOfTheDeepestGroupTakesEachAncestorsLayers(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		t.Run(fmt.Sprint("fair=", fair), func(t *testing.T) {
 			f := newFixture(t, Unlimited, fair, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited, Weight: 1}))
-			f.r.SetParents(func(key string) ([]string, error) { // "aaa" has the parent "aa"
-				if len(key) <= 1 {
-					return nil, nil
-				}
-				return []string{key[:len(key)-1]}, nil
-			}, nil)
+			f.r.SetParents(prefixParents, nil)
 			try := f.costing()
 			deepest := strings.Repeat("a", MaxAncestors+1)
 			c, out := try(deepest, "c", 2)

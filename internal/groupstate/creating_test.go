@@ -3,7 +3,6 @@ package groupstate
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,12 +49,7 @@ func TestRegistryCountsOutAParentEvictedAsItsChildIsMade(t *testing.T) {
 		}
 		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}
 	})
-	f.r.SetParents(func(key string) ([]string, error) { // "g/p/a" has the parent "g/p"
-		if i := strings.LastIndex(key, "/"); i >= 0 {
-			return []string{key[:i]}, nil
-		}
-		return nil, nil
-	}, nil)
+	f.r.SetParents(pathParents, nil)
 	var k tk
 	_, err := f.r.Enter("g/p", &k.p, &k, 0)
 	require.NoError(t, err)

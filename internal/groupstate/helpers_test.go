@@ -28,7 +28,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, global int, fair bool, limits func(key string) Limits) *fixture {
 	t.Helper()
-	f := &fixture{gl: NewGlobal[tk](global, Unlimited, fair)}
+	return newQueuedFixture(t, global, Unlimited, fair, limits)
+}
+
+// newQueuedFixture is newFixture with a global queue of queue slots.
+func newQueuedFixture(t *testing.T, global, queue int, fair bool, limits func(key string) Limits) *fixture {
+	t.Helper()
+	f := &fixture{gl: NewGlobal[tk](global, queue, fair)}
 	f.r = NewRegistry(context.Background(), f.gl, limits, func() int64 { return f.now })
 	return f
 }

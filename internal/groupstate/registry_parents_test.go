@@ -39,6 +39,22 @@ func slashParents(key string) ([]string, error) {
 	return nil, nil
 }
 
+// pathParents gives a key "p/a/x" the parent "p/a", and so on up.
+func pathParents(key string) ([]string, error) {
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		return []string{key[:i]}, nil
+	}
+	return nil, nil
+}
+
+// prefixParents gives a key "aaa" the parent "aa", and so on up.
+func prefixParents(key string) ([]string, error) {
+	if len(key) <= 1 {
+		return nil, nil
+	}
+	return []string{key[:len(key)-1]}, nil
+}
+
 // children returns the keys of g's children.
 func children(g *Group[tk]) []string {
 	var keys []string
@@ -139,12 +155,7 @@ func TestOldestWaitOfAParentLooksPastItsSubtreesTasks(t *testing.T) {
 // to the deepest allowed.
 func TestRegistryRefusesAPathTooDeepWithNoErrorSet(t *testing.T) {
 	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	f.r.SetParents(func(key string) ([]string, error) { // "aaa" has the parent "aa"
-		if len(key) <= 1 {
-			return nil, nil
-		}
-		return []string{key[:len(key)-1]}, nil
-	}, nil)
+	f.r.SetParents(prefixParents, nil)
 	deepest := strings.Repeat("a", MaxAncestors+1)
 	var k tk
 	_, err := f.r.Enter(deepest+"a", &k.p, &k, 0)
@@ -160,12 +171,7 @@ func TestRegistryRefusesAPathTooDeepWithNoErrorSet(t *testing.T) {
 // children. Evict, Shutdown, a pause and a lowered limit go through it.
 func TestRegistryListsEachDescendantOnce(t *testing.T) {
 	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
-	f.r.SetParents(func(key string) ([]string, error) { // "p/a/x" has the parent "p/a"
-		if i := strings.LastIndex(key, "/"); i >= 0 {
-			return []string{key[:i]}, nil
-		}
-		return nil, nil
-	}, nil)
+	f.r.SetParents(pathParents, nil)
 	for _, key := range []string{"p/a/x", "p/b", "p/a/y"} {
 		var k tk
 		_, err := f.r.Enter(key, &k.p, &k, 0)

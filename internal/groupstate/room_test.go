@@ -1,7 +1,6 @@
 package groupstate
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,8 +15,7 @@ import (
 // the highest priority, displacing) has entered but not tried yet.
 func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 	t.Helper()
-	f = &fixture{gl: NewGlobal[tk](1, 1, false)}
-	f.r = NewRegistry(context.Background(), f.gl, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}), func() int64 { return f.now })
+	f = newQueuedFixture(t, 1, 1, false, fixed(Limits{Concurrency: 1, MaxInFlight: 1, QueueThreshold: Unlimited}))
 	f.gl.SetHooks(func(*tk) {}, displaced, func(*tk) bool { return false })
 
 	a, out := f.submit(t, "other", "a")
@@ -32,6 +30,14 @@ func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 	d.p.SetPriority(0)
 	f.gl.SetDisplacing(true)
 	return f, a, b, d
+}
+
+// displacedNames sets f's hooks so that each task its Global displaces
+// is listed by name.
+func displacedNames(f *fixture) *[]string {
+	names := new([]string)
+	f.gl.SetHooks(func(*tk) {}, func(v *tk) { *names = append(*names, v.name) }, func(*tk) bool { return false })
+	return names
 }
 
 // requireAllQuiet requires the global layer and the fixture's groups to
@@ -218,8 +224,7 @@ func TestDisplacingFindsTheVictimInItsParentsFirstLine(t *testing.T) {
 	f := parentFixture(t, Unlimited, true, "p",
 		Limits{Concurrency: Unlimited, MaxInFlight: 2, QueueThreshold: Unlimited, Weight: 1},
 		Limits{Concurrency: Unlimited, MaxInFlight: 1, QueueThreshold: 1, Weight: 1})
-	var displaced []string
-	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	displaced := displacedNames(f)
 	f.gl.SetDisplacing(true)
 	submit := f.stepping(t)
 	r1 := submit("p/c", "r1", Admitted) // holds c's bulkhead and one of p's
@@ -229,7 +234,7 @@ func TestDisplacingFindsTheVictimInItsParentsFirstLine(t *testing.T) {
 	require.Equal(t, []string{"w"}, f.end(t, r1), "v goes on to wait at p's bulkhead")
 
 	d := submit("p/c", "d", MustWait)
-	require.Equal(t, []string{"v"}, displaced, "d took v's slot")
+	require.Equal(t, []string{"v"}, *displaced, "d took v's slot")
 	assert.False(t, v.p.Leave(), "v is out of line")
 	assert.Empty(t, f.end(t, v), "d waits at p's bulkhead")
 	assert.Equal(t, []string{"d"}, f.end(t, w))
@@ -246,10 +251,8 @@ func TestDisplacingPassesOverAResumedTaskPastTheGlobalThreshold(t *testing.T) {
 	limits := func(key string) Limits {
 		return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 5, Paused: paused && key == "g"}
 	}
-	f := &fixture{gl: NewGlobal[tk](1, 1, false)}
-	f.r = NewRegistry(context.Background(), f.gl, limits, func() int64 { return f.now })
-	var displaced []string
-	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	f := newQueuedFixture(t, 1, 1, false, limits)
+	displaced := displacedNames(f)
 	submit := f.stepping(t)
 	a := submit("other", "a", Admitted) // holds the global permit
 	r := submit("g", "r", MustWait)     // parks, holding g's slot
@@ -267,7 +270,7 @@ func TestDisplacingPassesOverAResumedTaskPastTheGlobalThreshold(t *testing.T) {
 
 	f.gl.SetDisplacing(true)
 	d := submit("y", "d", MustWait)
-	require.Equal(t, []string{"b"}, displaced)
+	require.Equal(t, []string{"b"}, *displaced)
 	assert.False(t, b.p.Leave(), "b is out of line")
 	f.end(t, b)
 	f.end(t, a)
@@ -289,8 +292,7 @@ func TestDisplacingPassesOverATaskHoldingItsParentsSlotToo(t *testing.T) {
 	}
 	f := newFixture(t, Unlimited, false, limits)
 	f.r.SetParents(slashParents, nil)
-	var displaced []string
-	f.gl.SetHooks(func(*tk) {}, func(v *tk) { displaced = append(displaced, v.name) }, func(*tk) bool { return false })
+	displaced := displacedNames(f)
 	submit := f.stepping(t)
 	r := submit("p/c", "r", Admitted)
 	y := submit("p/e", "y", MustWait) // waits for p's permit
@@ -301,7 +303,7 @@ func TestDisplacingPassesOverATaskHoldingItsParentsSlotToo(t *testing.T) {
 
 	f.gl.SetDisplacing(true)
 	d := submit("p/c", "d", Rejected)
-	assert.Empty(t, displaced)
+	assert.Empty(t, *displaced)
 	d.p.Exit()
 	assert.Equal(t, []string{"w"}, f.end(t, y))
 	f.end(t, w)

@@ -108,3 +108,30 @@ func TestTuneGlobalUnderFairShare(t *testing.T) {
 
 // fixedQueue is a queue function of Tune that returns q whatever the limit.
 func fixedQueue(q int) func(int) int { return func(int) int { return q } }
+
+// Under fair share a task's release passes its concurrency permit straight
+// to its group's next waiter only while the group is within its limit. A
+// lowered limit stops it, as it stops a release that gives the permit back.
+func TestAReleaseUnderFairSharePassesNoPermitPastALoweredLimit(t *testing.T) {
+	tu := &tuning{"g"}
+	f := newFixture(t, 2, true, func(key string) Limits {
+		if key == "g" {
+			return Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: 10, Tuning: tu}
+		}
+		return unlimitedGroup(1)
+	})
+	next := f.stepping(t)
+	a, b := next("g", "a", Admitted), next("g", "b", Admitted)
+	next("g", "c", MustWait)      // in g's concurrency line
+	x := next("h", "x", MustWait) // in the global line, so a's release hands on
+	next("k", "y", MustWait)      // and there after x
+	g, _ := f.r.Lookup("g")
+	_, c := f.r.Tune(g, tu, 1, fixedQueue(10))
+	require.Empty(t, c.Handed)
+
+	assert.Equal(t, []string{"x"}, f.end(t, a))
+	_, held, _ := g.Held()
+	assert.Equal(t, 1, held, "c waits while g runs at its lowered limit")
+	assert.Equal(t, []string{"y"}, f.end(t, b))
+	assert.Equal(t, []string{"c"}, f.end(t, x))
+}

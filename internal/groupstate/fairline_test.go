@@ -303,3 +303,21 @@ func TestFairReleaseLeavesATaskAChangeOfLimitsMovedToTheLineItWaitsIn(t *testing
 	}
 	requireFairReleaseQuiet(t, f)
 }
+
+// TestFairLineServesByPriorityWhenNoTaskOfTheDefaultOneWaited: the fair
+// line looks past a group's first waiting task for one of a higher
+// priority once a task of other than the default priority has joined,
+// whoever joined before it.
+func TestFairLineServesByPriorityWhenNoTaskOfTheDefaultOneWaited(t *testing.T) {
+	f := newFixture(t, 1, true, fixed(unlimitedGroup(1)))
+	a, out := f.submit(t, "g", "a")
+	require.Equal(t, Admitted, out)
+	for _, prio := range []uint8{PriorityDefault + 1, 0} {
+		k := &tk{name: fmt.Sprint("prio ", prio)}
+		f.r.Enter("g", &k.p, k, f.now)
+		k.p.SetPriority(prio)
+		out, _ := k.p.Try()
+		require.Equal(t, MustWait, out)
+	}
+	require.Equal(t, []string{"prio 0"}, f.end(t, a))
+}

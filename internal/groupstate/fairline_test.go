@@ -313,10 +313,7 @@ func TestFairLineServesByPriorityWhenNoTaskOfTheDefaultOneWaited(t *testing.T) {
 	a, out := f.submit(t, "g", "a")
 	require.Equal(t, Admitted, out)
 	for _, prio := range []uint8{PriorityDefault + 1, 0} {
-		k := &tk{name: fmt.Sprint("prio ", prio)}
-		f.r.Enter("g", &k.p, k, f.now)
-		k.p.SetPriority(prio)
-		out, _ := k.p.Try()
+		_, out := f.submitPrio(t, "g", fmt.Sprint("prio ", prio), prio)
 		require.Equal(t, MustWait, out)
 	}
 	require.Equal(t, []string{"prio 0"}, f.end(t, a))

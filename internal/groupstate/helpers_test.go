@@ -44,8 +44,15 @@ func fixed(l Limits) func(string) Limits { return func(string) Limits { return l
 // submit gets key's group, inits a task in it and tries it.
 func (f *fixture) submit(t *testing.T, key, name string) (*tk, Outcome) {
 	t.Helper()
+	return f.submitPrio(t, key, name, PriorityDefault)
+}
+
+// submitPrio is submit for a task of priority prio.
+func (f *fixture) submitPrio(t *testing.T, key, name string, prio uint8) (*tk, Outcome) {
+	t.Helper()
 	k := &tk{name: name}
 	f.r.Enter(key, &k.p, k, f.now)
+	k.p.SetPriority(prio)
 	out, _ := k.p.Try()
 	return k, out
 }

@@ -20,10 +20,7 @@ func displacing(t *testing.T, displaced func(v *tk)) (f *fixture, a, b, d *tk) {
 
 	a, out := f.submit(t, "other", "a")
 	require.Equal(t, Admitted, out)
-	b = &tk{name: "b"}
-	f.r.Enter("g", &b.p, b, f.now)
-	b.p.SetPriority(NumPriorities - 1)
-	out, _ = b.p.Try()
+	b, out = f.submitPrio(t, "g", "b", NumPriorities-1)
 	require.Equal(t, MustWait, out, "b waits at the global layer, holding the global queue's only slot")
 	d = &tk{name: "d"}
 	f.r.Enter("x", &d.p, d, f.now)

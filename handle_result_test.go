@@ -190,3 +190,24 @@ func TestATaskThatNeverRanStartsAsItEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestATaskHandedItsPermitsStartsAtItsReleasersEnd: in real time, where
+// every clock reading differs, a task handed its last permit by a task that
+// ended starts at that task's End, to the nanosecond, and its listener
+// hears the End its handle shows.
+func TestATaskHandedItsPermitsStartsAtItsReleasersEnd(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		rec := newRecorder()
+		e := newExecutor(t, modeBuilder(mode).DefaultMaxConcurrencyPerGroup(1).TaskLifecycleListener(rec))
+		k := newGatedTask(t, 0)
+		first := submit(t, t.Context(), e, "g", "first", k.Fn)
+		second := submit(t, t.Context(), e, "g", "second", succeed)
+		k.Release()
+		r1, r2 := first.Wait(), second.Wait()
+		require.Equal(t, groupconc.StatusSuccess, r2.Status)
+		assert.Equal(t, r1.End, r2.Start, "second's Start, first's End")
+		told, ok := rec.Result("g", "first")
+		require.True(t, ok, "OnCompleted")
+		assert.Equal(t, r1.End, told.End, "the listener's End, the handle's")
+	})
+}

@@ -18,7 +18,9 @@ var calls atomic.Int64
 
 // StartedBy runs fn under a new pprof label. It counts the goroutines
 // that carry the label as it returns: those fn started, and theirs. It
-// returns the goroutine profile too, for a test to show.
+// returns the goroutine profile too, for a test to show. A goroutine that
+// has signalled its end may still be on its way out, and is counted. Call
+// it in a synctest bubble and end fn with synctest.Wait to count none such.
 func StartedBy(fn func()) (n int, profile string) {
 	label := strconv.FormatInt(calls.Add(1), 10)
 	pprof.Do(context.Background(), pprof.Labels("startedBy", label), func(context.Context) { fn() })

@@ -180,3 +180,31 @@ func TestDiscardOldestStampedeKeepsEveryCount(t *testing.T) {
 		require.NoError(t, e.Quiescent())
 	})
 }
+
+// A listener told of a displaced task may call runtime.Goexit, as t.FailNow
+// does, on the goroutine that ends the task. The task still ends, FAILED
+// as on any Goexit of the executor's goroutines, and its slot comes back
+// for the task that displaced it.
+func TestADisplacedTaskEndsThoughItsListenerCallsGoexit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			exit := groupconc.ListenerFuncs{Rejected: func(_, _, reason string) {
+				if reason == groupconc.ReasonDisplaced {
+					runtime.Goexit()
+				}
+			}}
+			e := newExecutor(t, modeBuilder(mode).RejectionPolicy(groupconc.RejectDiscardOldest).
+				DefaultQueueThresholdPerGroup(1).TaskLifecycleListener(exit))
+			k := newGatedTask(t, 0)
+			run := submit(t, t.Context(), e, "a", "run", k.Fn)
+			old := submit(t, t.Context(), e, "a", "old", succeed)
+			n := submit(t, t.Context(), e, "a", "new", succeed)
+			r := old.Wait()
+			assert.Equal(t, groupconc.StatusFailed, r.Status)
+			assert.ErrorContains(t, r.Err, "runtime.Goexit")
+			k.Release()
+			quiesce(t, e, run, old, n)
+			assert.Equal(t, groupconc.StatusSuccess, n.Wait().Status)
+		})
+	})
+}

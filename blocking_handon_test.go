@@ -14,14 +14,13 @@ import (
 
 // A blocked caller's walk may take its group's permit, then find its
 // parent's queue full and give the permit back. A task that joined the
-// group's line during that walk is handed the permit, and must be carried
-// on, though the caller goes on to wait (or gives up). The parent's one
-// permit is held all along and its queue has no slots, so every walk is
-// turned away there. Plain submitters race the blocked callers for the
-// group's permit. A task
-// handed a permit that nobody carries on never ends: its Wait blocks, and
+// group's line during that walk is handed the permit. The caller carries
+// it on, after the walk or as it gives up. The parent's one permit is held
+// all along and its queue has no slots, so every walk is turned away
+// there. Plain submitters race the blocked callers for the group's permit.
+// A handed task that nobody carries on never ends: its Wait blocks, and
 // the bubble deadlocks. The race needs two CPUs, so the test runs many
-// rounds; on one it passes without meeting it.
+// rounds. On one CPU it passes without meeting it.
 func TestATaskHandedTheGroupPermitOfABlockedCallersTurnedAwayWalkEnds(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 		synctest.Test(t, func(t *testing.T) {
@@ -31,7 +30,7 @@ func TestATaskHandedTheGroupPermitOfABlockedCallersTurnedAwayWalkEnds(t *testing
 			holder := submit(t, context.Background(), e, "p/holder", "holder", gated(hold, 0))
 			synctest.Wait()
 			gone, cancel := context.WithCancel(context.Background())
-			cancel() // a blocked caller walks once, then gives up at once
+			cancel() // a blocked caller walks, then gives up at once
 
 			const rounds = 2000
 			var (

@@ -30,3 +30,21 @@ func TestAFreshWalkJoinsTheFirstLayersLineWhileItsGroupWalks(t *testing.T) {
 	assert.Equal(t, []string{"u"}, f.end(t, m))
 	assert.Empty(t, f.end(t, fresh))
 }
+
+// TestTurnsAreMadeOnceForTwoAskingAtOnce: a group's turns are made on
+// first need. Two tasks handed permits at once must share them, or both
+// would walk on at once.
+func TestTurnsAreMadeOnceForTwoAskingAtOnce(t *testing.T) {
+	for range 2000 {
+		var g Group[tk]
+		start, got := make(chan struct{}), make(chan *turns[tk], 2)
+		for range 2 {
+			go func() {
+				<-start
+				got <- g.turn()
+			}()
+		}
+		close(start)
+		require.Same(t, <-got, <-got)
+	}
+}

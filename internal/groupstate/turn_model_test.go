@@ -74,3 +74,36 @@ func TestTurnsMatchAModelAsTasksComeAndGo(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnPassedAsAPauseTakesItsOnlyWaiterOut races the walker's passTurn
+// with a pause taking out the one fresh walk waiting for the turn. Either
+// the walk gets the turn, or the pause takes it and nobody has the turn
+// after: a count left over would make the group's next walk wait for ever.
+func TestTurnPassedAsAPauseTakesItsOnlyWaiterOut(t *testing.T) {
+	f := newFixture(t, Unlimited, false, fixed(Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited}))
+	for round := range 50000 {
+		walker, fresh := &tk{name: "walker"}, &tk{name: "fresh"}
+		f.r.Enter("g", &walker.p, walker, 0)
+		f.r.Enter("g", &fresh.p, fresh, 1)
+		g, _ := f.r.Lookup("g")
+		require.True(t, walker.p.tryTurn())
+		require.True(t, fresh.p.waitTurn())
+		start := make(chan struct{})
+		passed, out := make(chan *Permits[tk]), make(chan []*Permits[tk])
+		go func() { <-start; passed <- g.passTurn() }()
+		go func() { <-start; out <- g.takeOutTurns(nil) }()
+		close(start)
+		got, taken := <-passed, <-out
+		n := g.turns.Load().n.Load()
+		if got == nil {
+			require.Len(t, taken, 1, "round %d", round)
+			require.Zero(t, n, "round %d: nobody has the turn", round)
+		} else {
+			require.Empty(t, taken, "round %d", round)
+			require.Equal(t, uint64(1), n&turnCount, "round %d: fresh has the turn", round)
+			require.Nil(t, g.passTurn())
+		}
+		walker.p.Exit()
+		fresh.p.Exit()
+	}
+}

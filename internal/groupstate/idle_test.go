@@ -53,3 +53,28 @@ func TestIdleTTLTurnedOnCountsIdleFromThen(t *testing.T) {
 	_, ok = f.r.Lookup("g")
 	assert.False(t, ok)
 }
+
+// TestAParentKeepsTheLatestIdleTimeOfChildrenForgottenAtOnce: children
+// forgotten at once count out of their parent. Its idle time is the latest
+// of theirs, whichever stores first, or the parent would be forgotten
+// before its subtree's last task is a TTL old.
+func TestAParentKeepsTheLatestIdleTimeOfChildrenForgottenAtOnce(t *testing.T) {
+	for round := range 30000 {
+		var g Group[tk]
+		g.refs.Store(8)
+		start, done := make(chan struct{}), make(chan struct{}, 8)
+		for at := range int64(8) {
+			go func() {
+				<-start
+				g.exitSince(at)
+				done <- struct{}{}
+			}()
+		}
+		close(start)
+		for range 8 {
+			<-done
+		}
+		require.Equal(t, int64(7), g.idleAt.Load(), "round %d", round)
+		require.Zero(t, g.refs.Load(), "round %d", round)
+	}
+}

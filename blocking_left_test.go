@@ -136,3 +136,55 @@ func TestACallerBlockedBehindACostlyTaskSentBackToATenantsLineIsLetIn(t *testing
 		releaseAll(t, e, ks, append(hs, hw, c.h))
 	})
 }
+
+// TestACallerBlockedBehindACostlyWaiterInATenantsLineIsLetInAsItLeaves:
+// the same at a tenant's bulkhead, whose queue lost its slots after big's
+// task took one. The caller's task of solo finds a permit of p's bulkhead
+// free, but big's costly task waits ahead of it there. That task holds no
+// permit of p's, so none it gives back as it leaves wakes the caller, and
+// the slot it gives back is one over the threshold. Its leaving must.
+func TestACallerBlockedBehindACostlyWaiterInATenantsLineIsLetInAsItLeaves(t *testing.T) {
+	for _, leave := range []string{"ShutdownGroup", "EvictGroup", "Pause", "Cancel"} {
+		t.Run(leave, func(t *testing.T) {
+			forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+				synctest.Test(t, func(t *testing.T) {
+					e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(4).
+						PerGroupMaxInFlight(map[string]int{"p": 3}).PerGroupQueueThreshold(map[string]int{"p": 1}))
+					r := newGatedTask(t, 0)
+					hr := submitGated(t, e, "p/r", "r", r, groupconc.SubmitOptions{Cost: 2})
+					synctest.Wait()
+					hb, err := groupconc.SubmitWith(t.Context(), e, "p/big", "big", succeed, groupconc.SubmitOptions{Cost: 2})
+					require.NoError(t, err)
+					zero := 0
+					require.NoError(t, e.SetGroupOverride("p", groupconc.GroupOverride{QueueThreshold: &zero}))
+					c := submitBlocking(t.Context(), e, "p/solo", "c", succeed, groupconc.SubmitOptions{})
+					synctest.Wait()
+					require.False(t, c.returned(), "c's caller waits behind big's costly task: %+v", e.Stats())
+
+					switch leave {
+					case "ShutdownGroup":
+						e.ShutdownGroup("p/big")
+					case "EvictGroup":
+						e.EvictGroup("p/big")
+					case "Pause":
+						pause(t, e, "p/big", true)
+					case "Cancel":
+						hb.Cancel()
+					}
+					synctest.Wait()
+					require.True(t, c.returned(), "c's caller is let in as big's task leaves p's line: %+v", e.Stats())
+					require.NoError(t, c.err)
+					assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+					want := groupconc.StatusCancelled
+					if leave == "Pause" {
+						want = groupconc.StatusSuccess
+						pause(t, e, "p/big", false)
+					}
+					r.Release()
+					assert.Equal(t, want, hb.Wait().Status)
+					quiesce(t, e, hr, c.h)
+				})
+			})
+		})
+	}
+}

@@ -92,3 +92,19 @@ func TestACapUpdatedAtItsCountSendsNoTaskBack(t *testing.T) {
 	g, _ := f.r.Lookup("g")
 	requireQuiet(t, f.gl, g)
 }
+
+// TestChangesKeepTheLatestEnd: changes of limits may overlap (Tune and
+// Update) and end in any order. A task submitted before the latest end,
+// or while one runs, checks the layers it holds. One submitted after,
+// with none running, need not.
+func TestChangesKeepTheLatestEnd(t *testing.T) {
+	var c changes
+	c.begin()
+	c.begin()
+	assert.True(t, c.since(9), "changes are running")
+	c.end(5)
+	assert.True(t, c.since(9), "one is running")
+	c.end(3)
+	assert.True(t, c.since(5))
+	assert.False(t, c.since(6), "none runs, and the latest ended at 5")
+}

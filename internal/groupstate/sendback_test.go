@@ -108,3 +108,44 @@ func TestChangesKeepTheLatestEnd(t *testing.T) {
 	assert.True(t, c.since(5))
 	assert.False(t, c.since(6), "none runs, and the latest ended at 5")
 }
+
+// TestATaskHandedMidWalkGoesBackFromATenantsLoweredBulkhead, under
+// IsolationOff: w of p/u holds p's bulkhead and waits for u's limit, which
+// a holds. a's end hands w u's permit, and p's bulkhead is lowered below
+// what w and x hold before w walks on. w is in no line then, out of the
+// lowering's reach. As it walks on it must find p's layer over its limit
+// and go back to the head of p's bulkhead line, not start.
+func TestATaskHandedMidWalkGoesBackFromATenantsLoweredBulkhead(t *testing.T) {
+	lim := func(pIn int) func(string) Limits {
+		return func(key string) Limits {
+			if key == "p" {
+				return Limits{Concurrency: 2, MaxInFlight: pIn, QueueThreshold: Unlimited, Weight: 1}
+			}
+			return Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+		}
+	}
+	f := newFixture(t, Unlimited, false, lim(3))
+	f.r.SetParents(slashParents, nil)
+	next := f.stepping(t)
+	a := next("p/u", "a", Admitted)
+	w := next("p/u", "w", MustWait) // for u's permit
+	x := next("p/v", "x", Admitted)
+	a.p.Release()
+	a.p.Exit()
+	require.Same(t, w, a.p.Handed(), "w is handed u's permit")
+
+	require.Empty(t, f.r.Update(Unlimited, Unlimited, lim(1)).Handed)
+	out, _, nx, moved := w.p.Resume()
+	assert.Equal(t, MustWait, out, "w goes back to p's bulkhead line")
+	assert.Nil(t, nx)
+	require.NotNil(t, moved)
+	assert.Equal(t, []*tk{w}, moved.Requeued)
+	assert.Equal(t, []string{"w"}, f.end(t, x), "x's end lets w in")
+	assert.Empty(t, f.end(t, w))
+	var gs []*Group[tk]
+	for _, k := range []string{"p", "p/u", "p/v"} {
+		g, _ := f.r.Lookup(k)
+		gs = append(gs, g)
+	}
+	requireQuiet(t, f.gl, gs...)
+}

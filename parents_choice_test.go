@@ -269,3 +269,22 @@ func TestAtTheGlobalCapATenantsShareDoesNotGrowWithItsKeys(t *testing.T) {
 		f.finish(t, e)
 	})
 }
+
+// TestTasksWaitingAtTheGlobalCapStayInTheChoiceAsTheFirstChildJoins: under
+// fair share the global line orders flat groups alone until a task of a
+// group with a parent joins it. Then it chooses top-down, and the tasks
+// already waiting must stand in that choice: being older, they go first.
+func TestTasksWaitingAtTheGlobalCapStayInTheChoiceAsTheFirstChildJoins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).ParentSeparator("/").
+			GlobalMaxInFlight(1).DefaultMaxConcurrencyPerGroup(4))
+		f := newFlow(t, e, nil, "x", "y", "z", "p/c")
+		synctest.Wait()
+		var order []string
+		for range f.keys {
+			order = append(order, f.keys[f.endOldest()])
+		}
+		assert.Equal(t, f.keys, order)
+		quiesce(t, e, f.hs...)
+	})
+}

@@ -188,3 +188,33 @@ func TestACallerBlockedBehindACostlyWaiterInATenantsLineIsLetInAsItLeaves(t *tes
 		})
 	}
 }
+
+// TestASecondWatcherOfAQueueStaysWatchedAsTheFirstGivesUp: under fair
+// share two callers blocked on solo's queue of no slots both watch it for
+// a global permit. The first gives up. The queue stays watched for the
+// second: a global permit given back later lets it in.
+func TestASecondWatcherOfAQueueStaysWatchedAsTheFirstGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(1).
+			DefaultMaxConcurrencyPerGroup(4).PerGroupQueueThreshold(map[string]int{"solo": 0}))
+		r := newGatedTask(t, 0)
+		hr := submitGated(t, e, "r", "r", r, groupconc.SubmitOptions{}) // holds the global permit
+		synctest.Wait()
+		a := submitBlocking(t.Context(), e, "solo", "a", succeed, groupconc.SubmitOptions{MaxWait: time.Second})
+		synctest.Wait()
+		b := submitBlocking(t.Context(), e, "solo", "b", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		require.False(t, a.returned() || b.returned(), "both callers wait: %+v", e.Stats())
+
+		time.Sleep(2 * time.Second) // fake clock: a gives up
+		synctest.Wait()
+		require.True(t, a.returned(), "a's MaxWait ended its wait")
+		require.False(t, b.returned())
+		r.Release()
+		synctest.Wait()
+		require.True(t, b.returned(), "b's caller is let in by the global permit given back: %+v", e.Stats())
+		require.NoError(t, b.err)
+		assert.Equal(t, groupconc.StatusSuccess, b.h.Wait().Status)
+		quiesce(t, e, hr, b.h)
+	})
+}

@@ -202,3 +202,26 @@ func TestRegistryDepartedForgetsAChildOnceItsTasksAreOver(t *testing.T) {
 	f.end(t, a)
 	assert.Empty(t, f.r.Departed(p))
 }
+
+// A child that leaves is taken off its parent's children wherever it
+// stands among them, and the others stay.
+func TestRegistryTakesOffTheChildThatLeavesWhereverItStands(t *testing.T) {
+	f := treeFixture(t)
+	for _, key := range []string{"p/a", "p/b", "p/c", "p/d"} {
+		k, _ := f.submit(t, key, key)
+		f.end(t, k)
+	}
+	p, _ := f.r.Lookup("p")
+	for _, v := range []struct {
+		key  string
+		left []string
+	}{
+		{"p/b", []string{"p/a", "p/c", "p/d"}},
+		{"p/c", []string{"p/a", "p/d"}},
+		{"p/d", []string{"p/a"}},
+		{"p/a", nil},
+	} {
+		f.r.Evict(v.key, context.Canceled, nil)
+		assert.ElementsMatch(t, v.left, children(p), "after %s left", v.key)
+	}
+}

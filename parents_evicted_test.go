@@ -78,3 +78,25 @@ func TestAParentOfAnEvictedChildIsIdleFromItsLastTasksEnd(t *testing.T) {
 		assert.False(t, ok, "a kept past the TTL after its last task")
 	})
 }
+
+// A parent is remembered while its child is. So a tenant whose idle user
+// is evicted is idle from the eviction, not from that user's last task.
+func TestAParentOfAChildEvictedWhileIdleIsIdleFromTheEviction(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		synctest.Test(t, func(t *testing.T) {
+			e := newExecutor(t, builder().Isolation(mode).ParentSeparator("/").IdleGroupTTL(time.Minute))
+			quiesce(t, e, submit(t, t.Context(), e, "a/k", "r", succeed))
+			time.Sleep(50 * time.Second) // fake clock: a/k idle, and kept
+			e.EvictGroup("a/k")
+			time.Sleep(20 * time.Second) // fake clock: past the TTL since a/k's task
+			e.Stats()
+			_, ok := e.GroupStats("a")
+			assert.True(t, ok, "a forgotten 20s after its last child was evicted (TTL a minute)")
+
+			time.Sleep(time.Minute) // fake clock
+			e.Stats()
+			_, ok = e.GroupStats("a")
+			assert.False(t, ok, "a kept past the TTL after its last child was evicted")
+		})
+	})
+}

@@ -41,6 +41,38 @@ func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
 	}
 }
 
+// Evict of a child races its last task's end. Whichever comes second
+// counts the child out of its parent, once: the parent keeps counting its
+// other child, and is not forgotten while that child is remembered.
+func TestAnEvictRacingItsLastTasksEndCountsTheChildOutOfItsParentOnce(t *testing.T) {
+	limits := Limits{Concurrency: 4, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+	cause := errors.New("evicted")
+	wrong, rounds := 0, 100000
+	if raceEnabled {
+		rounds = 10000
+	}
+	for i := range rounds {
+		r := raceRegistry(limits, func() int64 { return 0 })
+		var x, y xtk
+		for _, v := range []struct {
+			key string
+			k   *xtk
+		}{{"t/u", &x}, {"t/v", &y}} {
+			if _, err := r.Enter(v.key, &v.k.p, v.k, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		y.p.Exit()
+		race(i%400, func() { r.Evict("t/u", cause, nil) }, x.p.Exit)
+		if p, _ := r.Lookup("t"); p.refs.Load() != 1 {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d rounds: parent t counts other than its one child left", wrong, rounds)
+	}
+}
+
 // Evict of a parent races the making of its first child. Whichever wins,
 // a child that stays is under the parent's key's live group: never under
 // the evicted one, where no eviction, shutdown or stats of the parent's

@@ -65,3 +65,17 @@ func TestRegistryCountsOutAParentEvictedAsItsChildIsMade(t *testing.T) {
 	assert.Equal(t, int64(1), g.refs.Load(), "g counts its one child remembered")
 	k.p.Exit()
 }
+
+// A creation that finds its key's group made meanwhile, by a caller that
+// looked it up as this one did, returns that group and counts out the
+// parent it counted in. Otherwise the parent would never be idle.
+func TestRegistryCreationThatFindsItsGroupMadeCountsOutTheParent(t *testing.T) {
+	f := treeFixture(t)
+	k, _ := f.submit(t, "p/a", "a1")
+	f.end(t, k)
+	made, _ := f.r.Lookup("p/a")
+	parent, err := f.r.get("p", nil) // as create does before it makes p/a
+	require.NoError(t, err)
+	assert.Same(t, made, f.r.createUnder("p/a", parent))
+	assert.Equal(t, int64(1), parent.refs.Load(), "p counts its one child remembered")
+}

@@ -310,3 +310,22 @@ func TestABlockedCallersTaskWalkingOnPastAFreedLimitWaitsAtItsTenant(t *testing.
 		})
 	})
 }
+
+// A user's task that ends gives its global permit back to a caller
+// blocked on the global queue of no slots, as a flat group's task does.
+func TestAUsersEndingTaskLetsInACallerBlockedOnTheGlobalQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecutor(t, builder().ParentSeparator("/").GlobalMaxInFlight(1).GlobalQueueThreshold(0))
+		k := newGatedTask(t, 0)
+		h := submitGated(t, e, "t/u", "", k, groupconc.SubmitOptions{})
+		b := submitBlocking(t.Context(), e, "other", "b", succeed, groupconc.SubmitOptions{})
+		synctest.Wait()
+		require.False(t, b.returned(), "b's caller returned, want it blocked")
+		k.Release()
+		synctest.Wait()
+		require.True(t, b.returned(), "b's caller is still blocked with the global permit free")
+		require.NoError(t, b.err)
+		assert.Equal(t, groupconc.StatusSuccess, b.h.Wait().Status)
+		quiesce(t, e, h, b.h)
+	})
+}

@@ -203,31 +203,3 @@ func TestAQuietReleaseBeforeTheCallerBlocksHasItWalkAgain(t *testing.T) {
 	assert.Zero(t, *woken)
 	endWatchedThenBoth(t, f, woken, 0, l, y, c)
 }
-
-// TestAQuietReleaseHandsTheDoorToTheCallerItWakes: a caller woken by a
-// quiet release holds its queue's door, as one nudged does. So a nudge
-// meanwhile wakes nobody else: callers woken together still walk one at
-// a time, in their order.
-func TestAQuietReleaseHandsTheDoorToTheCallerItWakes(t *testing.T) {
-	f := newFixture(t, 2, false, fixed(Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1}))
-	a, b := &tk{name: "a"}, &tk{name: "b"}
-	for _, k := range []*tk{a, b} {
-		f.r.Enter("g", &k.p, k, f.now)
-	}
-	g, _ := f.r.Lookup("g")
-	for _, k := range []*tk{a, b} {
-		k.p.turnedAway(heldConc)
-		acquired, retry, _ := g.queue.block(&k.p, g.queue.nudges(), false, false)
-		require.False(t, acquired || retry, "%s's caller waits", k.name)
-	}
-	require.Same(t, &a.p, g.queue.quiet(heldConc), "a's caller is woken")
-	assert.Nil(t, g.queue.nudge(), "a's caller holds the door")
-	w, slot := g.queue.pass()
-	require.Same(t, &b.p, w, "a's caller passes the door on to b's")
-	assert.False(t, slot)
-	w, _ = g.queue.pass()
-	assert.Nil(t, w)
-	for _, k := range []*tk{a, b} {
-		k.p.Exit()
-	}
-}

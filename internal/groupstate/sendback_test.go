@@ -142,10 +142,5 @@ func TestATaskHandedMidWalkGoesBackFromATenantsLoweredBulkhead(t *testing.T) {
 	assert.Equal(t, []*tk{w}, moved.Requeued)
 	assert.Equal(t, []string{"w"}, f.end(t, x), "x's end lets w in")
 	assert.Empty(t, f.end(t, w))
-	var gs []*Group[tk]
-	for _, k := range []string{"p", "p/u", "p/v"} {
-		g, _ := f.r.Lookup(k)
-		gs = append(gs, g)
-	}
-	requireQuiet(t, f.gl, gs...)
+	f.requireQuietKeys(t, "p", "p/u", "p/v")
 }

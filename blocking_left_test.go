@@ -19,19 +19,8 @@ import (
 // the caller. It is let in then, whichever way the task left: its group
 // shut down, evicted or paused, or the task cancelled.
 func TestACallerBlockedBehindACostlyWaiterIsLetInAsItLeaves(t *testing.T) {
-	for _, leave := range []struct {
-		name string
-		do   func(e *groupconc.GroupExecutor, h *groupconc.TaskHandle[int])
-	}{
-		{"ShutdownGroup", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) { e.ShutdownGroup("big") }},
-		{"EvictGroup", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) { e.EvictGroup("big") }},
-		{"Cancel", func(_ *groupconc.GroupExecutor, h *groupconc.TaskHandle[int]) { h.Cancel() }},
-		{"Pause", func(e *groupconc.GroupExecutor, _ *groupconc.TaskHandle[int]) {
-			paused := true
-			_ = e.SetGroupOverride("big", groupconc.GroupOverride{Paused: &paused})
-		}},
-	} {
-		t.Run(leave.name, func(t *testing.T) {
+	for _, how := range leaveWays {
+		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newExecutor(t, builder().Isolation(groupconc.IsolationFairShare).GlobalMaxInFlight(2).
 					PerGroupQueueThreshold(map[string]int{"solo": 0}))
@@ -44,22 +33,50 @@ func TestACallerBlockedBehindACostlyWaiterIsLetInAsItLeaves(t *testing.T) {
 				synctest.Wait()
 				require.False(t, c.returned(), "c's caller waits behind big's costly task: %+v", e.Stats())
 
-				leave.do(e, hb)
-				synctest.Wait()
-				require.True(t, c.returned(), "c's caller is let in as big's task leaves the line: %+v", e.Stats())
-				require.NoError(t, c.err)
-				assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
-				want := groupconc.StatusCancelled
-				if leave.name == "Pause" {
-					want = groupconc.StatusSuccess
-					require.NoError(t, e.SetGroupOverride("big", groupconc.GroupOverride{}))
-				}
-				r.Release()
-				assert.Equal(t, want, hb.Wait().Status)
+				leaveLine(t, e, how, "big", hb)
+				requireLetIn(t, e, c, how, "big", hb, r)
 				quiesce(t, e, hr, c.h)
 			})
 		})
 	}
+}
+
+// leaveWays are the ways a waiting task leaves its line without a permit.
+var leaveWays = []string{"ShutdownGroup", "EvictGroup", "Pause", "Cancel"}
+
+// leaveLine makes h, a waiting task of key, leave its line the way how
+// names.
+func leaveLine(t *testing.T, e *groupconc.GroupExecutor, how, key string, h *groupconc.TaskHandle[int]) {
+	t.Helper()
+	switch how {
+	case "ShutdownGroup":
+		e.ShutdownGroup(key)
+	case "EvictGroup":
+		e.EvictGroup(key)
+	case "Pause":
+		pause(t, e, key, true)
+	case "Cancel":
+		h.Cancel()
+	}
+}
+
+// requireLetIn checks that c's caller was let in as h left key's line.
+// Then it releases r, whose task holds permits h needs, and checks that h
+// ended as leaving that way ends it: a paused task runs once its group is
+// resumed, the others are cancelled.
+func requireLetIn(t *testing.T, e *groupconc.GroupExecutor, c *blocked, how, key string, h *groupconc.TaskHandle[int], r *gatedTask) {
+	t.Helper()
+	synctest.Wait()
+	require.True(t, c.returned(), "c's caller is let in as %s's task leaves the line: %+v", key, e.Stats())
+	require.NoError(t, c.err)
+	assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
+	want := groupconc.StatusCancelled
+	if how == "Pause" {
+		want = groupconc.StatusSuccess
+		pause(t, e, key, false)
+	}
+	r.Release()
+	assert.Equal(t, want, h.Wait().Status)
 }
 
 // TestACallerBlockedBeforeItsQueueLostItsSlotsIsWatchedOnceTheWatcherLeaves:
@@ -144,8 +161,8 @@ func TestACallerBlockedBehindACostlyTaskSentBackToATenantsLineIsLetIn(t *testing
 // permit of p's, so none it gives back as it leaves wakes the caller, and
 // the slot it gives back is one over the threshold. Its leaving must.
 func TestACallerBlockedBehindACostlyWaiterInATenantsLineIsLetInAsItLeaves(t *testing.T) {
-	for _, leave := range []string{"ShutdownGroup", "EvictGroup", "Pause", "Cancel"} {
-		t.Run(leave, func(t *testing.T) {
+	for _, how := range leaveWays {
+		t.Run(how, func(t *testing.T) {
 			forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
 				synctest.Test(t, func(t *testing.T) {
 					e := newExecutor(t, modeBuilder(mode).ParentSeparator("/").DefaultMaxConcurrencyPerGroup(4).
@@ -161,27 +178,8 @@ func TestACallerBlockedBehindACostlyWaiterInATenantsLineIsLetInAsItLeaves(t *tes
 					synctest.Wait()
 					require.False(t, c.returned(), "c's caller waits behind big's costly task: %+v", e.Stats())
 
-					switch leave {
-					case "ShutdownGroup":
-						e.ShutdownGroup("p/big")
-					case "EvictGroup":
-						e.EvictGroup("p/big")
-					case "Pause":
-						pause(t, e, "p/big", true)
-					case "Cancel":
-						hb.Cancel()
-					}
-					synctest.Wait()
-					require.True(t, c.returned(), "c's caller is let in as big's task leaves p's line: %+v", e.Stats())
-					require.NoError(t, c.err)
-					assert.Equal(t, groupconc.StatusSuccess, c.h.Wait().Status)
-					want := groupconc.StatusCancelled
-					if leave == "Pause" {
-						want = groupconc.StatusSuccess
-						pause(t, e, "p/big", false)
-					}
-					r.Release()
-					assert.Equal(t, want, hb.Wait().Status)
+					leaveLine(t, e, how, "p/big", hb)
+					requireLetIn(t, e, c, how, "p/big", hb, r)
 					quiesce(t, e, hr, c.h)
 				})
 			})

@@ -11,18 +11,11 @@ import (
 // Evict of an idle child races ForgetIdle's forget of it. Whichever wins,
 // the child is counted out of its parent once, and the parent is then
 // idle. The interleaving is found by trying: before the fix about one
-// round in 40 000 left the parent counted for ever. Under the race
-// detector, which is slower, it tries fewer.
+// round in 40 000 left the parent counted for ever.
 func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
-	limits := Limits{Concurrency: 4, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	cause := errors.New("evicted")
-	leaks, rounds := 0, 200000
-	if raceEnabled {
-		rounds = 10000
-	}
-	for i := range rounds {
+	leaks, rounds := raceRounds(200000, 10000, func(i int) bool {
 		var now atomic.Int64
-		r := raceRegistry(limits, now.Load)
+		r := raceRegistry(evictLimits(4), now.Load)
 		r.SetIdleTTL(10)
 		var x xtk
 		if _, err := r.Enter("t/u", &x.p, &x, 0); err != nil {
@@ -30,12 +23,11 @@ func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
 		}
 		x.p.Exit()
 		now.Store(100)
-		race(i%400, func() { r.Evict("t/u", cause, nil) }, r.ForgetIdle)
+		race(i%400, func() { r.Evict("t/u", errEvicted, nil) }, r.ForgetIdle)
 		p, ok := r.Lookup("t")
-		if _, child := r.Lookup("t/u"); !child && ok && p.refs.Load() != 0 {
-			leaks++
-		}
-	}
+		_, child := r.Lookup("t/u")
+		return child || !ok || p.refs.Load() == 0
+	})
 	if leaks > 0 {
 		t.Errorf("%d of %d rounds: parent t kept with refs > 0 and no child (never forgotten)", leaks, rounds)
 	}
@@ -45,14 +37,8 @@ func TestAnEvictRacingAForgetCountsTheChildOutOfItsParentOnce(t *testing.T) {
 // counts the child out of its parent, once: the parent keeps counting its
 // other child, and is not forgotten while that child is remembered.
 func TestAnEvictRacingItsLastTasksEndCountsTheChildOutOfItsParentOnce(t *testing.T) {
-	limits := Limits{Concurrency: 4, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	cause := errors.New("evicted")
-	wrong, rounds := 0, 100000
-	if raceEnabled {
-		rounds = 10000
-	}
-	for i := range rounds {
-		r := raceRegistry(limits, func() int64 { return 0 })
+	wrong, rounds := raceRounds(100000, 10000, func(i int) bool {
+		r := raceRegistry(evictLimits(4), func() int64 { return 0 })
 		var x, y xtk
 		for _, v := range []struct {
 			key string
@@ -63,11 +49,10 @@ func TestAnEvictRacingItsLastTasksEndCountsTheChildOutOfItsParentOnce(t *testing
 			}
 		}
 		y.p.Exit()
-		race(i%400, func() { r.Evict("t/u", cause, nil) }, x.p.Exit)
-		if p, _ := r.Lookup("t"); p.refs.Load() != 1 {
-			wrong++
-		}
-	}
+		race(i%400, func() { r.Evict("t/u", errEvicted, nil) }, x.p.Exit)
+		p, _ := r.Lookup("t")
+		return p.refs.Load() == 1
+	})
 	if wrong > 0 {
 		t.Errorf("%d of %d rounds: parent t counts other than its one child left", wrong, rounds)
 	}
@@ -80,14 +65,8 @@ func TestAnEvictRacingItsLastTasksEndCountsTheChildOutOfItsParentOnce(t *testing
 // of the new parent ran at once over the parent's limit of 1). The
 // interleaving is found by trying.
 func TestAnEvictRacingAChildsMakingLeavesNoChildUnderTheEvictedParent(t *testing.T) {
-	limits := Limits{Concurrency: 1, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
-	cause := errors.New("evicted")
-	orphans, rounds := 0, 20000
-	if raceEnabled {
-		rounds = 2000
-	}
-	for i := range rounds {
-		r := raceRegistry(limits, func() int64 { return 0 })
+	orphans, rounds := raceRounds(20000, 2000, func(i int) bool {
+		r := raceRegistry(evictLimits(1), func() int64 { return 0 })
 		var first xtk
 		if _, err := r.Enter("t", &first.p, &first, 0); err != nil {
 			t.Fatal(err)
@@ -98,16 +77,41 @@ func TestAnEvictRacingAChildsMakingLeavesNoChildUnderTheEvictedParent(t *testing
 			if _, err := r.Enter("t/u", &x.p, &x, 0); err == nil {
 				x.p.Exit()
 			}
-		}, func() { r.Evict("t", cause, nil) })
-		if c, ok := r.Lookup("t/u"); ok {
-			if p, live := r.Lookup("t"); !live || c.Parent() != p {
-				orphans++
-			}
+		}, func() { r.Evict("t", errEvicted, nil) })
+		c, ok := r.Lookup("t/u")
+		if !ok {
+			return true
 		}
-	}
+		p, live := r.Lookup("t")
+		return live && c.Parent() == p
+	})
 	if orphans > 0 {
 		t.Errorf("%d of %d rounds: t/u kept under an evicted t", orphans, rounds)
 	}
+}
+
+var errEvicted = errors.New("evicted")
+
+// evictLimits are the limits of the groups of these tests: concurrency c
+// and nothing else.
+func evictLimits(c int) Limits {
+	return Limits{Concurrency: c, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+}
+
+// raceRounds runs round n times, or onRace times under the race detector,
+// which is slower, and returns how many rounds failed (returned false) of
+// how many ran.
+func raceRounds(n, onRace int, round func(i int) bool) (failed, rounds int) {
+	rounds = n
+	if raceEnabled {
+		rounds = onRace
+	}
+	for i := range rounds {
+		if !round(i) {
+			failed++
+		}
+	}
+	return failed, rounds
 }
 
 // raceRegistry returns a registry of groups of limits whose keys "p/x"

@@ -51,10 +51,10 @@ type LimitSample struct {
 // tasks finish and starts no new task until the running count is below it.
 //
 // Observe is called on the finishing task's goroutine, before it gives its
-// permits back and completes its handle, with no lock of the executor
-// held, and from several goroutines at once: it must be safe for concurrent use, and should be
-// cheap and never block, since every sampled task calls it. A panic in it
-// is recovered and ignored: the limit stays as it is.
+// permits back and completes its handle, with no lock of the executor held,
+// and from several goroutines at once: it must be safe for concurrent use,
+// and should be cheap and never block, since every sampled task calls it. A
+// panic in it is recovered and ignored: the limit stays as it is.
 type AdaptiveLimit interface {
 	Observe(s LimitSample) int
 }

@@ -9,17 +9,17 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// A task costs one allocation, its handle, whether it runs at once or
-// waits in a line first (its group's, or the global one), at any
-// priority, with or without a listener (one that keeps nothing), with or
-// without a parent group (the record of its walk is made in the handle's
-// allocation), in both isolation modes: what W1-W3 of the benchmarks module report as
+// A task costs one allocation, its handle, whether it runs at once or waits
+// in a line first (its group's, or the global one), at any priority, with
+// or without a listener (one that keeps nothing), with or without a parent
+// group (the record of its walk is made in the handle's allocation), in
+// both isolation modes: what W1-W3 of the benchmarks module report as
 // allocs/task. A batch may add a few more, the starts of the goroutines
 // that serve the ready queue: 5 % at most. An allocation that creeps into
 // the path every task takes (a variable moved to the heap, say) fails it.
 // Each batch is let finish (synctest.Wait) before its Waits, so no Wait
-// makes a done channel and the count does not depend on how the
-// scheduler interleaves.
+// makes a done channel and the count does not depend on how the scheduler
+// interleaves.
 func TestATaskAllocatesOnlyItsHandle(t *testing.T) {
 	const batch = 100
 	for _, mode := range []groupconc.IsolationMode{groupconc.IsolationOff, groupconc.IsolationFairShare} {

@@ -74,8 +74,9 @@ func (l *oracleTaskLog) String() string {
 }
 
 // oracleLifes are the complete lives a task may have, as
-// TaskLifecycleListener documents them: cancelled before it ran; ran; rejected and never ran;
-// rejected and then run without permits (caller-runs, Rejection.Run).
+// TaskLifecycleListener documents them: cancelled before it ran; ran;
+// rejected and never ran; rejected and then run without permits
+// (caller-runs, Rejection.Run).
 var oracleLifes = [][]oracleEventKind{
 	{oracleSubmitted, oracleCompleted},
 	{oracleSubmitted, oracleStarted, oracleCompleted},

@@ -37,13 +37,14 @@ var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
 // Paused, if true, stops the group from starting tasks. New tasks are
 // accepted and wait, and its queue threshold and Block apply as usual.
 // Running ones finish, and so does a task handed its last permit as the
-// pause came, which counts as running already. A paused group's waiting tasks hold no permit of the
-// global cap, so pausing one group never holds back another. A task of a
-// paused group turned away under RejectCallerRuns does not run. It ends
-// REJECTED, as under RejectAbort. Paused false, or dropping the override,
-// resumes it. Then what can start starts at once, in arrival order. A paused
-// group is never forgotten as idle. Shutdown does not resume it, so its
-// waiting tasks are cancelled when Shutdown's ctx ends.
+// pause came, which counts as running already. A paused group's waiting
+// tasks hold no permit of the global cap, so pausing one group never holds
+// back another. A task of a paused group turned away under RejectCallerRuns
+// does not run. It ends REJECTED, as under RejectAbort. Paused false, or
+// dropping the override, resumes it. Then what can start starts at once, in
+// arrival order. A paused group is never forgotten as idle. Shutdown does
+// not resume it, so its waiting tasks are cancelled when Shutdown's ctx
+// ends.
 //
 // The zero value overrides nothing. SetGroupOverride copies the values, so
 // the pointers may be reused.

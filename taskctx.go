@@ -114,9 +114,10 @@ func (c *taskContext) cause() error {
 }
 
 // cancelWith cancels the context with cause, and the first cause sticks. A
-// context never built only records the cause. The cause is kept aside
-// even when the context was closed first, for the result (cancelCause). A cause of context.Canceled costs one bit
-// of the state, and another cause is kept aside.
+// context never built only records the cause. The cause is kept aside even
+// when the context was closed first, for the result (cancelCause). A cause
+// of context.Canceled costs one bit of the state, and another cause is kept
+// aside.
 func (c *taskContext) cancelWith(cause error) {
 	bits := cancelledBit
 	if cause != context.Canceled {

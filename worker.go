@@ -5,11 +5,11 @@ import "github.com/kobe/groupconc/internal/groupstate"
 // The executor's goroutines, and how a task ends on them. Every goroutine
 // the executor starts runs one of serve, carry, resume (of one task handed
 // a permit, or of several, goHandOn), resumeTurnedAway, endCancelled or
-// endDisplaced. It belongs to the task it was started for
-// (see scheduler.go's table). Two more carry on changes (changes.go): one
-// drains a resumed group's pause line, one moves a task to it (repark). It is counted in the crew from before it
-// starts until it ends, so that Shutdown can wait for it. The go* methods
-// start them.
+// endDisplaced. It belongs to the task it was started for (see
+// scheduler.go's table). Two more carry on changes (changes.go): one drains
+// a resumed group's pause line, one moves a task to it (repark). It is
+// counted in the crew from before it starts until it ends, so that Shutdown
+// can wait for it. The go* methods start them.
 
 // goServe starts a goroutine for the ready queue's role.
 func (e *GroupExecutor) goServe() {

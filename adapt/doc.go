@@ -85,23 +85,23 @@
 //
 // # The global cap
 //
-// Under AdaptiveGlobal the cap's algorithm takes every group's samples.
-// It moves the cap only on overload the groups share. In each window
+// Under AdaptiveGlobal the cap's algorithm takes every group's samples. It
+// moves the cap only on overload the groups share. In each window
 // (Gradient's, or AIMD's Window) it counts the samples by top-level group
 // (LimitSample.TopGroupKey), as fair share shares the cap: a tenant that
-// spreads its tasks over many users votes once. A group
-// is slow if its mean run time exceeds its own baseline by twice
-// Tolerance (Gradient), or if over one of its samples in ten signals
-// overload. Overload is shared if more than half the voters are slow,
-// and they gave more than half the samples of their votes. A group votes
-// once it has given five samples, over as many windows as that takes, and
-// its vote stands while it gives samples. So a tenant of long calls votes
-// too. The groups of no vote yet vote together, as one group, if they
-// gave five or more in the window: so many light tenants outvote one busy
-// tenant in trouble. A window with one voter is shared by definition,
-// while that group gives samples alone: overload of a group that joins it
-// counts as its own until the window is judged. So one tenant whose
-// backend degrades does not lower the cap for the others. Its own adaptive limit handles it. A backend that most of the
+// spreads its tasks over many users votes once. A group is slow if its mean
+// run time exceeds its own baseline by twice Tolerance (Gradient), or if
+// over one of its samples in ten signals overload. Overload is shared if
+// more than half the voters are slow, and they gave more than half the
+// samples of their votes. A group votes once it has given five samples,
+// over as many windows as that takes, and its vote stands while it gives
+// samples. So a tenant of long calls votes too. The groups of no vote yet
+// vote together, as one group, if they gave five or more in the window: so
+// many light tenants outvote one busy tenant in trouble. A window with one
+// voter is shared by definition, while that group gives samples alone:
+// overload of a group that joins it counts as its own until the window is
+// judged. So one tenant whose backend degrades does not lower the cap for
+// the others. Its own adaptive limit handles it. A backend that most of the
 // load calls, and that degrades, does lower the cap. Until a tenant has
 // ended a task, the cap has nothing of it: at a start, one tenant's
 // overload counts as shared.

@@ -110,24 +110,24 @@
 // a sample exists. A snapshot's "history" holds the totals' waiting and
 // running counts, so a page that opens draws full sparklines at once.
 //
-// Security defaults. A request's Host must name a loopback host
-// (localhost, 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it
-// gets 403, whatever Authorize says. That stops DNS rebinding, because a page
-// whose name now points at 127.0.0.1 still sends its own name as Host.
-// Without Options.Authorize only loopback clients are served (403
-// otherwise). Writes get 405 unless Options.AllowWrites, which needs
-// Authorize (New refuses it alone). A write must be same-origin
+// Security defaults. A request's Host must name a loopback host (localhost,
+// 127.0.0.0/8, [::1]) or one of Options.AllowedHosts, or it gets 403,
+// whatever Authorize says. That stops DNS rebinding, because a page whose
+// name now points at 127.0.0.1 still sends its own name as Host. Without
+// Options.Authorize only loopback clients are served (403 otherwise).
+// Writes get 405 unless Options.AllowWrites, which needs Authorize (New
+// refuses it alone). A write must be same-origin
 // (http.CrossOriginProtection, 403). So must a read of api/, the stream
 // included: another origin's page gets 403 before it takes a stream slot
 // (MaxClients) or costs a pass over the groups. It could not read the
 // answer anyway. The page itself is served to any origin, so a link to it
-// works. A write must carry the Content-Type application/json (415) and
-// a body of at most 64 KiB (413). No response carries CORS headers. The page is served with a Content-Security-Policy
-// that allows its own inline script and style only, by nonce. The
-// handler never runs code and never fetches a URL it is given. It shows
-// no task ids, payloads or errors. Group keys go through
-// Options.DisplayKey (see HashKey). An error that repeats a request's
-// input quotes it, cut to 200 bytes.
+// works. A write must carry the Content-Type application/json (415) and a
+// body of at most 64 KiB (413). No response carries CORS headers. The page
+// is served with a Content-Security-Policy that allows its own inline
+// script and style only, by nonce. The handler never runs code and never
+// fetches a URL it is given. It shows no task ids, payloads or errors.
+// Group keys go through Options.DisplayKey (see HashKey). An error that
+// repeats a request's input quotes it, cut to 200 bytes.
 //
 // The table below says what the handler takes from a request, and why a
 // forged value gains nothing.

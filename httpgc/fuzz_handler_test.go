@@ -15,10 +15,11 @@ import (
 )
 
 // FuzzHandler sends the handler one request of any method, target, host,
-// headers and body, as a hostile client or page could, after some writes
-// or none, then reads the groups. Every answer must be one the package documents: no 500, the
-// security headers set, and a JSON body with an "error" for every error.
-// The executor must still answer the read that follows.
+// headers and body, as a hostile client or page could, after some writes or
+// none, then reads the groups. Every answer must be one the package
+// documents: no 500, the security headers set, and a JSON body with an
+// "error" for every error. The executor must still answer the read that
+// follows.
 func FuzzHandler(f *testing.F) {
 	for _, s := range []struct{ method, target, host, ctype, site, body string }{
 		{"GET", "/", "127.0.0.1", "", "", ""},

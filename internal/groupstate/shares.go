@@ -14,10 +14,10 @@ import (
 // with fairest.
 
 // shareLink is a sharer's place in a sharers list, and where its share is
-// read. That is the permits it holds at the shared layer (held, plus
-// more where it counts them in two parts), and its weight. The choice
-// reads them from the links it passes. Read through methods of the sharer, each link it
-// passed cost two calls through the generic dictionary: 8 % more time a
+// read. That is the permits it holds at the shared layer (held, plus more
+// where it counts them in two parts), and its weight. The choice reads them
+// from the links it passes. Read through methods of the sharer, each link
+// it passed cost two calls through the generic dictionary: 8 % more time a
 // task in BenchmarkFairLine, mode=fair/shape=tree.
 type shareLink[S comparable] struct {
 	prev, next *shareLink[S]

@@ -104,6 +104,31 @@ func TestTakeHandsTheRoleOnWhenMoreAreReady(t *testing.T) {
 	assertWord(t, &q, 0, "free, nobody coming")
 }
 
+// A task Take returns has its link cleared, as Linked promises. A holder
+// that calls Take on an empty queue gets nil, and the role is given up.
+func TestTakeClearsTheLinkAndGivesUpTheRoleOnceEmpty(t *testing.T) {
+	var q Queue[item, *item]
+	a, b := new(item), new(item)
+	requireTrue(t, q.Push(a))
+	requireTrue(t, !q.Push(b))
+	requireTrue(t, q.Arrive())
+	got, _ := q.Take()
+	assertSame(t, got, a, "a")
+	assertSame(t, a.ReadyNext(), nil, "a's link once taken")
+	requireTrue(t, q.Arrive())
+	got, _ = q.Take()
+	assertSame(t, got, b, "b")
+	assertSame(t, b.ReadyNext(), nil, "b's link once taken")
+
+	requireTrue(t, q.Push(a))
+	requireTrue(t, q.Arrive())
+	q.pop() // the holder emptied the queue
+	got, start := q.Take()
+	assertSame(t, got, nil, "an empty queue")
+	assertTrue(t, !start, "nothing to start a goroutine for")
+	assertWord(t, &q, 0, "free, nobody coming")
+}
+
 // Every pushed task is taken exactly once, by goroutines started only as the
 // protocol says, whatever the interleaving of racing producers and
 // finishing goroutines. Run with -race and several -cpu values.

@@ -88,6 +88,7 @@ func TestHandStartsAGoroutineOnlyIfNoneIsComing(t *testing.T) {
 
 // Take hands the role on when more tasks are ready, so that the holder may
 // run the task it took for long while another goroutine serves the rest.
+// A task it returns has its link cleared, as Linked promises.
 func TestTakeHandsTheRoleOnWhenMoreAreReady(t *testing.T) {
 	var q Queue[item, *item]
 	a, b := new(item), new(item)
@@ -96,31 +97,21 @@ func TestTakeHandsTheRoleOnWhenMoreAreReady(t *testing.T) {
 	requireTrue(t, q.Arrive())
 	got, start := q.Take()
 	assertSame(t, got, a, "a")
+	assertSame(t, a.ReadyNext(), nil, "a's link once taken")
 	assertTrue(t, start, "b is ready and nobody is coming: start a goroutine")
 	requireTrue(t, q.Arrive())
 	got, start = q.Take()
 	assertSame(t, got, b, "b")
+	assertSame(t, b.ReadyNext(), nil, "b's link once taken")
 	assertTrue(t, !start, "nothing more: the role is given up")
 	assertWord(t, &q, 0, "free, nobody coming")
 }
 
-// A task Take returns has its link cleared, as Linked promises. A holder
-// that calls Take on an empty queue gets nil, and the role is given up.
-func TestTakeClearsTheLinkAndGivesUpTheRoleOnceEmpty(t *testing.T) {
+// A holder that calls Take on an empty queue gets nil, and the role is
+// given up.
+func TestTakeOnAnEmptyQueueGivesTheRoleUp(t *testing.T) {
 	var q Queue[item, *item]
-	a, b := new(item), new(item)
-	requireTrue(t, q.Push(a))
-	requireTrue(t, !q.Push(b))
-	requireTrue(t, q.Arrive())
-	got, _ := q.Take()
-	assertSame(t, got, a, "a")
-	assertSame(t, a.ReadyNext(), nil, "a's link once taken")
-	requireTrue(t, q.Arrive())
-	got, _ = q.Take()
-	assertSame(t, got, b, "b")
-	assertSame(t, b.ReadyNext(), nil, "b's link once taken")
-
-	requireTrue(t, q.Push(a))
+	requireTrue(t, q.Push(new(item)))
 	requireTrue(t, q.Arrive())
 	q.pop() // the holder emptied the queue
 	got, start := q.Take()

@@ -17,10 +17,8 @@
 //     nothing to do and ends.
 //   - A goroutine that has finished its task calls Claim. If it reports
 //     true, it holds the role.
-//   - The holder calls Take. It returns the next task, or nil once the queue
-//     is empty and the role given up. Before it returns a task, it gives the
-//     role up or hands it on, since the task may run for long. If Take
-//     reports start, start a goroutine that calls Arrive.
+//   - The holder calls Take, which gives the role up with the task it
+//     returns. If Take reports start, start a goroutine that calls Arrive.
 //
 // Push is one CAS on a lock-free stack. When the stack was empty, it is one
 // more CAS on the role word. The holder reverses the stack into a private
@@ -131,9 +129,9 @@ func (q *Queue[T, P]) Claim() bool {
 
 // Take is called by the holder of the role. It returns the oldest task, or
 // nil once the queue is empty and the role given up. Before it returns a
-// task, it gives the role up, or hands it on if more tasks are ready. This
-// is because the caller runs the task and may take long. Take reports
-// whether the caller must start a goroutine, which calls Arrive.
+// task, it gives the role up, or hands it on if more tasks are ready, since
+// the caller runs the task and may take long. Take reports whether the
+// caller must start a goroutine, which calls Arrive.
 func (q *Queue[T, P]) Take() (t P, start bool) {
 	for {
 		t, more := q.pop()

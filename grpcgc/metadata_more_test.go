@@ -50,6 +50,7 @@ func TestABadPriorityOrCostFailsEveryKindOfCallWithInvalidArgument(t *testing.T)
 				{[]string{"x-priority", "urgent"}, `grpcgc: metadata x-priority is "urgent", not a priority (highest, high, normal, low or lowest)`},
 				{[]string{"x-cost", "two"}, `grpcgc: metadata x-cost is "two", not a cost (a number from 0)`},
 				{[]string{"x-cost", "-1"}, `grpcgc: metadata x-cost is "-1", not a cost (a number from 0)`},
+				{[]string{"x-cost", "+1"}, `grpcgc: metadata x-cost is "+1", not a cost (a number from 0)`},
 			} {
 				ctx := metadata.AppendToOutgoingContext(t.Context(), tc.md...)
 				var trailer metadata.MD

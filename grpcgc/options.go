@@ -90,9 +90,11 @@ func WithCostFunc(f func(ctx context.Context, fullMethod string) int) Option {
 }
 
 // WithCostFromMetadata gives each call the cost in the metadata key name,
-// a decimal number. A call without it takes the cost of WithSubmitOptions.
-// A value that is not a number, or is negative, fails the call with
-// codes.InvalidArgument.
+// decimal digits. A call without it takes the cost of WithSubmitOptions.
+// Any other value, a sign included, fails the call with
+// codes.InvalidArgument. A client can then take the whole of every limit
+// with one call, which the cheaper calls behind it wait for. So use it
+// only for trusted callers.
 func WithCostFromMetadata(name string) Option {
 	return func(c *config) { c.cost, c.costMD = nil, strings.ToLower(name) }
 }
@@ -143,7 +145,7 @@ func (c *config) resolve(ctx context.Context, method string, md metadata.MD, def
 	case c.costMD != "":
 		if v := first(md, c.costMD); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
+			if err != nil || v[0] < '0' || v[0] > '9' {
 				return "", o, badValue(c.costMD, v, "a cost (a number from 0)")
 			}
 			o.Cost = n

@@ -42,12 +42,12 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 		// Of type any, so that a handler's value of any type completes the
 		// call, to be refused below.
 		ran := false
-		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
+		_, err = groupconc.Do(ctx, e, key, func(tctx context.Context) (any, error) {
 			ran = true
-			return nil, invoker(ctx, method, req, reply, cc, callOpts...)
+			return nil, ended(ctx, tctx, invoker(tctx, method, req, reply, cc, callOpts...))
 		}, so)
 		if ran {
-			return err
+			return callResult(err)
 		}
 		return c.refuse(ctx, key, err, nil)
 	}
@@ -83,7 +83,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		if err != nil {
 			return nil, err
 		}
-		s := &heldStream{held: make(chan context.Context, 1), ended: make(chan struct{})}
+		s := &heldStream{caller: ctx, held: make(chan context.Context, 1), ended: make(chan struct{})}
 		id := "stream-" + strconv.FormatUint(n.Add(1), 10)
 		h, err := groupconc.SubmitWith(ctx, e, key, id, s.hold, so)
 		if err != nil {
@@ -125,11 +125,12 @@ var errStreamerUnwound = errors.New("grpcgc: the streamer did not return (a pani
 
 // heldStream is the task that holds a client stream's permits.
 type heldStream struct {
-	held  chan context.Context // gets the task's context once it holds its permits
-	ended chan struct{}        // closed when the stream ends
-	done  <-chan struct{}      // the task's handle's Done, set before the stream opens
-	once  sync.Once
-	err   error // the stream's end, set before ended closes
+	caller context.Context      // the call's context, which the task's derives from
+	held   chan context.Context // gets the task's context once it holds its permits
+	ended  chan struct{}        // closed when the stream ends
+	done   <-chan struct{}      // the task's handle's Done, set before the stream opens
+	once   sync.Once
+	err    error // the stream's end, set before ended closes
 }
 
 // hold is the task's function. It hands over its context and waits for
@@ -145,7 +146,7 @@ func (s *heldStream) hold(ctx context.Context) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // CANCELLED, whatever the stream said
 	}
-	return nil, s.err
+	return nil, ended(s.caller, ctx, s.err)
 }
 
 // finish ends the task with the stream's status. It waits for the task's

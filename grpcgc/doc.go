@@ -7,7 +7,10 @@
 // metadata key (a tenant header) or a function of the call. A call turned
 // away gets codes.ResourceExhausted, or codes.Unavailable when the global
 // queue was full. Its trailer carries grpc-retry-pushback-ms, so that a
-// client's retry policy waits before it tries again.
+// client's retry policy waits before it tries again. A call counts as a
+// task. A handler's error fails it, but the Canceled or DeadlineExceeded
+// status of the call's ended context counts as cancelled, as a task that
+// returns its context's error.
 //
 //	e := groupconc.New(policy)
 //	s := grpc.NewServer(

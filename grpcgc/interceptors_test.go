@@ -284,3 +284,26 @@ func priorityAndCost(t *testing.T, c call) {
 		assert.NoError(t, <-done)
 	}
 }
+
+// A call whose context ended, and that returns the status saying so, is a
+// cancelled task, not a failed one. The status comes back as it was. The
+// same status while the context lives is a failed task.
+func TestACallThatEndsWithItsEndedContextsStatusIsACancelledTask(t *testing.T) {
+	eachInterceptor(t, func(t *testing.T, c call) {
+		e := build(t, groupconc.NewPolicyBuilder())
+		for _, code := range []codes.Code{codes.Canceled, codes.DeadlineExceeded} {
+			ctx, cancel := context.WithCancel(t.Context())
+			ended := status.Error(code, "the call's context ended")
+			err := c(e, ctx, nil, func() error {
+				cancel()
+				return ended
+			})
+			assert.Equal(t, ended, err, "%v", code)
+		}
+		canceled := status.Error(codes.Canceled, "the server said so")
+		assert.Equal(t, canceled, c(e, t.Context(), nil, func() error { return canceled }))
+		st, _ := e.GroupStats(checkMethod)
+		assert.EqualValues(t, 2, st.Cancelled)
+		assert.EqualValues(t, 1, st.Failed)
+	})
+}

@@ -36,12 +36,13 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 			return nil, err
 		}
 		ran := false
-		resp, err := groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
+		resp, err := groupconc.Do(ctx, e, key, func(tctx context.Context) (any, error) {
 			ran = true
-			return handler(ctx, req)
+			resp, err := handler(tctx, req)
+			return resp, ended(ctx, tctx, err)
 		}, so)
 		if ran || err == nil && resp != nil {
-			return resp, err
+			return resp, callResult(err)
 		}
 		// A nil value of a RejectionHandler is no response.
 		return nil, c.refuse(ctx, key, err, func(tr metadata.MD) {
@@ -71,12 +72,12 @@ func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		// Of type any, so that a handler's value of any type completes the
 		// call, to be refused below.
 		ran := false
-		_, err = groupconc.Do(ctx, e, key, func(ctx context.Context) (any, error) {
+		_, err = groupconc.Do(ctx, e, key, func(tctx context.Context) (any, error) {
 			ran = true
-			return nil, handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+			return nil, ended(ctx, tctx, handler(srv, &serverStream{ServerStream: ss, ctx: tctx}))
 		}, so)
 		if ran {
-			return err
+			return callResult(err)
 		}
 		return c.refuse(ctx, key, err, ss.SetTrailer)
 	}

@@ -95,3 +95,32 @@ func TestARejectionNamesALongKeyByItsFirst64Bytes(t *testing.T) {
 		assert.NoError(t, <-held)
 	}
 }
+
+// A stream whose client goes away, and whose handler returns the status
+// its Send then gets from gRPC, is a cancelled task, over a real network.
+func TestAStreamWhoseClientGoesAwayIsACancelledTask(t *testing.T) {
+	b, _, done := watched()
+	e := build(t, b)
+	sent := make(chan struct{}, 1)
+	c := serve(t, &health{watch: func(_ context.Context, _ string, send func() error) error {
+		for {
+			if err := send(); err != nil {
+				return err // gRPC's Canceled status
+			}
+			select {
+			case sent <- struct{}{}:
+			default:
+			}
+		}
+	}}, []grpc.ServerOption{grpc.StreamInterceptor(grpcgc.StreamServerInterceptor(e))})
+	ctx, cancel := context.WithCancel(t.Context())
+	w, err := c.Watch(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = w.Recv()
+	require.NoError(t, err)
+	<-sent
+	cancel()
+	r := <-done
+	assert.Equal(t, groupconc.StatusCancelled, r.Status, "%v", r.Err)
+	assert.Equal(t, codes.Canceled, status.Code(r.Err))
+}

@@ -30,6 +30,41 @@ func (e *callError) GRPCStatus() *status.Status { return e.st }
 // Unwrap returns the executor's error.
 func (e *callError) Unwrap() error { return e.err }
 
+// endedCall is a call's error once its context ended: the Canceled or
+// DeadlineExceeded status that gRPC gives when the client went away or the
+// deadline passed. It unwraps to the context's error too, so the executor
+// counts the call CANCELLED, as a task that returns its context's error,
+// and not FAILED. The interceptors return the status itself (callResult).
+type endedCall struct{ status, ctx error }
+
+func (e *endedCall) Error() string { return e.status.Error() }
+
+func (e *endedCall) Unwrap() []error { return []error{e.status, e.ctx} }
+
+// ended returns err, the error of a call that ran in ctx, as an endedCall
+// if err is the status that says the call's context ended. ctx is a task's
+// context, derived from the call's context outer. gRPC may see outer end
+// a moment before ctx does. Then ended waits for ctx, whose end is on its
+// way, so that the executor sees it too.
+func ended(outer, ctx context.Context, err error) error {
+	if err == nil || outer.Err() == nil && ctx.Err() == nil {
+		return err
+	}
+	if c := status.Code(err); c != codes.Canceled && c != codes.DeadlineExceeded {
+		return err
+	}
+	<-ctx.Done()
+	return &endedCall{err, ctx.Err()}
+}
+
+// callResult returns the error of a call that ran, as the call returned it.
+func callResult(err error) error {
+	if e, ok := err.(*endedCall); ok {
+		return e.status
+	}
+	return err
+}
+
 // toStatus turns an error that groupconc.Do or SubmitWith returned, before
 // the call ran, into an error with a gRPC status.
 //   - A rejection is ResourceExhausted, or Unavailable when the global

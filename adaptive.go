@@ -237,7 +237,7 @@ type sampling struct {
 // permits back, so that a limit it lowers applies to its own permit too.
 // It is run's twin rather than a part of it, so that run's frame, under
 // every task's function, stays as small as without adaptive limits.
-func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
+func (e *GroupExecutor) runSampled(r *runner, t *task, start int64) (ended int64) {
 	var s sampling
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
@@ -251,11 +251,11 @@ func (e *GroupExecutor) runSampled(t *task, start int64) (ended int64) {
 		s.globalRunning, s.globalLimit = e.global.RunningCost(), e.global.Limit()
 	}
 	if s.group == nil && s.global == nil {
-		return e.run(t, start)
+		return e.run(r, t, start)
 	}
 	_, s.waiting, _ = g.Counts()
 	t.tell(e.listener(), notifyStarted)
-	o := outcome{start: start, told: true}
+	o := outcome{start: start, told: true, r: r}
 	defer e.finish(t, &o)
 	t.began(start)
 	o.status, o.claimed, o.err = t.body.call(t, t.context())

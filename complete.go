@@ -59,10 +59,11 @@ const (
 type outcome struct {
 	status     TaskStatus // 0: the body did not return (runtime.Goexit)
 	err        error
-	start, end int64 // offsets from Submitted (see task.since)
-	abort      bool  // Await returns err too (RejectAbort)
-	told       bool  // the listener hears OnCompleted: the task ran, or was cancelled waiting
-	claimed    bool  // the owner claimed the handle as the function returned (see body.call)
+	start, end int64   // offsets from Submitted (see task.since)
+	abort      bool    // Await returns err too (RejectAbort)
+	told       bool    // the listener hears OnCompleted: the task ran, or was cancelled waiting
+	claimed    bool    // the owner claimed the handle as the function returned (see body.call)
+	r          *runner // the record that shows the task running, if any
 }
 
 // claim reports whether the caller is the one to complete the handle.
@@ -213,6 +214,11 @@ func (e *GroupExecutor) finishCancelled(t *task) {
 func (e *GroupExecutor) finish(t *task, o *outcome) {
 	if o.status == 0 { // the body did not return: runtime.Goexit, or a Do's panic
 		o.status, o.err, o.end = StatusFailed, t.body.unwound(), t.since()
+	}
+	if o.r != nil {
+		// It runs no more: OldestRunning leaves it as Running does, before
+		// the listener hears of it and the handle completes.
+		o.r.running(nil, 0)
 	}
 	t.permits.Release()
 	l := e.listener()

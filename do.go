@@ -97,7 +97,7 @@ func (e *GroupExecutor) runInside(t *task) {
 		e.finishCancelled(t)
 		return
 	}
-	e.run(t, 0)
+	e.run(nil, t, 0)
 }
 
 // result returns what Do returns once its task ended: what fn returned,

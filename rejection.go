@@ -163,7 +163,7 @@ func (e *GroupExecutor) runRejected(t *task) {
 			e.finish(t, &outcome{status: StatusCancelled, err: cancelErr(ctx), start: now, end: now})
 			return
 		}
-		e.run(t, t.since())
+		e.run(nil, t, t.since())
 	default:
 		e.reject(t, false)
 	}

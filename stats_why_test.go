@@ -202,3 +202,36 @@ func TestOldestRunningOfManyGroupsAtOnceAfterManyRan(t *testing.T) {
 		}
 	})
 }
+
+// A task leaves OldestRunning as it leaves Running: as it gives its
+// permits back, before its listener hears of its end and its handle
+// completes. A slow OnCompleted does not keep it there.
+func TestOldestRunningLeavesAnEndedTaskWithRunning(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
+		for _, adaptive := range []bool{false, true} {
+			synctest.Test(t, func(t *testing.T) {
+				b := builder()
+				if adaptive {
+					b = adaptiveGroups(new(script), 2, 1, 0)
+				}
+				told, hold := make(chan struct{}), make(chan struct{})
+				e := newExecutor(t, b.Isolation(mode).TaskLifecycleListener(groupconc.ListenerFuncs{
+					Completed: func(string, string, groupconc.GroupResult[any]) {
+						told <- struct{}{}
+						<-hold
+					},
+				}))
+				h := submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) {
+					time.Sleep(time.Second) // fake clock: it has run a second
+					return 0, nil
+				})
+				<-told
+				st := groupStats(t, e, "g")
+				assert.Zero(t, st.Running, "adaptive %v", adaptive)
+				assert.Zero(t, st.OldestRunning, "adaptive %v", adaptive)
+				close(hold)
+				quiesce(t, e, h)
+			})
+		}
+	})
+}

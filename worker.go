@@ -282,7 +282,9 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 	how := handOffSpawn // until t ended normally: runtime.Goexit may be unwinding
 	ended := noTime
 	defer func() {
-		r.running(nil, 0)
+		if r.t.Load() != nil { // finish cleared it, unless t never ran
+			r.running(nil, 0)
+		}
 		next, nextStart = e.end(t, how, ended)
 	}()
 	switch {
@@ -297,10 +299,10 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 		e.finishCancelled(t)
 	case e.policy.Load().tuned():
 		r.running(t, t.permits.Submitted()+start)
-		ended = e.runSampled(t, start)
+		ended = e.runSampled(r, t, start)
 	default:
 		r.running(t, t.permits.Submitted()+start)
-		ended = e.run(t, start)
+		ended = e.run(r, t, start)
 	}
 	how = done
 	return nil, 0
@@ -310,10 +312,11 @@ func (e *GroupExecutor) runOne(r *runner, t *task, start int64, done handOff) (n
 // under caller-runs). It finishes t with what the function returned, at the
 // clock reading it returns. A panic is FAILED. So is runtime.Goexit, which
 // finishes t as it unwinds, and so is a panic of a Do's function, which
-// goes on up to Do's caller. (runSampled is run for adaptive limits.)
-func (e *GroupExecutor) run(t *task, start int64) (ended int64) {
+// goes on up to Do's caller. r, the record showing t running, is cleared
+// as t gives its permits back. (runSampled is run for adaptive limits.)
+func (e *GroupExecutor) run(r *runner, t *task, start int64) (ended int64) {
 	t.tell(e.listener(), notifyStarted)
-	o := outcome{start: start, told: true}
+	o := outcome{start: start, told: true, r: r}
 	defer e.finish(t, &o)
 	t.began(start)
 	o.status, o.claimed, o.err = t.body.call(t, t.context())

@@ -277,7 +277,10 @@ func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 		}
 		return c.head
 	}
-	for !q.empty() {
+	// A queue that chooses is asked only with a permit free, as in join. A
+	// choice made with none would stand against the shares of the
+	// releases to come.
+	for !q.empty() && (!q.chooses() || l.held.load() < l.limit.Load()) {
 		w := q.peek()
 		if x := w.x(); !l.takeForLocked(r, w, x, w.bit, x.lvl()) {
 			break

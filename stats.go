@@ -240,6 +240,8 @@ func (e *GroupExecutor) groupStats(g *groupstate.Group[task], oldest map[*groups
 	_, held, _ := g.Held()
 	st.RunningCost = min(st.RunningCost, held)
 	st.Running = min(st.Running, st.RunningCost)
+	// WaitingGlobal is a part of Waiting, read apart from it.
+	st.WaitingGlobal = min(st.WaitingGlobal, st.Waiting)
 	return st
 }
 

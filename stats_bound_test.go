@@ -39,19 +39,12 @@ func TestASnapshotNeverShowsMoreRunningThanTheLimitLetsRun(t *testing.T) {
 						}
 					})
 				}
-				done := make(chan struct{})
-				go func() { wg.Wait(); close(done) }()
-				for {
-					select {
-					case <-done:
-						return
-					default:
-					}
+				snapshotWhile(&wg, func() {
 					st, _ := e.GroupStats("t")
 					if st.Running > st.MaxConcurrency || st.RunningCost > st.MaxConcurrency || st.Running > st.RunningCost {
 						t.Fatalf("GroupStats(%q): Running %d, RunningCost %d, MaxConcurrency %d", "t", st.Running, st.RunningCost, st.MaxConcurrency)
 					}
-				}
+				})
 			})
 		}
 	}
@@ -77,6 +70,15 @@ func TestASnapshotNeverShowsMoreWaitingGlobalThanWaiting(t *testing.T) {
 			}
 		})
 	}
+	snapshotWhile(&wg, func() {
+		if st, _ := e.GroupStats("g"); st.WaitingGlobal > st.Waiting {
+			t.Fatalf("GroupStats(%q): WaitingGlobal %d, Waiting %d", "g", st.WaitingGlobal, st.Waiting)
+		}
+	})
+}
+
+// snapshotWhile calls check again and again until wg's goroutines are done.
+func snapshotWhile(wg *sync.WaitGroup, check func()) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	for {
@@ -85,8 +87,6 @@ func TestASnapshotNeverShowsMoreWaitingGlobalThanWaiting(t *testing.T) {
 			return
 		default:
 		}
-		if st, _ := e.GroupStats("g"); st.WaitingGlobal > st.Waiting {
-			t.Fatalf("GroupStats(%q): WaitingGlobal %d, Waiting %d", "g", st.WaitingGlobal, st.Waiting)
-		}
+		check()
 	}
 }

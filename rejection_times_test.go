@@ -14,9 +14,10 @@ import (
 )
 
 // turnedAway returns an executor whose group "g" has one permit and no
-// queue, with handler, and holds the permit with a gated task. A minute
-// of fake time passes first, so that a task's times, kept as offsets from
-// its submission, are read from an offset that is not zero.
+// queue, with handler, and holds the permit with a gated task. It runs in
+// the caller's synctest bubble. A minute of fake time passes first, so
+// that a task's times, kept as offsets from its submission, are read from
+// an offset that is not zero.
 func turnedAway(t *testing.T, handler groupconc.RejectionHandler) *groupconc.GroupExecutor {
 	e := newExecutor(t, builder().DefaultMaxConcurrencyPerGroup(1).DefaultQueueThresholdPerGroup(0).RejectionHandler(handler))
 	time.Sleep(time.Minute)

@@ -88,6 +88,7 @@ func newFairGroup[T any](g *Group[T], weight int) *fairGroup[T] {
 	f := &fairGroup[T]{index: -1}
 	f.weight.Store(int64(max(weight, 1)))
 	f.node.link = shareLink[*Group[T]]{of: g, held: &f.running, more: &f.below, weight: &f.weight}
+	f.node.own = shareLink[*Group[T]]{of: g, held: &f.running, more: &noMore, weight: &f.weight}
 	return f
 }
 

@@ -7,18 +7,20 @@ package groupstate
 // fewest global permits held by the running tasks of a subtree per weight.
 // A group's own tasks count with its own running and weight. So a tenant's
 // share does not grow with the number of keys it spreads its tasks over.
-// Ties go to the group that has had work longest.
+// Ties go to the one whose waiting task joined the line first.
 //
-// Each group with work is listed in its parent's kids, or in tops, in the
-// order it got work. The choice scans those lists along one path, so it
-// costs the number of siblings it passes, up to the first that runs none
-// (BenchmarkW2Tree of the benchmarks module).
+// Each group with work is listed in its parent's kids, or in tops, and its
+// own tasks in its kids, oldest waiter first (sharers). The choice scans
+// those lists along one path, so it costs the number of siblings it
+// passes, up to the first that runs none (BenchmarkW2Tree of the
+// benchmarks module).
 
 // fairNode is a group's place in the tree mode of the fair queue. It is
 // guarded by the global line's mu.
 type fairNode[T any] struct {
 	pending int                  // tasks of its subtree in the queue
-	kids    sharers[*Group[T]]   // its children with pending tasks
+	kids    sharers[*Group[T]]   // its children with pending tasks, and own
+	own     shareLink[*Group[T]] // its own tasks, in kids while it has any
 	link    shareLink[*Group[T]] // in its parent's kids, or in tops
 }
 
@@ -47,18 +49,27 @@ func (q *fairQueue[T]) toTree() {
 	}
 }
 
-// pend counts n tasks of g more (or fewer) in the queue, listing g and its
-// ancestors with work, or taking out those left with none.
+// pend counts n tasks of g more (or fewer) in the queue. Then it lists g's
+// own tasks, and g and each ancestor, at the place of their oldest waiting
+// task, or takes out those left with none. The head of g's chain is its
+// oldest (chainList.put). The head of a group's kids is its subtree's.
 func (q *fairQueue[T]) pend(g *Group[T], n int) {
+	for a := g; a != nil; a = a.up() {
+		a.fair.node.pending += n
+	}
+	f := &g.fair.node
+	var seq uint32
+	if h := g.chain.head; h != nil {
+		seq = h.seq
+	}
+	f.kids.update(&f.own, g.chain.head != nil, seq)
 	for ; g != nil; g = g.up() {
 		f := &g.fair.node
-		was := f.pending
-		f.pending += n
-		switch {
-		case was == 0 && f.pending > 0:
-			q.siblings(g).push(&f.link)
-		case was > 0 && f.pending == 0:
-			q.siblings(g).remove(&f.link)
+		if f.pending > 0 {
+			seq = f.kids.head.oldest
+		}
+		if !q.siblings(g).update(&f.link, f.pending > 0, seq) {
+			return // so its ancestors' lists did not change
 		}
 	}
 }
@@ -72,17 +83,12 @@ func (q *fairQueue[T]) siblings(g *Group[T]) *sharers[*Group[T]] {
 }
 
 // nextTree returns the task to serve, chosen top-down. At each level a
-// group's own tasks stand before its children, and count its own running
-// tasks alone.
+// group's own tasks count its own running tasks alone.
 func (q *fairQueue[T]) nextTree() *Permits[T] {
-	g := q.tops.fairest(nil, 0, 0)
+	g := q.tops.fairest()
 	for {
-		var own *Group[T]
-		if g.chain.head != nil {
-			own = g
-		}
-		k := g.fair.node.kids.fairest(own, g.fair.running.Load(), g.fair.weight.Load())
-		if k == own {
+		k := g.fair.node.kids.fairest()
+		if k == g {
 			return q.bestOf(g)
 		}
 		g = k

@@ -21,6 +21,7 @@ type kidQueue[T any] struct {
 	own     *kidBucket[T]          // the owner's own tasks', once one waited
 	buckets sharers[*kidBucket[T]] // those with waiters
 	n       int
+	seq     uint32 // joins so far, modulo 2^32: a waiter's Permits.seq
 	// chosen is the waiter the fair choice fell on, until it is served or
 	// leaves, as in fairQueue. chosenIn is its bucket.
 	chosen   *Permits[T]
@@ -81,34 +82,40 @@ func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
 
 func (k *kidQueue[T]) empty() bool { return k.n == 0 }
 
-func (k *kidQueue[T]) push(w *Permits[T]) { k.join(w, false).q.push(w) }
-
-// pushFront puts back w, which waited before those here (see requeue).
-// The fair choice made without it is made again.
-func (k *kidQueue[T]) pushFront(w *Permits[T]) {
-	k.join(w, true).q.pushFront(w)
-	k.chosen, k.chosenIn = nil, nil
+func (k *kidQueue[T]) push(w *Permits[T]) {
+	w.seq = k.seq
+	k.seq++
+	b := k.bucket(k.child(w))
+	if b.q.empty() {
+		b.link.oldest = w.seq
+		k.buckets.add(&b.link)
+	}
+	b.q.push(w)
+	k.n++
 }
 
-// join returns the bucket w is to join, listed. A task sent back to the
-// head of the line (front) waited before those listed, so its bucket is
-// listed first if it was not.
-func (k *kidQueue[T]) join(w *Permits[T], front bool) *kidBucket[T] {
-	b := k.bucket(k.child(w))
-	switch {
-	case !b.q.empty():
-	case front:
-		k.buckets.pushFront(&b.link)
-	default:
-		k.buckets.push(&b.link)
+// pushFront puts back w, which waited before those here (see requeue). So
+// its bucket is listed first. The fair choice made without it is made
+// again.
+func (k *kidQueue[T]) pushFront(w *Permits[T]) {
+	w.seq = k.seq - 1
+	if h := k.buckets.head; h != nil {
+		w.seq = h.oldest - 1
 	}
+	b := k.bucket(k.child(w))
+	if !b.q.empty() {
+		k.buckets.remove(&b.link)
+	}
+	b.link.oldest = w.seq
+	k.buckets.pushFront(&b.link)
+	b.q.pushFront(w)
 	k.n++
-	return b
+	k.chosen, k.chosenIn = nil, nil
 }
 
 func (k *kidQueue[T]) peek() *Permits[T] {
 	if k.chosen == nil {
-		b := k.buckets.fairest(nil, 0, 0)
+		b := k.buckets.fairest()
 		k.chosen, k.chosenIn = b.q.peek(), b
 	}
 	return k.chosen
@@ -142,8 +149,11 @@ func (k *kidQueue[T]) out(b *kidBucket[T], w *Permits[T]) {
 	}
 	b.q.remove(w)
 	k.n--
-	if b.q.empty() {
+	switch {
+	case b.q.empty():
 		k.buckets.remove(&b.link)
+	case b.link.oldest == w.seq:
+		k.buckets.update(&b.link, true, b.q.firstSeq())
 	}
 }
 

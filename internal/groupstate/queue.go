@@ -144,6 +144,18 @@ func (q *fifo[T]) oldestHolders(all bool, holds func(w *Permits[T]) bool, f func
 	}
 }
 
+// firstSeq returns the seq of the first to join of its lists' heads. The
+// queue is not empty. Only a kidQueue's buckets number their waiters.
+func (q *fifo[T]) firstSeq() uint32 {
+	var first *Permits[T]
+	for p := range q.lists {
+		if h := q.lists[p].head; h != nil && (first == nil || joinedBefore(h.seq, first.seq)) {
+			first = h
+		}
+	}
+	return first.seq
+}
+
 func (q *fifo[T]) oldest(*Group[T]) int64 {
 	first := int64(noWaiter)
 	for p := range q.lists {

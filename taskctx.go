@@ -31,7 +31,17 @@ func (c *taskContext) Deadline() (time.Time, bool) { return c.caller.Deadline() 
 
 func (c *taskContext) String() string { return "groupconc.taskContext" }
 
-func (c *taskContext) Done() <-chan struct{} { return c.build().Done() }
+// Done forwards a caller's cancel itself if the inner context has not
+// seen it yet. Its AfterFunc may not have run, and Err may already have
+// reported the caller's error. Once Err is not nil, Done is closed, as a
+// standard context's is.
+func (c *taskContext) Done() <-chan struct{} {
+	ctx := c.build()
+	if c.caller.Err() != nil && ctx.Err() == nil {
+		c.aside.Load().cancel(context.Cause(c.caller))
+	}
+	return ctx.Done()
+}
 
 // Err reports the caller's error first, so a caller's deadline shows as
 // context.DeadlineExceeded rather than as the Canceled of the forwarding.

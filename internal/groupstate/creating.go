@@ -167,6 +167,7 @@ func (r *Registry[T]) createUnder(key string, parent *Group[T]) *Group[T] {
 	if !parent.hasKids() && r.global.fair { // children share its lines fairly
 		kidQueueOf(parent, &parent.bulkhead, heldBulkhead)
 		kidQueueOf(parent, &parent.conc, heldConc)
+		r.global.toTree()
 	}
 	if !parent.family().adopt(g, r) {
 		return nil

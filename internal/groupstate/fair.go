@@ -99,9 +99,6 @@ func (q *fairQueue[T]) push(w *Permits[T]) {
 	w.seq = q.seq
 	q.seq++
 	q.mixed = q.mixed || w.prio != PriorityDefault
-	if !q.tree && g.up() != nil {
-		q.toTree()
-	}
 	first := g.chain.head == nil
 	q.all.linkAfter(w, q.all.tail, byLine)
 	g.chain.put(w, false)

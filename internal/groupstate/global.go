@@ -164,6 +164,18 @@ func (gl *Global[T]) started(p *Permits[T]) {
 	}
 }
 
+// toTree makes the fair line choose top-down (fairtree.go), as a group
+// gets its first child. A group's own running count leaves out its
+// subtree's, so the flat choice would not see what a parent's children
+// hold. The line stays so.
+func (gl *Global[T]) toTree() {
+	r := gl.line.lock()
+	defer r.unlock()
+	if q := r.disc.(*fairQueue[T]); !q.tree {
+		q.toTree()
+	}
+}
+
 // setWeight changes g's weight, and its place in the fair order.
 func (gl *Global[T]) setWeight(g *Group[T], w int) {
 	if !gl.fair {

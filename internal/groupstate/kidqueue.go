@@ -1,5 +1,7 @@
 package groupstate
 
+import "sync/atomic"
+
 // kidQueue is the queue of a group's bulkhead or concurrency line under
 // fair share once the group has a child. The line's waiters are tasks of
 // the group's whole subtree. They stand in buckets: one per child with
@@ -26,7 +28,16 @@ type kidQueue[T any] struct {
 	// leaves, as in fairQueue. chosenIn is its bucket.
 	chosen   *Permits[T]
 	chosenIn *kidBucket[T]
+	// ownHanded counts the permits handed to the owner's own tasks in the
+	// hand-out under way. The own bucket's share is the owner's running
+	// count, which counts them only once they run. So each choice of one
+	// hand-out sees the ones before it, as a child's (kin.held) does.
+	ownHanded atomic.Int64
 }
+
+// settle starts a hand-out. The own tasks handed permits before it walk
+// on, and are counted running by then or soon.
+func (k *kidQueue[T]) settle() { k.ownHanded.Store(0) }
 
 // kidBucket holds the waiting tasks of one child's subtree, or of the
 // owner's own tasks (g is the owner then).
@@ -67,14 +78,14 @@ func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
 
 // bucket returns g's bucket, making it if it has none.
 func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
-	at, held := &k.own, &g.fair.running
+	at, held, more := &k.own, &g.fair.running, &k.ownHanded
 	if g != k.owner {
 		kin := g.family()
-		at, held = &kin.buckets[k.k], &kin.held[k.k]
+		at, held, more = &kin.buckets[k.k], &kin.held[k.k], &noMore
 	}
 	if *at == nil {
 		b := &kidBucket[T]{g: g}
-		b.link = shareLink[*kidBucket[T]]{of: b, held: held, more: &noMore, weight: &g.fair.weight}
+		b.link = shareLink[*kidBucket[T]]{of: b, held: held, more: more, weight: &g.fair.weight}
 		*at = b
 	}
 	return *at
@@ -136,6 +147,8 @@ func (k *kidQueue[T]) pop() *Permits[T] {
 	k.out(b, w)
 	if b != k.own {
 		b.link.held.Add(w.x().amount(w.bit, w.levelOf(k.owner)))
+	} else {
+		k.ownHanded.Add(w.x().amount(w.bit, 0))
 	}
 	return w
 }
@@ -157,7 +170,7 @@ func (k *kidQueue[T]) out(b *kidBucket[T], w *Permits[T]) {
 	}
 }
 
-func (k *kidQueue[T]) gave(*Permits[T]) {}
+func (k *kidQueue[T]) gave(*Permits[T]) { k.settle() }
 
 func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
 	for n := k.buckets.head; n != nil; {

@@ -1,0 +1,303 @@
+package groupconc_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kobe/groupconc"
+)
+
+// shareTask is a task of the fair-share model: its key, priority and gate,
+// and whether it waits (0), runs (1) or has ended (2).
+type shareTask struct {
+	id    int
+	key   string
+	prio  groupconc.Priority
+	gate  chan struct{}
+	h     *groupconc.TaskHandle[int]
+	state int // 0 waiting, 1 running, 2 ended
+}
+
+// modelParent returns k's parent under ParentSeparator("/").
+func modelParent(k string) string {
+	i := strings.LastIndex(k, "/")
+	if i <= 0 {
+		return ""
+	}
+	return k[:i]
+}
+
+// modelUnder reports whether k is g or in g's subtree.
+func modelUnder(k, g string) bool { return k == g || strings.HasPrefix(k, g+"/") }
+
+// TestFairShareWithParentsFollowsItsModel checks each start against a
+// model of fair share with parents: at each level the sharer with work
+// that holds the fewest per weight, ties to the oldest waiting task, then
+// its task of the highest priority. The limit binds at the global cap
+// (global) or at the top group t (tenant), and moves. Tasks are submitted,
+// end, are cancelled, and their groups shut down, at random. No start may
+// pass the limit, and no permit stays free while a task waits.
+func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
+	keysets := map[string][]string{
+		"global": {"a", "a/x", "a/y", "a/x/p", "b", "b/z", "c"},
+		"tenant": {"t", "t/x", "t/y", "t/x/p", "t/x/q"},
+	}
+	weights := map[string]int{"a/x": 3, "b": 2, "t/y": 3, "t/x/q": 2, "a": 2}
+	for _, where := range []string{"global", "tenant"} {
+		for seed := uint64(1); seed <= 150; seed++ {
+			t.Run(fmt.Sprintf("%s/%d", where, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(seed, 11))
+					keys := keysets[where]
+					usePrio := seed%2 == 0
+					useWeights := seed%3 == 0
+					limit := 1 + rng.IntN(3)
+					w := func(k string) int {
+						if useWeights && weights[k] > 0 {
+							return weights[k]
+						}
+						return 1
+					}
+					mk := func(limit int) *groupconc.GroupPolicy {
+						b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+							ParentSeparator("/").DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)
+						if useWeights {
+							b = b.PerGroupWeight(weights)
+						}
+						if where == "global" {
+							b = b.GlobalMaxInFlight(limit)
+						} else {
+							b = b.PerGroupMaxConcurrency(map[string]int{"t": limit})
+						}
+						p, err := b.Build()
+						if err != nil {
+							t.Fatal(err)
+						}
+						return p
+					}
+					e := groupconc.New(mk(limit))
+					defer e.Close()
+					var mu sync.Mutex
+					var started []int
+					var all []*shareTask
+					var log []string
+					submitOne := func() {
+						k := keys[rng.IntN(len(keys))]
+						pr := groupconc.PriorityNormal
+						if usePrio {
+							pr = groupconc.Priority(1 + rng.IntN(5))
+						}
+						tk := &shareTask{id: len(all), key: k, prio: pr, gate: make(chan struct{})}
+						all = append(all, tk)
+						h, err := groupconc.SubmitWith(context.Background(), e, k, fmt.Sprint(tk.id), func(ctx context.Context) (int, error) {
+							mu.Lock()
+							started = append(started, tk.id)
+							mu.Unlock()
+							select {
+							case <-tk.gate:
+							case <-ctx.Done():
+							}
+							return 0, nil
+						}, groupconc.SubmitOptions{Priority: pr})
+						if err != nil {
+							t.Fatal(err)
+						}
+						tk.h = h
+						log = append(log, fmt.Sprintf("submit %d %s %v", tk.id, k, pr))
+					}
+					held := func(g string, own bool) int {
+						n := 0
+						for _, tk := range all {
+							if tk.state == 1 && (tk.key == g || !own && modelUnder(tk.key, g)) {
+								n++
+							}
+						}
+						return n
+					}
+					oldestIn := func(g string, own bool) int {
+						for _, tk := range all {
+							if tk.state == 0 && (tk.key == g || !own && modelUnder(tk.key, g)) {
+								return tk.id
+							}
+						}
+						return -1
+					}
+					type sharer struct {
+						g   string
+						own bool
+					}
+					// choose returns the sharer with work that holds the
+					// fewest per weight, of those tied the oldest waiter's.
+					choose := func(ss []sharer) sharer {
+						best := -1
+						for i, s := range ss {
+							if best < 0 {
+								best = i
+								continue
+							}
+							b := ss[best]
+							h1, w1 := held(s.g, s.own), w(s.g)
+							h2, w2 := held(b.g, b.own), w(b.g)
+							if h1*w2 < h2*w1 || h1*w2 == h2*w1 && oldestIn(s.g, s.own) < oldestIn(b.g, b.own) {
+								best = i
+							}
+						}
+						return ss[best]
+					}
+					sharersOf := func(g string) []sharer {
+						var ss []sharer
+						if g == "" {
+							for _, k := range keys {
+								if modelParent(k) == "" && oldestIn(k, false) >= 0 {
+									ss = append(ss, sharer{k, false})
+								}
+							}
+							return ss
+						}
+						if oldestIn(g, true) >= 0 {
+							ss = append(ss, sharer{g, true})
+						}
+						for _, k := range keys {
+							if modelParent(k) == g && oldestIn(k, false) >= 0 {
+								ss = append(ss, sharer{k, false})
+							}
+						}
+						return ss
+					}
+					bestIn := func(g string, own bool) *shareTask {
+						var best *shareTask
+						for _, tk := range all {
+							if tk.state == 0 && (tk.key == g || !own && modelUnder(tk.key, g)) && (best == nil || tk.prio < best.prio) {
+								best = tk
+							}
+						}
+						return best
+					}
+					predict := func() *shareTask {
+						if where == "global" {
+							ss := sharersOf("")
+							if len(ss) == 0 {
+								return nil
+							}
+							s := choose(ss)
+							for !s.own {
+								s = choose(sharersOf(s.g))
+							}
+							return bestIn(s.g, true)
+						}
+						ss := sharersOf("t")
+						if len(ss) == 0 {
+							return nil
+						}
+						s := choose(ss)
+						return bestIn(s.g, s.own)
+					}
+					nrunning := func() int {
+						n := 0
+						for _, tk := range all {
+							if tk.state == 1 {
+								n++
+							}
+						}
+						return n
+					}
+					seen := 0
+					check := func() {
+						synctest.Wait()
+						mu.Lock()
+						s := append([]int(nil), started...)
+						mu.Unlock()
+						got := map[int]bool{}
+						for ; seen < len(s); seen++ {
+							got[s[seen]] = true
+						}
+						var want []int
+						for range got {
+							if nrunning() >= limit {
+								t.Fatalf("started %v over the limit %d; log:\n%s", got, limit, strings.Join(log, "\n"))
+							}
+							p := predict()
+							if p == nil {
+								t.Fatalf("started %v, model has none; log:\n%s", got, strings.Join(log, "\n"))
+							}
+							p.state = 1
+							want = append(want, p.id)
+						}
+						for _, id := range want {
+							if !got[id] {
+								t.Fatalf("started %v, model says %v; log:\n%s", got, want, strings.Join(log, "\n"))
+							}
+							log = append(log, fmt.Sprintf("  started %d", id))
+						}
+						if nrunning() < limit && predict() != nil {
+							t.Fatalf("running %d < %d with %d waiting; log:\n%s", nrunning(), limit, predict().id, strings.Join(log, "\n"))
+						}
+					}
+					for step := 0; step < 80; step++ {
+						switch r := rng.IntN(20); {
+						case r < 11:
+							submitOne()
+						case r < 17:
+							var rs []*shareTask
+							for _, tk := range all {
+								if tk.state == 1 {
+									rs = append(rs, tk)
+								}
+							}
+							if len(rs) > 0 {
+								rt := rs[rng.IntN(len(rs))]
+								rt.state = 2
+								close(rt.gate)
+								log = append(log, fmt.Sprintf("release %d", rt.id))
+							}
+						case r < 18:
+							var ws []*shareTask
+							for _, tk := range all {
+								if tk.state == 0 {
+									ws = append(ws, tk)
+								}
+							}
+							if len(ws) > 0 {
+								w := ws[rng.IntN(len(ws))]
+								w.h.Cancel()
+								w.state = 2
+								log = append(log, fmt.Sprintf("cancel %d", w.id))
+							}
+						case r < 19:
+							k := keys[1+rng.IntN(len(keys)-1)]
+							// ShutdownGroup ends its subtree's tasks.
+							for _, tk := range all {
+								if modelUnder(tk.key, k) && tk.state < 2 {
+									tk.state = 2
+								}
+							}
+							e.ShutdownGroup(k)
+							log = append(log, fmt.Sprintf("shutdownGroup %s", k))
+						default:
+							limit = 1 + rng.IntN(3)
+							if err := e.UpdatePolicy(mk(limit)); err != nil {
+								t.Fatal(err)
+							}
+							log = append(log, fmt.Sprintf("limit %d", limit))
+						}
+						check()
+					}
+					e.Close()
+					for _, tk := range all {
+						if tk.state != 2 {
+							close(tk.gate)
+						}
+					}
+					for _, tk := range all {
+						<-tk.h.Done()
+					}
+				})
+			})
+		}
+	}
+}

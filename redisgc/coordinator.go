@@ -65,7 +65,7 @@ type pool struct {
 	limit   int    // the fleet limit
 	held    int    // the share Redis counts for this replica
 	local   int    // the limit applied to the executor, never above held nor limit
-	want    int    // the want last sent
+	want    int    // the want Redis may hold: the last confirmed, or more sent since
 	used    int    // the fleet's capacity in use, as last seen
 	members int    // live replicas, as last seen
 	// lastBusy is when the executor last had a task of the pool. An idle

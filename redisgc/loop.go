@@ -151,6 +151,8 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 		if leaving {
 			r.want, r.keep = 0, l.running
 		}
+		// Until a reply confirms a want, Redis may hold any sent since.
+		p.want = max(p.want, r.want)
 		reqs, pools = append(reqs, r), append(pools, p)
 	}
 	if leaving {
@@ -164,7 +166,10 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 	for g, p := range c.pools {
 		add(p, groups[g])
 	}
-	if p := c.global; p != nil && (p.held > 1 || p.local > 1 || total.demand() > 1 || leaving) {
+	// A want above 1 stays in Redis until sent again: a replica whose
+	// tasks are gone says so, or the others stay held to a fair split
+	// with a want nobody has.
+	if p := c.global; p != nil && (p.held > 1 || p.local > 1 || p.want > 1 || total.demand() > 1 || leaving) {
 		add(p, total)
 	}
 	return reqs, pools

@@ -33,13 +33,14 @@ type Options struct {
 	// Coordinator builds every policy it applies from a fresh one. It sets
 	// PerGroupMaxConcurrency and ConcurrencyResolver, and with a GlobalLimit
 	// also GlobalMaxInFlight. A base map or resolver still decides the
-	// groups that are not coordinated. A nil Base means NewPolicyBuilder.
+	// groups that are not coordinated, as Base set them at New: those
+	// concurrency settings are read once. A nil Base means NewPolicyBuilder.
 	// It is called as limits change, so it must return at once. A panic
 	// of Base is an error, as a builder that does not build is.
 	Base func() *groupconc.PolicyBuilder
 	// Prefix starts every Redis key of the fleet. It is "groupconc" if
 	// empty. The keys share one hash slot, {Prefix}, so a cluster takes them
-	// too.
+	// too. It may not hold a '}', which would end the hash tag early.
 	Prefix string
 	// Name names the replica in its member ID. If empty, it is the host name
 	// and process ID.
@@ -96,6 +97,12 @@ func (o Options) withDefaults() (Options, error) {
 		o.SyncInterval = min(100*time.Millisecond, o.RenewInterval)
 	}
 	o.SyncInterval = min(o.SyncInterval, o.RenewInterval)
+	if strings.Contains(o.Prefix, "}") {
+		// Redis Cluster hashes the text between the first { and the first }
+		// after it: with a } in Prefix that is not {Prefix}, and with one
+		// first it is empty, so that each key hashes whole, to its own slot.
+		bad = append(bad, fmt.Sprintf("Prefix %q holds a '}': the keys would not share the hash tag {Prefix}", o.Prefix))
+	}
 	if len(bad) > 0 {
 		return o, fmt.Errorf("%w: %s", errOptions, strings.Join(bad, "; "))
 	}

@@ -30,6 +30,8 @@ func TestOptionsAreCheckedNamingEveryBadField(t *testing.T) {
 		{"negative", Options{ExpectedReplicas: -1, SyncInterval: -1}, []string{"ExpectedReplicas", "negative interval"}},
 		{"negative lease", Options{LeaseTTL: -1}, []string{"negative interval"}},
 		{"negative renewal", Options{RenewInterval: -1}, []string{"negative interval"}},
+		{"a brace in the prefix", Options{Prefix: "}fleet"}, []string{`Prefix "}fleet"`}},
+		{"a brace inside the prefix", Options{Prefix: "a}b"}, []string{`Prefix "a}b"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.o.withDefaults()

@@ -23,6 +23,22 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local members, born = KEYS[1], KEYS[2]
 
+-- A key of another type (another program's, or planted) fails the sync with
+-- an error that names it, before anything is written.
+local function check(key, want)
+  local got = redis.call('TYPE', key)['ok']
+  if got ~= 'none' and got ~= want then
+    return 'redisgc: key ' .. key .. ' holds a ' .. got .. ', want a ' .. want .. ' or none'
+  end
+end
+local bad = check(members, 'zset') or check(born, 'string')
+for i = 3, #KEYS do
+  bad = bad or check(KEYS[i], 'hash')
+end
+if bad then
+  return redis.error_reply(bad)
+end
+
 -- No members key at all means every lease is gone at once: a first start,
 -- or Redis lost the key (alone, as an evicting maxmemory policy may lose
 -- it, or with the rest). The fleet state is new from now (see born).

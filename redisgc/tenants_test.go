@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/kobe/groupconc"
 )
 
@@ -22,6 +24,12 @@ type execReplica struct {
 // startExecReplica starts a replica coordinated through s with opts.
 func startExecReplica(t *testing.T, s *redisServer, name string, opts Options) *execReplica {
 	t.Helper()
+	return startReplicaOn(t, s.client(t), name, opts)
+}
+
+// startReplicaOn starts a replica coordinated through the client c.
+func startReplicaOn(t *testing.T, c redis.Scripter, name string, opts Options) *execReplica {
+	t.Helper()
 	opts.Name = name
 	var p *groupconc.GroupPolicy // the default, or Base's: an executor keeps its mode
 	if opts.Base != nil {
@@ -31,15 +39,15 @@ func startExecReplica(t *testing.T, s *redisServer, name string, opts Options) *
 		}
 	}
 	r := &execReplica{exec: groupconc.New(p)}
-	c, err := New(s.client(t), r.exec, opts)
+	coord, err := New(c, r.exec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.coord = c
+	r.coord = coord
 	errc := make(chan error, 1)
-	go func() { errc <- c.Run(context.Background()) }()
+	go func() { errc <- coord.Run(context.Background()) }()
 	t.Cleanup(func() {
-		_ = c.Close()
+		_ = coord.Close()
 		if err := <-errc; !errors.Is(err, ErrClosed) {
 			t.Errorf("%s: Run after Close: got %v, want ErrClosed", name, err)
 		}

@@ -68,8 +68,9 @@ type AdaptiveConfig struct {
 	// the global cap. New is called when a group is created, and for
 	// every group when UpdatePolicy resolves its limits again: the
 	// adaptive state starts afresh, at the new resolved limit. So it does
-	// for an override that changes the group's MaxConcurrency. One that
-	// pauses, resumes or sets a queue threshold carries it on. A panic in
+	// for an override that sets, changes or drops the group's
+	// MaxConcurrency, even to the value it had. One that pauses, resumes
+	// or sets a queue threshold carries it on. A panic in
 	// New, or a nil result, leaves that limit fixed at what the policy
 	// resolves.
 	New func(groupKey string, min, max int) AdaptiveLimit

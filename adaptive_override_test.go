@@ -92,3 +92,33 @@ func TestASampleOfATaskRunningAcrossAQueueOverrideMovesTheLimit(t *testing.T) {
 		assert.Equal(t, 4, st.QueueThreshold, "twice the limit, within the override's 5")
 	})
 }
+
+// An override that sets MaxConcurrency starts an adaptive limit afresh,
+// also at the value the policy resolves: the operator's 8 is applied, not
+// the 3 the limit had fallen to. Dropping it starts the limit afresh too.
+func TestAnOverrideOfMaxConcurrencyAtThePolicysValueRestartsAnAdaptiveLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := new(script)
+		e := groupconc.New(mustBuild(t, adaptiveGroups(s, 8, 1, 0)))
+		defer e.Close()
+		done := func(context.Context) (int, error) { return 0, nil }
+		fall := func() {
+			s.want.Store(3)
+			submit(t, t.Context(), e, "g", "t", done).Wait()
+			require.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency)
+			s.want.Store(0)
+		}
+		fall()
+		c, yes := 8, true
+		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &c}))
+		assert.Equal(t, 8, groupStats(t, e, "g").MaxConcurrency, "an override of MaxConcurrency 8 restarts the limit at 8")
+		assert.Equal(t, int64(2), s.made.Load())
+
+		fall()
+		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &c, Paused: &yes}))
+		assert.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency, "a pause that keeps the override's 8 leaves the limit")
+		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{}))
+		assert.Equal(t, 8, groupStats(t, e, "g").MaxConcurrency, "a dropped MaxConcurrency restarts the limit")
+		assert.Equal(t, int64(3), s.made.Load())
+	})
+}

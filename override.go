@@ -178,11 +178,20 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 			return err
 		}
 	}
+	// An override that sets or drops MaxConcurrency, or changes it,
+	// starts an adaptive limit afresh, also at the value it had.
+	prev, _ := e.overrides.get(e.groups, groupKey)
+	restart := (prev.MaxConcurrency == nil) != (o.MaxConcurrency == nil) ||
+		prev.MaxConcurrency != nil && *prev.MaxConcurrency != *o.MaxConcurrency
 	if err := e.overrides.set(e.groups, groupKey, g, o); err != nil {
 		return err
 	}
 	e.applyChanges(e.groups.UpdateGroup(g, func(cur groupstate.Limits) groupstate.Limits {
-		return e.limitsOver(groupKey, cur.Tuning, cur.Concurrency)
+		state := cur.Tuning
+		if restart {
+			state = nil
+		}
+		return e.limitsOver(groupKey, state, cur.Concurrency)
 	}))
 	return nil
 }

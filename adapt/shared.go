@@ -39,9 +39,10 @@ type tally struct {
 // quietNow reports whether overload is to be taken as one group's: as the
 // last window judged, if more than one group voted in it. Before any
 // window was judged, or after one with a single voter, it is one group's
-// while more than one group gives samples. So one tenant's overload does
-// not cut everyone's cap before its vote is counted: not in the first
-// window, nor where it joins a tenant that had the cap alone.
+// while more than one group gives samples or has a vote standing (a
+// tenant of long calls that ends none in this window). So one tenant's
+// overload does not cut everyone's cap before its vote is counted: not in
+// the first window, nor where it joins a tenant that had the cap alone.
 func (t *tally) quietNow() bool {
 	switch {
 	case t.quiet:
@@ -51,9 +52,12 @@ func (t *tally) quietNow() bool {
 	case t.voters > 1:
 		return false
 	}
-	n := 0 // the groups giving samples in this window
+	// The groups giving samples in this window, and those whose vote
+	// stands (a tenant of long calls may end none in this window): one
+	// that joins the single voter does not speak for it.
+	n := 0
 	for i := range t.used {
-		if t.e[i].fresh > 0 {
+		if t.e[i].fresh > 0 || t.e[i].weight > 0 {
 			if n++; n > 1 {
 				return true
 			}

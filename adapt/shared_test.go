@@ -2,6 +2,7 @@ package adapt_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -212,4 +213,30 @@ func TestAGlobalGradientTakesAGroupAsSlowPastTwiceTolerance(t *testing.T) {
 		ok(both(ms10, ms10), 60, m)
 	}
 	assert.Less(t, ok(both(13*time.Millisecond, 13*time.Millisecond), 64, m), 64, "both 1.3 × their baselines: shared")
+}
+
+// A tenant of long calls has voted and runs on, ending a call every 150 ms.
+// Another joins with calls that fail at once. In the windows where the long
+// tenant ends none, its vote still stands: the newcomer's failures are its
+// own, and the cap does not fall.
+func TestANewTenantsFailuresLeaveTheCapWhileALongTenantsVoteStands(t *testing.T) {
+	for name, l := range map[string]func() limiter{
+		"gradient": func() limiter { return adapt.NewGradient(1, 64, adapt.GradientConfig{}) },
+		"aimd":     func() limiter { return adapt.NewAIMD(1, 64, adapt.AIMDConfig{}) },
+	} {
+		a := l()
+		start := time.Unix(1e9, 0)
+		limit, least := 64, 64
+		for ms := 1; ms <= 3000; ms++ {
+			now := start.Add(time.Duration(ms) * time.Millisecond)
+			if ms%150 == 0 {
+				limit = a.Observe(groupconc.LimitSample{GroupKey: "long", Status: groupconc.StatusSuccess, RunTime: time.Second, Running: limit, Limit: limit, End: now})
+			}
+			if ms >= 1000 {
+				limit = a.Observe(groupconc.LimitSample{GroupKey: "failing", Status: groupconc.StatusFailed, Err: errors.New("503"), RunTime: time.Millisecond, Running: limit, Limit: limit, End: now})
+			}
+			least = min(least, limit)
+		}
+		assert.Equal(t, 64, least, "%s: the cap fell for the new tenant's failures", name)
+	}
 }

@@ -3,7 +3,6 @@ package redisgc
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -143,17 +142,10 @@ func TestTheFleetSharesALimitThroughARedisCluster(t *testing.T) {
 }
 
 // startClusterNode starts a redis-server as a one-node cluster that owns
-// every slot, and returns its address. A missing binary is as in
-// startRedis.
+// every slot, and returns its address.
 func startClusterNode(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server not found (CI=true): %v", err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
+	bin := redisBinary(t)
 	dir := t.TempDir()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cmd := exec.Command(bin, "--port", addr[len("127.0.0.1:"):], "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

@@ -25,17 +25,10 @@ type redisServer struct {
 	done chan struct{} // closed when cmd has exited and been waited for
 }
 
-// startRedis starts a redis-server. When the binary is missing it fails the
-// test under CI=true and skips it otherwise.
+// startRedis starts a redis-server.
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server not found (CI=true): %v", err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
+	bin := redisBinary(t)
 	s := &redisServer{t: t, dir: t.TempDir()}
 	for attempt := 0; ; attempt++ {
 		s.port = freePort(t)
@@ -47,6 +40,20 @@ func startRedis(t testing.TB) *redisServer {
 	}
 	t.Cleanup(s.stop)
 	return s
+}
+
+// redisBinary returns the path of redis-server. When it is missing it
+// fails the test under CI=true and skips it otherwise.
+func redisBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server not found (CI=true): %v", err)
+		}
+		t.Skipf("redis-server not found: %v", err)
+	}
+	return bin
 }
 
 // freePort returns a port of 127.0.0.1 that was free a moment ago.

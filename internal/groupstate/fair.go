@@ -76,9 +76,9 @@ type fairGroup[T any] struct {
 	running atomic.Int64 // global permits held by its running tasks
 	below   atomic.Int64 // the same, of its descendants' (see runFair)
 	weight  atomic.Int64
-	node    fairNode[T] // in tree mode (see fairtree.go)
 	seq     uint32      // its first waiting task's, while in order
 	index   int         // in order's heap; -1 when not in it
+	node    fairNode[T] // in tree mode (see fairtree.go)
 }
 
 // newFairGroup returns g's part of the fair queue, of weight weight (at

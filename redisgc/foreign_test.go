@@ -158,7 +158,11 @@ func startClusterNode(t *testing.T) string {
 	defer c.Close()
 	ctx := context.Background()
 	eventually(t, 10*time.Second, func() bool { return c.Ping(ctx).Err() == nil }, "the cluster node never answered")
-	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+	slots := []any{"CLUSTER", "ADDSLOTS"} // ADDSLOTSRANGE is Redis 7's
+	for i := range 16384 {
+		slots = append(slots, i)
+	}
+	if err := c.Do(ctx, slots...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() bool {

@@ -20,10 +20,7 @@ func TestAnOverrideOfAnotherLimitLeavesAnAdaptiveLimitWhereItIs(t *testing.T) {
 		e := groupconc.New(mustBuild(t, adaptiveGroups(s, 8, 1, 2)))
 		defer e.Close()
 		done := func(context.Context) (int, error) { return 0, nil }
-		s.want.Store(3)
-		submit(t, t.Context(), e, "g", "t", done).Wait()
-		require.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency)
-		s.want.Store(0) // from here on, each sample keeps the limit it saw
+		fallTo(t, e, s, 3)
 
 		yes, no, q, c := true, false, 5, 6
 		for _, c := range []struct {
@@ -101,24 +98,27 @@ func TestAnOverrideOfMaxConcurrencyAtThePolicysValueRestartsAnAdaptiveLimit(t *t
 		s := new(script)
 		e := groupconc.New(mustBuild(t, adaptiveGroups(s, 8, 1, 0)))
 		defer e.Close()
-		done := func(context.Context) (int, error) { return 0, nil }
-		fall := func() {
-			s.want.Store(3)
-			submit(t, t.Context(), e, "g", "t", done).Wait()
-			require.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency)
-			s.want.Store(0)
-		}
-		fall()
+		fallTo(t, e, s, 3)
 		c, yes := 8, true
 		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &c}))
 		assert.Equal(t, 8, groupStats(t, e, "g").MaxConcurrency, "an override of MaxConcurrency 8 restarts the limit at 8")
 		assert.Equal(t, int64(2), s.made.Load())
 
-		fall()
+		fallTo(t, e, s, 3)
 		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{MaxConcurrency: &c, Paused: &yes}))
 		assert.Equal(t, 3, groupStats(t, e, "g").MaxConcurrency, "a pause that keeps the override's 8 leaves the limit")
 		require.NoError(t, e.SetGroupOverride("g", groupconc.GroupOverride{}))
 		assert.Equal(t, 8, groupStats(t, e, "g").MaxConcurrency, "a dropped MaxConcurrency restarts the limit")
 		assert.Equal(t, int64(3), s.made.Load())
 	})
+}
+
+// fallTo has s move group g's adaptive limit to n with one task, and then
+// keep each limit it sees.
+func fallTo(t *testing.T, e *groupconc.GroupExecutor, s *script, n int64) {
+	t.Helper()
+	s.want.Store(n)
+	submit(t, t.Context(), e, "g", "t", func(context.Context) (int, error) { return 0, nil }).Wait()
+	require.Equal(t, int(n), groupStats(t, e, "g").MaxConcurrency)
+	s.want.Store(0)
 }

@@ -22,8 +22,8 @@ type exitPath struct {
 	policy func(*groupconc.PolicyBuilder) // extra settings
 	// run makes one task leave by this path; fill is a gate of a task that
 	// holds the layer's other permit, when the path needs the layer full.
-	// It runs inside the test's synctest bubble, so a time.Sleep in it
-	// moves the fake clock.
+	// It runs inside the test's synctest bubble, so a wait for a deadline
+	// in it moves the fake clock.
 	run func(r *env, layer waitLayer, fill func() chan struct{})
 }
 
@@ -93,7 +93,7 @@ func exitPaths() []exitPath {
 			ctx, cancel := context.WithTimeout(r.ctx, time.Second)
 			defer cancel()
 			h := r.submitCtx(ctx, layer.key(10), succeed)
-			time.Sleep(2 * time.Second) // fake clock: past the deadline
+			<-ctx.Done() // the deadline passes (on the bubble's clock)
 			synctest.Wait()
 			require.Equal(r.t, groupconc.StatusCancelled, h.Wait().Status)
 			close(gate)

@@ -197,15 +197,17 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						s := choose(ss)
 						return bestIn(s.g, s.own)
 					}
-					nrunning := func() int {
-						n := 0
+					// inState returns the tasks that wait (0), run (1) or ended (2).
+					inState := func(state int) []*shareTask {
+						var in []*shareTask
 						for _, tk := range all {
-							if tk.state == 1 {
-								n++
+							if tk.state == state {
+								in = append(in, tk)
 							}
 						}
-						return n
+						return in
 					}
+					nrunning := func() int { return len(inState(1)) }
 					seen := 0
 					check := func() {
 						synctest.Wait()
@@ -243,26 +245,14 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						case r < 11:
 							submitOne()
 						case r < 17:
-							var rs []*shareTask
-							for _, tk := range all {
-								if tk.state == 1 {
-									rs = append(rs, tk)
-								}
-							}
-							if len(rs) > 0 {
+							if rs := inState(1); len(rs) > 0 {
 								rt := rs[rng.IntN(len(rs))]
 								rt.state = 2
 								close(rt.gate)
 								log = append(log, fmt.Sprintf("release %d", rt.id))
 							}
 						case r < 18:
-							var ws []*shareTask
-							for _, tk := range all {
-								if tk.state == 0 {
-									ws = append(ws, tk)
-								}
-							}
-							if len(ws) > 0 {
+							if ws := inState(0); len(ws) > 0 {
 								w := ws[rng.IntN(len(ws))]
 								w.h.Cancel()
 								w.state = 2

@@ -1,9 +1,7 @@
 package groupconc_test
 
 import (
-	"strings"
 	"testing"
-	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +14,7 @@ import (
 // has waited longest, at every level of a tree as in a flat line. So the
 // tasks start in the order they were submitted, whatever their groups.
 func TestTreeTiesGoToTheTaskThatHasWaitedLongest(t *testing.T) {
-	// Each id is the task's key and a number; they are submitted in order.
+	// Each id is the task's key and a number (submitIDs).
 	cases := []struct {
 		name   string
 		policy func(b *groupconc.PolicyBuilder) *groupconc.PolicyBuilder
@@ -34,10 +32,7 @@ func TestTreeTiesGoToTheTaskThatHasWaitedLongest(t *testing.T) {
 			upModes(t, func(t *testing.T, b func() *groupconc.PolicyBuilder) {
 				e := newExecutor(t, c.policy(b().ParentSeparator("/").DefaultMaxConcurrencyPerGroup(8)))
 				g := upNewGated()
-				for _, id := range c.ids {
-					g.submit(t, e, strings.Split(id, "#")[0], id)
-					synctest.Wait()
-				}
+				submitIDs(t, e, g, c.ids...)
 				for i := range c.ids {
 					starts := g.starts.list()
 					require.Len(t, starts, i+1, "one task runs at a time")

@@ -28,28 +28,12 @@ func TestAWantLeftInTheGlobalPoolIsClearedOnceItsTasksAreGone(t *testing.T) {
 	opts.GlobalLimit = 10
 	a := startExecReplica(t, s, "a", opts)
 	b := startExecReplica(t, s, "b", opts)
-	var handles []*groupconc.TaskHandle[int]
-	t.Cleanup(func() {
-		for _, h := range handles {
-			h.Wait()
-		}
-	})
-	// busy keeps 20 tasks of a in flight, held until hold is closed.
-	busy := func(hold chan struct{}) {
-		for i := range 20 {
-			h, err := groupconc.Submit(context.Background(), a.exec, fmt.Sprint("ga", i), "x", func(context.Context) (int, error) {
-				<-hold
-				return 0, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			handles = append(handles, h)
-		}
+	keys := make([]string, 20) // a keeps 20 tasks in flight
+	for i := range keys {
+		keys[i] = fmt.Sprint("ga", i)
 	}
 	first, then := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(then) })
-	busy(first)
+	a.gated(t, first, keys...)
 	eventually(t, 5*time.Second, func() bool { return a.coord.Status().Global.Limit == 9 && a.exec.Stats().Running == 9 },
 		"a never ran 9 of 10: %+v", a.coord.Status().Global)
 
@@ -75,7 +59,8 @@ func TestAWantLeftInTheGlobalPoolIsClearedOnceItsTasksAreGone(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, func() bool { return wantOfB() == "5" }, "b's want of 5 never reached Redis")
 	cancel()
-	busy(then)
+	a.gated(t, then, keys...)
+	t.Cleanup(func() { close(then) })
 	close(first) // a's running tasks end, and its share is split again
 	eventually(t, 5*time.Second, func() bool {
 		w := wantOfB()
@@ -93,17 +78,8 @@ func TestAKeyOfAnotherTypeFailsTheSyncNamingIt(t *testing.T) {
 	}
 	r := startExecReplica(t, s, "a", fleetOpts(map[string]int{"t": 4}))
 	gate := make(chan struct{})
-	for range 3 {
-		h, err := groupconc.Submit(context.Background(), r.exec, "t", "x", func(context.Context) (int, error) {
-			<-gate
-			return 0, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Wait()
-	}
-	defer close(gate)
+	r.gated(t, gate, "t", "t", "t")
+	t.Cleanup(func() { close(gate) })
 	eventually(t, 5*time.Second, func() bool {
 		err := r.coord.Status().Err
 		return err != nil && strings.Contains(err.Error(), "{groupconc}:g:t holds a string")
@@ -124,21 +100,29 @@ func TestTheFleetSharesALimitThroughARedisCluster(t *testing.T) {
 		t.Cleanup(func() { _ = cl.Close() })
 		r := startReplicaOn(t, cl, name, opts)
 		gate := make(chan struct{})
-		for range 4 {
-			h, err := groupconc.Submit(context.Background(), r.exec, "t", "x", func(context.Context) (int, error) {
-				<-gate
-				return 0, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h.Wait() })
-		}
+		r.gated(t, gate, "t", "t", "t", "t")
 		t.Cleanup(func() { close(gate) })
 		rs = append(rs, r)
 	}
 	eventually(t, 5*time.Second, func() bool { return rs[0].limit("t") == 2 && rs[1].limit("t") == 2 },
 		"no even split through the cluster: %+v, %+v", rs[0].coord.Status(), rs[1].coord.Status())
+}
+
+// gated submits a task to each of keys, which runs until gate is closed.
+// The test waits for them as it ends: close gate in a cleanup registered
+// after this call.
+func (r *execReplica) gated(t *testing.T, gate <-chan struct{}, keys ...string) {
+	t.Helper()
+	for _, key := range keys {
+		h, err := groupconc.Submit(context.Background(), r.exec, key, "x", func(context.Context) (int, error) {
+			<-gate
+			return 0, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Wait() })
+	}
 }
 
 // startClusterNode starts a redis-server as a one-node cluster that owns

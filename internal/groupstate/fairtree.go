@@ -49,28 +49,28 @@ func (q *fairQueue[T]) toTree() {
 	}
 }
 
-// pend counts n tasks of g more (or fewer) in the queue. Then it lists g's
-// own tasks, and g and each ancestor, at the place of their oldest waiting
-// task, or takes out those left with none. The head of g's chain is its
-// oldest (chainList.put). The head of a group's kids is its subtree's.
+// pend counts n tasks of g more (or fewer) in the queue, in g and each
+// ancestor. It lists g's own tasks, and each group up to the first that
+// stays where it was, at the place of their oldest waiting task, or takes
+// out those left with none. The head of g's chain is its oldest
+// (chainList.put). The head of a group's kids is its subtree's.
 func (q *fairQueue[T]) pend(g *Group[T], n int) {
-	for a := g; a != nil; a = a.up() {
-		a.fair.node.pending += n
-	}
 	f := &g.fair.node
 	var seq uint32
 	if h := g.chain.head; h != nil {
 		seq = h.seq
 	}
-	f.kids.update(&f.own, g.chain.head != nil, seq)
+	moved := f.kids.update(&f.own, g.chain.head != nil, seq)
 	for ; g != nil; g = g.up() {
 		f := &g.fair.node
+		f.pending += n
+		if !moved {
+			continue // so its ancestors' lists are as they were
+		}
 		if f.pending > 0 {
 			seq = f.kids.head.oldest
 		}
-		if !q.siblings(g).update(&f.link, f.pending > 0, seq) {
-			return // so its ancestors' lists did not change
-		}
+		moved = q.siblings(g).update(&f.link, f.pending > 0, seq)
 	}
 }
 

@@ -1,7 +1,7 @@
 package groupconc_test
 
 // Adaptive limits: the hook that feeds each finished task's sample to an
-// AdaptiveLimit and applies what it returns (README "Adaptive limits";
+// AdaptiveLimit and applies what it returns (docs/adaptive.md;
 // the algorithms and the simulation are package adapt's).
 
 import (

@@ -214,7 +214,8 @@ func (b *PolicyBuilder) Isolation(m IsolationMode) *PolicyBuilder {
 // PerGroupWeight sets the fair-share weight of the listed groups. They win
 // over the resolver and the default. Each value must be >= 1. Weights need
 // IsolationFairShare. Under IsolationOff, Build refuses any map, even an
-// empty one. A nil map sets none.
+// empty one. A nil map sets none. Weights share the global cap and a
+// parent's limits: with neither they change nothing.
 func (b *PolicyBuilder) PerGroupWeight(m map[string]int) *PolicyBuilder {
 	if b == nil {
 		return nil

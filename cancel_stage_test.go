@@ -98,7 +98,7 @@ func TestCancelRacingPermitGrantIsConsistent(t *testing.T) {
 // A waiter whose caller context is cancelled, where that same cancellation
 // makes the running task return and hand its permit to the waiter. The
 // waiter's context was done before it held its permits, so it must end
-// CANCELLED without running (README "Outcomes and errors"). The caller's
+// CANCELLED without running (docs/outcomes.md). The caller's
 // cancellation reaches a task's context through context.AfterFunc, i.e. on
 // another goroutine, so this needs the permit hand-off to win that race:
 // repeated to make that near-certain.

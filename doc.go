@@ -11,8 +11,9 @@
 //     flight, waiting for a concurrency permit or running.
 //   - An optional global in-flight cap holds across all groups.
 //   - Optional queue thresholds bound how many tasks may wait, globally and
-//     per group. A rejection policy (abort, discard, caller-runs) or a
-//     custom RejectionHandler handles the tasks turned away.
+//     per group. A rejection policy (abort, discard, caller-runs,
+//     discard-oldest) or a custom RejectionHandler handles the tasks turned
+//     away.
 //
 // Submit never waits for a permit. It returns a TaskHandle at once. It calls
 // the listener, resolvers and backlog warnings inline, so they must be

@@ -16,7 +16,7 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of isolation (README "Isolation"): fair-share
+// The behaviour suite of isolation (docs/scheduling.md): fair-share
 // isolation and weights, seen through the public API only.
 
 // fsModes are both isolation modes, for the properties they share.

@@ -17,7 +17,7 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of idle groups (README "Unbounded keys"): IdleGroupTTL,
+// The behaviour suite of idle groups (docs/live-limits.md): IdleGroupTTL,
 // on the fake clock of a synctest bubble.
 
 const idleTTL = time.Minute

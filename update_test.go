@@ -12,7 +12,7 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// The behaviour suite of live limits (README "Changing limits live"):
+// The behaviour suite of live limits (docs/live-limits.md):
 // UpdatePolicy, in both isolation modes where they promise the same.
 
 // upUpdate builds b and makes it e's policy; both must succeed.

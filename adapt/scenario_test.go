@@ -1,6 +1,6 @@
 package adapt_test
 
-// The scenarios of the README's "Adaptive limits": adaptive limits against
+// The scenarios of docs/adaptive.md: adaptive limits against
 // fixed ones on a simulated backend, in fake time. Run them, with their
 // tables and the chart, with
 //

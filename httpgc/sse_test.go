@@ -195,8 +195,8 @@ func TestAHeadOfTheStreamOpensNone(t *testing.T) {
 	})
 }
 
-// The claim of the README: 8 clients watching for a minute hold steady
-// memory. In fake time, so the minute takes none.
+// 8 clients watching for a minute hold steady memory. In fake time, so the
+// minute takes none.
 func TestEightStreamsForAMinuteHoldSteadyMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())

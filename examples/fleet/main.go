@@ -44,17 +44,24 @@ func main() {
 		}
 		return
 	}
-	if *addr == "" {
-		stop, a, err := startRedis()
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer stop()
-		*addr = a
-	}
-	if err := runFleet(*addr, *limit); err != nil {
+	if err := run(*addr, *limit); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// run starts a redis-server if addr is empty, and then the fleet. It
+// stops the server on every way out, so that main's log.Fatal, which
+// runs no deferred call, leaves none running.
+func run(addr string, limit int) error {
+	if addr == "" {
+		stop, a, err := startRedis()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		addr = a
+	}
+	return runFleet(addr, limit)
 }
 
 // runFleet starts the three replicas, prints what they print, and then

@@ -104,6 +104,7 @@ type taskAside struct {
 	ctx    context.Context         // guarded by mu until built: the inner context
 	cancel context.CancelCauseFunc // guarded by mu until built
 	stop   func() bool             // guarded by mu until built; detaches from caller
+	timed  bool                    // guarded by mu until built: ctx expires at the caller's deadline itself
 }
 
 // ReadyNext returns the task after t in the ready queue. A task there

@@ -37,8 +37,8 @@ func (c *taskContext) String() string { return "groupconc.taskContext" }
 // standard context's is.
 func (c *taskContext) Done() <-chan struct{} {
 	ctx := c.build()
-	if c.caller.Err() != nil && ctx.Err() == nil {
-		c.aside.Load().cancel(context.Cause(c.caller))
+	if a := c.aside.Load(); c.caller.Err() != nil && ctx.Err() == nil && !a.expires(c.caller) {
+		a.cancel(context.Cause(c.caller))
 	}
 	return ctx.Done()
 }
@@ -92,7 +92,8 @@ func (c *taskContext) build() context.Context {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.built.Load() {
-		inner, cancel := context.WithCancelCause(c.permits.Scope())
+		base, cancel := context.WithCancelCause(c.permits.Scope())
+		inner := context.Context(base)
 		switch caller := c.caller; {
 		case c.state.Load()&cancelledBit != 0:
 			cancel(c.cause())
@@ -100,13 +101,50 @@ func (c *taskContext) build() context.Context {
 		case caller.Err() != nil:
 			cancel(context.Cause(caller))
 		default:
-			a.stop = context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+			// A context derived from the task's attaches to the inner one,
+			// and takes its Err when it is cancelled: Canceled, were the
+			// caller's deadline forwarded as a cancel. So the inner context
+			// expires at that deadline itself, with DeadlineExceeded and the
+			// caller's cause, and the forwarding leaves that end to it.
+			if dl, ok := caller.Deadline(); ok {
+				var stop context.CancelFunc
+				inner, stop = context.WithDeadlineCause(base, dl, deadlineCause{caller})
+				cancelBase := cancel
+				cancel = func(cause error) { cancelBase(cause); stop() }
+				a.timed = true
+			}
+			a.stop = context.AfterFunc(caller, func() {
+				if !a.expires(caller) {
+					cancel(context.Cause(caller))
+				}
+			})
 		}
 		a.ctx, a.cancel = inner, cancel
 		a.built.Store(true)
 	}
 	return a.ctx
 }
+
+// expires reports whether the inner context meets the end of caller, its
+// deadline, by a deadline of its own (see build).
+func (a *taskAside) expires(caller context.Context) bool {
+	return a.timed && caller.Err() == context.DeadlineExceeded
+}
+
+// deadlineCause is the cause of the inner context's own expiry: the
+// caller's cause, once its deadline has passed too.
+type deadlineCause struct{ caller context.Context }
+
+func (d deadlineCause) cause() error {
+	if err := context.Cause(d.caller); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
+}
+
+func (d deadlineCause) Error() string { return d.cause().Error() }
+
+func (d deadlineCause) Unwrap() error { return d.cause() }
 
 // built reports whether the inner context exists.
 func (c *taskContext) built() bool {

@@ -1,0 +1,98 @@
+package groupconc_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kobe/groupconc"
+)
+
+// A context derived from a task's context before the caller's deadline
+// ends with context.DeadlineExceeded when that deadline passes, as one
+// derived from the caller's own would. gRPC, database/sql and most clients
+// derive a context of their own and report its Err, so a Canceled there
+// would turn a deadline the caller set into a cancel.
+func TestAContextDerivedFromATaskEndsWithTheCallersDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(ctx context.Context, e *groupconc.GroupExecutor, fn groupconc.Task[int])
+	}{
+		{"Do", func(ctx context.Context, e *groupconc.GroupExecutor, fn groupconc.Task[int]) {
+			_, _ = groupconc.Do(ctx, e, "g", fn, groupconc.SubmitOptions{})
+		}},
+		{"Submit", func(ctx context.Context, e *groupconc.GroupExecutor, fn groupconc.Task[int]) {
+			h, err := groupconc.Submit(ctx, e, "g", "t", fn)
+			if err == nil {
+				h.Wait()
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := groupconc.New(nil)
+				defer e.Close()
+				caller, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				var derived, cancelled, task error
+				var cause error
+				tc.run(caller, e, func(ctx context.Context) (int, error) {
+					d, stop := context.WithCancel(ctx)
+					defer stop()
+					c, stopC := context.WithCancel(ctx)
+					defer stopC()
+					<-d.Done()
+					derived, cancelled, task, cause = d.Err(), c.Err(), ctx.Err(), context.Cause(ctx)
+					return 0, nil
+				})
+				assert.ErrorIs(t, derived, context.DeadlineExceeded, "a context derived from the task's")
+				assert.ErrorIs(t, cancelled, context.DeadlineExceeded, "another context derived from the task's")
+				assert.ErrorIs(t, task, context.DeadlineExceeded, "the task's context")
+				assert.ErrorIs(t, cause, context.DeadlineExceeded, "the task context's cause")
+			})
+		})
+	}
+}
+
+// The caller's cancel, Close and ShutdownGroup still end a context derived
+// from the task's with context.Canceled, before the caller's deadline.
+func TestAContextDerivedFromATaskWithADeadlineIsStillCancelled(t *testing.T) {
+	for _, how := range []string{"caller", "ShutdownGroup", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := groupconc.New(nil)
+				defer e.Close()
+				caller, cancel := context.WithTimeout(t.Context(), time.Hour)
+				defer cancel()
+				in := make(chan struct{})
+				var derived, cause error
+				go func() {
+					defer close(in)
+					_, _ = groupconc.Do(caller, e, "g", func(ctx context.Context) (int, error) {
+						d, stop := context.WithCancel(ctx)
+						defer stop()
+						in <- struct{}{}
+						<-d.Done()
+						derived, cause = d.Err(), context.Cause(d)
+						return 0, nil
+					}, groupconc.SubmitOptions{})
+				}()
+				<-in
+				switch how {
+				case "caller":
+					cancel()
+				case "ShutdownGroup":
+					e.ShutdownGroup("g")
+				case "Close":
+					e.Close()
+				}
+				<-in
+				assert.ErrorIs(t, derived, context.Canceled)
+				assert.Error(t, cause)
+			})
+		})
+	}
+}

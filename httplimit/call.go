@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kobe/groupconc"
 )
@@ -100,12 +101,15 @@ func (c *call) body(rc io.ReadCloser) io.ReadCloser {
 
 // heldBody is a response body that holds its request's permits.
 type heldBody struct {
-	rc io.ReadCloser
-	c  *call
+	rc     io.ReadCloser
+	c      *call
+	closed atomic.Bool // Close has begun
 }
 
 // Read gives the permits back at the body's end or error, and if the
-// body's Read does not return (a panic, runtime.Goexit).
+// body's Read does not return (a panic, runtime.Goexit). An error once
+// Close has begun is most likely of the Close, which ends the call as a
+// success: it does not fail the task.
 func (b *heldBody) Read(p []byte) (n int, err error) {
 	returned := false
 	defer func() {
@@ -113,6 +117,8 @@ func (b *heldBody) Read(p []byte) (n int, err error) {
 		case !returned:
 			b.c.release(errBodyUnwound)
 		case err == io.EOF:
+			b.c.release(nil)
+		case err != nil && b.closed.Load():
 			b.c.release(nil)
 		case err != nil:
 			b.c.release(err)
@@ -127,6 +133,7 @@ func (b *heldBody) Read(p []byte) (n int, err error) {
 // another request may take the permits. They come back even if the
 // body's Close does not return.
 func (b *heldBody) Close() error {
+	b.closed.Store(true)
 	defer b.c.release(nil)
 	return b.rc.Close()
 }

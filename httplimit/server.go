@@ -46,7 +46,10 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // request is run through groupconc.Do on its own goroutine, with its
 // group key, priority and cost from opts. It waits where a task of its
 // group would wait. While it waits, its context bounds the wait: a client
-// that goes away ends it, and next never runs. Then next runs with a
+// that goes away ends it, and next never runs. (Over HTTP/1.x net/http
+// sees a client go away only once the request's body has been read to
+// its end. So a request with an unread body waits on, and then runs.
+// Bound its wait with a deadline.) Then next runs with a
 // request whose context is the task's. That context is cancelled, as a
 // task's is, by ShutdownGroup, EvictGroup and Close. A Do of e inside
 // next runs under the request's permits.

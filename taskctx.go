@@ -2,6 +2,7 @@ package groupconc
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -106,9 +107,11 @@ func (c *taskContext) build() context.Context {
 			// caller's deadline forwarded as a cancel. So the inner context
 			// expires at that deadline itself, with DeadlineExceeded and the
 			// caller's cause, and the forwarding leaves that end to it.
+			var dc *deadlineCause
 			if dl, ok := caller.Deadline(); ok {
 				var stop context.CancelFunc
-				inner, stop = context.WithDeadlineCause(base, dl, deadlineCause{caller})
+				dc = new(deadlineCause)
+				inner, stop = context.WithDeadlineCause(base, dl, dc)
 				cancelBase := cancel
 				cancel = func(cause error) { cancelBase(cause); stop() }
 				a.timed = true
@@ -116,7 +119,9 @@ func (c *taskContext) build() context.Context {
 			a.stop = context.AfterFunc(caller, func() {
 				if !a.expires(caller) {
 					cancel(context.Cause(caller))
+					return
 				}
+				dc.cause.Store(ptrTo(context.Cause(caller)))
 			})
 		}
 		a.ctx, a.cancel = inner, cancel
@@ -131,20 +136,34 @@ func (a *taskAside) expires(caller context.Context) bool {
 	return a.timed && caller.Err() == context.DeadlineExceeded
 }
 
-// deadlineCause is the cause of the inner context's own expiry: the
-// caller's cause, once its deadline has passed too.
-type deadlineCause struct{ caller context.Context }
-
-func (d deadlineCause) cause() error {
-	if err := context.Cause(d.caller); err != nil {
-		return err
-	}
-	return context.DeadlineExceeded
+// deadlineCause is the cause of the inner context's own expiry. It is
+// context.DeadlineExceeded, and wraps the caller's cause once the caller's
+// deadline has passed too (it may pass a moment later). A cancel of the
+// caller after that moment does not change it.
+type deadlineCause struct {
+	cause atomic.Pointer[error] // the caller's cause, once its deadline passed
 }
 
-func (d deadlineCause) Error() string { return d.cause().Error() }
+func ptrTo(err error) *error { return &err }
 
-func (d deadlineCause) Unwrap() error { return d.cause() }
+func (d *deadlineCause) Error() string {
+	if p := d.cause.Load(); p != nil {
+		return (*p).Error()
+	}
+	return context.DeadlineExceeded.Error()
+}
+
+// Is reports that the cause is context.DeadlineExceeded, whatever the
+// caller's own cause says.
+func (d *deadlineCause) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Unwrap returns the caller's cause, once known.
+func (d *deadlineCause) Unwrap() error {
+	if p := d.cause.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // built reports whether the inner context exists.
 func (c *taskContext) built() bool {

@@ -96,3 +96,36 @@ func TestAContextDerivedFromATaskWithADeadlineIsStillCancelled(t *testing.T) {
 		})
 	}
 }
+
+// deadlineOnly is a caller's context that names a deadline but leaves its
+// end to its cancel, so the task's context meets the deadline first.
+type deadlineOnly struct {
+	context.Context
+	at time.Time
+}
+
+func (d deadlineOnly) Deadline() (time.Time, bool) { return d.at, true }
+
+// The end of a context derived from a task's at the caller's deadline
+// stays DeadlineExceeded, in its Err and its cause, when the caller is
+// cancelled after it, as a deferred cancel does once the call returns.
+func TestAContextDerivedFromATaskKeepsItsDeadlineWhenTheCallerIsCancelledAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := groupconc.New(nil)
+		defer e.Close()
+		parent, cancel := context.WithCancel(t.Context())
+		caller := deadlineOnly{parent, time.Now().Add(time.Second)}
+		var derived context.Context
+		_, _ = groupconc.Do(caller, e, "g", func(ctx context.Context) (int, error) {
+			d, stop := context.WithCancel(ctx)
+			defer stop()
+			<-d.Done()
+			derived = d
+			return 0, nil
+		}, groupconc.SubmitOptions{})
+		cancel()
+		synctest.Wait()
+		assert.ErrorIs(t, derived.Err(), context.DeadlineExceeded)
+		assert.ErrorIs(t, context.Cause(derived), context.DeadlineExceeded)
+	})
+}

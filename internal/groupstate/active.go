@@ -91,8 +91,18 @@ func (a *active[T]) sweepLocked() {
 var testHookSweepCleared func(g any)
 
 // idle reports whether g has no task that is not over and is not paused.
-// A forgotten group's refs are negative, so it is idle too.
-func (g *Group[T]) idle() bool { return g.refs.Load() <= 0 && !g.isPaused() }
+// A forgotten group's refs are negative, so it is idle too. The refs its
+// remembered children hold are not its own tasks: a parent of idle
+// children only is idle. It is read after refs. A child takes its ref
+// before it counts it in kidRefs, and leaves kidRefs before it drops the
+// ref, so the difference never counts a task of g's as a child's.
+func (g *Group[T]) idle() bool {
+	n := g.refs.Load()
+	if k := g.kin.Load(); k != nil && n > 0 {
+		n -= k.kidRefs.Load()
+	}
+	return n <= 0 && !g.isPaused()
+}
 
 // gone reports whether g was evicted or forgotten. Either cancels its
 // current scope for good. A shutdown cancels a scope only once another has
@@ -106,7 +116,26 @@ func (g *Group[T]) gone() bool { return g.scope.Load().cancelled() }
 // lock while it calls f. A group may turn active or idle during the call,
 // and then may or may not be seen.
 func (r *Registry[T]) RangeActive(f func(g *Group[T]) bool) {
-	for _, g := range r.active.snapshot(nil) {
+	gs := r.active.snapshot(nil)
+	// A parent whose own refs are none is off the list, but its subtree's
+	// tasks are its too: it is active while a descendant is listed.
+	var seen map[*Group[T]]bool
+	for _, g := range gs {
+		if g.parent == nil {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[*Group[T]]bool, len(gs))
+			for _, g := range gs {
+				seen[g] = true
+			}
+		}
+		for a := g.parent; a != nil && !seen[a] && !a.gone(); a = a.parent {
+			seen[a] = true
+			gs = append(gs, a)
+		}
+	}
+	for _, g := range gs {
 		if !f(g) {
 			return
 		}

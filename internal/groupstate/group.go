@@ -284,7 +284,10 @@ func (g *Group[T]) enter() bool {
 			return false
 		}
 		if g.refs.CompareAndSwap(n, n+1) {
-			if n == 0 && !g.listed.Load() {
+			// A group with children remembered has refs that are theirs
+			// (kin.kidRefs), and leaves the list with only those. So the
+			// flag is loaded for every task, not only on a 0→1 of refs.
+			if !g.listed.Load() {
 				g.reg.active.join(g) // after the add: see active.sweepLocked
 			}
 			return true

@@ -53,6 +53,11 @@ type kin[T any] struct {
 	// buckets are its subtree's buckets in those layers' kidQueues, guarded
 	// by the parent's line of each.
 	buckets [2]*kidBucket[T]
+	// kidRefs counts the refs of the group that its children remembered
+	// hold, one each (see adopt and leaveParent). They keep the group
+	// remembered, but they are not its own: a group whose refs are all
+	// its children's is idle in the active list (see active.idle).
+	kidRefs atomic.Int64
 }
 
 // family returns g's kin, making it on first use.
@@ -77,6 +82,10 @@ func (k *kin[T]) adopt(c *Group[T], r *Registry[T]) bool {
 	}
 	c.kin.Load().at = len(k.children)
 	k.children = append(k.children, c)
+	// The ref the parent's group took for c is c's from here on. It was
+	// counted in refs first, so the sweep, which reads refs first, never
+	// finds more kidRefs than refs it stands for.
+	k.kidRefs.Add(1)
 	k.kids.Store(true)
 	r.store(c)
 	return true
@@ -103,6 +112,10 @@ func (g *Group[T]) leaveParent() {
 		k.departed = append(k.departed, g)
 	}
 	k.mu.Unlock()
+	// g's ref in p is no longer a child's: until it is counted out, which
+	// for an evicted g waits for its last task, it is p's own, and keeps p
+	// in the active list (see active.idle).
+	k.kidRefs.Add(-1)
 	if g.refs.Load() < 0 { // forgotten: idle since idleAt, and so is p's subtree
 		p.exitSince(g.idleAt.Load())
 		return
@@ -114,6 +127,7 @@ func (g *Group[T]) leaveParent() {
 	// meanwhile (refs < 0). No task will end in g then either.
 	kg := g.kin.Load()
 	kg.owed.Store(true)
+	p.reg.active.join(p) // after kidRefs: see active.sweepLocked
 	if g.refs.Load() <= 0 {
 		g.leftParent()
 	}

@@ -77,3 +77,34 @@ func TestActiveSnapshotsKeepTheParentsOfAnEvictedBusyChild(t *testing.T) {
 		assert.Fail(t, "an active group left once every task ended", "%+v", st)
 	}
 }
+
+// A parent that left the active list, its children idle, comes back with
+// a task of its own, and leaves again once it ends.
+func TestActiveSnapshotsShowAParentOfIdleChildrenRunningItsOwnTask(t *testing.T) {
+	e := groupconc.New(mustBuild(t, builder().ParentSeparator("/")))
+	defer e.Close()
+	h, err := groupconc.Submit(context.Background(), e, "t/u/s", "t", succeed)
+	require.NoError(t, err)
+	h.Wait()
+	for st := range e.ActiveGroupStats() {
+		assert.Fail(t, "an active group with every task over", "%+v", st)
+	}
+	started, hold := make(chan struct{}), make(chan struct{})
+	h, err = groupconc.Submit(context.Background(), e, "t/u", "own", func(context.Context) (int, error) {
+		close(started)
+		<-hold
+		return 0, nil
+	})
+	require.NoError(t, err)
+	<-started
+	seen := map[string]int{}
+	for st := range e.ActiveGroupStats() {
+		seen[st.GroupKey] = st.Running
+	}
+	assert.Equal(t, map[string]int{"t": 1, "t/u": 1}, seen)
+	close(hold)
+	h.Wait()
+	for st := range e.ActiveGroupStats() {
+		assert.Fail(t, "an active group with every task over", "%+v", st)
+	}
+}

@@ -12,8 +12,9 @@ import (
 // (GroupStats.OldestRunning). A goroutine takes a record when it starts
 // running tasks and gives it back when it stops. Running a task costs two
 // stores to its own record, which no other goroutine writes. Records are
-// reused, never freed. There are as many as goroutines ever ran tasks at
-// once.
+// reused. A snapshot reads every record, so records left free once a
+// burst is over are let go (see put): a snapshot then costs what runs, not
+// the most that ever ran at once.
 type runners struct {
 	// spares are free records kept out of free, a few a shard of the gate,
 	// taken and given back without the lock: a Do takes one for each call.
@@ -21,7 +22,7 @@ type runners struct {
 	spares *[groupstate.Shards]spare
 
 	mu   sync.Mutex
-	all  []*runner // guarded by mu; only grows
+	all  []*runner // guarded by mu; a new array when it shrinks (oldest reads it unlocked)
 	free []*runner // guarded by mu
 }
 
@@ -84,7 +85,39 @@ func (rs *runners) put(r *runner) {
 	}
 	rs.mu.Lock()
 	rs.free = append(rs.free, r)
+	rs.trimLocked()
 	rs.mu.Unlock()
+}
+
+// minFree is how many free records trimLocked always keeps.
+const minFree = 64
+
+// trimLocked lets go of free records once they are most of the records: a
+// burst of goroutines is over. It keeps as many free as run, and at least
+// minFree, so a load that rises and falls again reuses them. Each trim
+// costs the records held, and follows at least as many puts as it lets
+// go, so a put costs O(1) amortised. Those let go leave all in a new
+// array: oldest may be reading the old one without the lock.
+func (rs *runners) trimLocked() {
+	nfree := len(rs.free)
+	inUse := len(rs.all) - nfree // spares included
+	if nfree <= minFree || nfree <= 3*inUse {
+		return
+	}
+	keep := max(minFree, inUse)
+	gone := make(map[*runner]bool, nfree-keep)
+	for _, r := range rs.free[keep:] {
+		gone[r] = true
+	}
+	clear(rs.free[keep:])
+	rs.free = rs.free[:keep]
+	all := make([]*runner, 0, len(rs.all)-len(gone))
+	for _, r := range rs.all {
+		if !gone[r] {
+			all = append(all, r)
+		}
+	}
+	rs.all = all
 }
 
 // running notes that r's goroutine runs t from start. A nil t means nothing

@@ -46,3 +46,27 @@ func TestRunnersKeepFourSparesAShard(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnersLetGoOfABurstsRecords has 4 000 goroutines run tasks at once
+// and stop. A snapshot reads every record, so most of theirs are let go:
+// it costs what runs now, not the most that ever ran.
+func TestRunnersLetGoOfABurstsRecords(t *testing.T) {
+	rs := newRunners()
+	ks := tasksInEveryShard(t, 4000/groupstate.Shards+1)
+	rr := make([]*runner, 0, len(ks))
+	for _, k := range ks {
+		rr = append(rr, rs.get(k))
+	}
+	made := len(rs.all)
+	for _, r := range rr {
+		rs.put(r)
+	}
+	// The spares, and free as many as 3 times the records in use (the
+	// spares at least), whatever the burst.
+	if most := 4 * max(minFree, 4*groupstate.Shards); len(rs.all) > most {
+		t.Errorf("%d records kept after a burst of %d, want at most %d", len(rs.all), made, most)
+	}
+	for _, k := range ks[:10] { // the ones kept still serve
+		rs.put(rs.get(k))
+	}
+}

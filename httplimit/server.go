@@ -69,7 +69,16 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // A panic in next goes on up to net/http, unchanged. The permits are given
 // back first. So net/http recovers it and aborts the response as usual,
 // and http.ErrAbortHandler stays silent.
+//
+// Handler panics if e or next is nil: a nil executor acts as one closed,
+// and would answer every request 503 as if the server were busy.
 func Handler(e *groupconc.GroupExecutor, next http.Handler, opts ServerOptions) http.Handler {
+	if e == nil {
+		panic("httplimit: Handler of a nil executor")
+	}
+	if next == nil {
+		panic("httplimit: Handler of a nil handler")
+	}
 	l := &limited{e: e, next: next, opts: opts}
 	if l.opts.Key == nil {
 		l.opts.Key = pathKey
@@ -80,7 +89,11 @@ func Handler(e *groupconc.GroupExecutor, next http.Handler, opts ServerOptions) 
 
 // Middleware returns a function that wraps a handler as Handler does. It
 // suits routers that take middleware as func(http.Handler) http.Handler.
+// It panics if e is nil, as Handler does.
 func Middleware(e *groupconc.GroupExecutor, opts ServerOptions) func(http.Handler) http.Handler {
+	if e == nil {
+		panic("httplimit: Middleware of a nil executor")
+	}
 	return func(next http.Handler) http.Handler { return Handler(e, next, opts) }
 }
 
@@ -197,7 +210,8 @@ func StatusCode(err error) int {
 }
 
 // WriteError answers a request that err kept from running. It writes the
-// status StatusCode gives and that status's text. A 429 or 503 carries a
+// status StatusCode gives and that status's text. A 400 says what is
+// wrong too: err's text, which names a value of the request. A 429 or 503 carries a
 // Retry-After header of retryAfter, rounded up to whole seconds. Zero
 // means one second, and a negative value leaves the header out.
 func WriteError(w http.ResponseWriter, err error, retryAfter time.Duration) {
@@ -209,7 +223,11 @@ func writeError(w http.ResponseWriter, err error, retryAfter string) {
 	if retryAfter != "" && (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	http.Error(w, http.StatusText(code), code)
+	text := http.StatusText(code)
+	if code == http.StatusBadRequest {
+		text += ": " + err.Error()
+	}
+	http.Error(w, text, code)
 }
 
 // retryAfterHeader returns the Retry-After value for d: whole seconds,

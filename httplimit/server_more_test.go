@@ -72,7 +72,11 @@ func TestWriteErrorSetsRetryAfterOnlyOnA429OrA503(t *testing.T) {
 		httplimit.WriteError(w, tc.err, tc.retryAfter)
 		assert.Equal(t, tc.code, w.Code, "%v", tc.err)
 		assert.Equal(t, tc.header, w.Header().Values("Retry-After"), "%v, RetryAfter %v", tc.err, tc.retryAfter)
-		assert.Equal(t, http.StatusText(tc.code)+"\n", w.Body.String())
+		body := http.StatusText(tc.code)
+		if tc.code == http.StatusBadRequest {
+			body += ": " + tc.err.Error() // a 400 says what is wrong
+		}
+		assert.Equal(t, body+"\n", w.Body.String())
 	}
 }
 

@@ -41,7 +41,8 @@ import (
 type Transport struct {
 	// Base sends the requests. Nil means http.DefaultTransport.
 	Base http.RoundTripper
-	// Executor holds the limits. It must not be nil.
+	// Executor holds the limits. With none, RoundTrip sends nothing and
+	// returns an error that says so.
 	Executor *groupconc.GroupExecutor
 	// Key returns the group key of a request. Nil means HostKey. A
 	// request whose key is "" is not sent, with ErrNoKey, or with
@@ -82,6 +83,10 @@ func (e *NotSentError) Error() string {
 // Unwrap returns Err.
 func (e *NotSentError) Unwrap() error { return e.Err }
 
+// errNoExecutor is the error of every request of a Transport whose
+// Executor is nil: a nil executor would act as one closed.
+var errNoExecutor = errors.New("httplimit: Transport.Executor is nil")
+
 // errNoResponse stands for a request a RejectionHandler turned away
 // without a response to return in its place.
 var errNoResponse = errors.New("httplimit: turned away, with no response to return")
@@ -95,6 +100,10 @@ var errNoResponse = errors.New("httplimit: turned away, with no response to retu
 // RejectionHandler of the executor may return a *http.Response. It is
 // then returned in place of Base's.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Executor == nil {
+		closeBody(req)
+		return nil, errNoExecutor
+	}
 	key, err := "", error(ErrNoKey)
 	if t.Key == nil {
 		key, err = hostKey(req)

@@ -17,33 +17,8 @@ import (
 // visited each of them: a snapshot of one busy session among 3 000 idle
 // users cost 30 times one among 100.
 func TestActiveSnapshotsPassOverParentsOfIdleChildren(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode groupconc.IsolationMode) {
-		per := map[int]uint64{}
-		for _, n := range []int{100, 3000} {
-			e := groupconc.New(mustBuild(t, builder().Isolation(mode).GlobalMaxInFlight(8).ParentSeparator("/")))
-			for i := range n {
-				h, err := groupconc.Submit(context.Background(), e, fmt.Sprintf("t/u%d/s", i), "t", succeed)
-				require.NoError(t, err)
-				h.Wait()
-			}
-			hold := make(chan struct{})
-			h, err := groupconc.Submit(context.Background(), e, "t/busy/s", "t", func(context.Context) (int, error) {
-				<-hold
-				return 0, nil
-			})
-			require.NoError(t, err)
-			per[n] = allocated(func() {
-				seen := map[string]int{}
-				for st := range e.ActiveGroupStats() {
-					seen[st.GroupKey] = st.Running
-				}
-				assert.Equal(t, map[string]int{"t": 1, "t/busy": 1, "t/busy/s": 1}, seen)
-			})
-			close(hold)
-			h.Wait()
-			require.NoError(t, e.Close())
-		}
-		assert.Less(t, per[3000], 2*per[100], "bytes an active snapshot allocates with 3 000 idle users, against 100 (%v)", per)
+	snapshotCostsWhatIsActive(t, "t/u%d/s", "t/busy/s", func(t *testing.T, e *groupconc.GroupExecutor) {
+		assert.Equal(t, map[string]int{"t": 1, "t/busy": 1, "t/busy/s": 1}, activeRunning(e))
 	})
 }
 
@@ -57,25 +32,12 @@ func TestActiveSnapshotsKeepTheParentsOfAnEvictedBusyChild(t *testing.T) {
 		require.NoError(t, err)
 		h.Wait()
 	}
-	started, hold := make(chan struct{}), make(chan struct{})
-	h, err := groupconc.Submit(context.Background(), e, "t/u/busy", "t", func(context.Context) (int, error) {
-		close(started)
-		<-hold // ignores the eviction's cancel
-		return 0, nil
-	})
-	require.NoError(t, err)
-	<-started
+	h, release := runHeld(t, e, "t/u/busy")
 	e.EvictGroup("t/u/busy")
-	seen := map[string]int{}
-	for st := range e.ActiveGroupStats() {
-		seen[st.GroupKey] = st.Running
-	}
-	assert.Equal(t, map[string]int{"t": 1, "t/u": 1}, seen)
-	close(hold)
+	assert.Equal(t, map[string]int{"t": 1, "t/u": 1}, activeRunning(e))
+	release()
 	h.Wait()
-	for st := range e.ActiveGroupStats() {
-		assert.Fail(t, "an active group left once every task ended", "%+v", st)
-	}
+	assert.Empty(t, activeRunning(e), "active groups once every task ended")
 }
 
 // A parent that left the active list, its children idle, comes back with
@@ -86,25 +48,35 @@ func TestActiveSnapshotsShowAParentOfIdleChildrenRunningItsOwnTask(t *testing.T)
 	h, err := groupconc.Submit(context.Background(), e, "t/u/s", "t", succeed)
 	require.NoError(t, err)
 	h.Wait()
-	for st := range e.ActiveGroupStats() {
-		assert.Fail(t, "an active group with every task over", "%+v", st)
-	}
+	assert.Empty(t, activeRunning(e), "active groups with every task over")
+	h, release := runHeld(t, e, "t/u")
+	assert.Equal(t, map[string]int{"t": 1, "t/u": 1}, activeRunning(e))
+	release()
+	h.Wait()
+	assert.Empty(t, activeRunning(e), "active groups with every task over")
+}
+
+// runHeld submits a task of key that ignores its context and runs until
+// release is called, and returns once it runs.
+func runHeld(t *testing.T, e *groupconc.GroupExecutor, key string) (*groupconc.TaskHandle[int], func()) {
+	t.Helper()
 	started, hold := make(chan struct{}), make(chan struct{})
-	h, err = groupconc.Submit(context.Background(), e, "t/u", "own", func(context.Context) (int, error) {
+	h, err := groupconc.Submit(context.Background(), e, key, "held", func(context.Context) (int, error) {
 		close(started)
 		<-hold
 		return 0, nil
 	})
 	require.NoError(t, err)
 	<-started
+	return h, func() { close(hold) }
+}
+
+// activeRunning maps each group ActiveGroupStats yields to its running
+// tasks.
+func activeRunning(e *groupconc.GroupExecutor) map[string]int {
 	seen := map[string]int{}
 	for st := range e.ActiveGroupStats() {
 		seen[st.GroupKey] = st.Running
 	}
-	assert.Equal(t, map[string]int{"t": 1, "t/u": 1}, seen)
-	close(hold)
-	h.Wait()
-	for st := range e.ActiveGroupStats() {
-		assert.Fail(t, "an active group with every task over", "%+v", st)
-	}
+	return seen
 }

@@ -45,9 +45,10 @@ func (e *endedCall) Unwrap() []error { return []error{e.status, e.ctx} }
 // if err is the status that says the call's context ended. ctx is a task's
 // context, derived from the call's context outer. gRPC may see outer end
 // a moment before ctx does. Then ended waits for ctx, whose end is on its
-// way, so that the executor sees it too.
+// way, so that the executor sees it too. A context that cannot end, such
+// as one a RejectionHandler passed to Rejection.Run, is not waited for.
 func ended(outer, ctx context.Context, err error) error {
-	if err == nil || outer.Err() == nil && ctx.Err() == nil {
+	if err == nil || outer.Err() == nil && ctx.Err() == nil || ctx.Done() == nil {
 		return err
 	}
 	if c := status.Code(err); c != codes.Canceled && c != codes.DeadlineExceeded {

@@ -259,7 +259,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		fuzzHarvestDos(t, o, dos, stopped)
-		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) || !o.observe(t) || !o.checkEventsSoFar(t) {
+		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) ||
+			!checkNoIdlePermits(t, e, fuzzMaxCost(sh)) || !checkSubtreeSums(t, e) || !checkNoCallerBlockedOnRoom(t, e, fuzzMaxCost(sh)) ||
+			!o.observe(t) || !o.checkEventsSoFar(t) {
 			t.Logf("after step %d (op %d)", step, op)
 			break
 		}

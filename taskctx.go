@@ -44,25 +44,18 @@ func (c *taskContext) Done() <-chan struct{} {
 	return ctx.Done()
 }
 
-// Err reports the caller's error first, so a caller's deadline shows as
-// context.DeadlineExceeded rather than as the Canceled of the forwarding.
+// Err reports the inner context's error once any source has ended, so it
+// stays what it first said when another source ends later (the caller's
+// deadline after Cancel or ShutdownGroup, the caller's cancel after its
+// deadline). A caller's deadline shows as context.DeadlineExceeded rather
+// than as the Canceled of a forwarding, since the inner context expires at
+// that deadline itself (see build). A context that has not ended costs no
+// inner context here.
 func (c *taskContext) Err() error {
-	if a := c.aside.Load(); a != nil && a.built.Load() {
-		if a.ctx.Err() == nil {
-			return nil
-		}
-		if err := c.caller.Err(); err != nil {
-			return err
-		}
-		return a.ctx.Err()
+	if !c.built() && c.caller.Err() == nil && c.state.Load()&cancelledBit == 0 && c.permits.Scope().Err() == nil {
+		return nil
 	}
-	if err := c.caller.Err(); err != nil {
-		return err
-	}
-	if c.state.Load()&cancelledBit != 0 {
-		return c.build().Err()
-	}
-	return c.permits.Scope().Err()
+	return c.build().Err()
 }
 
 // Value looks in the inner context first, so context.Cause finds the task's
@@ -99,7 +92,7 @@ func (c *taskContext) build() context.Context {
 		case c.state.Load()&cancelledBit != 0:
 			cancel(c.cause())
 		case caller.Done() == nil:
-		case caller.Err() != nil:
+		case caller.Err() != nil && caller.Err() != context.DeadlineExceeded:
 			cancel(context.Cause(caller))
 		default:
 			// A context derived from the task's attaches to the inner one,
@@ -115,6 +108,11 @@ func (c *taskContext) build() context.Context {
 				cancelBase := cancel
 				cancel = func(cause error) { cancelBase(cause); stop() }
 				a.timed = true
+			}
+			if caller.Err() != nil && inner.Err() == nil {
+				// The caller's deadline has passed (its Err says so) but
+				// not by the deadline it names: forward its end.
+				cancel(context.Cause(caller))
 			}
 			a.stop = context.AfterFunc(caller, func() {
 				if !a.expires(caller) {

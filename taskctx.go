@@ -2,6 +2,7 @@ package groupconc
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -89,7 +90,7 @@ func (c *taskContext) build() context.Context {
 		base, cancel := context.WithCancelCause(c.permits.Scope())
 		inner := context.Context(base)
 		switch caller := c.caller; {
-		case c.state.Load()&cancelledBit != 0:
+		case c.state.Load()&cancelledBit != 0 && !c.endsByDeadline(c.cause()):
 			cancel(c.cause())
 		case caller.Done() == nil:
 		case caller.Err() != nil && caller.Err() != context.DeadlineExceeded:
@@ -211,9 +212,19 @@ func (c *taskContext) cancelBuilt() {
 	a.mu.Lock()
 	built := a.built.Load()
 	a.mu.Unlock()
-	if built {
+	if built && !(a.timed && c.endsByDeadline(c.cause())) {
 		a.cancel(c.cause())
 	}
+}
+
+// endsByDeadline reports whether cause is the caller's deadline, passed:
+// ExecuteAll cancels its tasks so when its context ends. The inner context
+// meets that deadline by one of its own (see build), already due, and
+// ends with context.DeadlineExceeded, as a cancel would not.
+func (c *taskContext) endsByDeadline(cause error) bool {
+	dl, ok := c.caller.Deadline()
+	return ok && c.caller.Err() == context.DeadlineExceeded && !time.Now().Before(dl) &&
+		errors.Is(cause, context.DeadlineExceeded)
 }
 
 // watch arranges for f to run, on a goroutine of its own, when the caller's

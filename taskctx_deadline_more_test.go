@@ -95,3 +95,49 @@ func TestATaskContextsErrStaysDeadlineExceededWhenTheCallerIsCancelledAfter(t *t
 		assert.Equal(t, groupconc.StatusCancelled, r.Status)
 	})
 }
+
+// ExecuteAll cancels its tasks when its context ends. At the context's
+// deadline a context derived from a task's still ends with
+// context.DeadlineExceeded, whether it was derived before the deadline or
+// after ExecuteAll returned. The end races the task context's own
+// deadline in the bubble, so it is run many times.
+func TestAContextDerivedFromAnExecuteAllTaskEndsWithTheCallersDeadline(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		t.Run(fmt.Sprintf("derived before the deadline=%v", before), func(t *testing.T) {
+			for range 3000 {
+				synctest.Test(t, func(t *testing.T) {
+					e := groupconc.New(nil)
+					defer e.Close()
+					caller, cancel := context.WithTimeout(t.Context(), time.Second)
+					defer cancel()
+					returned, out := make(chan struct{}), make(chan struct{})
+					var derived, task error
+					rs, _ := groupconc.ExecuteAll(caller, e, []groupconc.GroupTask[int]{{GroupKey: "g", TaskID: "t", Task: func(ctx context.Context) (int, error) {
+						defer close(out)
+						if before {
+							d, stop := context.WithCancel(ctx)
+							defer stop()
+							<-d.Done()
+							derived, task = d.Err(), ctx.Err()
+							return 0, derived
+						}
+						<-caller.Done()
+						<-returned
+						d, stop := context.WithCancel(ctx)
+						defer stop()
+						derived, task = d.Err(), ctx.Err()
+						return 0, derived
+					}}})
+					close(returned)
+					<-out
+					assert.Equal(t, groupconc.StatusCancelled, rs[0].Status)
+					assert.ErrorIs(t, derived, context.DeadlineExceeded, "a context derived from the task's")
+					assert.ErrorIs(t, task, context.DeadlineExceeded, "the task's context")
+				})
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}

@@ -105,6 +105,11 @@ func (c *taskContext) build() context.Context {
 			if dl, ok := caller.Deadline(); ok {
 				var stop context.CancelFunc
 				dc = new(deadlineCause)
+				if caller.Err() == context.DeadlineExceeded {
+					// Passed already: the inner context expires at once,
+					// before the AfterFunc below could tell its cause.
+					dc.cause.Store(ptrTo(context.Cause(caller)))
+				}
 				inner, stop = context.WithDeadlineCause(base, dl, dc)
 				cancelBase := cancel
 				cancel = func(cause error) { cancelBase(cause); stop() }

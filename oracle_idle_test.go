@@ -19,16 +19,7 @@ func checkNoIdlePermits(t testing.TB, e *groupconc.GroupExecutor, maxCost int) b
 	if !room(s.GlobalInFlight, s.GlobalMaxInFlight, maxCost) {
 		return true
 	}
-	all := map[string]groupconc.GroupStats{}
-	kids := map[string]int{} // waiting in a group's children's subtrees
-	for gs := range e.AllGroupStats() {
-		all[gs.GroupKey] = gs
-	}
-	for _, gs := range all {
-		if gs.Parent != "" {
-			kids[gs.Parent] += gs.Waiting
-		}
-	}
+	all, kids := statsAndKids(e, func(gs groupconc.GroupStats) int { return gs.Waiting })
 	ok := true
 	for k, gs := range all {
 		if gs.Paused || gs.Waiting-kids[k] <= 0 {
@@ -144,16 +135,7 @@ func checkNoCallerBlockedOnRoom(t testing.TB, e *groupconc.GroupExecutor, maxCos
 	if gq := e.Policy().GlobalQueueThreshold(); gq != groupconc.Unlimited && s.Waiting >= gq {
 		return true
 	}
-	all := map[string]groupconc.GroupStats{}
-	kids := map[string]int{} // blocked in a group's children's subtrees
-	for gs := range e.AllGroupStats() {
-		all[gs.GroupKey] = gs
-	}
-	for _, gs := range all {
-		if gs.Parent != "" {
-			kids[gs.Parent] += gs.Blocked
-		}
-	}
+	all, kids := statsAndKids(e, func(gs groupconc.GroupStats) int { return gs.Blocked })
 	ok := true
 	for k, gs := range all {
 		if gs.Blocked-kids[k] <= 0 {
@@ -181,4 +163,21 @@ func checkNoCallerBlockedOnRoom(t testing.TB, e *groupconc.GroupExecutor, maxCos
 		}
 	}
 	return ok
+}
+
+// statsAndKids returns every group's stats by key, and for each parent the
+// sum of count over its children, whose subtrees its own counts cover. A
+// group's count less its kids' is its own tasks'.
+func statsAndKids(e *groupconc.GroupExecutor, count func(groupconc.GroupStats) int) (map[string]groupconc.GroupStats, map[string]int) {
+	all := map[string]groupconc.GroupStats{}
+	kids := map[string]int{}
+	for gs := range e.AllGroupStats() {
+		all[gs.GroupKey] = gs
+	}
+	for _, gs := range all {
+		if gs.Parent != "" {
+			kids[gs.Parent] += count(gs)
+		}
+	}
+	return all, kids
 }

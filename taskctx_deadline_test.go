@@ -45,6 +45,7 @@ func TestAContextDerivedFromATaskEndsWithTheCallersDeadline(t *testing.T) {
 					c, stopC := context.WithCancel(ctx)
 					defer stopC()
 					<-d.Done()
+					<-c.Done() // siblings are cancelled one after the other
 					derived, cancelled, task, cause = d.Err(), c.Err(), ctx.Err(), context.Cause(ctx)
 					return 0, nil
 				})

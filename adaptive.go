@@ -11,34 +11,34 @@ import (
 
 // A LimitSample is what one finished task tells an adaptive limit: how
 // long it ran, how it ended, and how loaded its limit was when it started.
-// Only tasks that ran holding their permits are sampled: a task rejected,
+// Only tasks that ran holding their permits are sampled. A task rejected,
 // run by RejectCallerRuns or by a handler, or cancelled before it started
 // tells nothing.
 type LimitSample struct {
 	GroupKey string
 	// TopGroupKey is the key of the group's top-level ancestor, or
 	// GroupKey for a group without a parent. Under fair share the global
-	// cap is shared among the top-level groups: an algorithm of the cap
+	// cap is shared among the top-level groups. An algorithm of the cap
 	// tells their overload apart by it, as adapt's do.
 	TopGroupKey string
-	// Status is SUCCESS, FAILED or CANCELLED: how the task's function
+	// Status is SUCCESS, FAILED or CANCELLED, as the task's function
 	// ended (a task whose handle Cancel completed reports what its
 	// function returned).
 	Status TaskStatus
 	Err    error // the function's error; nil on SUCCESS
 	// RunTime is from the task's start, holding every permit, to its
-	// end: its wait in line is not in it.
+	// end. Its wait in line is not in it.
 	RunTime time.Duration
 	// Running and Limit are the running tasks (itself included) and the
-	// limit in force when the task started: its group's, or for the
-	// global cap those of every group. Running is in permits, as the
-	// limit is, for the global cap too: a task of cost c counts c. A
+	// limit in force when the task started. They are its group's, or for
+	// the global cap those of every group. Running is in permits, as the
+	// limit is, for the global cap too. A task of cost c counts c. A
 	// parent's counts its subtree's running tasks, which hold its limit.
 	Running, Limit int
 	// Waiting is the tasks of its group waiting in line when it started,
 	// for either limit. Tasks waiting while the group runs below its
-	// limit are held back by something else: the global cap, fair share,
-	// a parent group.
+	// limit are held back by something else, such as the global cap, fair
+	// share or a parent group.
 	Waiting int
 	End     time.Time // when the function returned
 }
@@ -52,9 +52,9 @@ type LimitSample struct {
 //
 // Observe is called on the finishing task's goroutine, before it gives its
 // permits back and completes its handle, with no lock of the executor held,
-// and from several goroutines at once: it must be safe for concurrent use,
+// and from several goroutines at once. It must be safe for concurrent use,
 // and should be cheap and never block, since every sampled task calls it. A
-// panic in it is recovered and ignored: the limit stays as it is.
+// panic in it is recovered and ignored, and the limit stays as it is.
 type AdaptiveLimit interface {
 	Observe(s LimitSample) int
 }
@@ -63,10 +63,10 @@ type AdaptiveLimit interface {
 // PolicyBuilder.AdaptiveConcurrency and AdaptiveGlobal).
 type AdaptiveConfig struct {
 	// New makes the algorithm of one limit, which moves it within [min,
-	// max]: max is the limit the policy resolves, where the adaptive
+	// max]. max is the limit the policy resolves, where the adaptive
 	// limit starts, and min is Min (at most max). groupKey is empty for
 	// the global cap. New is called when a group is created, and for
-	// every group when UpdatePolicy resolves its limits again: the
+	// every group when UpdatePolicy resolves its limits again. The
 	// adaptive state starts afresh, at the new resolved limit. So it does
 	// for an override that sets, changes or drops the group's
 	// MaxConcurrency, even to the value it had. One that pauses, resumes
@@ -91,12 +91,12 @@ type LimitChange struct {
 	At       time.Time // the end of the task whose sample moved it
 }
 
-// AdaptiveConcurrency makes each group's concurrency limit adaptive: it
+// AdaptiveConcurrency makes each group's concurrency limit adaptive. It
 // starts at the limit the policy resolves and moves within [c.Min, that
 // limit] as c.New's algorithm decides from each finished task's sample.
 // GroupStats shows the limit in force as MaxConcurrency, and the queue
 // threshold in force as QueueThreshold. A group whose concurrency resolves
-// to Unlimited keeps it: an adaptive limit needs one to start from. A
+// to Unlimited keeps it, since an adaptive limit needs one to start from. A
 // group's algorithm is given the samples of its own tasks, so a parent
 // that runs none of its own keeps its limit.
 //
@@ -173,7 +173,7 @@ func (p *GroupPolicy) checkAdaptive() []string {
 	return bad
 }
 
-// tuning is one adaptive limit: a group's concurrency, kept in its
+// tuning is one adaptive limit. It is a group's concurrency, kept in its
 // groupstate.Limits, or the global cap, kept by the executor.
 type tuning struct {
 	algo     AdaptiveLimit
@@ -212,7 +212,7 @@ func newTuning(c *AdaptiveConfig, key string, max, queueMax int) (tu *tuning) {
 // tuned reports whether p makes a limit adaptive.
 func (p *GroupPolicy) tuned() bool { return p.adaptive != nil || p.adaptiveGlobal != nil }
 
-// tuneLimits makes l, resolved for key, adaptive if p says so: it starts
+// tuneLimits makes l, resolved for key, adaptive if p says so. It starts
 // at the resolved concurrency, with the queue threshold that follows it.
 func (p *GroupPolicy) tuneLimits(l *groupstate.Limits, key string) {
 	if tu := newTuning(p.adaptive, key, l.Concurrency, l.QueueThreshold); tu != nil {
@@ -233,7 +233,7 @@ type sampling struct {
 }
 
 // runSampled is run for t, which holds every permit, under a policy with
-// adaptive limits: it notes the load of t's group and of the global layer
+// adaptive limits. It notes the load of t's group and of the global layer
 // at t's start, and gives t's sample as it ends, before it gives its
 // permits back, so that a limit it lowers applies to its own permit too.
 // It is run's twin rather than a part of it, so that run's frame, under
@@ -243,12 +243,12 @@ func (e *GroupExecutor) runSampled(r *runner, t *task, start int64) (ended int64
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
 	if s.group != nil {
-		// In permits, as the limit is: a task of cost c holds c. A
+		// In permits, as the limit is. A task of cost c holds c. A
 		// parent's limit holds its subtree's running tasks' too.
 		s.running, s.limit = g.RunningCost()+g.SubtreeCost(), g.Concurrency()
 	}
 	if s.global = e.globalTuning.Load(); s.global != nil {
-		// In permits, as the cap is: the global permits held.
+		// In permits, as the cap is, so the global permits held.
 		s.globalRunning, s.globalLimit = e.global.RunningCost(), e.global.Limit()
 	}
 	if s.group == nil && s.global == nil {
@@ -263,7 +263,7 @@ func (e *GroupExecutor) runSampled(r *runner, t *task, start int64) (ended int64
 	ended = e.clock()
 	o.end = ended - t.permits.Submitted()
 	// Before the deferred finish. A function that called runtime.Goexit,
-	// or a Do's function that panicked, does not return here: its task
+	// or a Do's function that panicked, does not return here. Its task
 	// gives no sample.
 	e.sample(t, &o, &s)
 	return ended
@@ -271,11 +271,11 @@ func (e *GroupExecutor) runSampled(r *runner, t *task, start int64) (ended int64
 
 // sample gives t's sample to the adaptive limits noted at its start, and
 // applies what they return. t's function returned o, and t still holds its
-// permits: a lowered limit applies to them too, and Shutdown still waits
+// permits. So a lowered limit applies to them too, and Shutdown still waits
 // for t, so also for the tasks a raised limit hands permits to.
 //
 // It runs on the task's goroutine, whose stack may still be small (a
-// trivial task on a fresh goroutine): its frame is kept small, and the
+// trivial task on a fresh goroutine). Its frame is kept small, and the
 // algorithm is called from it directly.
 func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 	// A panic in an algorithm leaves the limits as they are, this sample
@@ -317,7 +317,7 @@ func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, 
 // tuneGlobal makes n the global cap, unless UpdatePolicy replaced tu. A
 // change under way holds the update lock, and may wait for user code (a
 // guard of overrides, which may wait for this very task). So the task does
-// not wait for it: it leaves the cap as it is, for a later sample to tune.
+// not wait for it. It leaves the cap as it is, for a later sample to tune.
 func (e *GroupExecutor) tuneGlobal(tu *tuning, n int, at time.Time) {
 	if !e.updating.TryLock() {
 		return

@@ -87,7 +87,7 @@ func TestATreeUnderMovingLimitsNeverLeavesAPermitIdle(t *testing.T) {
 							if len(hs) > 0 {
 								hs[rng.IntN(len(hs))].Cancel()
 							}
-						case op == 14:
+						case op == 14: // fake time passes: MaxWait, adaptive windows
 							time.Sleep(time.Duration(1+rng.IntN(2000)) * time.Millisecond)
 						case op == 15:
 							require.NoError(t, e.UpdatePolicy(policyOf(rng)))

@@ -25,16 +25,7 @@ func checkNoIdlePermits(t testing.TB, e *groupconc.GroupExecutor, maxCost int) b
 		if gs.Paused || gs.Waiting-kids[k] <= 0 {
 			continue
 		}
-		idle := true
-		for a, seen := k, 0; a != "" && seen < 10; seen++ {
-			as, found := all[a]
-			if !found || !(as.Running == 0 || room(as.RunningCost, as.MaxConcurrency, maxCost) && room(as.InFlight*maxCost, as.MaxInFlight, maxCost)) {
-				idle = false
-				break
-			}
-			a = as.Parent
-		}
-		if idle {
+		if chainHolds(all, k, func(as groupconc.GroupStats) bool { return fits(as, maxCost) }) {
 			t.Errorf("I8: group %q has %d tasks of its own waiting while its chain runs nothing and the global cap is free (%+v)", k, gs.Waiting-kids[k], gs)
 			ok = false
 		}
@@ -141,22 +132,16 @@ func checkNoCallerBlockedOnRoom(t testing.TB, e *groupconc.GroupExecutor, maxCos
 		if gs.Blocked-kids[k] <= 0 {
 			continue
 		}
-		free, zero := true, false
-		for a, seen := k, 0; a != "" && seen < 10; seen++ {
-			as, found := all[a]
-			if !found || as.QueueThreshold != 0 && as.QueueThreshold != groupconc.Unlimited && as.Waiting >= as.QueueThreshold {
-				free = false
-				break
+		zero := false
+		free := chainHolds(all, k, func(as groupconc.GroupStats) bool {
+			if as.QueueThreshold != 0 && as.QueueThreshold != groupconc.Unlimited && as.Waiting >= as.QueueThreshold {
+				return false
 			}
-			zero = zero || as.QueueThreshold == 0
 			// A queue of no slots lets a caller in once its task can
-			// start: as I8 decides it, from the stats.
-			if zero && (gs.Paused || !globalFree || !(as.Running == 0 || room(as.RunningCost, as.MaxConcurrency, maxCost) && room(as.InFlight*maxCost, as.MaxInFlight, maxCost))) {
-				free = false
-				break
-			}
-			a = as.Parent
-		}
+			// start, as I8 decides it from the stats.
+			zero = zero || as.QueueThreshold == 0
+			return !zero || !gs.Paused && globalFree && fits(as, maxCost)
+		})
 		if free {
 			t.Errorf("I10: group %q has %d callers of its own blocked while every queue of its chain has room (%+v)", k, gs.Blocked-kids[k], gs)
 			ok = false
@@ -180,4 +165,23 @@ func statsAndKids(e *groupconc.GroupExecutor, count func(groupconc.GroupStats) i
 		}
 	}
 	return all, kids
+}
+
+// chainHolds reports whether f holds for group k and each of its
+// ancestors (at most 10), all of them known.
+func chainHolds(all map[string]groupconc.GroupStats, k string, f func(groupconc.GroupStats) bool) bool {
+	for a, seen := k, 0; a != "" && seen < 10; seen++ {
+		as, found := all[a]
+		if !found || !f(as) {
+			return false
+		}
+		a = as.Parent
+	}
+	return true
+}
+
+// fits reports whether a task of cost up to maxCost fits in the limits of
+// the group as, or the group runs nothing.
+func fits(as groupconc.GroupStats, maxCost int) bool {
+	return as.Running == 0 || room(as.RunningCost, as.MaxConcurrency, maxCost) && room(as.InFlight*maxCost, as.MaxInFlight, maxCost)
 }

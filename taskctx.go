@@ -39,7 +39,7 @@ func (c *taskContext) String() string { return "groupconc.taskContext" }
 // standard context's is.
 func (c *taskContext) Done() <-chan struct{} {
 	ctx := c.build()
-	if a := c.aside.Load(); c.caller.Err() != nil && ctx.Err() == nil && !a.expires(c.caller) {
+	if a := c.aside.Load(); c.caller.Err() != nil && ctx.Err() == nil && !(a.timed && c.pastDeadline()) {
 		a.cancel(context.Cause(c.caller))
 	}
 	return ctx.Done()
@@ -90,7 +90,7 @@ func (c *taskContext) build() context.Context {
 		base, cancel := context.WithCancelCause(c.permits.Scope())
 		inner := context.Context(base)
 		switch caller := c.caller; {
-		case c.state.Load()&cancelledBit != 0 && !c.endsByDeadline(c.cause()):
+		case c.state.Load()&cancelledBit != 0 && !c.endsByDeadline():
 			cancel(c.cause())
 		case caller.Done() == nil:
 		case caller.Err() != nil && caller.Err() != context.DeadlineExceeded:
@@ -108,7 +108,7 @@ func (c *taskContext) build() context.Context {
 				if caller.Err() == context.DeadlineExceeded {
 					// Passed already: the inner context expires at once,
 					// before the AfterFunc below could tell its cause.
-					dc.cause.Store(ptrTo(context.Cause(caller)))
+					dc.set(caller)
 				}
 				inner, stop = context.WithDeadlineCause(base, dl, dc)
 				cancelBase := cancel
@@ -121,23 +121,17 @@ func (c *taskContext) build() context.Context {
 				cancel(context.Cause(caller))
 			}
 			a.stop = context.AfterFunc(caller, func() {
-				if !a.expires(caller) {
+				if !(a.timed && c.pastDeadline()) {
 					cancel(context.Cause(caller))
 					return
 				}
-				dc.cause.Store(ptrTo(context.Cause(caller)))
+				dc.set(caller)
 			})
 		}
 		a.ctx, a.cancel = inner, cancel
 		a.built.Store(true)
 	}
 	return a.ctx
-}
-
-// expires reports whether the inner context meets the end of caller, its
-// deadline, by a deadline of its own (see build).
-func (a *taskAside) expires(caller context.Context) bool {
-	return a.timed && caller.Err() == context.DeadlineExceeded
 }
 
 // deadlineCause is the cause of the inner context's own expiry. It is
@@ -148,7 +142,11 @@ type deadlineCause struct {
 	cause atomic.Pointer[error] // the caller's cause, once its deadline passed
 }
 
-func ptrTo(err error) *error { return &err }
+// set records the cause of caller, whose deadline has passed.
+func (d *deadlineCause) set(caller context.Context) {
+	err := context.Cause(caller)
+	d.cause.Store(&err)
+}
 
 func (d *deadlineCause) Error() string {
 	if p := d.cause.Load(); p != nil {
@@ -217,19 +215,25 @@ func (c *taskContext) cancelBuilt() {
 	a.mu.Lock()
 	built := a.built.Load()
 	a.mu.Unlock()
-	if built && !(a.timed && c.endsByDeadline(c.cause())) {
+	if built && !(a.timed && c.endsByDeadline()) {
 		a.cancel(c.cause())
 	}
 }
 
-// endsByDeadline reports whether cause is the caller's deadline, passed:
-// ExecuteAll cancels its tasks so when its context ends. The inner context
-// meets that deadline by one of its own (see build), already due, and
-// ends with context.DeadlineExceeded, as a cancel would not.
-func (c *taskContext) endsByDeadline(cause error) bool {
+// pastDeadline reports whether the caller has ended by the deadline it
+// names. The inner context meets that end by a deadline of its own (see
+// build), already due, and ends with context.DeadlineExceeded, as a
+// forwarded cancel would not.
+func (c *taskContext) pastDeadline() bool {
 	dl, ok := c.caller.Deadline()
-	return ok && c.caller.Err() == context.DeadlineExceeded && !time.Now().Before(dl) &&
-		errors.Is(cause, context.DeadlineExceeded)
+	return ok && c.caller.Err() == context.DeadlineExceeded && !time.Now().Before(dl)
+}
+
+// endsByDeadline reports whether the task's recorded cause is the
+// caller's deadline, passed. ExecuteAll cancels its tasks so when its
+// context ends. The inner context meets that end itself (pastDeadline).
+func (c *taskContext) endsByDeadline() bool {
+	return c.pastDeadline() && errors.Is(c.cause(), context.DeadlineExceeded)
 }
 
 // watch arranges for f to run, on a goroutine of its own, when the caller's

@@ -41,8 +41,9 @@ type Ext struct {
 // took at each layer (see index). A cost above a limit takes the whole
 // limit there.
 type costly struct {
-	cost int64
-	took [3 + 2*MaxAncestors]int64
+	cost   int64
+	took   [3 + 2*MaxAncestors]int64
+	handed int64 // see Permits.hand
 }
 
 // Extend makes p an extended task of cost c (at least 1),

@@ -75,10 +75,16 @@ const headScan = 64
 type fairGroup[T any] struct {
 	running atomic.Int64 // global permits held by its running tasks
 	below   atomic.Int64 // the same, of its descendants' (see runFair)
-	weight  atomic.Int64
-	seq     uint32      // its first waiting task's, while in order
-	index   int         // in order's heap; -1 when not in it
-	node    fairNode[T] // in tree mode (see fairtree.go)
+	// handed is the permits its own tasks took at a layer of the group
+	// where a kidQueue handed them over, while they do not hold the global
+	// one yet (Permits.hand). The kidQueue's own bucket counts them with
+	// running. So a choice made while such a task walks on, on another
+	// goroutine, sees it.
+	handed atomic.Int64
+	weight atomic.Int64
+	seq    uint32      // its first waiting task's, while in order
+	index  int         // in order's heap; -1 when not in it
+	node   fairNode[T] // in tree mode (see fairtree.go)
 }
 
 // newFairGroup returns g's part of the fair queue, of weight weight (at
@@ -120,7 +126,7 @@ func (q *fairQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
 // permits it holds.
 func (q *fairQueue[T]) pop() *Permits[T] {
 	w := q.peek()
-	runFair(w.group, w.amount(heldGlobal, 0)) // before remove, which places the group once
+	w.runFair() // before remove, which places the group once
 	q.remove(w)
 	return w
 }

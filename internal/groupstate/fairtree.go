@@ -33,6 +33,45 @@ func runFair[T any](g *Group[T], n int64) {
 	}
 }
 
+// runFair counts p, which took its global permit, running in its group's
+// share. It was counted handed (fairGroup.handed) until then, if a kidQueue
+// of its group handed it a permit. It is counted running first, so a
+// choice reading the two counts never finds it in neither.
+func (p *Permits[T]) runFair() {
+	runFair(p.group, p.amount(heldGlobal, 0))
+	p.unhand()
+}
+
+// hand counts p, just handed a permit of layer bit of its own group by a
+// kidQueue, in its group's handed count, unless it is in it already. It
+// counts the permits p took there. A costly task keeps that number, for
+// unhand.
+func (p *Permits[T]) hand(bit uint8) {
+	if p.held&countedHanded != 0 {
+		return
+	}
+	p.held |= countedHanded
+	n := int64(1)
+	if x := p.x(); !x.costsOne() {
+		n = x.amount(bit, 0)
+		x.amt.handed = n
+	}
+	p.group.fair.handed.Add(n)
+}
+
+// unhand takes p out of its group's handed count, if it is in it.
+func (p *Permits[T]) unhand() {
+	if p.held&countedHanded == 0 {
+		return
+	}
+	p.held &^= countedHanded
+	n := int64(1)
+	if x := p.x(); !x.costsOne() {
+		n = x.amt.handed
+	}
+	p.group.fair.handed.Add(-n)
+}
+
 // runBelow counts n in the subtree counts of g's ancestors.
 func runBelow[T any](g *Group[T], n int64) {
 	for a := g.up(); a != nil; a = a.up() {

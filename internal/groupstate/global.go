@@ -156,7 +156,7 @@ func (gl *Global[T]) count(x *Ext, a *Group[T], bit, lv uint8, sign int64) {
 // fairQueue.pop.
 func (gl *Global[T]) started(p *Permits[T]) {
 	g := p.group
-	runFair(g, p.amount(heldGlobal, 0))
+	p.runFair()
 	if gl.line.waiting.Load() != 0 {
 		r := gl.line.lock()
 		r.disc.(*fairQueue[T]).fix(g)

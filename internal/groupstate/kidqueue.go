@@ -1,17 +1,17 @@
 package groupstate
 
-import "sync/atomic"
-
 // kidQueue is the queue of a group's bulkhead or concurrency line under
 // fair share once the group has a child. The line's waiters are tasks of
 // the group's whole subtree. They stand in buckets: one per child with
 // waiting tasks, holding those of the child's subtree, and one for the
 // group's own tasks. A permit goes to the fairest bucket (shares.go): the
 // child's subtree holding the fewest of the layer's permits per weight, or
-// the group's own tasks holding the fewest global ones. Then it goes to
-// the bucket's first waiter of the highest priority. So a child with many
-// waiting tasks does not hold back its siblings at their parent's limit.
-// Under IsolationOff the line stays first come, first served.
+// the group's own tasks holding the fewest global ones. Those count the own
+// tasks handed a permit here on their way to the global layer too
+// (fairGroup.handed). Then it goes to the bucket's first waiter of the
+// highest priority. So a child with many waiting tasks does not hold back
+// its siblings at their parent's limit. Under IsolationOff the line stays
+// first come, first served.
 //
 // A bucket is made once and kept while its group is: the owner's own in
 // the kidQueue, a child's in the child's kin. It is listed while it has
@@ -28,16 +28,7 @@ type kidQueue[T any] struct {
 	// leaves, as in fairQueue. chosenIn is its bucket.
 	chosen   *Permits[T]
 	chosenIn *kidBucket[T]
-	// ownHanded counts the permits handed to the owner's own tasks in the
-	// hand-out under way. The own bucket's share is the owner's running
-	// count, which counts them only once they run. So each choice of one
-	// hand-out sees the ones before it, as a child's (kin.held) does.
-	ownHanded atomic.Int64
 }
-
-// settle starts a hand-out. The own tasks handed permits before it walk
-// on, and are counted running by then or soon.
-func (k *kidQueue[T]) settle() { k.ownHanded.Store(0) }
 
 // kidBucket holds the waiting tasks of one child's subtree, or of the
 // owner's own tasks (g is the owner then).
@@ -78,7 +69,7 @@ func (k *kidQueue[T]) child(w *Permits[T]) *Group[T] {
 
 // bucket returns g's bucket, making it if it has none.
 func (k *kidQueue[T]) bucket(g *Group[T]) *kidBucket[T] {
-	at, held, more := &k.own, &g.fair.running, &k.ownHanded
+	at, held, more := &k.own, &g.fair.running, &g.fair.handed
 	if g != k.owner {
 		kin := g.family()
 		at, held, more = &kin.buckets[k.k], &kin.held[k.k], &noMore
@@ -141,14 +132,15 @@ func (k *kidQueue[T]) chooses() bool { return true }
 // then does not count them again (Permits.advance).
 //
 // The bucket is the one the choice found. A child's counts what the
-// child's subtree holds of the layer (kidHeld).
+// child's subtree holds of the layer (kidHeld). The owner's counts its own
+// tasks on their way to the global layer (Permits.hand).
 func (k *kidQueue[T]) pop() *Permits[T] {
 	w, b := k.peek(), k.chosenIn
 	k.out(b, w)
 	if b != k.own {
 		b.link.held.Add(w.x().amount(w.bit, w.levelOf(k.owner)))
 	} else {
-		k.ownHanded.Add(w.x().amount(w.bit, 0))
+		w.hand(w.bit)
 	}
 	return w
 }
@@ -170,7 +162,7 @@ func (k *kidQueue[T]) out(b *kidBucket[T], w *Permits[T]) {
 	}
 }
 
-func (k *kidQueue[T]) gave(*Permits[T]) { k.settle() }
+func (k *kidQueue[T]) gave(*Permits[T]) {}
 
 func (k *kidQueue[T]) each(_ *Group[T], f func(w *Permits[T])) {
 	for n := k.buckets.head; n != nil; {

@@ -271,9 +271,6 @@ func (l *line[T]) grant() *Permits[T] {
 func (l *line[T]) grantLocked(r *waiters[T]) *Permits[T] {
 	var c chain[T]
 	q := r.q()
-	if k, ok := q.(*kidQueue[T]); ok {
-		k.settle()
-	}
 	if !r.fifo.costly {
 		for !q.empty() && l.take() {
 			c.add(l.handLocked(q))

@@ -30,6 +30,7 @@ const (
 	heldConc                         // the group's concurrency permit
 	countedWaiting                   // among the group's waiting tasks
 	countedRunning                   // in the global running count
+	countedHanded                    // in its group's fairGroup.handed (see kidQueue.pop)
 )
 
 // Permits is what one task holds, and its place in line while it waits.

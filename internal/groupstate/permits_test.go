@@ -215,3 +215,39 @@ func TestAHandedTaskCountsItsParentsPermitForItsGroup(t *testing.T) {
 	p, _ := f.r.Lookup("p")
 	requireQuiet(t, f.gl, c, p)
 }
+
+// A parent's own task handed its permit counts in its share while it
+// walks on to the global layer. Releases on two goroutines hand out one
+// permit each before the first task walks on: the second goes to the
+// child, which holds none, not to the parent's next own task.
+func TestAParentsOwnTaskHandedAPermitCountsUntilItHoldsTheGlobalOne(t *testing.T) {
+	open := Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+	f := parentFixture(t, Unlimited, true, "t",
+		Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}, open)
+	submit := f.stepping(t)
+	a := submit("t/x", "a", Admitted)
+	b := submit("t/x", "b", Admitted)
+	o1 := submit("t", "o1", MustWait)
+	o2 := submit("t", "o2", MustWait)
+	y := submit("t/y", "y", MustWait)
+	handed := func(k *tk) []*tk {
+		k.p.Release()
+		k.p.Exit()
+		var hs []*tk
+		for h := k.p.Handed(); h != nil; h = k.p.Handed() {
+			hs = append(hs, h)
+		}
+		return hs
+	}
+	first := handed(a)
+	require.Equal(t, []string{"o1"}, names(first), "the oldest waiter, of a tie at none held")
+	second := handed(b) // o1 has not walked on yet
+	require.Equal(t, []string{"y"}, names(second), "the parent's own tasks hold o1's permit")
+	assert.Equal(t, []string{"o1", "y"}, resume(append(first, second...)))
+	assert.Equal(t, []string{"o2"}, f.end(t, o1))
+	f.end(t, y)
+	f.end(t, o2)
+	g, _ := f.r.Lookup("t")
+	assert.Zero(t, g.fair.handed.Load())
+	requireQuiet(t, f.gl, g)
+}

@@ -34,6 +34,7 @@ func (p *Permits[T]) release() {
 		p.giveAll(g, gl, x)
 		return
 	}
+	p.unhand() // before the layer's permit is given back
 	had := p.held
 	p.stopWaiting()
 	if p.held&countedRunning != 0 {
@@ -168,6 +169,9 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 		return 0
 	}
 	*h &^= bit
+	if lv == 0 {
+		p.unhand()
+	}
 	if x != nil {
 		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
 	}

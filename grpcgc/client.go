@@ -53,6 +53,10 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 	}
 }
 
+// streams numbers the client streams of every interceptor, so that two
+// interceptors on one executor never give two streams one task id.
+var streams atomic.Uint64
+
 // StreamClientInterceptor returns an interceptor that limits outbound
 // streams, keyed as UnaryClientInterceptor keys calls. A stream holds its
 // permits from its start until it ends. It ends when RecvMsg returns an
@@ -76,7 +80,6 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // are back before the panic goes on up.
 func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamClientInterceptor {
 	c := newConfig(opts)
-	var n atomic.Uint64
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		md, _ := metadata.FromOutgoingContext(ctx)
 		key, so, err := c.resolve(ctx, method, md, cc.Target())
@@ -84,7 +87,7 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 			return nil, err
 		}
 		s := &heldStream{caller: ctx, held: make(chan context.Context, 1), ended: make(chan struct{})}
-		id := "stream-" + strconv.FormatUint(n.Add(1), 10)
+		id := "stream-" + strconv.FormatUint(streams.Add(1), 10)
 		h, err := groupconc.SubmitWith(ctx, e, key, id, s.hold, so)
 		if err != nil {
 			return nil, toStatus(ctx, err)

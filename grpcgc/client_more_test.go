@@ -71,3 +71,25 @@ func TestAClosedExecutorIsUnavailableToACallWhoseContextHasEnded(t *testing.T) {
 	assert.Equal(t, codes.Unavailable, status.Code(err), "a stream: %v", err)
 	assert.ErrorIs(t, err, groupconc.ErrClosed)
 }
+
+// Two stream interceptors on one executor number their streams together:
+// no two streams are one task id in listeners and logs.
+func TestStreamsOfTwoInterceptorsOnOneExecutorHaveTheirOwnIDs(t *testing.T) {
+	ids := make(chan string, 4)
+	e := build(t, groupconc.NewPolicyBuilder().TaskLifecycleListener(groupconc.ListenerFuncs{
+		Submitted: func(_, id string) { ids <- id },
+	}))
+	seen := map[string]bool{}
+	for range 2 {
+		c := serve(t, &health{}, nil, grpc.WithStreamInterceptor(grpcgc.StreamClientInterceptor(e)))
+		w, err := c.Watch(t.Context(), &healthpb.HealthCheckRequest{})
+		require.NoError(t, err)
+		for err == nil {
+			_, err = w.Recv()
+		}
+		require.ErrorIs(t, err, io.EOF)
+		id := <-ids
+		assert.False(t, seen[id], "the id %q again", id)
+		seen[id] = true
+	}
+}

@@ -93,16 +93,33 @@ var testHookSweepCleared func(g any)
 // idle reports whether g has no task that is not over and is not paused.
 // A forgotten group's refs are negative, so it is idle too. The refs its
 // remembered children hold are not its own tasks: a parent of idle
-// children only is idle. It is read after refs. A child takes its ref
-// before it counts it in kidRefs, and leaves kidRefs before it drops the
-// ref, so the difference never counts a task of g's as a child's.
+// children only is idle.
+//
+// Interleaving with a child made or let go: a child takes its ref before
+// it counts it in kidRefs, and leaves kidRefs before it drops the ref. So
+// refs less kidRefs at one instant never counts a task of g's as a
+// child's. The two are read apart, so kidRefs is read before refs and
+// after, and the fewer is taken off. A child that comes or goes between
+// the reads then makes g look busier, never idle.
 func (g *Group[T]) idle() bool {
+	k := g.kin.Load()
+	var kids int64
+	if k != nil {
+		kids = k.kidRefs.Load()
+	}
+	if testHookIdle != nil {
+		testHookIdle()
+	}
 	n := g.refs.Load()
-	if k := g.kin.Load(); k != nil && n > 0 {
-		n -= k.kidRefs.Load()
+	if k != nil && n > 0 {
+		n -= min(kids, k.kidRefs.Load())
 	}
 	return n <= 0 && !g.isPaused()
 }
+
+// testHookIdle, if set, runs in idle between its first two reads. Tests
+// set it to make or let go of a child there.
+var testHookIdle func()
 
 // gone reports whether g was evicted or forgotten. Either cancels its
 // current scope for good. A shutdown cancels a scope only once another has

@@ -178,3 +178,28 @@ func TestActiveListKeepsAGroupEnteredAsASweepClearsItsFlag(t *testing.T) {
 	g.refs.Add(-1)
 	assert.Empty(t, activeKeys(f.r))
 }
+
+// A parent with a task of its own is never idle, though a child is made,
+// or let go, between idle's reads of its refs and of its children's.
+func TestAParentWithATaskIsNotIdleAsAChildComesOrGoes(t *testing.T) {
+	f := parentFixture(t, Unlimited, false, "t", unlimitedGroup(1), unlimitedGroup(1))
+	own, _ := f.submit(t, "t", "own")
+	x, _ := f.submit(t, "t/x", "x")
+	f.end(t, x) // t/x stays remembered, holding a ref of t's
+	g, _ := f.r.Lookup("t")
+	var y *tk
+	testHookIdle = func() {
+		testHookIdle = nil
+		y, _ = f.submit(t, "t/y", "y") // makes t/y, a child of t
+	}
+	t.Cleanup(func() { testHookIdle = nil })
+	assert.False(t, g.idle(), "a child made between the reads")
+	testHookIdle = func() {
+		testHookIdle = nil
+		f.r.Evict("t/x", nil, nil)
+	}
+	assert.False(t, g.idle(), "a child let go between the reads")
+	f.end(t, y)
+	f.end(t, own)
+	assert.True(t, g.idle(), "its children's refs alone")
+}

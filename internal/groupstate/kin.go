@@ -83,8 +83,7 @@ func (k *kin[T]) adopt(c *Group[T], r *Registry[T]) bool {
 	c.kin.Load().at = len(k.children)
 	k.children = append(k.children, c)
 	// The ref the parent's group took for c is c's from here on. It was
-	// counted in refs first, so the sweep, which reads refs first, never
-	// finds more kidRefs than refs it stands for.
+	// counted in refs first (see Group.idle).
 	k.kidRefs.Add(1)
 	k.kids.Store(true)
 	r.store(c)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -262,9 +263,20 @@ func panicError(r any) *PanicError {
 }
 
 // failedOrCancelled classifies a function's error. Its context's own error,
-// returned while that context is done, means CANCELLED.
+// returned while that context is done, means CANCELLED. So does
+// DeadlineExceeded once the context's deadline has passed. A context
+// derived from the task's with the same deadline has a timer of its own,
+// which may fire first: its error then comes back a moment before the
+// task's context ends.
 func failedOrCancelled(ctx context.Context, err error) TaskStatus {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	deadline := errors.Is(err, context.DeadlineExceeded)
+	if !deadline && !errors.Is(err, context.Canceled) {
+		return StatusFailed
+	}
+	if ctx.Err() != nil {
+		return StatusCancelled
+	}
+	if dl, ok := ctx.Deadline(); deadline && ok && !time.Now().Before(dl) {
 		return StatusCancelled
 	}
 	return StatusFailed

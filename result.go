@@ -16,7 +16,8 @@ const (
 	// runtime.Goexit, or a rejection handler failed.
 	StatusFailed
 	// StatusCancelled means the task was cancelled before it ran, through
-	// its handle, or returned its context's error after being cancelled.
+	// its handle, or returned its context's error after being cancelled,
+	// or context.DeadlineExceeded once its deadline had passed.
 	StatusCancelled
 	// StatusRejected means a queue threshold turned the task away and it did
 	// not run.

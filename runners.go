@@ -41,7 +41,8 @@ type runner struct {
 	t     atomic.Pointer[task] // the task running, or nil
 	start atomic.Int64         // when t got its last permit, on e's clock
 	shard uint8                // the spare it goes back to
-	_     [47]byte
+	gone  bool                 // let go by trimLocked; guarded by runners.mu
+	_     [46]byte
 }
 
 func newRunners() runners { return runners{spares: new([groupstate.Shards]spare)} }
@@ -105,18 +106,17 @@ func (rs *runners) trimLocked() {
 		return
 	}
 	keep := max(minFree, inUse)
-	gone := make(map[*runner]bool, nfree-keep)
 	for _, r := range rs.free[keep:] {
-		gone[r] = true
+		r.gone = true
 	}
-	clear(rs.free[keep:])
-	rs.free = rs.free[:keep]
-	all := make([]*runner, 0, len(rs.all)-len(gone))
+	all := make([]*runner, 0, len(rs.all)-(nfree-keep))
 	for _, r := range rs.all {
-		if !gone[r] {
+		if !r.gone {
 			all = append(all, r)
 		}
 	}
+	clear(rs.free[keep:])
+	rs.free = rs.free[:keep]
 	rs.all = all
 }
 

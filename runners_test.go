@@ -66,6 +66,15 @@ func TestRunnersLetGoOfABurstsRecords(t *testing.T) {
 	if most := 4 * max(minFree, 4*groupstate.Shards); len(rs.all) > most {
 		t.Errorf("%d records kept after a burst of %d, want at most %d", len(rs.all), made, most)
 	}
+	listed := map[*runner]bool{}
+	for _, r := range rs.all {
+		listed[r] = !r.gone
+	}
+	for _, r := range rs.free {
+		if !listed[r] {
+			t.Fatal("a free record is not among all, or was let go")
+		}
+	}
 	for _, k := range ks[:10] { // the ones kept still serve
 		rs.put(rs.get(k))
 	}

@@ -155,8 +155,8 @@ func quiet(gl *Global[tk], gs ...*Group[tk]) error {
 		if running, _, inFlight := g.Counts(); running|inFlight != 0 {
 			return fmt.Errorf("group %s: running %d in flight %d", g.key, running, inFlight)
 		}
-		if f := g.fair; f != nil && f.running.Load()|f.below.Load() != 0 {
-			return fmt.Errorf("group %s: fair share counts %d running, %d below", g.key, f.running.Load(), f.below.Load())
+		if f := g.fair; f != nil && f.running.Load()|f.below.Load()|f.handed.Load() != 0 {
+			return fmt.Errorf("group %s: fair share counts %d running, %d below, %d handed", g.key, f.running.Load(), f.below.Load(), f.handed.Load())
 		}
 		if k := g.kin.Load(); k != nil {
 			if b, c := k.held[0].Load(), k.held[1].Load(); b|c != 0 {

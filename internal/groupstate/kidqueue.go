@@ -50,10 +50,20 @@ func kidQueueOf[T any](g *Group[T], l *line[T], bit uint8) {
 		return
 	}
 	k := &kidQueue[T]{owner: g, k: layerIndex(bit)}
+	// A costly head waiting while permits are free is the choice made as
+	// they freed (see join): it stays chosen, so the child's task that
+	// makes this queue does not go ahead of it.
+	var head *Permits[T]
+	if r.fifo.costly && !r.fifo.empty() && l.held.load() < l.limit.Load() {
+		head = r.fifo.peek()
+	}
 	r.fifo.each(nil, func(w *Permits[T]) {
 		r.fifo.remove(w)
 		k.push(w)
 	})
+	if head != nil {
+		k.chosen, k.chosenIn = head, k.bucket(k.child(head))
+	}
 	r.disc = k
 }
 

@@ -25,11 +25,15 @@ func (r *Registry[T]) Evict(key string, cause error, out []*T) []*T {
 		}
 	}
 	cancelScopes(olds, cause)
+	// The whole subtree is swept before any line hands on (endSweep).
+	var c Changes[T]
+	var ws []*Permits[T]
 	for i, d := range gs {
 		if olds[i] != nil {
-			out = d.sweepEvicted(out)
+			ws = d.sweepInto(&c, func(p *Permits[T]) bool { return p.group == d }, ws)
 		}
 	}
+	out = c.endSweep(ws, out)
 	return out
 }
 
@@ -48,12 +52,15 @@ func (r *Registry[T]) Shutdown(g *Group[T], cause error, out []*T) []*T {
 		olds[i] = d.detach()
 	}
 	cancelScopes(olds, cause)
+	// The whole subtree is swept before any line hands on (endSweep).
+	var c Changes[T]
+	var ws []*Permits[T]
 	for i, d := range gs {
-		if olds[i] != nil {
-			out = d.sweepScope(olds[i], out)
+		if old := olds[i]; old != nil {
+			ws = d.sweepInto(&c, func(p *Permits[T]) bool { return p.group == d && p.scope == old }, ws)
 		}
 	}
-	return out
+	return c.endSweep(ws, out)
 }
 
 // SweepAll takes every waiting task out of the global line and the lines
@@ -125,28 +132,25 @@ func (g *Group[T]) sweepScope(old *scope, out []*T) []*T {
 
 // evictScope gives the group, just removed from its registry, a final
 // scope made cancelled with cause. It returns the scope it replaced, for
-// the caller to cancel and then sweep (sweepEvicted).
+// the caller to cancel and then sweep (Evict).
 func (g *Group[T]) evictScope(cause error) *scope {
 	final := newScope(&g.reg.root)
 	final.cause.Store(&cause)
 	return g.scope.Swap(final)
 }
 
-// sweepEvicted sweeps every waiting task of the evicted group.
-func (g *Group[T]) sweepEvicted(out []*T) []*T {
-	return g.sweep(func(p *Permits[T]) bool { return p.group == g }, out)
-}
-
 // sweep takes the waiting tasks that match out of the group's lines and
 // the global one. It runs after their scope was cancelled. So a task that
 // joins a line meanwhile sees that when it looks after joining, and leaves.
-//
-// Where costs differ, the tasks left behind a swept one may fit in the
-// permits free now. So each line it took from hands them on, to the first
-// swept task's owner (Handed), as a release would.
 func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 	var c Changes[T]
-	var ws []*Permits[T]
+	return c.endSweep(g.sweepInto(&c, match, nil), out)
+}
+
+// sweepInto takes the waiting tasks of g that match out of its lines, its
+// ancestors' and the global one, and appends them to ws. It keeps the lines
+// it took from in c, for endSweep.
+func (g *Group[T]) sweepInto(c *Changes[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	for _, l := range g.waitLines() {
 		if l != nil {
 			ws = c.takeOut(l, g, match, ws)
@@ -158,9 +162,21 @@ func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 			ws = pl.takeOut(g, match, ws)
 		}
 	}
+	return ws
+}
+
+// endSweep ends a sweep of ws, the swept tasks, once every group swept
+// together is. Where costs differ, the tasks left behind a swept one may
+// fit in the permits free now. So each line it took from hands them on, to
+// the first swept task's owner (Handed), as a release would. It does so
+// only now: handed on while tasks of a group swept with them still wait, a
+// permit could go to one of those, cancelled, and count in its share, so
+// the fair choice would be made with a share that is going away.
+func (c *Changes[T]) endSweep(ws []*Permits[T], out []*T) []*T {
 	for _, l := range c.lines {
 		ws[0].keep(l.grant())
 	}
+	c.lines = nil
 	c.nudgeFreed()
 	for _, w := range ws {
 		out = append(out, w.task())

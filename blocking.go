@@ -37,9 +37,11 @@ var expired = func() <-chan time.Time {
 	return c
 }()
 
-// execKey is the context key under which a task's context answers with
-// its executor (see taskContext.Value).
-type execKey struct{}
+// execKey{e} is the context key under which the context of a task of e
+// that has not ended answers with e (see taskContext.Value). The key names
+// the executor, so a task of another executor in between, whose context
+// derives from one of e's tasks, does not hide that task.
+type execKey struct{ e *GroupExecutor }
 
 // submit is SubmitWith's admission, and ExecuteAllWith's.
 func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
@@ -53,7 +55,7 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 // of e that has not ended. Such a caller may hold the permits it would wait
 // for, so it never blocks.
 func (e *GroupExecutor) insideTask(ctx context.Context) bool {
-	x, _ := ctx.Value(execKey{}).(*GroupExecutor)
+	x, _ := ctx.Value(execKey{e}).(*GroupExecutor)
 	return x == e
 }
 

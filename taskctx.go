@@ -63,13 +63,15 @@ func (c *taskContext) Err() error {
 // own cause. context.Cause asks for the nearest cancel context by a private key. No
 // other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
-	if key == (execKey{}) { // see insideTask
-		if c.state.Load()&overBit != 0 {
+	if k, ok := key.(execKey); ok { // see insideTask
+		if c.state.Load()&overBit != 0 || k.e != c.task().exec() {
 			// Its permits are back: a context kept past its end (as
 			// context.WithoutCancel keeps it) is inside no task of its own.
+			// Or the key asks for another executor, whose task the caller's
+			// context may be, or derive from.
 			return c.caller.Value(key)
 		}
-		return c.task().exec()
+		return k.e
 	}
 	if v := c.build().Value(key); v != nil {
 		return v
@@ -92,9 +94,12 @@ func (c *taskContext) build() context.Context {
 		switch caller := c.caller; {
 		case c.state.Load()&cancelledBit != 0 && !c.endsByDeadline():
 			cancel(c.cause())
-		case caller.Done() == nil:
-		case caller.Err() != nil && caller.Err() != context.DeadlineExceeded:
+		case caller.Err() != nil && (caller.Err() != context.DeadlineExceeded || caller.Done() == nil):
+			// A caller without a Done channel that says it ended breaks
+			// the context contract, but it has ended: nothing else will
+			// tell the inner context so.
 			cancel(context.Cause(caller))
+		case caller.Done() == nil:
 		default:
 			// A context derived from the task's attaches to the inner one,
 			// and takes its Err when it is cancelled: Canceled, were the
@@ -102,7 +107,8 @@ func (c *taskContext) build() context.Context {
 			// expires at that deadline itself, with DeadlineExceeded and the
 			// caller's cause, and the forwarding leaves that end to it.
 			var dc *deadlineCause
-			if dl, ok := caller.Deadline(); ok {
+			dl, timed := caller.Deadline()
+			if timed {
 				var stop context.CancelFunc
 				dc = new(deadlineCause)
 				if caller.Err() == context.DeadlineExceeded {
@@ -121,7 +127,7 @@ func (c *taskContext) build() context.Context {
 				cancel(context.Cause(caller))
 			}
 			a.stop = context.AfterFunc(caller, func() {
-				if !(a.timed && c.pastDeadline()) {
+				if !(timed && c.pastAt(dl)) {
 					cancel(context.Cause(caller))
 					return
 				}
@@ -224,9 +230,23 @@ func (c *taskContext) cancelBuilt() {
 // names. The inner context meets that end by a deadline of its own (see
 // build), already due, and ends with context.DeadlineExceeded, as a
 // forwarded cancel would not.
+//
+// Once the inner context expires by itself, the deadline is the one it
+// took from the caller then: a caller whose Deadline changes (as the
+// context contract forbids) must not leave it open past the caller's end.
 func (c *taskContext) pastDeadline() bool {
+	if a := c.aside.Load(); a != nil && a.built.Load() && a.timed {
+		dl, _ := a.ctx.Deadline()
+		return c.pastAt(dl)
+	}
 	dl, ok := c.caller.Deadline()
-	return ok && c.caller.Err() == context.DeadlineExceeded && !time.Now().Before(dl)
+	return ok && c.pastAt(dl)
+}
+
+// pastAt reports whether the caller has ended by its deadline and dl has
+// passed.
+func (c *taskContext) pastAt(dl time.Time) bool {
+	return c.caller.Err() == context.DeadlineExceeded && !time.Now().Before(dl)
 }
 
 // endsByDeadline reports whether the task's recorded cause is the

@@ -218,7 +218,11 @@ func (q *globalFIFO[T]) oldest(g *Group[T]) int64 { return g.oldestChained() }
 // one comparison.
 type pauseQueue[T any] struct{ fifo[T] }
 
-func (q *pauseQueue[T]) push(w *Permits[T]) {
+func (q *pauseQueue[T]) push(w *Permits[T]) { q.pushAged(w) }
+
+// pushAged puts w behind the tasks of its priority submitted before it,
+// looking from the last.
+func (q *fifo[T]) pushAged(w *Permits[T]) {
 	l := q.into(w)
 	at := l.tail
 	for at != nil && compareAge(at, w) > 0 {

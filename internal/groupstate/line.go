@@ -162,22 +162,19 @@ func (l *line[T]) pushExt(r *waiters[T], w *Permits[T], x *Ext, front bool) {
 	w.line.Store(l)
 }
 
-// pushResumed puts w, which a resume took out of a pause line, in a first
-// come, first served line at its place by age. So it keeps the place it
-// had before the pause, ahead of the tasks that came meanwhile. Under fair
-// share the choice decides, and it joins as any task. A plain task's
-// lines are its own group's, where no task came meanwhile (see pause.go),
-// and the global one, which it reaches only once resumed (globalFIFO).
+// pushResumed puts w, which a resume took out of a pause line, in a
+// group's first come, first served line at its place by age. So a child's
+// task keeps its place in a parent's line, ahead of the tasks that came
+// meanwhile. In its own group's lines none came (see pause.go). Under fair
+// share the choice decides, and it joins as any task. So it does in the
+// global line, which a paused group's tasks reach only once resumed
+// (globalFIFO).
 func pushResumed[T any](q queue[T], w *Permits[T]) {
-	switch q := q.(type) {
-	case *fifo[T]:
-		q.pushAged(w)
-	case *globalFIFO[T]:
-		q.fifo.pushAged(w)
-		w.group.chain.put(w, false) // its group's others wait behind its pause line
-	default:
-		q.push(w)
+	if f, ok := q.(*fifo[T]); ok {
+		f.pushAged(w)
+		return
 	}
+	q.push(w)
 }
 
 // release gives back the n permits p holds here. It returns the waiters

@@ -75,7 +75,7 @@ func (c *Coordinator) settle(r reply) (bool, error) {
 	c.member, c.mode, c.lastSync = cl.member, ModeConnected, cl.sent
 	// The lease runs LeaseTTL from when Redis ran the script, which is after
 	// sent. A tenth of the TTL absorbs a clock running slow here.
-	c.deadline = cl.sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
+	c.deadline = c.leaseEnd(cl.sent)
 
 	changed := false
 	for i, p := range cl.pools {
@@ -224,6 +224,10 @@ func (c *Coordinator) fallBack() error {
 // the rest.
 func (c *Coordinator) leave(ctx context.Context) {
 	member, deadline := c.member, c.deadline
+	if cl := c.call; member == "" && cl != nil && cl.mode == syncJoin {
+		// A join in flight may have reached Redis: leave for its member.
+		member, deadline = cl.member, c.leaseEnd(cl.sent)
+	}
 	_ = c.fallBack()
 	if member == "" {
 		return
@@ -311,4 +315,10 @@ func (c *Coordinator) apply() error {
 		global = c.global.local
 	}
 	return c.target.apply(limits, global)
+}
+
+// leaseEnd is when a lease renewed by a sync sent at sent ends, as this
+// replica counts it.
+func (c *Coordinator) leaseEnd(sent time.Time) time.Time {
+	return sent.Add(c.opts.LeaseTTL - c.opts.LeaseTTL/10)
 }

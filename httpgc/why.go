@@ -42,7 +42,9 @@ import (
 // limit" also stands for a wait they cannot place: a task costing more
 // than is free, or on a parent's row, a child's own limit or pause. A
 // child whose own bulkhead is full says so even while its task waits at
-// its parent's. Position places a task exactly.
+// its parent's. In-flight counts tasks, and a bulkhead permits, so a
+// bulkhead that costly tasks fill says "own limit", on its group's row and
+// on its children's. Position places a task exactly.
 
 // window is how far back a row's "recent" counts reach.
 const window = time.Minute

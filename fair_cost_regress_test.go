@@ -127,3 +127,32 @@ func TestShutdownOfAParentHandsOnByTheSharesOfWhatStays(t *testing.T) {
 		assert.Equal(t, "[a7]", s.started(), "a holds none, b one")
 	})
 }
+
+// Under fair share a share is the permits held, and a task holding the
+// whole global cap, its cost being above it, holds what a raise added
+// too. Here a holds 3 and b 3, so the permit c gives back goes to b's
+// older waiter. Counted by what a1 took (2), it went to a's.
+func TestAShareCountsWhatARaiseAddedToAWholeLimitTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		capped := func(n int) *groupconc.GroupPolicy {
+			p, err := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+				DefaultMaxConcurrencyPerGroup(groupconc.Unlimited).GlobalMaxInFlight(n).Build()
+			require.NoError(t, err)
+			return p
+		}
+		s := newCostScript(t, capped(2))
+		defer s.close()
+		s.submit("a1", "a", 3, groupconc.PriorityNormal) // takes the whole cap, 2
+		assert.Equal(t, "[a1]", s.started())
+		require.NoError(t, s.e.UpdatePolicy(capped(7))) // a1 is topped up to 3
+		s.submit("b1", "b", 3, groupconc.PriorityNormal)
+		s.submit("c1", "c", 1, groupconc.PriorityNormal)
+		assert.Equal(t, "[b1 c1]", s.started())
+		s.submit("b2", "b", 1, groupconc.PriorityNormal)
+		s.submit("a2", "a", 1, groupconc.PriorityNormal)
+		s.release("c1")
+		assert.Equal(t, "[b2]", s.started(), "a holds 3 of the cap, as b does")
+		st, _ := s.e.GroupStats("a")
+		assert.Equal(t, 3, st.RunningCost)
+	})
+}

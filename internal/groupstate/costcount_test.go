@@ -88,3 +88,53 @@ func TestACostlyTaskOfTheDeepestGroupTakesEachAncestorsLayers(t *testing.T) {
 		})
 	}
 }
+
+// A costly task that holds the whole of a limit, topped up by a raise,
+// counts what the raise added in fair share's counts too: the global
+// cap's in its group's running, a parent's in its child's share. It gives
+// all of it back.
+func TestARaiseAddsToTheSharesOfATaskHoldingAWholeLimit(t *testing.T) {
+	for _, layer := range []string{"global", "parent"} {
+		t.Run(layer, func(t *testing.T) {
+			global, parent := 2, 2
+			limits := func(key string) Limits {
+				l := Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}
+				if key == "p" {
+					l.Concurrency = parent
+				}
+				return l
+			}
+			f := newFixture(t, Unlimited, true, limits)
+			f.r.Update(global, Unlimited, limits)
+			f.r.SetParents(slashParents, nil)
+			try := f.costing()
+			key := "g"
+			if layer == "parent" {
+				key = "p/c"
+				global = Unlimited
+				f.r.Update(global, Unlimited, limits)
+			}
+			c, out := try(key, "c", 3)
+			require.Equal(t, Admitted, out)
+			if layer == "global" {
+				global = 5
+			} else {
+				parent = 5
+			}
+			f.r.Update(global, Unlimited, limits)
+			g, _ := f.r.Lookup(key)
+			if layer == "global" {
+				assert.Equal(t, int64(3), g.fair.running.Load(), "running in global permits")
+				assert.Equal(t, int64(1), f.gl.running(g), "running in tasks")
+			} else {
+				assert.Equal(t, int64(3), g.kin.Load().held[1].Load(), "its share of p's limit")
+			}
+			f.end(t, c)
+			keys := []string{key}
+			if layer == "parent" {
+				keys = append(keys, "p")
+			}
+			f.requireQuietKeys(t, keys...)
+		})
+	}
+}

@@ -11,7 +11,8 @@ package groupstate
 // reads. What raises add is kept apart, in whole, and the owner takes it
 // back under mu as it gives the layer back (dropWhole). So a raise and
 // the task's end never both count the same permits. The stats count what
-// raises added (wholeOf). Fair share's counts keep what the task took.
+// raises added (wholeOf). So do fair share's counts, as the raise adds
+// them (fairTopUp): a share is the permits held.
 //
 // Interleaving: only one task at a time holds a line's whole limit. It
 // took it with nothing held there, and holds at least one permit until
@@ -22,10 +23,11 @@ package groupstate
 
 // wholeTake is the task holding a line's whole limit, its cost being above it.
 type wholeTake[T any] struct {
-	p    *Permits[T]
-	cost int64 // the task's cost
-	took int64 // what it took, which it gives back itself
-	held int64 // guarded by the waiters' mu: took, and what raises added
+	p       *Permits[T]
+	cost    int64 // the task's cost
+	took    int64 // what it took, which it gives back itself
+	held    int64 // guarded by the waiters' mu: took, and what raises added
+	bit, lv uint8 // the layer, and the level of its group on p's path
 }
 
 // takeFor takes the permits w (of Ext x) needs at the layer bit at level
@@ -51,7 +53,7 @@ func (l *line[T]) takeForLocked(r *waiters[T], w *Permits[T], x *Ext, bit, lv ui
 	limit := l.limit.Load()
 	n := l.takeCost(x, bit, lv, limit)
 	if n != 0 && n < x.amt.cost && limit != Unlimited && r.whole.Load() == nil {
-		r.whole.Store(&wholeTake[T]{p: w, cost: x.amt.cost, took: n, held: n})
+		r.whole.Store(&wholeTake[T]{p: w, cost: x.amt.cost, took: n, held: n, bit: bit, lv: lv})
 	}
 	return n != 0
 }
@@ -77,7 +79,45 @@ func (l *line[T]) topUpLocked(r *waiters[T], n int64) {
 		return
 	}
 	if want := min(w.cost, max(n, 1)); want > w.held {
-		w.held += l.held.addUpTo(want - w.held)
+		added := l.held.addUpTo(want - w.held)
+		w.held += added
+		fairTopUp(r, w, added)
+	}
+}
+
+// fairTopUp counts n permits a raise added to w's in fair share's counts
+// of the layer, as a take counts them: the running ones of w's group for
+// the global layer (runFair, Global.count), or the share of the child on
+// w's path for an ancestor's (kidHeld). A group's own layers count no
+// share of their own. The holder gives them back with the permits
+// (dropWhole). The caller holds mu, so the fair queue's order is mended
+// here.
+func fairTopUp[T any](r *waiters[T], w *wholeTake[T], n int64) {
+	g := w.p.group
+	countWhole(g, w.bit, w.lv, n)
+	if q, ok := r.disc.(*fairQueue[T]); ok && n != 0 && w.bit == heldGlobal {
+		q.fix(g)
+	}
+}
+
+// countWhole counts n permits more (or fewer) that raises added to those
+// a task of g holds at the layer bit of level lv, in fair share's counts
+// (see fairTopUp). No task's amount says them, so they are counted apart:
+// for the global layer in the group's running (runFair), and for a top
+// group in what extended tasks add to it (kin.extra), so that
+// Global.running still counts tasks.
+func countWhole[T any](g *Group[T], bit, lv uint8, n int64) {
+	if n == 0 || !g.global.fair {
+		return
+	}
+	switch {
+	case bit == heldGlobal:
+		runFair(g, n)
+		if g.parent == nil {
+			g.family().extra.Add(n)
+		}
+	case lv > 0:
+		g.ancestor(lv - 1).kin.Load().held[layerIndex(bit)].Add(n)
 	}
 }
 

@@ -42,8 +42,6 @@ func (o costOp) String() string {
 	return fmt.Sprintf("{op: %q, n: %d}", o.op, o.n)
 }
 
-var costWeights = map[string]int{"a/x": 3, "b": 2, "t/y": 3, "t/x/q": 2, "a": 2}
-
 // costModelView is what an op generator sees of the model.
 type costModelView struct {
 	all []*costTask
@@ -71,10 +69,7 @@ func (v *costModelView) inState(state int) []*costTask {
 func TestFairShareWithCostsFollowsItsModel(t *testing.T) {
 	const seeds = 150
 	for _, where := range []string{"global", "tenant"} {
-		keys := []string{"a", "a/x", "a/y", "a/x/p", "b", "b/z", "c"}
-		if where == "tenant" {
-			keys = []string{"t", "t/x", "t/y", "t/x/p", "t/x/q"}
-		}
+		keys := modelKeys[where]
 		for seed := uint64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", where, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 29))

@@ -16,35 +16,11 @@ import (
 // top group t ("tenant"), checking each start against the model. It
 // returns the first disagreement, "" if none, and the ops it ran.
 func runCostModel(t *testing.T, where string, useWeights bool, limit int, next func(v *costModelView) *costOp) (failure string, ran []costOp) {
-	w := func(k string) int {
-		if useWeights && costWeights[k] > 0 {
-			return costWeights[k]
-		}
-		return 1
-	}
-	mk := func(limit int) *groupconc.GroupPolicy {
-		b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
-			ParentSeparator("/").DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)
-		if useWeights {
-			b = b.PerGroupWeight(costWeights)
-		}
-		if where == "global" {
-			b = b.GlobalMaxInFlight(limit)
-		} else {
-			b = b.PerGroupMaxConcurrency(map[string]int{"t": limit})
-		}
-		p, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	w := modelWeight(useWeights)
+	mk := func(limit int) *groupconc.GroupPolicy { return modelPolicy(t, where, useWeights, limit) }
 	e := groupconc.New(mk(limit))
 	defer e.Close()
-	keys := []string{"a", "a/x", "a/y", "a/x/p", "b", "b/z", "c"}
-	if where == "tenant" {
-		keys = []string{"t", "t/x", "t/y", "t/x/p", "t/x/q"}
-	}
+	keys := modelKeys[where]
 	var mu sync.Mutex
 	var started []int
 	v := &costModelView{}
@@ -75,46 +51,7 @@ func runCostModel(t *testing.T, where string, useWeights bool, limit int, next f
 		}
 		return -1
 	}
-	type sharer struct {
-		g   string
-		own bool
-	}
-	choose := func(ss []sharer) sharer {
-		best := -1
-		for i, s := range ss {
-			if best < 0 {
-				best = i
-				continue
-			}
-			b := ss[best]
-			h1, w1 := held(s.g, s.own), w(s.g)
-			h2, w2 := held(b.g, b.own), w(b.g)
-			if h1*w2 < h2*w1 || h1*w2 == h2*w1 && oldestIn(s.g, s.own) < oldestIn(b.g, b.own) {
-				best = i
-			}
-		}
-		return ss[best]
-	}
-	sharersOf := func(g string) []sharer {
-		var ss []sharer
-		if g == "" {
-			for _, k := range keys {
-				if modelParent(k) == "" && oldestIn(k, false) >= 0 {
-					ss = append(ss, sharer{k, false})
-				}
-			}
-			return ss
-		}
-		if oldestIn(g, true) >= 0 {
-			ss = append(ss, sharer{g, true})
-		}
-		for _, k := range keys {
-			if modelParent(k) == g && oldestIn(k, false) >= 0 {
-				ss = append(ss, sharer{k, false})
-			}
-		}
-		return ss
-	}
+	m := shareModel{keys: keys, weight: w, held: held, oldest: oldestIn}
 	bestIn := func(g string, own bool) *costTask {
 		var best *costTask
 		for _, tk := range v.all {
@@ -124,26 +61,17 @@ func runCostModel(t *testing.T, where string, useWeights bool, limit int, next f
 		}
 		return best
 	}
-	// predict is the fair choice: at each level the sharer with work that
-	// holds the fewest permits per weight, ties to the oldest waiter; then
-	// its first task of the highest priority.
+	top := "t"
+	if where == "global" {
+		top = ""
+	}
+	// predict is the fair choice (shareModel), then the chosen sharer's
+	// first task of the highest priority.
 	predict := func() *costTask {
-		if where == "global" {
-			ss := sharersOf("")
-			if len(ss) == 0 {
-				return nil
-			}
-			s := choose(ss)
-			for !s.own {
-				s = choose(sharersOf(s.g))
-			}
-			return bestIn(s.g, true)
-		}
-		ss := sharersOf("t")
-		if len(ss) == 0 {
+		s, ok := m.next(top)
+		if !ok {
 			return nil
 		}
-		s := choose(ss)
 		return bestIn(s.g, s.own)
 	}
 	free := func() int {

@@ -23,18 +23,6 @@ type shareTask struct {
 	state int // 0 waiting, 1 running, 2 ended
 }
 
-// modelParent returns k's parent under ParentSeparator("/").
-func modelParent(k string) string {
-	i := strings.LastIndex(k, "/")
-	if i <= 0 {
-		return ""
-	}
-	return k[:i]
-}
-
-// modelUnder reports whether k is g or in g's subtree.
-func modelUnder(k, g string) bool { return k == g || strings.HasPrefix(k, g+"/") }
-
 // TestFairShareWithParentsFollowsItsModel checks each start against a
 // model of fair share with parents: at each level the sharer with work
 // that holds the fewest per weight, ties to the oldest waiting task, then
@@ -43,43 +31,17 @@ func modelUnder(k, g string) bool { return k == g || strings.HasPrefix(k, g+"/")
 // end, are cancelled, and their groups shut down, at random. No start may
 // pass the limit, and no permit stays free while a task waits.
 func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
-	keysets := map[string][]string{
-		"global": {"a", "a/x", "a/y", "a/x/p", "b", "b/z", "c"},
-		"tenant": {"t", "t/x", "t/y", "t/x/p", "t/x/q"},
-	}
-	weights := map[string]int{"a/x": 3, "b": 2, "t/y": 3, "t/x/q": 2, "a": 2}
 	for _, where := range []string{"global", "tenant"} {
 		for seed := uint64(1); seed <= 150; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", where, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(seed, 11))
-					keys := keysets[where]
+					keys := modelKeys[where]
 					usePrio := seed%2 == 0
 					useWeights := seed%3 == 0
 					limit := 1 + rng.IntN(3)
-					w := func(k string) int {
-						if useWeights && weights[k] > 0 {
-							return weights[k]
-						}
-						return 1
-					}
-					mk := func(limit int) *groupconc.GroupPolicy {
-						b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
-							ParentSeparator("/").DefaultMaxConcurrencyPerGroup(groupconc.Unlimited)
-						if useWeights {
-							b = b.PerGroupWeight(weights)
-						}
-						if where == "global" {
-							b = b.GlobalMaxInFlight(limit)
-						} else {
-							b = b.PerGroupMaxConcurrency(map[string]int{"t": limit})
-						}
-						p, err := b.Build()
-						if err != nil {
-							t.Fatal(err)
-						}
-						return p
-					}
+					w := modelWeight(useWeights)
+					mk := func(limit int) *groupconc.GroupPolicy { return modelPolicy(t, where, useWeights, limit) }
 					e := groupconc.New(mk(limit))
 					defer e.Close()
 					var mu sync.Mutex
@@ -127,48 +89,7 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						}
 						return -1
 					}
-					type sharer struct {
-						g   string
-						own bool
-					}
-					// choose returns the sharer with work that holds the
-					// fewest per weight, of those tied the oldest waiter's.
-					choose := func(ss []sharer) sharer {
-						best := -1
-						for i, s := range ss {
-							if best < 0 {
-								best = i
-								continue
-							}
-							b := ss[best]
-							h1, w1 := held(s.g, s.own), w(s.g)
-							h2, w2 := held(b.g, b.own), w(b.g)
-							if h1*w2 < h2*w1 || h1*w2 == h2*w1 && oldestIn(s.g, s.own) < oldestIn(b.g, b.own) {
-								best = i
-							}
-						}
-						return ss[best]
-					}
-					sharersOf := func(g string) []sharer {
-						var ss []sharer
-						if g == "" {
-							for _, k := range keys {
-								if modelParent(k) == "" && oldestIn(k, false) >= 0 {
-									ss = append(ss, sharer{k, false})
-								}
-							}
-							return ss
-						}
-						if oldestIn(g, true) >= 0 {
-							ss = append(ss, sharer{g, true})
-						}
-						for _, k := range keys {
-							if modelParent(k) == g && oldestIn(k, false) >= 0 {
-								ss = append(ss, sharer{k, false})
-							}
-						}
-						return ss
-					}
+					m := shareModel{keys: keys, weight: w, held: held, oldest: oldestIn}
 					bestIn := func(g string, own bool) *shareTask {
 						var best *shareTask
 						for _, tk := range all {
@@ -178,23 +99,15 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						}
 						return best
 					}
+					top := "t"
+					if where == "global" {
+						top = ""
+					}
 					predict := func() *shareTask {
-						if where == "global" {
-							ss := sharersOf("")
-							if len(ss) == 0 {
-								return nil
-							}
-							s := choose(ss)
-							for !s.own {
-								s = choose(sharersOf(s.g))
-							}
-							return bestIn(s.g, true)
-						}
-						ss := sharersOf("t")
-						if len(ss) == 0 {
+						s, ok := m.next(top)
+						if !ok {
 							return nil
 						}
-						s := choose(ss)
 						return bestIn(s.g, s.own)
 					}
 					// inState returns the tasks that wait (0), run (1) or ended (2).

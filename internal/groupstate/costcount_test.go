@@ -90,8 +90,8 @@ func TestACostlyTaskOfTheDeepestGroupTakesEachAncestorsLayers(t *testing.T) {
 }
 
 // A costly task that holds the whole of a limit, topped up by a raise,
-// counts what the raise added in fair share's counts too: the global
-// cap's in its group's running, a parent's in its child's share. It gives
+// counts what the raise added in fair share's counts too. The global
+// cap's go in its group's running, a parent's in its child's share. It gives
 // all of it back.
 func TestARaiseAddsToTheSharesOfATaskHoldingAWholeLimit(t *testing.T) {
 	for _, layer := range []string{"global", "parent"} {

@@ -279,7 +279,7 @@ func (q *fairQueue[T]) bestOf(g *Group[T]) *Permits[T] {
 // for afterwards (Global.stopped), and such a task leaves. A task that did
 // not join, or left, is handed on as before. It holds the concurrency
 // permit, for its owner's Resume to walk on.
-func (p *Permits[T]) releaseFair(whole int64) {
+func (p *Permits[T]) releaseFair() {
 	g := p.group
 	gl := g.global
 	p.held &^= heldGlobal
@@ -291,7 +291,7 @@ func (p *Permits[T]) releaseFair(whole int64) {
 	}
 	if w == nil {
 		x := p.x()
-		p.keep(gl.line.release(p, x.amount(heldGlobal, 0)+whole))
+		p.keep(gl.line.release(p, x.amount(heldGlobal, 0)+gl.line.dropWhole(p, x)))
 		return
 	}
 	p.held &^= heldConc

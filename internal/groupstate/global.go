@@ -295,13 +295,11 @@ func (gl *Global[T]) tookGlobal(p *Permits[T], handed bool) {
 // now.
 func (gl *Global[T]) giveGlobal(p *Permits[T], x *Ext) {
 	if gl.fair {
-		whole := gl.line.dropWhole(p, x) // counted apart (countWhole)
 		runFair(p.group, -x.amount(heldGlobal, 0))
 		if x != nil {
 			gl.counted(x, p.group, heldGlobal, 0, -1)
-			countWhole(p.group, heldGlobal, 0, -whole)
 		}
-		p.releaseFair(whole)
+		p.releaseFair()
 		return
 	}
 	p.releaseLine(gl.line, heldGlobal, x)

@@ -51,7 +51,7 @@ func kidQueueOf[T any](g *Group[T], l *line[T], bit uint8) {
 	}
 	k := &kidQueue[T]{owner: g, k: layerIndex(bit)}
 	// A costly head waiting while permits are free is the choice made as
-	// they freed (see join): it stays chosen, so the child's task that
+	// they freed (see join). It stays chosen, so the child's task that
 	// makes this queue does not go ahead of it.
 	var head *Permits[T]
 	if r.fifo.costly && !r.fifo.empty() && l.held.load() < l.limit.Load() {

@@ -162,21 +162,6 @@ func (l *line[T]) pushExt(r *waiters[T], w *Permits[T], x *Ext, front bool) {
 	w.line.Store(l)
 }
 
-// pushResumed puts w, which a resume took out of a pause line, in a
-// group's first come, first served line at its place by age. So a child's
-// task keeps its place in a parent's line, ahead of the tasks that came
-// meanwhile. In its own group's lines none came (see pause.go). Under fair
-// share the choice decides, and it joins as any task. So it does in the
-// global line, which a paused group's tasks reach only once resumed
-// (globalFIFO).
-func pushResumed[T any](q queue[T], w *Permits[T]) {
-	if f, ok := q.(*fifo[T]); ok {
-		f.pushAged(w)
-		return
-	}
-	q.push(w)
-}
-
 // release gives back the n permits p holds here. It returns the waiters
 // handed permits, taken out of the queue and chained by next. The caller
 // owns them now. A permit passes straight to the waiter served next while

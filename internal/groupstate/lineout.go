@@ -75,11 +75,9 @@ func (l *line[T]) requeue(ws []*Permits[T], bit uint8, a *Group[T]) {
 			x.level = lv
 			w.group.global.countLayer(w.group, x, w.group.ancestor(lv), bit, lv, -1)
 		}
-		whole := l.dropWholeLocked(r, w)
-		countWhole(w.group, bit, lv, -whole)
 		l.waiting.Add(1)
 		l.pushLocked(r, w, true)
-		l.held.giveN(x.amount(bit, lv) + whole)
+		l.held.giveN(x.amount(bit, lv) + l.dropWholeLocked(r, w))
 	}
 }
 

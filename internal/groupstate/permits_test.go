@@ -218,7 +218,7 @@ func TestAHandedTaskCountsItsParentsPermitForItsGroup(t *testing.T) {
 
 // A parent's own task handed its permit counts in its share while it
 // walks on to the global layer. Releases on two goroutines hand out one
-// permit each before the first task walks on: the second goes to the
+// permit each before the first task walks on. The second goes to the
 // child, which holds none, not to the parent's next own task.
 func TestAParentsOwnTaskHandedAPermitCountsUntilItHoldsTheGlobalOne(t *testing.T) {
 	open := Limits{Concurrency: Unlimited, MaxInFlight: Unlimited, QueueThreshold: Unlimited, Weight: 1}

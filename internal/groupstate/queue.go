@@ -233,3 +233,18 @@ func (q *fifo[T]) pushAged(w *Permits[T]) {
 
 // pushFront is push: no task goes ahead of one submitted before it.
 func (q *pauseQueue[T]) pushFront(w *Permits[T]) { q.push(w) }
+
+// pushResumed puts w, which a resume took out of a pause line, in a
+// group's first come, first served line at its place by age. So a child's
+// task keeps its place in a parent's line, ahead of the tasks that came
+// meanwhile. In its own group's lines none came (see pause.go). Under fair
+// share the choice decides, and it joins as any task. So it does in the
+// global line, which a paused group's tasks reach only once resumed
+// (globalFIFO).
+func pushResumed[T any](q queue[T], w *Permits[T]) {
+	if f, ok := q.(*fifo[T]); ok {
+		f.pushAged(w)
+		return
+	}
+	q.push(w)
+}

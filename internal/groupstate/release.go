@@ -172,12 +172,10 @@ func (p *Permits[T]) giveUp(x *Ext, a *Group[T], bit, lv uint8) int64 {
 	if lv == 0 {
 		p.unhand()
 	}
-	whole := a.lineOf(bit).dropWhole(p, x)
 	if x != nil {
 		p.group.global.countLayer(p.group, x, a, bit, lv, -1)
-		countWhole(p.group, bit, lv, -whole)
 	}
-	return x.amount(bit, lv) + whole
+	return x.amount(bit, lv) + a.lineOf(bit).dropWhole(p, x)
 }
 
 // Handed returns, one at a time, the tasks that this task's releases handed

@@ -169,7 +169,7 @@ func (g *Group[T]) sweepInto(c *Changes[T], match func(p *Permits[T]) bool, ws [
 // together is. Where costs differ, the tasks left behind a swept one may
 // fit in the permits free now. So each line it took from hands them on, to
 // the first swept task's owner (Handed), as a release would. It does so
-// only now: handed on while tasks of a group swept with them still wait, a
+// only now. Handed on while tasks of a group swept with them still wait, a
 // permit could go to one of those, cancelled, and count in its share, so
 // the fair choice would be made with a share that is going away.
 func (c *Changes[T]) endSweep(ws []*Permits[T], out []*T) []*T {

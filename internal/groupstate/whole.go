@@ -12,7 +12,7 @@ package groupstate
 // back under mu as it gives the layer back (dropWhole). So a raise and
 // the task's end never both count the same permits. The stats count what
 // raises added (wholeOf). So do fair share's counts, as the raise adds
-// them (fairTopUp): a share is the permits held.
+// them (fairTopUp), since a share is the permits held.
 //
 // Interleaving: only one task at a time holds a line's whole limit. It
 // took it with nothing held there, and holds at least one permit until
@@ -85,13 +85,10 @@ func (l *line[T]) topUpLocked(r *waiters[T], n int64) {
 	}
 }
 
-// fairTopUp counts n permits a raise added to w's in fair share's counts
-// of the layer, as a take counts them: the running ones of w's group for
-// the global layer (runFair, Global.count), or the share of the child on
-// w's path for an ancestor's (kidHeld). A group's own layers count no
-// share of their own. The holder gives them back with the permits
-// (dropWhole). The caller holds mu, so the fair queue's order is mended
-// here.
+// fairTopUp counts n permits a raise added to w's in fair share's counts,
+// as a take counts them (countWhole). The holder gives them back with the
+// permits (dropWhole). The caller holds mu, so the fair queue's order is
+// mended here.
 func fairTopUp[T any](r *waiters[T], w *wholeTake[T], n int64) {
 	g := w.p.group
 	countWhole(g, w.bit, w.lv, n)
@@ -101,11 +98,12 @@ func fairTopUp[T any](r *waiters[T], w *wholeTake[T], n int64) {
 }
 
 // countWhole counts n permits more (or fewer) that raises added to those
-// a task of g holds at the layer bit of level lv, in fair share's counts
-// (see fairTopUp). No task's amount says them, so they are counted apart:
-// for the global layer in the group's running (runFair), and for a top
-// group in what extended tasks add to it (kin.extra), so that
-// Global.running still counts tasks.
+// a task of g holds at the layer bit of level lv, in fair share's counts.
+// No task's amount says them, so they are counted apart. The global
+// layer's go in the group's running (runFair). For a top group they go in
+// kin.extra too, so that Global.running still counts tasks. An ancestor's
+// layer's go in the share of the child on g's path (kidHeld). A group's
+// own layers keep no share.
 func countWhole[T any](g *Group[T], bit, lv uint8, n int64) {
 	if n == 0 || !g.global.fair {
 		return
@@ -123,7 +121,7 @@ func countWhole[T any](g *Group[T], bit, lv uint8, n int64) {
 
 // dropWhole returns what raises added to p's permits here, if p holds the
 // whole limit, for p to give back with what it took. p then holds it no
-// more. x is p's Ext.
+// more, and fair share's counts no longer count them. x is p's Ext.
 func (l *line[T]) dropWhole(p *Permits[T], x *Ext) int64 {
 	if x == nil || x.amt == nil {
 		return 0
@@ -149,7 +147,9 @@ func (l *line[T]) dropWholeLocked(r *waiters[T], p *Permits[T]) int64 {
 		return 0
 	}
 	r.whole.Store(nil)
-	return w.held - w.took
+	added := w.held - w.took
+	countWhole(p.group, w.bit, w.lv, -added) // before the caller gives them back
+	return added
 }
 
 // wholeOf reports what raises added to the permits of the task holding

@@ -109,7 +109,7 @@ type heldBody struct {
 // Read gives the permits back at the body's end or error, and if the
 // body's Read does not return (a panic, runtime.Goexit). An error once
 // Close has begun is most likely of the Close, which ends the call as a
-// success: it does not fail the task.
+// success. It does not fail the task.
 func (b *heldBody) Read(p []byte) (n int, err error) {
 	returned := false
 	defer func() {

@@ -1,8 +1,8 @@
 // Package httplimit puts groupconc's limits on HTTP traffic, both ways.
 //
 // On a server, Handler (or Middleware) runs each request under the limits
-// of its group, as groupconc.Do does. The group comes from the request: its
-// path by default, a header with HeaderKey, or any func. A turned-away
+// of its group, as groupconc.Do does. The group comes from the request,
+// its path by default, a header with HeaderKey, or any func. A turned-away
 // request gets 429 Too Many Requests when its group is busy, and 503
 // Service Unavailable when the whole server is, both with Retry-After.
 //

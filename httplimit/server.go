@@ -45,7 +45,7 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // Handler returns a handler that runs next under the limits of e. Each
 // request is run through groupconc.Do on its own goroutine, with its
 // group key, priority and cost from opts. It waits where a task of its
-// group would wait. While it waits, its context bounds the wait: a client
+// group would wait. While it waits, its context bounds the wait. A client
 // that goes away ends it, and next never runs. (Over HTTP/1.x net/http
 // sees a client go away only once the request's body has been read to
 // its end. So a request with an unread body waits on, and then runs.
@@ -60,17 +60,17 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // of its requests. Derive them from a context of the server's own.
 //
 // A request that does not run gets the response of opts.ErrorHandler, or
-// of WriteError: 429 or 503 with Retry-After, as StatusCode says. A
+// of WriteError, 429 or 503 with Retry-After, as StatusCode says. A
 // RejectionHandler of e may return an http.Handler. It then serves the
 // turned-away request in next's place. A RejectionHandler that runs the
-// request through Rejection.Run must return what Run returns: that value
+// request through Rejection.Run must return what Run returns. That value
 // tells Handler that next ran, and that there is no error to answer.
 //
 // A panic in next goes on up to net/http, unchanged. The permits are given
 // back first. So net/http recovers it and aborts the response as usual,
 // and http.ErrAbortHandler stays silent.
 //
-// Handler panics if e or next is nil: a nil executor acts as one closed,
+// Handler panics if e or next is nil. A nil executor acts as one closed,
 // and would answer every request 503 as if the server were busy.
 func Handler(e *groupconc.GroupExecutor, next http.Handler, opts ServerOptions) http.Handler {
 	if e == nil {
@@ -178,14 +178,14 @@ func (l *limited) fail(w http.ResponseWriter, r *http.Request, err error) {
 // StatusCode returns the status that WriteError answers for err, the
 // reason a request did not run.
 //   - 503 Service Unavailable for a *groupconc.RejectedError of
-//     ReasonGlobalQueueFull: the whole server is busy.
-//   - 429 Too Many Requests for any other *groupconc.RejectedError: the
+//     ReasonGlobalQueueFull. The whole server is busy.
+//   - 429 Too Many Requests for any other *groupconc.RejectedError. The
 //     request's group is busy. That includes ReasonWaitTimeout, a wait
 //     that ran past MaxWait.
 //   - 503 for the request's context ending while it waited. The client
 //     went away, or a deadline passed.
 //   - 503 for groupconc.ErrClosed, ErrGroupShutdown and ErrGroupEvicted.
-//   - 400 Bad Request for ErrNoKey, and for groupconc.ErrInvalidTask: a
+//   - 400 Bad Request for ErrNoKey, and for groupconc.ErrInvalidTask, a
 //     priority or cost out of range, or a key with more ancestors than a
 //     group may have. Key, Priority and Cost make these from the request,
 //     so the request is what is wrong (grpcgc answers InvalidArgument).
@@ -211,8 +211,8 @@ func StatusCode(err error) int {
 
 // WriteError answers a request that err kept from running. It writes the
 // status StatusCode gives and that status's text. A 400 says what is
-// wrong too: err's text, which names a value of the request. A 429 or 503 carries a
-// Retry-After header of retryAfter, rounded up to whole seconds. Zero
+// wrong too, in err's text, which names a value of the request. A 429 or
+// 503 carries a Retry-After header of retryAfter, rounded up to whole seconds. Zero
 // means one second, and a negative value leaves the header out.
 func WriteError(w http.ResponseWriter, err error, retryAfter time.Duration) {
 	writeError(w, err, retryAfterHeader(retryAfter))
@@ -230,7 +230,7 @@ func writeError(w http.ResponseWriter, err error, retryAfter string) {
 	http.Error(w, text, code)
 }
 
-// retryAfterHeader returns the Retry-After value for d: whole seconds,
+// retryAfterHeader returns the Retry-After value for d, in whole seconds,
 // rounded up, at least one. It returns "" for a negative d. It rounds up
 // without adding to d, which could overflow near math.MaxInt64.
 func retryAfterHeader(d time.Duration) string {

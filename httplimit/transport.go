@@ -32,7 +32,7 @@ import (
 // and takes none of its own, as groupconc.Do does. So use an executor of
 // its own for the Transport when a server's handlers call out.
 //
-// Its zero value is not usable: set Executor. Once its fields are set, it
+// Its zero value is not usable. Set Executor. Once its fields are set, it
 // is safe for concurrent use. Each request has one goroutine of the
 // Transport, from RoundTrip until its permits are back. It runs Do, and
 // holds the permits while the body is read. It ends when RoundTrip
@@ -84,7 +84,7 @@ func (e *NotSentError) Error() string {
 func (e *NotSentError) Unwrap() error { return e.Err }
 
 // errNoExecutor is the error of every request of a Transport whose
-// Executor is nil: a nil executor would act as one closed.
+// Executor is nil. A nil executor would act as one closed.
 var errNoExecutor = errors.New("httplimit: Transport.Executor is nil")
 
 // errNoResponse stands for a request a RejectionHandler turned away
@@ -136,8 +136,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return r.resp, nil
 	}
-	// The permits are held. Every way out of here gives them back once: a
-	// failed round trip and a panic at once, a response through its body.
+	// The permits are held. Every way out of here gives them back once. A
+	// failed round trip and a panic do at once, a response through its body.
 	handed := false
 	defer func() {
 		if !handed {
@@ -184,7 +184,8 @@ func (t *Transport) base() http.RoundTripper {
 // noBody reports whether resp, the answer to req, has no body to read.
 // HTTP/2 gives such answers a body of its own, not http.NoBody. After 101
 // Switching Protocols the body is the connection itself, though
-// net/http sets its ContentLength to 0: it holds the permits until closed.
+// net/http sets its ContentLength to 0. That body holds the permits until
+// closed.
 func noBody(req *http.Request, resp *http.Response) bool {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return resp.Body == nil

@@ -9,13 +9,13 @@ import (
 )
 
 // listener records the histograms and the rejection counter. It keeps no
-// per-task state: everything it needs comes with OnCompleted's result.
+// per-task state. Everything it needs comes with OnCompleted's result.
 type listener struct{ m *Metrics }
 
-// OnSubmitted does nothing: the callback reads the submitted count.
+// OnSubmitted does nothing. The callback reads the submitted count.
 func (listener) OnSubmitted(string, string) {}
 
-// OnStarted does nothing: the result given to OnCompleted has the times.
+// OnStarted does nothing. The result given to OnCompleted has the times.
 func (listener) OnStarted(string, string) {}
 
 // OnCompleted records a task's wait and run times. A task cancelled before

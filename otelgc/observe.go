@@ -25,7 +25,7 @@ var statuses = [...]string{
 // once (AllGroupStats, or ActiveGroupStats with Options.ActiveGroupsOnly),
 // at each collection. Nothing is spent between collections. Unregister
 // the returned Registration when e is no longer to be reported. A Metrics
-// observes one executor: a second call returns an error. Observe panics
+// observes one executor. A second call returns an error. Observe panics
 // if e is nil.
 func (m *Metrics) Observe(e *groupconc.GroupExecutor) (metric.Registration, error) {
 	if e == nil {

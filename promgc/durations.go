@@ -20,9 +20,9 @@ import (
 // The stripes are counted from GOMAXPROCS when a label value's series is
 // made. Go changes GOMAXPROCS at run time, with a container's CPU limit.
 // Series made later follow it. A series made before only has a few more
-// or fewer stripes per CPU: that costs contention, never a count.
+// or fewer stripes per CPU. That costs contention, never a count.
 //
-// Each stripe is a run of words in one slice: the wait histogram's bucket
+// Each stripe is a run of words in one slice, the wait histogram's bucket
 // counts (one per bound, then +Inf) and its sum in nanoseconds, the same for
 // the run histogram, then a cache line of padding that no one writes.
 type durations struct {
@@ -63,7 +63,7 @@ func (d *durations) observe(wait, run time.Duration) {
 	d.add(s[n:2*n], run)
 }
 
-// add counts v in the histogram h: its bucket, then its sum.
+// add counts v in the histogram h, its bucket, then its sum.
 func (d *durations) add(h []atomic.Uint64, v time.Duration) {
 	ns := max(int64(v), 0)
 	lo, hi := 0, len(d.bounds) // the first bound >= ns, or +Inf

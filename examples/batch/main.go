@@ -1,10 +1,10 @@
 // Command batch runs a nightly batch: 4 000 jobs for 200 customers, one of
 // them with a quarter of all jobs. One producer submits every job with
-// SubmitWith{Block: true}: when a customer's queue is full, the producer
+// SubmitWith{Block: true}. When a customer's queue is full, the producer
 // waits for a slot instead of losing the job. A progress line is printed
 // every 200ms.
 //
-// One producer goes at the pace of the customer it waits for: while it is
+// One producer goes at the pace of the customer it waits for. While it is
 // blocked on customer-0's full queue, the jobs behind it in the loop wait
 // too. Give each customer (or each shard of customers) its own producer
 // if that matters.
@@ -13,8 +13,8 @@
 // counts all its waiting tasks and bounds them. (Under the default
 // IsolationOff, tasks wait first for a global permit, where no per-customer
 // threshold counts them.) The program checks what it claims and exits
-// non-zero if a claim fails: no customer ever has more than its threshold
-// of jobs waiting, and every job succeeds.
+// non-zero if a claim fails. The claims are that no customer ever has more
+// than its threshold of jobs waiting, and that every job succeeds.
 //
 //	go run ./examples/batch
 package main
@@ -53,8 +53,8 @@ func main() {
 	defer e.Close()
 
 	// Ctrl-C stops the producer. This context is also every job's parent,
-	// so it must live as long as the jobs: do not wrap it in a short
-	// timeout to bound the wait; MaxWait does that.
+	// so it must live as long as the jobs. Do not wrap it in a short
+	// timeout to bound the wait. MaxWait does that.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
@@ -103,8 +103,8 @@ func main() {
 	}
 }
 
-// plan returns the customer of each job: customer-0 has a quarter of the
-// jobs, the rest are spread at random (seeded, so every run is alike).
+// plan returns the customer of each job. Customer-0 has a quarter of the
+// jobs. The rest are spread at random, seeded, so every run is alike.
 func plan() []string {
 	r := rand.New(rand.NewPCG(1, 2))
 	out := make([]string, jobs)
@@ -118,7 +118,7 @@ func plan() []string {
 	return out
 }
 
-// job is one unit of work: 5ms of waiting on a backend.
+// job is one unit of work, 5ms of waiting on a backend.
 func job(i int) groupconc.Task[int] {
 	return func(ctx context.Context) (int, error) {
 		select {

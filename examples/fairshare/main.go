@@ -1,14 +1,14 @@
-// Command fairshare shows what fair-share isolation changes: a heavy tenant
-// sends a burst, a light tenant sends a few tasks just after, under one
+// Command fairshare shows what fair-share isolation changes. A heavy tenant
+// sends a burst, and a light tenant sends a few tasks just after, under one
 // global cap. The same workload runs under IsolationOff and under
 // IsolationFairShare, and each task's timeline is drawn in both modes side
-// by side: waiting as dots, running as a bar.
+// by side, waiting as dots and running as a bar.
 //
 // Under IsolationOff the light tenant's tasks wait behind the heavy
 // tenant's whole burst. Under IsolationFairShare they start as soon as
-// running tasks free global permits: a running task is never preempted, so
-// a light task may still wait up to one task's run (100ms), and the light
-// tenant gets its fair half of the cap (its third task waits one run more).
+// running tasks free global permits. A running task is never preempted, so
+// a light task may still wait up to one task's run (100ms). The light tenant
+// gets its fair half of the cap, so its third task waits one run more.
 // The program exits non-zero if a light task waits behind the whole burst
 // under fair share, or does not under IsolationOff.
 //

@@ -1,13 +1,14 @@
-// Command hotswap changes an executor's limits while a load runs: it raises
+// Command hotswap changes an executor's limits while a load runs. It raises
 // one tenant's limit, lowers another's, then imposes a global cap and lifts
-// it, printing each tenant's running tasks after every change. No change
-// drops, rejects or interrupts a task: a lowered limit drains as running
-// tasks finish. The load is larger than the run: at the end the program
-// cancels the tasks still queued, which end CANCELLED without having run.
+// it. It prints each tenant's running tasks after every change. No change
+// drops, rejects or interrupts a task. A lowered limit drains as running
+// tasks finish. The load is larger than the run, so at the end the program
+// cancels the tasks still queued. They end CANCELLED without having run.
 // It exits non-zero if a task failed, was rejected, or was cancelled
 // before that point.
+//
 // It runs under IsolationFairShare, where only running tasks hold global
-// permits; under IsolationOff queued tasks hold them too, so a cap imposed
+// permits. Under IsolationOff queued tasks hold them too, so a cap imposed
 // on a backlog takes effect as that backlog drains.
 //
 //	go run ./examples/hotswap
@@ -47,8 +48,8 @@ func main() {
 	change(e, "impose a global cap of 4", map[string]int{"acme": 8, "globex": 1, "initech": 2}, 4)
 	change(e, "lift the global cap", map[string]int{"acme": 8, "globex": 1, "initech": 2}, groupconc.Unlimited)
 
-	// The demo is over: cancel the backlog still queued. Those tasks end
-	// CANCELLED without having run; the changes above cancelled none.
+	// The demo is over, so cancel the backlog still queued. Those tasks end
+	// CANCELLED without having run. The changes above cancelled none.
 	stopped := time.Now()
 	stop()
 	counts := map[groupconc.TaskStatus]int{}

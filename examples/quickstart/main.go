@@ -1,6 +1,6 @@
 // Command quickstart runs a small workload in three groups with different
-// concurrency limits and draws what happened as a timeline: one row per
-// task, waiting as dots and running as a bar, on a shared time axis.
+// concurrency limits and draws what happened as a timeline. It has one row
+// per task, waiting as dots and running as a bar, on a shared time axis.
 //
 //	go run ./examples/quickstart
 package main
@@ -59,7 +59,7 @@ func main() {
 		}
 	}
 
-	// Every task is submitted at once; each group lets at most its limit
+	// Every task is submitted at once. Each group lets at most its limit
 	// run, and the groups do not wait for each other.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

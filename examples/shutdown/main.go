@@ -26,9 +26,9 @@ const (
 )
 
 func main() {
-	// ctx ends on the first SIGINT or SIGTERM. It only stops the producer:
-	// the tasks get a context of their own, so a signal does not cut them
-	// off; Shutdown decides how long they may go on.
+	// ctx ends on the first SIGINT or SIGTERM. It only stops the producer.
+	// The tasks get a context of their own, so a signal does not cut them
+	// off. Shutdown decides how long they may go on.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -39,7 +39,7 @@ func main() {
 		log.Fatal(err)
 	}
 	e := groupconc.New(policy)
-	// Close is idempotent: after Shutdown it has nothing left to do, and on
+	// Close is idempotent. After Shutdown it has nothing left to do, and on
 	// an early return it cancels every task.
 	defer e.Close()
 

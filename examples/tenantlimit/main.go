@@ -1,13 +1,13 @@
 // Command tenantlimit puts a per-tenant limit in front of an HTTP handler.
-// Each tenant may run 2 requests at once and queue 4 more; beyond that the
+// Each tenant may run 2 requests at once and queue 4 more. Beyond that the
 // server answers 429 Too Many Requests with a Retry-After header. Every
-// outcome of a task maps to a response: success 200, rejected 429, failed
-// 500 (a panic too), cancelled 504 (the request's deadline passed).
+// outcome of a task maps to a response. Success is 200, rejected 429,
+// failed 500 (a panic too), cancelled 504 (the request's deadline passed).
 //
 // It starts a server on 127.0.0.1, sends it a burst from a heavy tenant
 // and a few requests from a light one, and prints what each got. It runs
 // twice, under RejectAbort and RejectDiscard, since only RejectAbort
-// reports a rejection as an error: the handler reads the result's Status,
+// reports a rejection as an error. The handler reads the result's Status,
 // so both answer the same. It exits non-zero if a response breaks the
 // mapping or the light tenant is turned away.
 //
@@ -43,7 +43,7 @@ func main() {
 	}
 }
 
-// newLimiter returns the executor: fair share, so one tenant's backlog
+// newLimiter returns the executor. It uses fair share, so one tenant's backlog
 // never holds the global permits another tenant needs, and per-tenant
 // queue thresholds count every waiting task of the tenant.
 func newLimiter(rp groupconc.RejectionPolicy) *groupconc.GroupExecutor {
@@ -89,7 +89,7 @@ func limited(e *groupconc.GroupExecutor, work func(ctx context.Context, path str
 }
 
 // respond maps every status to a response. It reads res.Status, not the
-// error Await returns: that error is set for RejectAbort only.
+// error Await returns. That error is set for RejectAbort only.
 func respond(w http.ResponseWriter, res groupconc.GroupResult[string]) {
 	switch res.Status {
 	case groupconc.StatusSuccess:

@@ -97,9 +97,18 @@ func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.St
 		select {
 		case tctx = <-s.held:
 		case <-h.Done():
-			// Turned away or cancelled before it held its permits. A
-			// handler's value cannot stand for a stream.
-			return nil, c.refuse(ctx, key, h.Wait().Err, nil)
+			// A task that held its permits sent its context before it
+			// ended (cancelled as it started, say), and both may be there
+			// to see. Then the stream opens in that context, as it would
+			// had the context been seen first. The task's end is no
+			// refusal, and its error (context.Canceled) no status.
+			select {
+			case tctx = <-s.held:
+			default:
+				// Turned away or cancelled before it held its permits. A
+				// handler's value cannot stand for a stream.
+				return nil, c.refuse(ctx, key, h.Wait().Err, nil)
+			}
 		}
 		// A full slice expression, so that append never writes into the
 		// caller's array, which other calls may share.

@@ -60,6 +60,10 @@ func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 // from the server's side: it watches its context as it waits. A value of a
 // RejectionHandler cannot stand for a stream. So the call is refused as a
 // rejection, with the reason "rejection_handler".
+//
+// On a server with grpc.UnknownServiceHandler, gRPC runs it for any method
+// a client names, so each such full method is a group of the default key.
+// Set the policy's IdleGroupTTL, or key the calls with WithKeyFunc.
 func StreamServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamServerInterceptor {
 	c := newConfig(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

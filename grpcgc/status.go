@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
@@ -42,19 +43,29 @@ func (e *endedCall) Error() string { return e.status.Error() }
 func (e *endedCall) Unwrap() []error { return []error{e.status, e.ctx} }
 
 // ended returns err, the error of a call that ran in ctx, as an endedCall
-// if err is the status that says the call's context ended. ctx is a task's
-// context, derived from the call's context outer. gRPC may see outer end
-// a moment before ctx does. Then ended waits for ctx, whose end is on its
-// way, so that the executor sees it too. A context that cannot end, such
-// as one a RejectionHandler passed to Rejection.Run, is not waited for.
+// if err is the status that says the call's context ended. ctx is most
+// often a task's context, derived from the call's context outer. gRPC may
+// see outer end a moment before ctx does. A task's context takes a cancel
+// of outer as its Done is asked for. So only a deadline of ctx's own that
+// has passed may still be on its way, and ended waits for that one. Then
+// the executor sees ctx end too. Any other ctx that has not ended, such
+// as one a RejectionHandler passed to Rejection.Run, may end only once the
+// call returns, or never. It is not waited for, and err is returned as is.
 func ended(outer, ctx context.Context, err error) error {
-	if err == nil || outer.Err() == nil && ctx.Err() == nil || ctx.Done() == nil {
+	if err == nil || outer.Err() == nil && ctx.Err() == nil {
 		return err
 	}
 	if c := status.Code(err); c != codes.Canceled && c != codes.DeadlineExceeded {
 		return err
 	}
-	<-ctx.Done()
+	done := ctx.Done() // first: a task's context forwards outer's cancel here
+	if ctx.Err() == nil {
+		dl, ok := ctx.Deadline()
+		if done == nil || !ok || time.Now().Before(dl) {
+			return err
+		}
+		<-done // its deadline has passed: it ends by it
+	}
 	return &endedCall{err, ctx.Err()}
 }
 

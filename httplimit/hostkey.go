@@ -33,10 +33,11 @@ var ErrHostNotASCII = errors.New("httplimit: the request's host is not ASCII, so
 //     "127.0.0.1". So are the numbers of inet_aton, which a resolver of
 //     the C library dials, so "127.1" and "0x7f.0.0.1" are "127.0.0.1".
 //
-// HostKey returns "" for a request with no host, and for a host that is
-// not all ASCII. http.Transport maps such a host through IDNA, which the
-// standard library does not export. So Transport with a nil Key does not
-// send such a request. It returns a *NotSentError of ErrHostNotASCII.
+// HostKey returns "" for a request with no URL or no host, and for a host
+// that is not all ASCII. http.Transport maps such a host through IDNA,
+// which the standard library does not export. So Transport with a nil Key
+// does not send such a request. It returns a *NotSentError of
+// ErrHostNotASCII.
 //
 // The key is the name in the URL, not the addresses it resolves to. Two
 // names of one address, such as "localhost" and "127.0.0.1", are two
@@ -51,7 +52,7 @@ func HostKey(req *http.Request) string {
 // hostKey returns HostKey's key of req, and if it is "", why.
 func hostKey(req *http.Request) (string, error) {
 	u := req.URL
-	if u.Host == "" {
+	if u == nil || u.Host == "" { // http.Transport refuses a nil URL too
 		return "", ErrNoKey
 	}
 	for i := 0; i < len(u.Host); i++ {

@@ -62,3 +62,22 @@ type closeCounter struct {
 }
 
 func (c *closeCounter) Close() error { c.closed++; return nil }
+
+// A request with no URL is not sent, and its body is closed, as
+// http.Transport answers it, rather than a panic in HostKey. HostKey gives
+// it no key, as it gives a request with no host none.
+func TestARequestWithNoURLIsNotSent(t *testing.T) {
+	e := newExecutor(t, groupconc.NewPolicyBuilder(), nil)
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req := &http.Request{Method: http.MethodPost, Header: http.Header{}, Body: body}
+	assert.Empty(t, httplimit.HostKey(req))
+	var resp *http.Response
+	var err error
+	require.NotPanics(t, func() { resp, err = (&httplimit.Transport{Executor: e}).RoundTrip(req) })
+	assert.Nil(t, resp)
+	var ns *httplimit.NotSentError
+	require.ErrorAs(t, err, &ns)
+	assert.ErrorIs(t, err, httplimit.ErrNoKey)
+	assert.Equal(t, 1, body.closed, "the request's body is closed")
+	assert.Zero(t, e.Stats().Submitted, "nothing was submitted")
+}

@@ -39,8 +39,10 @@
 // A task ends in one of four ways. It ends SUCCESS, or FAILED (an error, a
 // panic, runtime.Goexit). It ends CANCELLED by its context, its handle,
 // ShutdownGroup, EvictGroup or Close. It ends REJECTED by a queue threshold,
-// a Block wait past its MaxWait, or displacement by a newer task. Panics
-// never escape. They become FAILED results carrying a *PanicError.
+// a Block wait past its MaxWait, or displacement by a newer task. A task's
+// panic never escapes. It becomes a FAILED result carrying a *PanicError.
+// Do is the exception: it counts as FAILED, and the panic goes on up to its
+// caller, as if fn had been called directly.
 //
 // UpdatePolicy changes the limits of a running executor without dropping a
 // task. IdleGroupTTL forgets groups that have been idle, so unbounded key

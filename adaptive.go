@@ -131,7 +131,8 @@ func (b *PolicyBuilder) AdaptiveGlobal(c AdaptiveConfig) *PolicyBuilder {
 // the change, with no lock of the executor held, possibly on several
 // goroutines at once. It must not block. A panic in it is recovered and
 // ignored. Changes made by UpdatePolicy are not told, as they are the
-// caller's.
+// caller's. The tasks of an evicted group that still run change no
+// group's limit: its key names another group by then, or none.
 func (b *PolicyBuilder) LimitChanges(fn func(LimitChange)) *PolicyBuilder {
 	if b == nil {
 		return nil
@@ -306,8 +307,13 @@ func (e *GroupExecutor) sample(t *task, o *outcome, s *sampling) {
 }
 
 // tuneGroup makes n the concurrency limit of g, unless UpdatePolicy
-// replaced tu.
+// replaced tu, or g was evicted. An evicted group's tasks that still run
+// finish on its limits as they are, and its key names another group by
+// now, or none: a change would tell of a limit no live group has.
 func (e *GroupExecutor) tuneGroup(g *groupstate.Group[task], tu *tuning, n int, at time.Time) {
+	if live, ok := e.groups.Lookup(g.Key()); !ok || live != g {
+		return
+	}
 	if old, c := e.groups.Tune(g, tu, n, tu.queue); c != nil {
 		e.applyChanges(c)
 		e.tellLimit(LimitChange{GroupKey: g.Key(), Old: old, New: n, At: at})

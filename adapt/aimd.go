@@ -66,6 +66,7 @@ func (c AIMDConfig) New(_ string, lo, hi int) groupconc.AdaptiveLimit {
 type AIMD struct {
 	c      AIMDConfig
 	lo, hi float64
+	top    int // hi, exactly: float64(hi) may round up past it
 	limit  atomic.Int64
 
 	mu    sync.Mutex
@@ -79,7 +80,7 @@ type AIMD struct {
 func NewAIMD(lo, hi int, c AIMDConfig) *AIMD {
 	lo = max(lo, 1)
 	hi = max(lo, hi)
-	a := &AIMD{c: c.withDefaults(), lo: float64(lo), hi: float64(hi), cur: float64(hi)}
+	a := &AIMD{c: c.withDefaults(), lo: float64(lo), hi: float64(hi), top: hi, cur: float64(hi)}
 	a.limit.Store(int64(hi))
 	return a
 }
@@ -108,18 +109,28 @@ func (a *AIMD) Observe(s groupconc.LimitSample) int {
 	if sig != Ignore {
 		a.tally.add(voter(&s), s.RunTime, sig)
 	}
-	limit := int(a.cur)
+	limit := a.floorLocked()
 	switch {
 	case sig == Overload && s.Limit <= limit && !a.tally.quietNow():
 		a.cur = max(a.cur*a.c.Backoff, a.lo)
-	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < int(a.hi):
+	case sig == Measure && float64(s.Running) >= a.c.Utilisation*float64(s.Limit) && limit < a.top:
 		a.cur = min(a.cur+a.c.Increase/a.cur, a.hi)
 	default:
 		a.mu.Unlock()
 		return limit
 	}
-	limit = int(a.cur)
+	limit = a.floorLocked()
 	a.limit.Store(int64(limit))
 	a.mu.Unlock()
 	return limit
+}
+
+// floorLocked returns the limit a.cur stands for, rounded down. Within a
+// few hundred of math.MaxInt, float64 rounds hi up to 2^63, which int()
+// does not hold: the limit is then hi.
+func (a *AIMD) floorLocked() int {
+	if a.cur >= a.hi {
+		return a.top
+	}
+	return int(a.cur)
 }

@@ -36,8 +36,10 @@
 //
 // A Classify function decides what a sample says. By default a success
 // measures the backend. A task cancelled by its deadline signals
-// overload, and its run time is a lower bound. Other outcomes are
-// ignored, so work shed or cancelled never counts as fast success.
+// overload, and its run time is a lower bound. So does a task that failed
+// with context.DeadlineExceeded, a deadline it set on its call (a client's
+// timeout). Other outcomes are ignored, so work shed or cancelled never
+// counts as fast success.
 //
 // A deadline that passes is overload, whatever the running count. A caller
 // that gives up frees its permit, but the backend may still serve its

@@ -46,7 +46,9 @@ type GradientConfig struct {
 	// Reprobe is how many windows the limit may sit at its minimum while
 	// its run times stay slow. Then the latest window's run time becomes
 	// the baseline, and the limit may rise again. The backend got slower,
-	// not busier. 0 means 5.
+	// not busier. So it does after as many busy windows in a row there
+	// that run too slow to rise but not slow enough to fall: the
+	// baseline, the least of several averages, is low. 0 means 5.
 	Reprobe int
 	// Patience is how many windows in a row must run slow before a limit
 	// that does not bind falls. One slow window may be a burst. Several
@@ -131,6 +133,7 @@ type Gradient struct {
 	levels levels // guarded by mu
 	probe  probe  // guarded by mu, until the baseline is first measured
 	atMin  int    // guarded by mu. Windows in a row at min and slow.
+	stuck  int    // guarded by mu. Busy windows in a row at min, neither cut nor raised.
 	slow   int    // guarded by mu. Windows in a row slow or overloaded.
 	tally  tally  // guarded by mu
 }
@@ -229,6 +232,7 @@ func (g *Gradient) decideLocked(limit int) int {
 	}
 	switch {
 	case over && g.w.held*2 <= g.w.all.seen || slow:
+		g.stuck = 0
 		if limit == g.min && !over {
 			if g.atMin++; g.atMin >= g.c.Reprobe {
 				// The backend got slower, not busier.
@@ -246,9 +250,23 @@ func (g *Gradient) decideLocked(limit int) int {
 		floor := int(math.Ceil(base * (1 - g.c.MaxDecrease)))
 		return max(min(max(target, floor), limit-1), g.min)
 	case ratio < 1+tol/2 && n >= g.c.Utilisation*float64(limit) && (g.w.over == 0 || !shared):
-		g.atMin = 0
+		g.atMin, g.stuck = 0, 0
 		return min(limit+max(1, int(math.Round(float64(limit)*tol))), g.max)
 	}
 	g.atMin = 0
+	if limit == g.min && n >= g.c.Utilisation*float64(limit) && !over && g.w.held*2 <= g.w.all.seen {
+		// Busy at the minimum, and neither slow nor close enough to the
+		// baseline to rise. The baseline is the least of several
+		// averages, so biased low, and may be older than the backend's
+		// recovery. At the minimum the group queues least, so its run
+		// time there is the baseline now.
+		if g.stuck++; g.stuck >= g.c.Reprobe {
+			g.levels.reset()
+			g.levels.add(int(math.Round(n)), r, 1)
+			g.stuck = 0
+		}
+		return limit
+	}
+	g.stuck = 0
 	return limit
 }

@@ -163,6 +163,36 @@ func TestScenarioS1CapacitySteps(t *testing.T) {
 			t.Errorf("%s: the limit settled after %v with CV %.3f, want <= 5s and <= 0.15", ph.name, s.after, s.cv)
 		}
 	}
+
+	// The figures docs/adaptive.md gives, to its precision.
+	for p, ph := range sc.phases {
+		if r := math.Round(g[p].goodput/best[p].goodput*100) / 100; r < 0.97 || r > 1 {
+			t.Errorf("%s: %.3f of the best fixed limit's goodput, docs/adaptive.md says 0.97 to 1.00", ph.name, g[p].goodput/best[p].goodput)
+		}
+	}
+	for p, within := range map[int]time.Duration{1: 200 * time.Millisecond, 2: 1700 * time.Millisecond} {
+		if s := settle(outs[0], sc.phases[p]); s.after > within {
+			t.Errorf("%s: the limit settled after %v, docs/adaptive.md says within %v", sc.phases[p].name, s.after, within)
+		}
+	}
+	if r := math.Round(fixedAt(32)[1].goodput/best[1].goodput*100) / 100; r != 0.46 {
+		t.Errorf("8 cores: fixed 32 keeps %.3f of the best fixed limit's goodput, docs/adaptive.md says 0.46", fixedAt(32)[1].goodput/best[1].goodput)
+	}
+	for name, c := range map[string]struct {
+		st  []phaseStats
+		doc [3]float64
+	}{
+		"gradient": {stats[0], [3]float64{2392, 792, 2318}},
+		"aimd":     {stats[1], [3]float64{2392, 795, 2382}},
+		"fixed 8":  {fixedAt(8), [3]float64{800, 797, 801}},
+		"fixed 32": {fixedAt(32), [3]float64{2392, 367, 2389}},
+	} {
+		for p, want := range c.doc {
+			if got := math.Round(c.st[p].goodput); got != want {
+				t.Errorf("%s, %s: goodput %.0f/s, docs/adaptive.md's table says %.0f/s", name, sc.phases[p].name, got, want)
+			}
+		}
+	}
 }
 
 func TestScenarioS4ColdStart(t *testing.T) {

@@ -36,9 +36,12 @@ func (s Signal) String() string {
 }
 
 // DefaultClassify is the Classify of Gradient. A SUCCESS measures the
-// backend. A CANCELLED task whose error matches context.DeadlineExceeded
-// signals overload, since its deadline passed while it ran. Anything else
-// is ignored, such as a failure or a cancel by the caller or a shutdown.
+// backend. A task whose error matches context.DeadlineExceeded signals
+// overload, since a deadline passed while it ran: its own (it ends
+// CANCELLED), or one it set on its call to the backend (it ends FAILED).
+// Either way the call was given up on, and the backend may still work on
+// it. Anything else is ignored, such as another failure or a cancel by the
+// caller or a shutdown.
 func DefaultClassify(s groupconc.LimitSample) Signal { return classify(&s) }
 
 // classify is DefaultClassify, without copying the sample.
@@ -46,7 +49,12 @@ func classify(s *groupconc.LimitSample) Signal {
 	switch s.Status {
 	case groupconc.StatusSuccess:
 		return Measure
-	case groupconc.StatusCancelled:
+	case groupconc.StatusCancelled, groupconc.StatusFailed:
+		// A FAILED task's deadline was one it set itself: its context
+		// was not done (see groupconc's outcomes). A client's timeout
+		// per call is the usual one. Were it ignored, a backend that
+		// times out every call would leave only the calls fast enough
+		// to measure, or none, and the limit would never fall.
 		if errors.Is(s.Err, context.DeadlineExceeded) {
 			return Overload
 		}

@@ -42,9 +42,9 @@ var ErrTooManyOverrides = errors.New("groupconc: too many group overrides")
 // back another. A task of a paused group turned away under RejectCallerRuns
 // does not run. It ends REJECTED, as under RejectAbort. Paused false, or
 // dropping the override, resumes it. Then what can start starts at once, in
-// arrival order. A paused group is never forgotten as idle. Shutdown does
-// not resume it, so its waiting tasks are cancelled when Shutdown's ctx
-// ends.
+// arrival order. A paused group is never forgotten as idle, and its idle
+// time starts when it is resumed. Shutdown does not resume it, so its
+// waiting tasks are cancelled when Shutdown's ctx ends.
 //
 // The zero value overrides nothing. SetGroupOverride copies the values, so
 // the pointers may be reused.

@@ -80,9 +80,11 @@
 // the first rule that holds. "paused" means the group or an ancestor is
 // paused. For an ancestor's pause, "pausedBy" names the nearest ancestor
 // paused by its own override. "global cap" means some wait for a global
-// permit. "own limit:
-// bulkhead" means its in-flight count is at its bulkhead. "own limit:
+// permit. "own limit: bulkhead" means its in-flight count is at its
+// bulkhead and tasks wait before it, not only past it. "own limit:
 // concurrency" means its running tasks hold its concurrency limit.
+// Callers blocked on a full queue wait too: with no task waiting, the
+// row says what keeps their tasks from starting.
 // "parent limit: acme" means its own limits have room, but acme, its
 // nearest ancestor at its bulkhead or concurrency, holds it back. "own
 // limit" means its permits are being handed on. With nothing waiting,

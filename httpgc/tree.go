@@ -89,11 +89,12 @@ func (h *Handler) ancestorsIn(items []item) lookup {
 }
 
 // parentLimit returns the displayed name of st's nearest ancestor whose
-// own limits hold its subtree, by its in-flight count at its bulkhead or its
-// running tasks' cost at its concurrency. It returns "" if none does, and
-// then, under fair share, whether an ancestor has tasks waiting for a
-// global permit: they hold its permits as they wait. Under IsolationOff a
-// task takes its global permit first, so such tasks hold none of them.
+// own limits hold its subtree: its bulkhead full with tasks waiting before
+// it (bulkheadHolds), or its running tasks' cost at its concurrency. It
+// returns "" if none does, and then, under fair share, whether an
+// ancestor has tasks waiting for a global permit: they hold its permits as
+// they wait. Under IsolationOff a task takes its global permit first, so
+// such tasks hold none of them, and wait before its bulkhead.
 func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string, global bool) {
 	fair := h.e.Policy().Isolation() == groupconc.IsolationFairShare
 	key := st.Parent
@@ -105,7 +106,11 @@ func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string
 		if !ok {
 			break
 		}
-		if (p.MaxInFlight != groupconc.Unlimited && p.InFlight >= p.MaxInFlight) || p.RunningCost >= p.MaxConcurrency {
+		waiting := waitingOrBlocked(p)
+		if !fair {
+			waiting -= p.WaitingGlobal // they wait for the global cap before its bulkhead
+		}
+		if bulkheadHolds(p, waiting) || p.RunningCost >= p.MaxConcurrency {
 			return h.display(key), false
 		}
 		global = global || fair && p.WaitingGlobal > 0

@@ -18,12 +18,13 @@ func finder(m map[string]groupconc.GroupStats) lookup {
 }
 
 // An ancestor is at its limit when its in-flight count is at a bounded
-// bulkhead, or its running cost at its concurrency. The nearest one is
-// named, however far up; one that cannot be found ends the walk.
+// bulkhead with tasks waiting before it, or its running cost at its
+// concurrency. The nearest one is named, however far up; one that cannot
+// be found ends the walk.
 func TestParentLimitNamesTheNearestAncestorAtItsBulkheadOrConcurrency(t *testing.T) {
 	const none = groupconc.Unlimited
 	h := &Handler{e: adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())}
-	free := groupconc.GroupStats{MaxInFlight: none, InFlight: 1, MaxConcurrency: 10, RunningCost: 1}
+	free := groupconc.GroupStats{MaxInFlight: none, Running: 1, InFlight: 1, MaxConcurrency: 10, RunningCost: 1}
 	with := func(st groupconc.GroupStats, f func(*groupconc.GroupStats)) groupconc.GroupStats {
 		f(&st)
 		return st
@@ -34,7 +35,15 @@ func TestParentLimitNamesTheNearestAncestorAtItsBulkheadOrConcurrency(t *testing
 		want string
 	}{
 		{"a parent at its bulkhead", map[string]groupconc.GroupStats{
-			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 2, 2 })}, "p"},
+			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight, st.Running, st.Waiting = 2, 2, 2, 1 })}, "p"},
+		{"a parent at its bulkhead with a caller blocked", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight, st.Running, st.Blocked = 2, 2, 2, 1 })}, "p"},
+		{"a parent at its bulkhead whose waiting tasks passed it", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight, st.Running, st.Waiting = 2, 2, 1, 1 })}, ""},
+		{"a parent at its bulkhead whose other waiting task waits for the global cap first", map[string]groupconc.GroupStats{
+			"p": with(free, func(st *groupconc.GroupStats) {
+				st.MaxInFlight, st.InFlight, st.Running, st.Waiting, st.WaitingGlobal = 2, 2, 1, 2, 1
+			})}, ""},
 		{"a parent below its bulkhead", map[string]groupconc.GroupStats{
 			"p": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 3, 2 })}, ""},
 		{"a parent with an Unlimited bulkhead", map[string]groupconc.GroupStats{
@@ -46,7 +55,7 @@ func TestParentLimitNamesTheNearestAncestorAtItsBulkheadOrConcurrency(t *testing
 			"g": with(free, func(st *groupconc.GroupStats) { st.RunningCost = 10 })}, "g"},
 		{"a grandparent at its bulkhead", map[string]groupconc.GroupStats{
 			"p": with(free, func(st *groupconc.GroupStats) { st.Parent = "g" }),
-			"g": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight = 4, 4 })}, "g"},
+			"g": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight, st.Running, st.Waiting = 4, 4, 4, 1 })}, "g"},
 		{"a parent that cannot be found", map[string]groupconc.GroupStats{}, ""},
 	} {
 		name, global := h.parentLimit(groupconc.GroupStats{GroupKey: "c", Parent: "p"}, finder(c.m))

@@ -13,12 +13,24 @@ import (
 //	"paused"                  the group, or an ancestor, is paused
 //	"global cap"              some of its tasks wait for a global permit,
 //	                          or hold an ancestor's that its tasks wait for
-//	"own limit: bulkhead"     tasks wait, and its in-flight count is at its bulkhead
+//	"own limit: bulkhead"     tasks wait before its bulkhead, which is full
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
 //	"parent limit: acme"      tasks wait, and the nearest such ancestor is at its limit
+//	"global cap"              only blocked callers wait, and the cap is full
 //	"own limit"               tasks wait for its limits, which are just being handed on
 //	"running long: 12 m"      nothing waits, and its oldest task has run LongRun or more
 //	""                        nothing waits and nothing runs long
+//
+// Here tasks wait means tasks wait or, when none does, callers are
+// blocked (Blocked). A blocked caller waits for a slot of a full queue.
+// With tasks in it, it waits behind them, for what they wait for. With
+// none (a threshold of 0), it waits until its task could start at once.
+//
+// A task in flight (InFlight) has passed the bulkhead. So a full bulkhead
+// holds back only the waiting tasks beyond those in flight and not
+// running. One that every waiting task has passed holds none of them:
+// they wait for a concurrency limit, and the row names that one. The same
+// holds for an ancestor's bulkhead.
 //
 // A paused row whose own override does not pause it names the nearest
 // ancestor whose own does (pausedBy): resuming the row's group would
@@ -31,7 +43,9 @@ import (
 // has tasks waiting says "own limit: concurrency" and is hung.
 //
 // An ancestor is at its limit when its row's in-flight count is at its
-// bulkhead, or its running cost at its concurrency. Its counts cover its
+// bulkhead with tasks waiting before it, or its running cost at its
+// concurrency. Under IsolationOff its tasks waiting for a global permit
+// wait before its bulkhead, not for it. Its counts cover its
 // subtree, so this reads the rows alone. The nearest such ancestor is
 // named as rows name groups. Under fair share a task holds its ancestors'
 // permits while it waits for a global one. So when no ancestor is at its
@@ -62,15 +76,17 @@ type recentJSON struct {
 // why fills r's why, hung, recent and history from st and the history.
 func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
 	r.Why = reason(st, h.o.LongRun)
-	switch {
-	case st.Parent == "":
-	case r.Why == "own limit":
+	if r.Why == "own limit" && st.Parent != "" {
 		if name, global := h.parentLimit(st, find); name != "" {
 			r.Why = "parent limit: " + name
 		} else if global {
 			r.Why = "global cap"
 		}
-	case r.Why == "paused" && !h.pausedOwn(st.GroupKey):
+	}
+	if r.Why == "own limit" && st.Waiting == 0 && st.Blocked > 0 && h.globalFull() {
+		r.Why = "global cap" // only callers wait, and no limit of theirs is full
+	}
+	if r.Why == "paused" && st.Parent != "" && !h.pausedOwn(st.GroupKey) {
 		r.PausedBy = h.parentPaused(st, find)
 	}
 	r.History = []int{}
@@ -112,21 +128,45 @@ func done(st groupconc.GroupStats) uint64 { return st.Succeeded + st.Failed + st
 
 // reason applies the rules above.
 func reason(st groupconc.GroupStats, longRun time.Duration) string {
+	waiting := waitingOrBlocked(st)
 	switch {
 	case st.Paused:
 		return "paused"
 	case st.WaitingGlobal > 0:
 		return "global cap"
-	case st.Waiting == 0 && st.OldestRunning >= longRun:
+	case waiting == 0 && st.OldestRunning >= longRun:
 		return "running long: " + coarse(st.OldestRunning)
-	case st.Waiting == 0:
+	case waiting == 0:
 		return ""
-	case st.MaxInFlight != groupconc.Unlimited && st.InFlight >= st.MaxInFlight:
+	case bulkheadHolds(st, waiting):
 		return "own limit: bulkhead"
 	case st.RunningCost >= st.MaxConcurrency:
 		return "own limit: concurrency"
 	}
 	return "own limit"
+}
+
+// waitingOrBlocked returns st's waiting tasks, or if none wait, its
+// blocked callers.
+func waitingOrBlocked(st groupconc.GroupStats) int {
+	if st.Waiting > 0 {
+		return st.Waiting
+	}
+	return st.Blocked
+}
+
+// bulkheadHolds reports whether st's bulkhead is full and holds back some
+// of the waiting (waitingOrBlocked): more of them wait than are in flight
+// and not running. Those have passed it.
+func bulkheadHolds(st groupconc.GroupStats, waiting int) bool {
+	return st.MaxInFlight != groupconc.Unlimited && st.InFlight >= st.MaxInFlight &&
+		waiting > st.InFlight-st.Running
+}
+
+// globalFull reports whether the global cap's permits are all held.
+func (h *Handler) globalFull() bool {
+	s := h.e.Stats()
+	return s.GlobalMaxInFlight != groupconc.Unlimited && s.GlobalInFlight >= s.GlobalMaxInFlight
 }
 
 // coarse writes d in its largest whole unit: "12 s", "12 m", "3 h".

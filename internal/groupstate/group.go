@@ -325,9 +325,14 @@ func (g *Group[T]) Unhold() {
 // exitSince counts a child forgotten as idle out of g. g's subtree has had
 // no task since at, unless g's own tasks ended later.
 func (g *Group[T]) exitSince(at int64) {
+	g.idleSince(at)
+	g.refs.Add(-1)
+}
+
+// idleSince makes at g's idle time, unless it is later already.
+func (g *Group[T]) idleSince(at int64) {
 	for old := g.idleAt.Load(); old < at && !g.idleAt.CompareAndSwap(old, at); old = g.idleAt.Load() {
 	}
-	g.refs.Add(-1)
 }
 
 // oldestChained returns when the group's oldest task in the global line

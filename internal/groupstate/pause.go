@@ -127,6 +127,7 @@ func (g *Group[T]) isPaused() bool { return g.paused.Load()&pausedOn != 0 }
 
 // setPaused stores whether g is paused, making its pause line on the
 // first pause. The caller holds the registry's mu, in a change of limits.
+// A resume restarts g's idle time.
 // A resumed group is drained (drainOn) from the same instant, so no new
 // task passes the tasks in its pause line meanwhile. Until the change
 // ends (unpark) it is resumedOn: park moves what reached its lines while
@@ -141,6 +142,9 @@ func (g *Group[T]) setPaused(on bool) {
 		return
 	}
 	if g.isPaused() {
+		// A paused group is not idle. Its idle time starts now, before it
+		// can be seen resumed (see Registry.forget).
+		g.idleSince(g.reg.clock())
 		g.paused.Or(drainOn | resumedOn)
 	}
 	g.paused.And(^pausedOn)

@@ -18,8 +18,9 @@ import (
 )
 
 // Random live changes on a tree of groups of depth 2 or 3 (or, one seed in
-// five, on groups with no parent), with costs 1 to 4, in both modes. Each start must fit the limits in force at that moment
-// (liveOracle), counting what the running tasks hold. A lowered limit
+// five, on groups with no parent), with costs 1 to 4, in both modes. Each
+// start must fit the limits in force at that moment (liveOracle), counting
+// what the running tasks hold. A lowered limit
 // drains: the tasks over it run on, and nothing new starts there until
 // they end. Some steps make two changes at once. At the end every handle
 // completes and every count is back to zero. LIVE_TREE_SEEDS sets how many

@@ -43,6 +43,11 @@ var expired = func() <-chan time.Time {
 // derives from one of e's tasks, does not hide that task.
 type execKey struct{ e *GroupExecutor }
 
+// heldKey{e} asks as execKey{e} does, but only a task that holds permits of
+// its own answers (see holdsPermits). For another, its caller's context is
+// asked instead. Both keys are one pointer, so asking allocates nothing.
+type heldKey struct{ e *GroupExecutor }
+
 // submit is SubmitWith's admission, and ExecuteAllWith's.
 func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id string, o SubmitOptions) error {
 	if o.Block && !e.insideTask(ctx) {
@@ -57,6 +62,24 @@ func (e *GroupExecutor) submit(ctx context.Context, t *task, b body, key, id str
 func (e *GroupExecutor) insideTask(ctx context.Context) bool {
 	x, _ := ctx.Value(execKey{e}).(*GroupExecutor)
 	return x == e
+}
+
+// holdsPermits reports whether ctx is, or derives from, the context of a
+// task of e that runs holding permits of its own. A Do there runs under
+// them. A task turned away holds none. Its handler, or its function run
+// under RejectCallerRuns, has no permits to lend. Nor has a Do inside a
+// task, which borrows its caller's only while the caller runs. So a Do
+// made with such a context asks the context the task was given. Unless
+// that one is a running task's, the Do waits as any Do.
+func (e *GroupExecutor) holdsPermits(ctx context.Context) bool {
+	x, _ := ctx.Value(heldKey{e}).(*GroupExecutor)
+	return x == e
+}
+
+// ownsPermits reports whether t runs, or may run, holding permits of its
+// own: it was not turned away, and it is not a Do inside a task.
+func (t *task) ownsPermits() bool {
+	return t.reason() == "" && !(t.inline() && t.body.borrows())
 }
 
 // admitBlocking admits t as admit does, but when its queue is full the

@@ -219,6 +219,7 @@ const (
 func (fnBody[T]) wake(bool, int64)             { panic("groupconc: not a Do") }
 func (fnBody[T]) ended()                       { panic("groupconc: not a Do") }
 func (fnBody[T]) taskID(*GroupExecutor) string { panic("groupconc: not a Do") }
+func (fnBody[T]) borrows() bool                { return false }
 
 func (fnBody[T]) unwound() error { return panicError(nil) }
 

@@ -27,6 +27,7 @@ type doCall[T any] struct {
 	handed bool  // the permits are held: the caller runs the task
 	ran    bool  // fn was called by call
 	idLen  uint8 // the task ID's length in id, once made
+	inside bool  // a Do inside a task: it runs under its caller's permits
 	ch     chan struct{}
 	start  int64 // when the last permit was held, as runOne takes it
 
@@ -72,7 +73,7 @@ func do[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T], o 
 // counted. Then fn runs as a part of the task calling it, unless ctx has
 // ended.
 func doInside[T any](ctx context.Context, e *GroupExecutor, key string, fn Task[T]) (T, error) {
-	c := &doCall[T]{fn: fn, handed: true}
+	c := &doCall[T]{fn: fn, handed: true, inside: true}
 	t := &c.h.t
 	t.state.Store(inlineBit)
 	if _, err := e.enter(ctx, t, c, key, ""); err != nil {
@@ -159,6 +160,10 @@ func (c *doCall[T]) taskID(e *GroupExecutor) string {
 	}
 	return unsafe.String(&c.id[0], c.idLen)
 }
+
+// borrows reports whether the task is a Do inside a task. It holds no
+// permits of its own, but its caller's while the caller runs.
+func (c *doCall[T]) borrows() bool { return c.inside }
 
 // ended wakes the caller of a task that ends without being handed to it.
 func (c *doCall[T]) ended() {

@@ -160,9 +160,16 @@ func SubmitWith[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID s
 // counted, reported and cancelled as any Do. It shares the permits only
 // while the task runs: when the task returns they go back, and fn's
 // context is cancelled, even if fn, called on a goroutine the task
-// started, still runs. Once Shutdown or Close has begun no new task is
-// counted. Such a Do then runs fn as a part of the task calling it, with
-// ctx, unless ctx has ended.
+// started, still runs. A Do made then with fn's context kept past that
+// cancel (context.WithoutCancel) waits as any Do. Once Shutdown or Close
+// has begun no new task is counted. Such a Do then runs fn as a part of
+// the task calling it, with ctx, unless ctx has ended.
+//
+// A task turned away holds no permits. So a Do with the context of its
+// rejection handler, or of its function run under RejectCallerRuns, waits
+// as any Do, but never for a queue slot (opts.Block is ignored there). If
+// that task was submitted with the context of a running task, the Do runs
+// under the running task's permits.
 func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T], opts SubmitOptions) (T, error) {
 	var zero T
 	if err := e.check(ctx); err != nil {
@@ -174,7 +181,7 @@ func Do[T any](ctx context.Context, e *GroupExecutor, groupKey string, fn Task[T
 	if err := opts.check(); err != nil {
 		return zero, err
 	}
-	if e.insideTask(ctx) {
+	if e.holdsPermits(ctx) {
 		return doInside(ctx, e, groupKey, fn)
 	}
 	return do(ctx, e, groupKey, fn, opts)

@@ -123,6 +123,7 @@ type inlineCaller interface {
 	wake(handed bool, start int64)
 	ended()
 	taskID(e *GroupExecutor) string
+	borrows() bool
 }
 
 // taskID returns t's ID. A Do's task has none until asked (doCall.taskID).

@@ -63,20 +63,28 @@ func (c *taskContext) Err() error {
 // own cause. context.Cause asks for the nearest cancel context by a private key. No
 // other key is stored there, so values come from the caller.
 func (c *taskContext) Value(key any) any {
-	if k, ok := key.(execKey); ok { // see insideTask
-		if c.state.Load()&overBit != 0 || k.e != c.task().exec() {
-			// Its permits are back: a context kept past its end (as
-			// context.WithoutCancel keeps it) is inside no task of its own.
-			// Or the key asks for another executor, whose task the caller's
-			// context may be, or derive from.
-			return c.caller.Value(key)
+	var e *GroupExecutor
+	held := false
+	switch k := key.(type) {
+	case execKey: // see insideTask
+		e = k.e
+	case heldKey: // see holdsPermits
+		e, held = k.e, true
+	default:
+		if v := c.build().Value(key); v != nil {
+			return v
 		}
-		return k.e
+		return c.caller.Value(key)
 	}
-	if v := c.build().Value(key); v != nil {
-		return v
+	if c.state.Load()&overBit != 0 || e != c.task().exec() || held && !c.task().ownsPermits() {
+		// Its permits are back: a context kept past its end (as
+		// context.WithoutCancel keeps it) is inside no task of its own.
+		// Or the key asks for another executor, whose task the caller's
+		// context may be, or derive from. Or it asks for permits, and
+		// the task has none of its own.
+		return c.caller.Value(key)
 	}
-	return c.caller.Value(key)
+	return e
 }
 
 // build returns the inner cancel context, creating it on first use already

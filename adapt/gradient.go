@@ -234,12 +234,7 @@ func (g *Gradient) decideLocked(limit int) int {
 	case over && g.w.held*2 <= g.w.all.seen || slow:
 		g.stuck = 0
 		if limit == g.min && !over {
-			if g.atMin++; g.atMin >= g.c.Reprobe {
-				// The backend got slower, not busier.
-				g.levels.reset()
-				g.levels.add(int(math.Round(n)), r, 1)
-				g.atMin = 0
-			}
+			g.rebase(&g.atMin, n, r) // the backend got slower, not busier
 			return limit
 		}
 		g.atMin = 0
@@ -260,13 +255,19 @@ func (g *Gradient) decideLocked(limit int) int {
 		// averages, so biased low, and may be older than the backend's
 		// recovery. At the minimum the group queues least, so its run
 		// time there is the baseline now.
-		if g.stuck++; g.stuck >= g.c.Reprobe {
-			g.levels.reset()
-			g.levels.add(int(math.Round(n)), r, 1)
-			g.stuck = 0
-		}
+		g.rebase(&g.stuck, n, r)
 		return limit
 	}
 	g.stuck = 0
 	return limit
+}
+
+// rebase counts one more window in *count. At Reprobe of them the
+// latest window's run time r, at n running, becomes the baseline.
+func (g *Gradient) rebase(count *int, n, r float64) {
+	if *count++; *count >= g.c.Reprobe {
+		g.levels.reset()
+		g.levels.add(int(math.Round(n)), r, 1)
+		*count = 0
+	}
 }

@@ -11,16 +11,13 @@ import (
 
 // costTask is a task of the cost model.
 type costTask struct {
-	id    int
-	key   string
-	prio  groupconc.Priority
+	modelTask
 	cost  int
 	took  int  // permits it took at the binding limit as it started
 	hold  int  // permits it holds there now: a raise tops up a whole take
 	whole bool // its cost was above the limit as it started
 	gate  chan struct{}
 	h     *groupconc.TaskHandle[int]
-	state int // 0 waiting, 1 running, 2 ended
 }
 
 // costOp is a step of the cost model: "submit" (key, prio, cost),

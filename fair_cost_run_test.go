@@ -16,11 +16,9 @@ import (
 // top group t ("tenant"), checking each start against the model. It
 // returns the first disagreement, "" if none, and the ops it ran.
 func runCostModel(t *testing.T, where string, useWeights bool, limit int, next func(v *costModelView) *costOp) (failure string, ran []costOp) {
-	w := modelWeight(useWeights)
 	mk := func(limit int) *groupconc.GroupPolicy { return modelPolicy(t, where, useWeights, limit) }
 	e := groupconc.New(mk(limit))
 	defer e.Close()
-	keys := modelKeys[where]
 	var mu sync.Mutex
 	var started []int
 	v := &costModelView{}
@@ -31,49 +29,10 @@ func runCostModel(t *testing.T, where string, useWeights bool, limit int, next f
 	kids := where == "global"
 	logf := func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
 	logf("limit %d (%s, weights %v)", limit, where, useWeights)
-	in := func(tk *costTask, g string, own bool) bool {
-		return tk.key == g || !own && modelUnder(tk.key, g)
-	}
-	held := func(g string, own bool) int {
-		n := 0
-		for _, tk := range v.all {
-			if tk.state == 1 && in(tk, g, own) {
-				n += tk.hold // a raise's top-up counts: a share is what is held
-			}
-		}
-		return n
-	}
-	oldestIn := func(g string, own bool) int {
-		for _, tk := range v.all {
-			if tk.state == 0 && in(tk, g, own) {
-				return tk.id
-			}
-		}
-		return -1
-	}
-	m := shareModel{keys: keys, weight: w, held: held, oldest: oldestIn}
-	bestIn := func(g string, own bool) *costTask {
-		var best *costTask
-		for _, tk := range v.all {
-			if tk.state == 0 && in(tk, g, own) && (best == nil || tk.prio < best.prio) {
-				best = tk
-			}
-		}
-		return best
-	}
-	top := "t"
-	if where == "global" {
-		top = ""
-	}
 	// predict is the fair choice (shareModel), then the chosen sharer's
-	// first task of the highest priority.
-	predict := func() *costTask {
-		s, ok := m.next(top)
-		if !ok {
-			return nil
-		}
-		return bestIn(s.g, s.own)
-	}
+	// first task of the highest priority. A raise's top-up counts, since a
+	// share is what is held.
+	predict := modelPredict(func() []*costTask { return v.all }, where, useWeights, func(tk *costTask) int { return tk.hold })
 	free := func() int {
 		n := limit
 		for _, tk := range v.inState(1) {
@@ -165,7 +124,7 @@ func runCostModel(t *testing.T, where string, useWeights bool, limit int, next f
 		}
 		switch op.op {
 		case "submit":
-			tk := &costTask{id: len(v.all), key: op.key, prio: op.prio, cost: op.n, gate: make(chan struct{})}
+			tk := &costTask{modelTask: modelTask{id: len(v.all), key: op.key, prio: op.prio}, cost: op.n, gate: make(chan struct{})}
 			v.all = append(v.all, tk)
 			h, err := groupconc.SubmitWith(context.Background(), e, op.key, fmt.Sprint(tk.id), func(ctx context.Context) (int, error) {
 				mu.Lock()

@@ -15,12 +15,9 @@ import (
 // shareTask is a task of the fair-share model: its key, priority and gate,
 // and whether it waits (0), runs (1) or has ended (2).
 type shareTask struct {
-	id    int
-	key   string
-	prio  groupconc.Priority
-	gate  chan struct{}
-	h     *groupconc.TaskHandle[int]
-	state int // 0 waiting, 1 running, 2 ended
+	modelTask
+	gate chan struct{}
+	h    *groupconc.TaskHandle[int]
 }
 
 // TestFairShareWithParentsFollowsItsModel checks each start against a
@@ -40,7 +37,6 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 					usePrio := seed%2 == 0
 					useWeights := seed%3 == 0
 					limit := 1 + rng.IntN(3)
-					w := modelWeight(useWeights)
 					mk := func(limit int) *groupconc.GroupPolicy { return modelPolicy(t, where, useWeights, limit) }
 					e := groupconc.New(mk(limit))
 					defer e.Close()
@@ -54,7 +50,7 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						if usePrio {
 							pr = groupconc.Priority(1 + rng.IntN(5))
 						}
-						tk := &shareTask{id: len(all), key: k, prio: pr, gate: make(chan struct{})}
+						tk := &shareTask{modelTask: modelTask{id: len(all), key: k, prio: pr}, gate: make(chan struct{})}
 						all = append(all, tk)
 						h, err := groupconc.SubmitWith(context.Background(), e, k, fmt.Sprint(tk.id), func(ctx context.Context) (int, error) {
 							mu.Lock()
@@ -72,44 +68,7 @@ func TestFairShareWithParentsFollowsItsModel(t *testing.T) {
 						tk.h = h
 						log = append(log, fmt.Sprintf("submit %d %s %v", tk.id, k, pr))
 					}
-					held := func(g string, own bool) int {
-						n := 0
-						for _, tk := range all {
-							if tk.state == 1 && (tk.key == g || !own && modelUnder(tk.key, g)) {
-								n++
-							}
-						}
-						return n
-					}
-					oldestIn := func(g string, own bool) int {
-						for _, tk := range all {
-							if tk.state == 0 && (tk.key == g || !own && modelUnder(tk.key, g)) {
-								return tk.id
-							}
-						}
-						return -1
-					}
-					m := shareModel{keys: keys, weight: w, held: held, oldest: oldestIn}
-					bestIn := func(g string, own bool) *shareTask {
-						var best *shareTask
-						for _, tk := range all {
-							if tk.state == 0 && (tk.key == g || !own && modelUnder(tk.key, g)) && (best == nil || tk.prio < best.prio) {
-								best = tk
-							}
-						}
-						return best
-					}
-					top := "t"
-					if where == "global" {
-						top = ""
-					}
-					predict := func() *shareTask {
-						s, ok := m.next(top)
-						if !ok {
-							return nil
-						}
-						return bestIn(s.g, s.own)
-					}
+					predict := modelPredict(func() []*shareTask { return all }, where, useWeights, func(*shareTask) int { return 1 })
 					// inState returns the tasks that wait (0), run (1) or ended (2).
 					inState := func(state int) []*shareTask {
 						var in []*shareTask

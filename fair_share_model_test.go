@@ -119,3 +119,63 @@ func modelParent(k string) string {
 
 // modelUnder reports whether k is g or in g's subtree.
 func modelUnder(k, g string) bool { return k == g || strings.HasPrefix(k, g+"/") }
+
+// modelTask is what the fair choice reads of a task of either model.
+type modelTask struct {
+	id    int
+	key   string
+	prio  groupconc.Priority
+	state int // 0 waiting, 1 running, 2 ended
+}
+
+func (tk *modelTask) task() *modelTask { return tk }
+
+// in reports whether tk is one of the sharer's tasks: g's own, or with own
+// false, those of g's subtree.
+func (tk *modelTask) in(g string, own bool) bool {
+	return tk.key == g || !own && modelUnder(tk.key, g)
+}
+
+// modelPredict returns the model's next start under top ("" for the
+// global layer): the fair choice among the sharers of the tasks all
+// returns, each running task counting what holds says, then the chosen
+// sharer's first waiting task of the highest priority. It returns nil if
+// none waits.
+func modelPredict[T interface{ task() *modelTask }](all func() []T, where string, useWeights bool, holds func(T) int) func() T {
+	m := shareModel{keys: modelKeys[where], weight: modelWeight(useWeights)}
+	m.held = func(g string, own bool) int {
+		n := 0
+		for _, tk := range all() {
+			if c := tk.task(); c.state == 1 && c.in(g, own) {
+				n += holds(tk)
+			}
+		}
+		return n
+	}
+	m.oldest = func(g string, own bool) int {
+		for _, tk := range all() {
+			if c := tk.task(); c.state == 0 && c.in(g, own) {
+				return c.id
+			}
+		}
+		return -1
+	}
+	top := "t"
+	if where == "global" {
+		top = ""
+	}
+	return func() T {
+		var best T
+		s, ok := m.next(top)
+		if !ok {
+			return best
+		}
+		found := false
+		for _, tk := range all() {
+			if c := tk.task(); c.state == 0 && c.in(s.g, s.own) && (!found || c.prio < best.task().prio) {
+				best, found = tk, true
+			}
+		}
+		return best
+	}
+}

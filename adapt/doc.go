@@ -82,8 +82,9 @@
 // window until the run times stop falling. It judges each step only by
 // the tasks that started at a full limit. Then it seeds the baseline with
 // the mean of the last two windows' run times. A start under light load
-// waits until the running count stops climbing before it takes the
-// baseline.
+// waits until the running count stops climbing. Then the baseline is the
+// least run time of the climb. A load just over the capacity builds its
+// line slowly, and the later windows ran behind it.
 //
 // # The global cap
 //

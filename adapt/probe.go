@@ -14,6 +14,9 @@ type probe struct {
 	// window. Times the baseline, it is the concurrency the backend
 	// served at once.
 	best float64
+	// least is the least run time of the light windows since the last
+	// full one. The first of them found the shortest line.
+	least float64
 }
 
 // bound is how full a limit must run for it to bind.
@@ -53,6 +56,9 @@ func (g *Gradient) probeLocked(limit int, n float64, shared bool) int {
 		// Light load, or a limit still filling. The run time is the
 		// baseline once the running count no longer climbs.
 		r := float64(g.w.all.percentile(g.c.Percentile))
+		if p.least == 0 || r < p.least {
+			p.least = r
+		}
 		climbing := p.lastN == 0 || n > p.lastN*(1+tol)+1
 		p.lastN = n
 		if climbing {
@@ -60,11 +66,14 @@ func (g *Gradient) probeLocked(limit int, n float64, shared bool) int {
 		}
 		p.done = true
 		// Settled, as a cold start's: a level the load moves to next does
-		// not take over as the baseline by being seen as often.
-		g.levels.seed(int(math.Round(n)), r)
+		// not take over as the baseline by being seen as often. The load
+		// may be just over the capacity. Then a queue builds slowly in
+		// the backend, and the run times climb with the running count. The
+		// least of them is the one without queueing.
+		g.levels.seed(int(math.Round(n)), p.least)
 		return limit
 	}
-	p.lastN = 0
+	p.lastN, p.least = 0, 0
 	var r float64
 	if full {
 		r = float64(g.w.full.percentile(g.c.Percentile))

@@ -25,7 +25,8 @@ import (
 // the wait. Then it is sent with a context that derives from its own and
 // is the task's. So ShutdownGroup, EvictGroup and Close of the executor
 // cancel it, as they cancel a task. A request that is not sent gets a
-// *NotSentError, and its body is closed.
+// *NotSentError, and its body is closed. A redirect that http.Client
+// follows gets an error of its own then (see NotSentError).
 //
 // A request whose context derives from a task of the same executor, such
 // as one made by a handler under Handler, runs under that task's permits
@@ -58,11 +59,14 @@ type Transport struct {
 
 // NotSentError is the error of a request that Transport did not send. The
 // request never left the process, so it is safe to retry even when it is
-// not idempotent. An http.Client wraps it in a *url.Error, and errors.As
-// and errors.Is see through both. An http.Client whose Timeout ends the
-// wait may replace it with an error of its own, which unwraps to nothing
-// but context.DeadlineExceeded. Bound the wait with the request's context
-// to keep it.
+// not idempotent. A redirect that http.Client follows is not that request.
+// The request was sent, and got the redirect. A redirect not sent fails
+// with an error that wraps the same Err. It is not a *NotSentError. An
+// http.Client wraps it in a *url.Error, and errors.As and errors.Is see
+// through both. An http.Client whose Timeout ends the wait may replace it
+// with an error of its own, which unwraps to nothing but
+// context.DeadlineExceeded. Bound the wait with the request's context to
+// keep it.
 type NotSentError struct {
 	Key string // the request's group key
 	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches
@@ -96,7 +100,9 @@ var errNoResponse = errors.New("httplimit: turned away, with no response to retu
 // closed or read to io.EOF. The wait ends when the permits are held, when
 // the group turns req away, or when req's context ends. In the last two
 // cases it returns a *NotSentError, as it does if a callback of the
-// executor calls runtime.Goexit on the goroutine that waits. A
+// executor calls runtime.Goexit on the goroutine that waits. A redirect
+// that http.Client follows gets an error that wraps the same cause. It is
+// not a *NotSentError, since the first request was sent. A
 // RejectionHandler of the executor may return a *http.Response. It is
 // then returned in place of Base's.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -194,10 +200,30 @@ func noBody(req *http.Request, resp *http.Response) bool {
 		resp.ContentLength == 0 || req.Method == http.MethodHead
 }
 
+// notSent closes req's body and returns why req was not sent. A redirect
+// that http.Client follows carries the response that caused it. So the
+// caller's request was sent, and is not safe to retry. Its error is then
+// not a *NotSentError.
 func notSent(req *http.Request, key string, err error) error {
 	closeBody(req)
+	if req.Response != nil {
+		return &redirectNotSentError{key: key, err: err}
+	}
 	return &NotSentError{Key: key, Err: err}
 }
+
+// redirectNotSentError is the error of a redirect that Transport did not
+// send, after the request it follows was sent.
+type redirectNotSentError struct {
+	key string
+	err error
+}
+
+func (e *redirectNotSentError) Error() string {
+	return fmt.Sprintf("httplimit: redirect of a request already sent, to group %q, not sent: %v", e.key, e.err)
+}
+
+func (e *redirectNotSentError) Unwrap() error { return e.err }
 
 // closeBody closes the body of a request that is not sent, as a
 // RoundTripper must.

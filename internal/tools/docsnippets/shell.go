@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 func (c *checker) gitTags() map[string]bool {
@@ -86,12 +85,12 @@ func (c *checker) command(b block, line string) {
 		if !stops[name] {
 			c.checked++
 			c.note(b, line, "not run (runs until stopped); .ci/run runs it with -for")
-			if _, err := c.run(dir, time.Minute, "go", "vet", f[2]); err != nil {
-				c.fail(b, "%s: go vet fails", line)
+			if out, err := c.run(dir, buildTime, "go", "vet", f[2]); err != nil {
+				c.fail(b, "%s: go vet fails: %v\n%s", line, err, out)
 			}
 			return
 		}
-		out, err := c.run(dir, time.Minute, "go", "run", f[2])
+		out, err := c.run(dir, buildTime, "go", "run", f[2])
 		if err != nil {
 			c.fail(b, "%s: %v\n%s", line, err, out)
 			return
@@ -99,8 +98,8 @@ func (c *checker) command(b block, line string) {
 		c.ran++
 		c.note(b, line, "run")
 	case len(f) >= 2 && f[1] == "run" && len(f) == 3 && f[2] == ".":
-		if _, err := c.run(dir, time.Minute, "go", "vet", "."); err != nil {
-			c.fail(b, "%s: go vet fails", line)
+		if out, err := c.run(dir, buildTime, "go", "vet", "."); err != nil {
+			c.fail(b, "%s: go vet fails: %v\n%s", line, err, out)
 			return
 		}
 		c.checked++
@@ -120,7 +119,7 @@ func (c *checker) command(b block, line string) {
 				pkgs = append(pkgs, a)
 			}
 		}
-		if out, err := c.run(dir, time.Minute, "go", append([]string{"list"}, pkgs...)...); err != nil {
+		if out, err := c.run(dir, buildTime, "go", append([]string{"list"}, pkgs...)...); err != nil {
 			c.fail(b, "%s: its packages do not resolve:\n%s", line, out)
 			return
 		}

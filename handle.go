@@ -233,6 +233,10 @@ type WaitPosition struct {
 	// an ancestor's. It is "" for the global cap.
 	Group string
 	// Ahead is how many tasks of that limit's line are served before it.
+	// A task waits first at the pause nearest it. It may stand in an
+	// ancestor's pause line, if its group was paused after it joined. At
+	// a pause, Ahead counts the tasks that wait there first. It counts
+	// them in whichever pause line they stand.
 	// Under IsolationFairShare the global line serves groups in turn. So
 	// there it counts the task's own group's tasks only (at a parent's
 	// line, those of its child's subtree). A costly task the fair choice

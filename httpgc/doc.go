@@ -76,18 +76,19 @@
 // A body is one JSON object with only whitespace after it: anything more
 // is malformed (400), and nothing changes.
 //
-// Why a group waits. A row's "why" says where its waiting tasks wait, by
-// the first rule that holds. "paused" means the group or an ancestor is
-// paused. For an ancestor's pause, "pausedBy" names the nearest ancestor
-// paused by its own override. "global cap" means some wait for a global
-// permit. "own limit: bulkhead" means its in-flight count is at its
-// bulkhead and tasks wait before it, not only past it. "own limit:
+// Why a group waits. A row's "why" says where its first waiting task
+// waits, by the first rule that holds. "paused" means the group or an
+// ancestor is paused. For an ancestor's pause, "pausedBy" names the
+// nearest ancestor paused by its own override. "global cap" means it
+// waits for a global permit. "own limit: bulkhead" means its in-flight
+// count is at its bulkhead and no waiting task is past it. "own limit:
 // concurrency" means its running tasks hold its concurrency limit.
 // Callers blocked on a full queue wait too: with no task waiting, the
 // row says what keeps their tasks from starting.
-// "parent limit: acme" means its own limits have room, but acme, its
-// nearest ancestor at its bulkhead or concurrency, holds it back. "own
-// limit" means its permits are being handed on. With nothing waiting,
+// "parent limit: acme" means it waits at acme's bulkhead, or its own
+// limits have room, but acme, its nearest ancestor at its concurrency,
+// holds it back. "own limit" means the counts cannot place the wait (a
+// costly task's), or its permits are being handed on. With nothing waiting,
 // "running long: 12 m" means its oldest task has run Options.LongRun or
 // more (10s by default). Otherwise "why" is "". "hung" is true when the
 // group runs at its concurrency limit and its oldest task has run LongRun

@@ -88,16 +88,21 @@ func (h *Handler) ancestorsIn(items []item) lookup {
 	}
 }
 
-// parentLimit returns the displayed name of st's nearest ancestor whose
-// own limits hold its subtree: its bulkhead full with tasks waiting before
-// it (bulkheadHolds), or its running tasks' cost at its concurrency. It
-// returns "" if none does, and then, under fair share, whether an
-// ancestor has tasks waiting for a global permit: they hold its permits as
-// they wait. Under IsolationOff a task takes its global permit first, so
-// such tasks hold none of them, and wait before its bulkhead.
-func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string, global bool) {
+// parentLimit returns the reason of st's row, given own, the reason its
+// own row gives. It reads its ancestors' rows, nearest first. A task
+// takes every bulkhead before any concurrency limit. An ancestor's
+// bulkhead holds st's first task in flight if no waiting task is past
+// it. If one is, the counts do not say whose: "own limit". A caller
+// blocked on a queue of no slots waits until its task could start. So
+// the first full bulkhead with tasks waiting before it holds it. Then the
+// nearest ancestor at its concurrency is named. Under fair share, with
+// none, an ancestor's tasks waiting for a global permit hold its permits:
+// "global cap". Under IsolationOff a task takes its global permit first.
+// So those hold none, and wait before its bulkhead.
+func (h *Handler) parentLimit(st groupconc.GroupStats, own string, find lookup) string {
 	fair := h.e.Policy().Isolation() == groupconc.IsolationFairShare
-	key := st.Parent
+	child, key := st, st.Parent
+	conc, global := "", false
 	for range maxDepth {
 		if key == "" {
 			break
@@ -106,17 +111,32 @@ func (h *Handler) parentLimit(st groupconc.GroupStats, find lookup) (name string
 		if !ok {
 			break
 		}
-		waiting := waitingOrBlocked(p)
-		if !fair {
-			waiting -= p.WaitingGlobal // they wait for the global cap before its bulkhead
+		switch {
+		case p.MaxInFlight == groupconc.Unlimited:
+		case st.Waiting == 0:
+			if bulkheadFull(p) && before(p, fair) > 0 {
+				return "parent limit: " + h.display(key)
+			}
+		case inFlightWaiting(p) == 0:
+			return "parent limit: " + h.display(key)
+		case before(p, fair) > before(child, fair): // tasks in flight below it wait before it
+			return "own limit"
 		}
-		if bulkheadHolds(p, waiting) || p.RunningCost >= p.MaxConcurrency {
-			return h.display(key), false
+		if conc == "" && p.RunningCost >= p.MaxConcurrency {
+			conc = h.display(key)
 		}
-		global = global || fair && p.WaitingGlobal > 0
-		key = p.Parent
+		global = global || fair && p.WaitingGlobal > 0 && conc == ""
+		child, key = p, p.Parent
 	}
-	return "", global
+	switch {
+	case own != "own limit":
+		return own
+	case conc != "":
+		return "parent limit: " + conc
+	case global:
+		return "global cap"
+	}
+	return own
 }
 
 // pausedOwn reports whether key's own override pauses it.

@@ -58,11 +58,11 @@ func TestParentLimitNamesTheNearestAncestorAtItsBulkheadOrConcurrency(t *testing
 			"g": with(free, func(st *groupconc.GroupStats) { st.MaxInFlight, st.InFlight, st.Running, st.Waiting = 4, 4, 4, 1 })}, "g"},
 		{"a parent that cannot be found", map[string]groupconc.GroupStats{}, ""},
 	} {
-		name, global := h.parentLimit(groupconc.GroupStats{GroupKey: "c", Parent: "p"}, finder(c.m))
-		assert.Equal(t, c.want, name, c.name)
-		if c.want == "" {
-			assert.False(t, global, c.name)
+		want := "own limit"
+		if c.want != "" {
+			want = "parent limit: " + c.want
 		}
+		assert.Equal(t, want, h.parentLimit(groupconc.GroupStats{GroupKey: "c", Parent: "p"}, "own limit", finder(c.m)), c.name)
 	}
 }
 
@@ -85,8 +85,38 @@ func TestParentLimitTellsOfAnAncestorWaitingForAGlobalPermitUnderFairShareOnly(t
 		h := &Handler{e: adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder().Isolation(c.mode))}
 		grand := parent
 		grand.Parent, grand.WaitingGlobal = "", c.waitingGlobal
-		name, global := h.parentLimit(child, finder(map[string]groupconc.GroupStats{"p": parent, "g": grand}))
-		assert.Equal(t, "", name, "%v, %d waiting for a global permit", c.mode, c.waitingGlobal)
-		assert.Equal(t, c.want, global, "%v, %d waiting for a global permit", c.mode, c.waitingGlobal)
+		want := "own limit"
+		if c.want {
+			want = "global cap"
+		}
+		got := h.parentLimit(child, "own limit", finder(map[string]groupconc.GroupStats{"p": parent, "g": grand}))
+		assert.Equal(t, want, got, "%v, %d waiting for a global permit", c.mode, c.waitingGlobal)
+	}
+}
+
+// A child's first task is in flight: one of its two waiting tasks is,
+// and none runs. Its parent's bulkhead of 2 holds it if no waiting task
+// is past it. So it does below its count, which costly tasks fill. One
+// may be past it, and one more held before it. Then the counts cannot say
+// which is the child's: "own limit". With none held, the concurrency
+// limits are next.
+func TestParentLimitPlacesAChildsFirstTaskInFlight(t *testing.T) {
+	h := &Handler{e: adaptertest.NewExecutor(t, groupconc.NewPolicyBuilder())}
+	child := groupconc.GroupStats{GroupKey: "c", Parent: "p", Waiting: 2, InFlight: 1, MaxInFlight: 1, MaxConcurrency: 5}
+	for _, c := range []struct {
+		name                       string
+		running, inFlight, waiting int
+		own, want                  string
+	}{
+		{"none past the full bulkhead", 2, 2, 2, "own limit", "parent limit: p"},
+		{"none past a bulkhead costly tasks fill", 1, 1, 2, "own limit", "parent limit: p"},
+		{"none past it, its own concurrency full", 2, 2, 2, "own limit: concurrency", "parent limit: p"},
+		{"one past it and one more held", 1, 2, 3, "own limit", "own limit"},
+		{"one past it, none held", 1, 2, 2, "own limit", "parent limit: p"},
+		{"one past it, none held, its own concurrency full", 1, 2, 2, "own limit: concurrency", "own limit: concurrency"},
+	} {
+		p := groupconc.GroupStats{Running: c.running, InFlight: c.inFlight, Waiting: c.waiting, MaxInFlight: 2, MaxConcurrency: 2, RunningCost: 2}
+		got := h.parentLimit(child, c.own, finder(map[string]groupconc.GroupStats{"p": p}))
+		assert.Equal(t, c.want, got, c.name)
 	}
 }

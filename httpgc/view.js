@@ -128,8 +128,8 @@ const WHY_TITLES = {
   'paused': 'the group, or a parent, is paused: its tasks wait until it is resumed',
   'global cap': 'some of its tasks wait for a permit of the global cap (GlobalMaxInFlight)',
   'running long': 'its oldest running task has run longer than Options.LongRun',
-  'own limit': 'tasks wait for the group\'s own bulkhead or concurrency limit',
-  'parent limit': 'its own limits have room, but the ancestor named is at its bulkhead or concurrency limit',
+  'own limit': 'tasks wait for the group\'s own limits, or where its counts cannot tell',
+  'parent limit': 'its first task waits at the ancestor named: at its bulkhead, or at its concurrency limit while the group\'s own has room',
 };
 function whyCell(r, button) {
   const box = el('div', { class: 'whybox' });

@@ -7,13 +7,18 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// Why a group's tasks wait, as a row's "why" says it. The first rule that
-// holds decides.
+// Why a group's tasks wait, as a row's "why" says it. It names the limit
+// its first task waits at, when the counts can tell. That is the task its
+// lines serve first. The first rule that holds decides.
 //
 //	"paused"                  the group, or an ancestor, is paused
-//	"global cap"              some of its tasks wait for a global permit,
-//	                          or hold an ancestor's that its tasks wait for
-//	"own limit: bulkhead"     tasks wait before its bulkhead, which is full
+//	"global cap"              its first task waits for a global permit,
+//	                          or tasks that do hold an ancestor's
+//	"own limit: bulkhead"     tasks wait before its bulkhead, which is full,
+//	                          and none is past it
+//	"own limit"               so, but the bulkhead is not full: costly tasks fill it
+//	"parent limit: acme"      its first task waits at the nearest such bulkhead
+//	"own limit"               it may wait at one, or past it
 //	"own limit: concurrency"  tasks wait, and its running tasks hold its concurrency
 //	"parent limit: acme"      tasks wait, and the nearest such ancestor is at its limit
 //	"global cap"              only blocked callers wait, and the cap is full
@@ -26,11 +31,17 @@ import (
 // With tasks in it, it waits behind them, for what they wait for. With
 // none (a threshold of 0), it waits until its task could start at once.
 //
-// A task in flight (InFlight) has passed the bulkhead. So a full bulkhead
-// holds back only the waiting tasks beyond those in flight and not
-// running. One that every waiting task has passed holds none of them:
-// they wait for a concurrency limit, and the row names that one. The same
-// holds for an ancestor's bulkhead.
+// A task takes every bulkhead, its own first, before any concurrency
+// limit. Under IsolationOff it takes its global permit first, under fair
+// share last. Each line serves in order, so the first task passes each
+// limit before the others. A task in flight (InFlight) has passed the
+// bulkhead. So one waiting task in flight and not running means the first
+// one is past it. Then the row names a later limit, even though others
+// wait before the bulkhead. An ancestor's bulkhead holds the first task
+// when no waiting task of its subtree is past it. Some may be, while
+// tasks in flight below it wait before it. Then the counts cannot say
+// whose: "own limit". Under IsolationOff the tasks waiting for a global
+// permit wait before every bulkhead.
 //
 // A paused row whose own override does not pause it names the nearest
 // ancestor whose own does (pausedBy): resuming the row's group would
@@ -42,23 +53,21 @@ import (
 // group is at its limit too, but its tasks finish. So a hung group that
 // has tasks waiting says "own limit: concurrency" and is hung.
 //
-// An ancestor is at its limit when its row's in-flight count is at its
-// bulkhead with tasks waiting before it, or its running cost at its
-// concurrency. Under IsolationOff its tasks waiting for a global permit
-// wait before its bulkhead, not for it. Its counts cover its
-// subtree, so this reads the rows alone. The nearest such ancestor is
-// named as rows name groups. Under fair share a task holds its ancestors'
-// permits while it waits for a global one. So when no ancestor is at its
-// limit but one has tasks waiting for a global permit, those hold the
-// ancestor's permits the row's tasks wait for: "global cap".
+// An ancestor is at its concurrency when its running cost is. Its counts
+// cover its subtree, so this reads the rows alone. The nearest such
+// ancestor is named as rows name groups. Under fair share a task holds
+// its ancestors' permits while it waits for a global one. So when no
+// ancestor is at its limit but one has tasks waiting for a global permit,
+// those hold the ancestor's permits the row's tasks wait for: "global
+// cap".
 //
 // The counts say how many tasks wait, not what each needs. So "own
-// limit" also stands for a wait they cannot place: a task costing more
-// than is free, or on a parent's row, a child's own limit or pause. A
-// child whose own bulkhead is full says so even while its task waits at
-// its parent's. In-flight counts tasks, and a bulkhead permits, so a
-// bulkhead that costly tasks fill says "own limit", on its group's row and
-// on its children's. Position places a task exactly.
+// limit" also stands for a wait they cannot place. One is a bulkhead
+// costly tasks fill: in-flight counts tasks, and a bulkhead permits.
+// Another, on a parent's row, is a child's own limit or pause. A costly
+// task may wait at its own concurrency limit, with too few permits free.
+// Its counts are those of a task waiting at its parent's. So its row
+// names the parent's when that is full. Position places a task exactly.
 
 // window is how far back a row's "recent" counts reach.
 const window = time.Minute
@@ -75,13 +84,15 @@ type recentJSON struct {
 
 // why fills r's why, hung, recent and history from st and the history.
 func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
-	r.Why = reason(st, h.o.LongRun)
-	if r.Why == "own limit" && st.Parent != "" {
-		if name, global := h.parentLimit(st, find); name != "" {
-			r.Why = "parent limit: " + name
-		} else if global {
-			r.Why = "global cap"
-		}
+	fair := h.e.Policy().Isolation() == groupconc.IsolationFairShare
+	r.Why = reason(st, h.o.LongRun, fair)
+	own := r.Why == "own limit" || r.Why == "own limit: concurrency"
+	switch {
+	case st.Parent == "" || !own:
+	case st.Waiting > 0 && inFlightWaiting(st) > 0: // its first task is past its bulkhead
+		r.Why = h.parentLimit(st, r.Why, find)
+	case st.Waiting == 0 && r.Why == "own limit": // only callers wait, and its limits have room
+		r.Why = h.parentLimit(st, r.Why, find)
 	}
 	if r.Why == "own limit" && st.Waiting == 0 && st.Blocked > 0 && h.globalFull() {
 		r.Why = "global cap" // only callers wait, and no limit of theirs is full
@@ -126,20 +137,24 @@ func delta(now, then uint64) uint64 {
 
 func done(st groupconc.GroupStats) uint64 { return st.Succeeded + st.Failed + st.Cancelled }
 
-// reason applies the rules above.
-func reason(st groupconc.GroupStats, longRun time.Duration) string {
+// reason applies the rules above that read st alone. Under fair share
+// (fair) the global cap comes last in the walk, under IsolationOff first.
+func reason(st groupconc.GroupStats, longRun time.Duration, fair bool) string {
 	waiting := waitingOrBlocked(st)
+	first := before(st, fair) > 0 && inFlightWaiting(st) == 0 // the first waits before the bulkhead
 	switch {
 	case st.Paused:
 		return "paused"
-	case st.WaitingGlobal > 0:
+	case st.WaitingGlobal > 0 && (fair || st.WaitingGlobal == st.Waiting):
 		return "global cap"
 	case waiting == 0 && st.OldestRunning >= longRun:
 		return "running long: " + coarse(st.OldestRunning)
 	case waiting == 0:
 		return ""
-	case bulkheadHolds(st, waiting):
+	case first && bulkheadFull(st):
 		return "own limit: bulkhead"
+	case first && st.Waiting > 0 && st.MaxInFlight != groupconc.Unlimited:
+		return "own limit" // costly tasks fill it: in-flight counts tasks
 	case st.RunningCost >= st.MaxConcurrency:
 		return "own limit: concurrency"
 	}
@@ -155,12 +170,24 @@ func waitingOrBlocked(st groupconc.GroupStats) int {
 	return st.Blocked
 }
 
-// bulkheadHolds reports whether st's bulkhead is full and holds back some
-// of the waiting (waitingOrBlocked): more of them wait than are in flight
-// and not running. Those have passed it.
-func bulkheadHolds(st groupconc.GroupStats, waiting int) bool {
-	return st.MaxInFlight != groupconc.Unlimited && st.InFlight >= st.MaxInFlight &&
-		waiting > st.InFlight-st.Running
+// inFlightWaiting returns how many of st's waiting tasks are in flight:
+// past its bulkhead, and not running.
+func inFlightWaiting(st groupconc.GroupStats) int { return max(st.InFlight-st.Running, 0) }
+
+// before returns how many of st's waiting tasks (waitingOrBlocked) wait
+// before its bulkhead. Under IsolationOff those waiting for a global
+// permit wait before it too, but for the global cap.
+func before(st groupconc.GroupStats, fair bool) int {
+	n := waitingOrBlocked(st) - inFlightWaiting(st)
+	if !fair {
+		n -= st.WaitingGlobal
+	}
+	return max(n, 0)
+}
+
+// bulkheadFull reports whether st's in-flight count is at its bulkhead.
+func bulkheadFull(st groupconc.GroupStats) bool {
+	return st.MaxInFlight != groupconc.Unlimited && st.InFlight >= st.MaxInFlight
 }
 
 // globalFull reports whether the global cap's permits are all held.

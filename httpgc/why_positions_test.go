@@ -43,7 +43,7 @@ func (w *whereTask) handle() *groupconc.TaskHandle[int] {
 }
 
 // wherePolicy returns a random policy over whereKeys.
-func wherePolicy(r *rand.Rand, mode groupconc.IsolationMode) *groupconc.GroupPolicy {
+func wherePolicy(r *rand.Rand, mode groupconc.IsolationMode, costs bool) *groupconc.GroupPolicy {
 	b := groupconc.NewPolicyBuilder().Isolation(mode).ParentSeparator("/")
 	if r.IntN(3) > 0 {
 		b.GlobalMaxInFlight(1 + r.IntN(5))
@@ -53,7 +53,7 @@ func wherePolicy(r *rand.Rand, mode groupconc.IsolationMode) *groupconc.GroupPol
 		if r.IntN(2) == 0 {
 			conc[k] = 1 + r.IntN(3)
 		}
-		if r.IntN(4) == 0 {
+		if r.IntN(4) == 0 || costs && r.IntN(2) == 0 {
 			bulk[k] = 1 + r.IntN(4)
 		}
 	}
@@ -79,13 +79,17 @@ func wherePolicy(r *rand.Rand, mode groupconc.IsolationMode) *groupconc.GroupPol
 // reason names a limit one of its tasks waits at (Position), or one it
 // must pass after the one it waits at (whereNamed). Under fair share
 // "global cap" may stand for an ancestor's permits that tasks waiting for
-// the cap hold.
-func TestRowsSayWhereTheirTasksWait(t *testing.T) {
-	for seed := range uint64(40) {
+// the cap hold. It names where its first task waits (whereFirst).
+func TestRowsSayWhereTheirTasksWait(t *testing.T) { whereRun(t, 40, false) }
+
+// whereRun runs seeds of random steps in each isolation mode. With costs
+// the tasks have random costs. It checks the rows after each step.
+func whereRun(t *testing.T, seeds uint64, costs bool) {
+	for seed := range seeds {
 		for _, mode := range modes {
 			synctest.Test(t, func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(mode)))
-				e := groupconc.New(wherePolicy(r, mode))
+				e := groupconc.New(wherePolicy(r, mode, costs))
 				h, err := httpgc.New(e, httpgc.Options{})
 				require.NoError(t, err)
 				var tasks []*whereTask
@@ -108,15 +112,15 @@ func TestRowsSayWhereTheirTasksWait(t *testing.T) {
 					for _, w := range tasks {
 						before[w] = w.started.Load()
 					}
-					log = append(log, whereStep(t, r, e, mode, &tasks, step))
+					log = append(log, whereStep(t, r, e, mode, costs, &tasks, step))
 					synctest.Wait()
 					for _, w := range tasks {
 						if st, ok := e.GroupStats(w.key); ok && st.Paused && w.started.Load() && !before[w] {
 							t.Fatalf("seed %d: a task of %s started while paused; steps:\n  %s", seed, w.key, strings.Join(log, "\n  "))
 						}
 					}
-					if msg := whereCheck(e, h, tasks, mode); msg != "" {
-						t.Fatalf("seed %d, step %d: %s\nsteps:\n  %s", seed, step, msg, strings.Join(log, "\n  "))
+					if msg := whereCheck(e, h, tasks, mode, costs); msg != "" {
+						t.Fatalf("seed %d, %v, step %d: %s\nsteps:\n  %s", seed, mode, step, msg, strings.Join(log, "\n  "))
 					}
 				}
 			})
@@ -125,7 +129,7 @@ func TestRowsSayWhereTheirTasksWait(t *testing.T) {
 }
 
 // whereStep takes one random step and says what it did.
-func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode groupconc.IsolationMode, tasks *[]*whereTask, step int) string {
+func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode groupconc.IsolationMode, costs bool, tasks *[]*whereTask, step int) string {
 	key := whereKeys[r.IntN(len(whereKeys))]
 	_, known := e.GroupStats(key)
 	switch op := r.IntN(13); {
@@ -141,6 +145,9 @@ func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode grou
 			return 0, nil
 		}
 		o := groupconc.SubmitOptions{Block: r.IntN(3) == 0, MaxWait: time.Duration(r.IntN(3)) * time.Second}
+		if costs {
+			o.Cost = 1 + r.IntN(3)
+		}
 		*tasks = append(*tasks, w)
 		w.blocking.Store(o.Block)
 		submit := func() {
@@ -153,7 +160,7 @@ func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode grou
 		} else {
 			submit()
 		}
-		return fmt.Sprintf("submit to %s, block %v, max wait %v", key, o.Block, o.MaxWait)
+		return fmt.Sprintf("submit to %s, block %v, max wait %v, cost %d", key, o.Block, o.MaxWait, o.Cost)
 	case op < 7:
 		var running []*whereTask
 		for _, w := range *tasks {
@@ -184,7 +191,7 @@ func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode grou
 		require.NoError(t, e.SetGroupOverride(key, o))
 		return fmt.Sprintf("override %s's concurrency: %d", key, n)
 	case op < 10:
-		require.NoError(t, e.UpdatePolicy(wherePolicy(r, mode)))
+		require.NoError(t, e.UpdatePolicy(wherePolicy(r, mode, costs)))
 		return "update the policy"
 	case op < 11:
 		var waiting []*whereTask
@@ -213,7 +220,7 @@ func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode grou
 }
 
 // whereCheck returns what is wrong with the rows of e, or "".
-func whereCheck(e *groupconc.GroupExecutor, h http.Handler, tasks []*whereTask, mode groupconc.IsolationMode) string {
+func whereCheck(e *groupconc.GroupExecutor, h http.Handler, tasks []*whereTask, mode groupconc.IsolationMode, costs bool) string {
 	under := func(key, top string) bool { return key == top || strings.HasPrefix(key, top+"/") }
 	var bad []string
 	for _, k := range whereKeys {
@@ -266,8 +273,10 @@ func whereCheck(e *groupconc.GroupExecutor, h http.Handler, tasks []*whereTask, 
 			if row.Why != "" && !strings.HasPrefix(row.Why, "running long") {
 				bad = append(bad, "nothing waits, but why: "+desc)
 			}
-		case st.Waiting > 0 && leaf && !whereNamed(k, row.Why, ps, mode):
+		case st.Waiting > 0 && leaf && !costs && !whereNamed(k, row.Why, ps, mode):
 			bad = append(bad, "why names no limit its tasks wait for: "+desc)
+		case st.Waiting > 0 && leaf && !whereFirst(k, row.Why, ps, mode):
+			bad = append(bad, "why names not the limit its tasks wait at first: "+desc)
 		}
 	}
 	return strings.Join(bad, "\n")

@@ -24,9 +24,11 @@ func TestReasonTakesTheFirstRuleThatHolds(t *testing.T) {
 		{"running exactly LongRun", groupconc.GroupStats{OldestRunning: long, MaxInFlight: none, MaxConcurrency: 2, RunningCost: 1}, "running long: 10 m"},
 		{"running just short of LongRun", groupconc.GroupStats{OldestRunning: long - 1, MaxInFlight: none, MaxConcurrency: 2, RunningCost: 1}, ""},
 		{"bulkhead before concurrency", groupconc.GroupStats{Waiting: 1, Running: 2, InFlight: 2, MaxInFlight: 2, RunningCost: 2, MaxConcurrency: 2}, "own limit: bulkhead"},
-		{"bulkhead below its bound", groupconc.GroupStats{Waiting: 1, Running: 2, InFlight: 2, MaxInFlight: 3, RunningCost: 2, MaxConcurrency: 2}, "own limit: concurrency"},
+		{"a task before a bulkhead below its bound", groupconc.GroupStats{Waiting: 1, Running: 2, InFlight: 2, MaxInFlight: 3, RunningCost: 2, MaxConcurrency: 2}, "own limit"},
 		{"a full bulkhead every waiting task has passed", groupconc.GroupStats{Waiting: 1, Running: 1, InFlight: 2, MaxInFlight: 2, RunningCost: 1, MaxConcurrency: 1}, "own limit: concurrency"},
-		{"one task waits before a full bulkhead", groupconc.GroupStats{Waiting: 2, Running: 1, InFlight: 2, MaxInFlight: 2, RunningCost: 1, MaxConcurrency: 1}, "own limit: bulkhead"},
+		{"the first waiting task has passed a full bulkhead", groupconc.GroupStats{Waiting: 2, Running: 1, InFlight: 2, MaxInFlight: 2, RunningCost: 1, MaxConcurrency: 1}, "own limit: concurrency"},
+		{"a bulkhead that costly tasks fill", groupconc.GroupStats{Waiting: 1, Running: 1, InFlight: 1, MaxInFlight: 4, RunningCost: 1, MaxConcurrency: 1}, "own limit"},
+		{"global cap while the first task waits past it", groupconc.GroupStats{Waiting: 2, WaitingGlobal: 1, Running: 1, InFlight: 2, MaxInFlight: none, RunningCost: 1, MaxConcurrency: 1}, "own limit: concurrency"},
 		{"a blocked caller before a full bulkhead", groupconc.GroupStats{Blocked: 1, Running: 2, InFlight: 2, MaxInFlight: 2, RunningCost: 2, MaxConcurrency: 2}, "own limit: bulkhead"},
 		{"a blocked caller at its concurrency", groupconc.GroupStats{Blocked: 1, Running: 1, InFlight: 1, MaxInFlight: none, RunningCost: 1, MaxConcurrency: 1}, "own limit: concurrency"},
 		{"a blocked caller before running long", groupconc.GroupStats{Blocked: 1, OldestRunning: long, MaxInFlight: none, RunningCost: 1, MaxConcurrency: 2}, "own limit"},
@@ -34,7 +36,7 @@ func TestReasonTakesTheFirstRuleThatHolds(t *testing.T) {
 		{"concurrency held", groupconc.GroupStats{Waiting: 1, InFlight: 3, MaxInFlight: none, RunningCost: 2, MaxConcurrency: 2}, "own limit: concurrency"},
 		{"permits being handed on", groupconc.GroupStats{Waiting: 1, InFlight: 2, MaxInFlight: none, RunningCost: 1, MaxConcurrency: 2}, "own limit"},
 	} {
-		assert.Equal(t, c.want, reason(c.st, long), c.name)
+		assert.Equal(t, c.want, reason(c.st, long, false), c.name)
 	}
 }
 

@@ -14,14 +14,19 @@ const (
 // own, or an ancestor's. It reports false if the task waits in no line. It
 // walks the line under its lock, so it is for explaining, not for the hot
 // path. It is safe from any goroutine.
+//
+// A paused task waits first at the pause nearest it. A new task of its
+// group would join that one (waitsAt). It may stand in an ancestor's
+// pause line, if its group was paused after it joined there. Then the
+// pause named is its group's, and so are the tasks counted (pausedAhead).
 func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 	l := p.line.Load()
 	if l == nil {
 		return "", "", 0, false
 	}
 	r := l.lock()
-	defer r.unlock()
 	if p.line.Load() != l { // served or gone meanwhile
+		r.unlock()
 		return "", "", 0, false
 	}
 	// p.bit and the level were set before p joined l, under this lock.
@@ -31,6 +36,12 @@ func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 		limit = WaitPaused
 		if b := p.group.waitsAt(-1, nil); b != nil {
 			a = b
+			r.unlock()
+			ahead = a.pausedAhead(p)
+			if p.line.Load() != l { // moved on meanwhile
+				return "", "", 0, false
+			}
+			return limit, a.key, ahead, true
 		}
 	case heldBulkhead:
 		limit = WaitBulkhead
@@ -42,7 +53,31 @@ func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 	if a != nil {
 		group = a.key
 	}
-	return limit, group, r.q().ahead(p), true
+	ahead = r.q().ahead(p)
+	r.unlock()
+	return limit, group, ahead, true
+}
+
+// pausedAhead counts the tasks served before p at g's pause. For them,
+// as for p, it is the first pause on their path (waitsAt). They wait in
+// g's pause line, or in an ancestor's they joined before g was paused.
+// Each line is walked under its own lock, one at a time.
+func (g *Group[T]) pausedAhead(p *Permits[T]) int {
+	n := 0
+	for a := g; a != nil; a = a.up() {
+		pl := a.pauseLine.Load()
+		if pl == nil {
+			continue
+		}
+		r := pl.lock()
+		r.q().each(nil, func(w *Permits[T]) {
+			if w != p && servedBefore(w, p) && w.group.waitsAt(-1, nil) == g {
+				n++
+			}
+		})
+		r.unlock()
+	}
+	return n
 }
 
 // ahead counts the waiters served before w, which waits in q: those of a

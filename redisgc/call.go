@@ -13,6 +13,7 @@ import (
 // A hung link thus holds one goroutine and one connection, not one per tick.
 type call struct {
 	mode, member string
+	seq          uint64 // above every earlier call's, so Redis runs no late copy of those after it
 	reqs         []poolRequest
 	pools        []*pool         // the pool of each request.
 	groups       map[string]load // the demand the requests were made from.
@@ -37,7 +38,8 @@ type reply struct {
 // the call, as an error would, rather than the process.
 func (c *Coordinator) send(ctx context.Context, cl *call) {
 	cctx, cancel := context.WithDeadline(ctx, cl.bound)
-	cl.cancel, cl.done = cancel, make(chan reply, 1)
+	c.seq++
+	cl.seq, cl.cancel, cl.done = c.seq, cancel, make(chan reply, 1)
 	c.call = cl
 	c.calls.Go(func() {
 		defer cancel()
@@ -49,7 +51,7 @@ func (c *Coordinator) send(ctx context.Context, cl *call) {
 			}
 			cl.done <- r
 		}()
-		r.res, r.err = runSync(cctx, c.client, &c.opts, cl.member, cl.mode, cl.reqs)
+		r.res, r.err = runSync(cctx, c.client, &c.opts, cl.member, cl.mode, cl.seq, cl.reqs)
 		returned = true
 	})
 }

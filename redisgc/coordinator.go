@@ -52,6 +52,7 @@ type Coordinator struct {
 	global    *pool            // the global limit's pool, nil without a GlobalLimit
 	lastErr   error            // the last sync's error
 	call      *call            // the sync in flight, or nil.
+	seq       uint64           // the last call's sequence number
 	calls     sync.WaitGroup   // every call's goroutine.
 
 	// onPublish, if set before Run, sees every status Run publishes.

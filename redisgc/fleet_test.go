@@ -106,7 +106,7 @@ func TestAKilledReplicasShareIsTakenByTheOthersWithinTheLease(t *testing.T) {
 }
 
 func TestAFleetThatLosesRedisKeepsToItsFallbackLosesNoTaskAndRecovers(t *testing.T) {
-	cfg := childConfig{Limit: 9, Replicas: 3, TTL: time.Second, Renew: 300 * time.Millisecond, Sync: 30 * time.Millisecond}
+	cfg := childConfig{Limit: 9, Replicas: 3, TTL: 2 * time.Second, Renew: 300 * time.Millisecond, Sync: 30 * time.Millisecond}
 	f := newFleetTest(t, 3, cfg)
 	for _, p := range f.procs {
 		p.send("loop 5000")

@@ -138,6 +138,9 @@ func (o *Options) fallback(limit, held int) int {
 func (o *Options) membersKey() string { return "{" + o.Prefix + "}:members" }
 func (o *Options) bornKey() string    { return "{" + o.Prefix + "}:born" }
 func (o *Options) globalKey() string  { return "{" + o.Prefix + "}:global" }
+func (o *Options) seqKey(member string) string {
+	return "{" + o.Prefix + "}:q:" + member
+}
 func (o *Options) groupKey(g string) string {
 	return "{" + o.Prefix + "}:g:" + g
 }

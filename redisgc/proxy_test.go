@@ -22,6 +22,7 @@ type faultProxy struct {
 	cut     bool               // guarded by mu
 	closed  bool               // guarded by mu
 	delay   time.Duration      // guarded by mu
+	held    int                // guarded by mu: stuck links that have held a request
 	links   map[*link]struct{} // guarded by mu
 	changed chan struct{}      // guarded by mu: closed and replaced at every change
 }
@@ -30,6 +31,8 @@ type faultProxy struct {
 type link struct {
 	client, server *net.TCPConn
 	dead           bool // guarded by the proxy's mu
+	stuck          bool // guarded by the proxy's mu: frozen alone
+	holding        bool // guarded by the proxy's mu: a request is held, stuck
 }
 
 // newFaultProxy starts a proxy to target, closed in the test's cleanup.
@@ -51,6 +54,23 @@ func (p *faultProxy) addr() string { return p.ln.Addr().String() }
 // freeze stops forwarding: bytes wait in the proxy, the sockets stay open.
 func (p *faultProxy) freeze() { p.set(func() { p.frozen = true }) }
 
+// freezeOpen freezes the links open now alone, as a stuck flow: new
+// connections go through. restore lets the held bytes go on.
+func (p *faultProxy) freezeOpen() {
+	p.set(func() {
+		for l := range p.links {
+			l.stuck = true
+		}
+	})
+}
+
+// heldStuck returns how many stuck links have held a request to Redis.
+func (p *faultProxy) heldStuck() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
 // slow holds each chunk d after it was read, in both directions.
 func (p *faultProxy) slow(d time.Duration) { p.set(func() { p.delay = d }) }
 
@@ -66,7 +86,12 @@ func (p *faultProxy) cutAll() {
 
 // restore forwards again, at once: held bytes go on in order.
 func (p *faultProxy) restore() {
-	p.set(func() { p.frozen, p.cut, p.delay = false, false, 0 })
+	p.set(func() {
+		p.frozen, p.cut, p.delay = false, false, 0
+		for l := range p.links {
+			l.stuck = false
+		}
+	})
 }
 
 // set changes the proxy's state and wakes every pump that waits.
@@ -134,7 +159,7 @@ func (p *faultProxy) pump(l *link, src, dst *net.TCPConn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if !p.hold(l, time.Now()) {
+			if !p.hold(l, time.Now(), src == l.client) {
 				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -158,11 +183,15 @@ func (p *faultProxy) pump(l *link, src, dst *net.TCPConn) {
 
 // hold waits until a chunk read at readAt may go: the link is not frozen,
 // and the delay now in force has passed since readAt. It reports false if
-// the link was reset meanwhile.
-func (p *faultProxy) hold(l *link, readAt time.Time) bool {
+// the link was reset meanwhile. toServer says the chunk goes to Redis.
+func (p *faultProxy) hold(l *link, readAt time.Time, toServer bool) bool {
 	for {
 		p.mu.Lock()
-		dead, frozen, delay, changed := l.dead, p.frozen, p.delay, p.changed
+		dead, frozen, delay, changed := l.dead, p.frozen || l.stuck, p.delay, p.changed
+		if l.stuck && toServer && !l.holding {
+			l.holding = true
+			p.held++
+		}
 		p.mu.Unlock()
 		if dead {
 			return false

@@ -29,7 +29,7 @@ func (f fakeScripter) Eval(ctx context.Context, _ string, keys []string, _ ...an
 func replying(pool ...int64) fakeScripter {
 	return fakeScripter{reply: func(_ context.Context, keys []string) *redis.Cmd {
 		vals := []any{"ok", int64(0)}
-		for range keys[2:] {
+		for range keys[3:] { // members, born and seq, then the pools
 			for _, v := range pool {
 				vals = append(vals, v)
 			}
@@ -59,7 +59,7 @@ func TestASyncReplyOutsideTheScriptsBoundsIsAnErrorNamingIt(t *testing.T) {
 	} {
 		r := req
 		r.keep = tc.keep
-		_, err := runSync(context.Background(), replying(tc.reply...), &o, "m", syncRenew, []poolRequest{r})
+		_, err := runSync(context.Background(), replying(tc.reply...), &o, "m", syncRenew, 1, []poolRequest{r})
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: got %v, want no error", tc.name, err)
@@ -86,7 +86,7 @@ func TestASyncReplyOfAnotherShapeIsAnErrorNamingIt(t *testing.T) {
 		{"not ok", []any{"no", int64(0), int64(1), int64(1), int64(1), int64(1)}, "unexpected reply"},
 	} {
 		client := fakeScripter{reply: func(context.Context, []string) *redis.Cmd { return redis.NewCmdResult(tc.reply, nil) }}
-		_, err := runSync(context.Background(), client, &o, "m", syncRenew, req)
+		_, err := runSync(context.Background(), client, &o, "m", syncRenew, 1, req)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: got %v, want an error naming %q", tc.name, err, tc.err)
 		}

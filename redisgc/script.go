@@ -3,6 +3,7 @@ package redisgc
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,21 +47,27 @@ type syncResult struct {
 	pools []poolResult
 }
 
-// runSync runs the sync script for member. It checks the reply's values
-// against the bounds the script keeps to, and returns an error naming the
-// first one out of range, so that the replica applies none of them. No
-// value is negative. A target is at most the pool's fleet limit. A share
-// is at most the limit, or what the member keeps if that is more (a joining
-// member declares what it runs, even beyond the limit, and keeps it while
-// those tasks run). A broken or hostile server could
-// otherwise have the replica run above the fleet limit. The replica
+// errStale is the error of a sync that Redis refused, as it had run a later
+// one of the member. That happens to a copy of a call, retried or late.
+var errStale = errors.New("redisgc: sync: stale, Redis has run a later sync of this member")
+
+// runSync runs the sync script for member. seq is above that of every
+// earlier sync of the member, so that Redis runs none of those after it.
+// runSync checks the reply's values against the bounds the script keeps
+// to, and returns an error naming the first one out of range, so that the
+// replica applies none of them. No value is negative. A target is at most
+// the pool's fleet limit. A share is at most the limit, or what the member
+// keeps if that is more (a joining member declares what it runs, even
+// beyond the limit, and keeps it while those tasks run). A broken or
+// hostile server could otherwise have the replica run above the fleet
+// limit. The replica
 // handles such an error as it does a failed call: it keeps what it holds,
 // never more, until its lease's deadline.
-func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode string, pools []poolRequest) (syncResult, error) {
-	keys := make([]string, 0, 2+len(pools))
-	keys = append(keys, o.membersKey(), o.bornKey())
-	args := make([]any, 0, 3+3*len(pools))
-	args = append(args, member, o.LeaseTTL.Milliseconds(), mode)
+func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode string, seq uint64, pools []poolRequest) (syncResult, error) {
+	keys := make([]string, 0, 3+len(pools))
+	keys = append(keys, o.membersKey(), o.bornKey(), o.seqKey(member))
+	args := make([]any, 0, 4+3*len(pools))
+	args = append(args, member, o.LeaseTTL.Milliseconds(), mode, seq)
 	for _, p := range pools {
 		keys = append(keys, p.key)
 		args = append(args, p.limit, p.want, p.keep)
@@ -68,6 +75,9 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	vals, err := syncScript.Run(ctx, c, keys, args...).Slice()
 	if err != nil {
 		return syncResult{}, fmt.Errorf("redisgc: sync: %w", err)
+	}
+	if len(vals) > 0 && vals[0] == "stale" {
+		return syncResult{}, errStale
 	}
 	if len(vals) > 0 && vals[0] == "lost" {
 		return syncResult{lost: true}, nil

@@ -15,6 +15,7 @@ type scriptFleet struct {
 	t    *testing.T
 	c    *redis.Client
 	opts Options
+	seq  uint64 // the last sync's sequence number
 }
 
 // newScriptFleet starts a server whose fleet state is past its grace: born
@@ -40,7 +41,8 @@ func newScriptFleet(t *testing.T, ttl time.Duration) *scriptFleet {
 // sync runs one sync of member over one group's pool and returns its result.
 func (f *scriptFleet) sync(member, mode, group string, limit, want, keep int) syncResult {
 	f.t.Helper()
-	r, err := runSync(context.Background(), f.c, &f.opts, member, mode,
+	f.seq++
+	r, err := runSync(context.Background(), f.c, &f.opts, member, mode, f.seq,
 		[]poolRequest{{key: f.opts.groupKey(group), limit: limit, want: want, keep: keep}})
 	if err != nil {
 		f.t.Fatalf("sync %s %s: %v", member, mode, err)
@@ -171,7 +173,8 @@ func TestScriptIdleGroupsLeaveNoKeys(t *testing.T) {
 
 func TestScriptFreshStateGrantsNothingDuringGraceButTakesDeclarations(t *testing.T) {
 	s := startRedis(t)
-	o, _ := Options{LeaseTTL: 400 * time.Millisecond}.withDefaults()
+	// A lease long enough that a loaded machine renews it in time.
+	o, _ := Options{LeaseTTL: time.Second}.withDefaults()
 	f := &scriptFleet{t: t, c: s.client(t), opts: o}
 	a := f.sync("a", syncJoin, "g", 10, 10, 4)
 	if a.grace <= 0 || a.pools[0].share != 4 {
@@ -181,7 +184,7 @@ func TestScriptFreshStateGrantsNothingDuringGraceButTakesDeclarations(t *testing
 	if b.share != 3 || b.used != 7 {
 		t.Fatalf("second declaration: got %+v, want share 3, used 7", b)
 	}
-	eventually(t, 3*time.Second, func() bool {
+	eventually(t, 5*time.Second, func() bool {
 		r := f.sync("a", syncRenew, "g", 10, 10, 4)
 		f.pool("b", syncRenew, "g", 10, 10, 3)
 		return r.grace == 0 && r.pools[0].share == 5
@@ -293,15 +296,15 @@ func TestScriptALeaveKeepsTheLeaseWhileAnyPoolRuns(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	for _, mode := range []string{syncJoin, syncLeave} {
-		if _, err := runSync(ctx, f.c, &f.opts, "a", mode, pools(0, 3)); err != nil {
+	for i, mode := range []string{syncJoin, syncLeave} {
+		if _, err := runSync(ctx, f.c, &f.opts, "a", mode, uint64(i+1), pools(0, 3)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := f.c.ZCard(ctx, f.opts.membersKey()).Val(); n != 1 {
 		t.Fatalf("a left with 3 running in g2: %d members, want a's lease kept", n)
 	}
-	if _, err := runSync(ctx, f.c, &f.opts, "a", syncLeave, pools(0, 0)); err != nil {
+	if _, err := runSync(ctx, f.c, &f.opts, "a", syncLeave, 3, pools(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.c.ZCard(ctx, f.opts.membersKey()).Val(); n != 0 {

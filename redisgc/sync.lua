@@ -4,24 +4,28 @@
 --
 -- KEYS[1]   members: sorted set, member -> lease expiry (ms, Redis time)
 -- KEYS[2]   born: when the fleet state was created (ms, Redis time)
--- KEYS[3..] pools: one hash per pool, s:<member> share, w:<member> want
+-- KEYS[3]   seq: the sequence number of the member's last sync run
+-- KEYS[4..] pools: one hash per pool, s:<member> share, w:<member> want
 -- ARGV[1] member, ARGV[2] lease TTL in ms, ARGV[3] join | renew | leave
--- ARGV[4..] three per pool: fleet limit, want, keep
+-- ARGV[4] the sync's sequence number, above every earlier one of the member
+-- ARGV[5..] three per pool: fleet limit, want, keep
 --
 -- Every live member implicitly holds 1 of every pool (groupconc's smallest
 -- limit); only shares above 1 and wants above 1 are stored. A pool's used
 -- capacity is the sum of the live members' shares; a share only grows from
 -- capacity that is free.
 --
--- Returns {'lost'} when a renewing member's lease is gone, else
+-- Returns {'stale'} for a sync older than one already run (see seq below),
+-- {'lost'} when a renewing member's lease is gone, else
 -- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
 -- pool: the member's share after this call, the share it should shrink to
 -- (or may grow to; never above the limit), the pool's used capacity, and
 -- the live member count.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local me, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local members, born = KEYS[1], KEYS[2]
+local me, ttl, mode, seq = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local members, born, seqKey = KEYS[1], KEYS[2], KEYS[3]
+local firstPool = 4
 
 -- A key of another type (another program's, or planted) fails the sync with
 -- an error that names it, before anything is written.
@@ -31,12 +35,20 @@ local function check(key, want)
     return 'redisgc: key ' .. key .. ' holds a ' .. got .. ', want a ' .. want .. ' or none'
   end
 end
-local bad = check(members, 'zset') or check(born, 'string')
-for i = 3, #KEYS do
+local bad = check(members, 'zset') or check(born, 'string') or check(seqKey, 'string')
+for i = firstPool, #KEYS do
   bad = bad or check(KEYS[i], 'hash')
 end
 if bad then
   return redis.error_reply(bad)
+end
+
+-- A sync may reach Redis late: a client gave up on it, and TCP delivered
+-- it after a later one of the same member. Its keep may be below what the
+-- member runs now, so it changes nothing. A retried copy is refused too.
+local last = tonumber(redis.call('GET', seqKey) or '0')
+if seq <= last then
+  return {'stale'}
 end
 
 -- No members key at all means every lease is gone at once: a first start,
@@ -50,6 +62,10 @@ local live = redis.call('ZSCORE', members, me)
 if mode == 'renew' and not live then
   return {'lost'}
 end
+if mode ~= 'leave' or live then
+  -- It lives as long as the lease at least, so a late copy finds it.
+  redis.call('SET', seqKey, seq, 'PX', ttl)
+end
 
 local leaving = false
 if mode == 'leave' then
@@ -59,8 +75,8 @@ if mode == 'leave' then
   -- A member running nothing leaves at once; one still running tasks keeps
   -- its lease (not renewed) so that they stay counted until it expires.
   leaving = true
-  for i = 3, #KEYS do
-    if tonumber(ARGV[4 + (i - 3) * 3 + 2]) > 0 then
+  for i = firstPool, #KEYS do
+    if tonumber(ARGV[5 + (i - firstPool) * 3 + 2]) > 0 then
       leaving = false
     end
   end
@@ -214,8 +230,8 @@ local function settle(key, limit, want, keep)
 end
 
 local out = {'ok', grace}
-for i = 3, #KEYS do
-  local a = 4 + (i - 3) * 3
+for i = firstPool, #KEYS do
+  local a = 5 + (i - firstPool) * 3
   local r = settle(KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]))
   for _, v in ipairs(r) do
     out[#out + 1] = v

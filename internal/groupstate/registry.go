@@ -43,7 +43,8 @@ type Registry[T any] struct {
 	tuneMu sync.Mutex // orders Tune's calls
 
 	ttl       atomic.Int64 // idle groups are forgotten after ttl (clock units); 0: never
-	lastSweep atomic.Int64 // when ForgetIdle last looked
+	lastSweep atomic.Int64 // when the last look of ForgetIdle began, stored as it ends
+	sweepMu   sync.Mutex   // held by the ForgetIdle that looks
 	removed   func(g *Group[T])
 }
 
@@ -248,22 +249,33 @@ func (r *Registry[T]) SetIdleTTL(ttl int64) {
 // So a group idle for twice the TTL is gone once any ForgetIdle returns.
 // A parent goes in the same pass as its last child, if its subtree has
 // had no task for the TTL.
+//
+// A look is stored as it ends. A call that finds one under way waits for
+// it. So no call returns while groups it must forget remain.
 func (r *Registry[T]) ForgetIdle() {
 	ttl := r.ttl.Load()
 	if ttl <= 0 {
 		return
 	}
 	now := r.clock()
-	last := r.lastSweep.Load()
-	if now-last < ttl || !r.lastSweep.CompareAndSwap(last, now) {
+	if now-r.lastSweep.Load() < ttl {
 		return
 	}
+	r.sweepMu.Lock()
+	defer r.sweepMu.Unlock()
+	// The last look ended and began after now-ttl. So it forgot every
+	// group idle for twice the TTL at now.
+	if now-r.lastSweep.Load() < ttl {
+		return
+	}
+	now = r.clock()
 	r.Range(func(g *Group[T]) bool {
 		for g != nil && r.forget(g, now, ttl) {
 			g = g.up() // idle now, if g was its last child
 		}
 		return true
 	})
+	r.lastSweep.Store(now)
 }
 
 // forget forgets g if it has had no task for ttl at now. It reports

@@ -10,17 +10,17 @@ import (
 // samples of several groups. That is the global cap. It tells overload the
 // groups share from one group's own.
 //
-// A group is slow if its mean run time exceeds its baseline by a margin,
-// or if over one sample in overShare signals overload. It votes once it
-// has given minVote samples, over as many windows as that takes, and its
-// vote stands while it gives samples (up to keepVote windows without one).
-// So a tenant of long calls, which ends a few in a window, votes too. The
-// overload is shared if more than half the voters are slow, and they gave
-// more than half the samples of their votes. The groups of no vote yet
-// vote together, as one group of this window's samples, if they gave
-// minVote or more: many light tenants outvote one busy tenant in trouble.
-// A window with one voter is shared by definition, so a group's own limit
-// is as before.
+// A group is slow if its mean run time exceeds its baseline by a margin.
+// It is slow too if over one sample in overShare signals overload. It
+// votes once it has given minVote samples, over as many windows as that
+// takes. Its vote stands while it gives samples, and up to keepVote
+// windows without one. So a tenant of long calls, which ends a few in a
+// window, votes too. The overload is shared if more than half the voters
+// are slow, and they gave more than half the samples of the votes. The
+// groups with no vote yet vote together, as one group of this window's
+// samples, once they gave minVote or more. So many light tenants outvote
+// one busy tenant in trouble. A window with one voter is shared by
+// definition, so a group's own limit is as before.
 //
 // A group's baseline is the least of its votes' mean run times. It rises
 // by baseDrift a window, so a backend that got slower for good is the new
@@ -36,13 +36,14 @@ type tally struct {
 	voters int // the votes the last window judged by
 }
 
-// quietNow reports whether overload is to be taken as one group's: as the
-// last window judged, if more than one group voted in it. Before any
-// window was judged, or after one with a single voter, it is one group's
-// while more than one group gives samples or has a vote standing (a
-// tenant of long calls that ends none in this window). So one tenant's
-// overload does not cut everyone's cap before its vote is counted: not in
-// the first window, nor where it joins a tenant that had the cap alone.
+// quietNow reports whether overload is to be taken as one group's. If more
+// than one group voted in the last window judged, it says as that window
+// did. Before any window was judged, or after one with a single voter, it
+// is one group's while more than one group gives samples or has a vote
+// standing. A tenant of long calls may end none in this window, and its
+// vote stands. So one tenant's overload does not cut everyone's cap before
+// its vote is counted. That holds in the first window, and where it joins
+// a tenant that had the cap alone.
 func (t *tally) quietNow() bool {
 	switch {
 	case t.quiet:
@@ -53,8 +54,7 @@ func (t *tally) quietNow() bool {
 		return false
 	}
 	// The groups giving samples in this window, and those whose vote
-	// stands (a tenant of long calls may end none in this window): one
-	// that joins the single voter does not speak for it.
+	// stands. One that joins the single voter does not speak for it.
 	n := 0
 	for i := range t.used {
 		if t.e[i].fresh > 0 || t.e[i].weight > 0 {

@@ -110,12 +110,15 @@ func (l *line[T]) oldestOf(g *Group[T]) int64 {
 }
 
 // leave takes w out of the line it waits in and reports whether it did so.
-// If it did, the caller owns the task. It reports false if w is in no line.
-// Then its task belongs to whoever took it out, who sees the reason for
+// A fresh walk waiting for its turn leaves that wait (leaveTurn). If it
+// did, the caller owns the task. It reports false if w is in no line, nor
+// that wait. Then its task belongs to whoever took it out, who sees the reason for
 // leaving when next it looks. It is safe from any goroutine.
 func (w *Permits[T]) leave() bool {
-	l := w.line.Load()
-	return l != nil && w.leaveFrom(l, 0, 0)
+	if l := w.line.Load(); l != nil {
+		return w.leaveFrom(l, 0, 0)
+	}
+	return w.leaveTurn()
 }
 
 // leaveFrom is leave for a w that is to be taken out only if it still

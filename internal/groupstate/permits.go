@@ -47,6 +47,7 @@ const (
 // Resume (see turn.go).
 // Another is whoever raises a limit
 // (Registry.Update). The last is whoever makes it leave (Leave, sweeps).
+// That takes a fresh walk from its wait for its turn too.
 //
 // A waiting task is its Permits, linked into a line's queue. Its zero value
 // is in no line. The record is all a deep backlog holds per task, so it is
@@ -148,8 +149,10 @@ func (p *Permits[T]) Resume() (out Outcome, reason string, next *T, moved *Chang
 
 // Leave takes the task out of the line it waits in and reports whether it
 // did so. If so, the caller owns the task. The task holds no permit of that
-// line, but it may hold permits of earlier layers, so Release them. Leave
-// reports false if the task is in no line. It is safe from any goroutine.
+// line, but it may hold permits of earlier layers, so Release them. A
+// fresh walk waiting for its group's turn leaves that wait too (leaveTurn).
+// Leave reports false if the task is in no line, nor such a wait. It is
+// safe from any goroutine.
 func (p *Permits[T]) Leave() bool { return p.leave() }
 
 // Exit counts the task out of its group, once it is over. An idle group may

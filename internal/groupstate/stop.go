@@ -64,13 +64,14 @@ func (r *Registry[T]) Shutdown(g *Group[T], cause error, out []*T) []*T {
 }
 
 // SweepAll takes every waiting task out of the global line and the lines
-// of every group r holds, and appends them to out. The caller owns them
-// now. Call it once every task has been cancelled. A task that joins a
-// line meanwhile sees that when it looks after joining, and leaves.
+// and turns of every group r holds, and appends them to out. The caller
+// owns them now. Call it once every task has been cancelled. A task that
+// joins a line meanwhile sees that when it looks after joining, and leaves.
 func (r *Registry[T]) SweepAll(out []*T) []*T {
 	ws := r.global.line.takeOut(nil, nil, nil)
 	r.Range(func(g *Group[T]) bool {
 		ws = g.conc.takeOut(g, nil, g.bulkhead.takeOut(g, nil, ws))
+		ws = g.sweepTurns(nil, ws)
 		if pl := g.pauseLine.Load(); pl != nil {
 			ws = pl.takeOut(g, nil, ws)
 		}
@@ -148,14 +149,15 @@ func (g *Group[T]) sweep(match func(p *Permits[T]) bool, out []*T) []*T {
 }
 
 // sweepInto takes the waiting tasks of g that match out of its lines, its
-// ancestors' and the global one, and appends them to ws. It keeps the lines
-// it took from in c, for endSweep.
+// turns (sweepTurns), its ancestors' lines and the global one, and appends
+// them to ws. It keeps the lines it took from in c, for endSweep.
 func (g *Group[T]) sweepInto(c *Changes[T], match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	for _, l := range g.waitLines() {
 		if l != nil {
 			ws = c.takeOut(l, g, match, ws)
 		}
 	}
+	ws = g.sweepTurns(match, ws)
 	for a := g.up(); a != nil; a = a.up() { // its tasks waiting at an ancestor's layer, or pause
 		ws = c.takeOut(&a.conc, g, match, c.takeOut(&a.bulkhead, g, match, ws))
 		if pl := a.pauseLine.Load(); pl != nil {

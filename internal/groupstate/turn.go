@@ -215,10 +215,46 @@ func (g *Group[T]) passTurn() *Permits[T] {
 	return w
 }
 
+// leaveTurn takes w, a fresh walk waiting for its group's turn, out of
+// that wait, and reports whether it did. Then the caller owns w. The turn
+// may not come soon: the walker may be carried on only once a listener
+// returns, and that listener may be w's caller (a Do). A task handed a
+// permit keeps waiting for its turn, as in takeOutTurns.
+//
+// Interleaving: a task taken from the list has an owner, who writes its
+// fields. So w is looked for in the list, under mu, before w.bit is read.
+// The list is mostly short, and this is for a cancel alone.
+func (w *Permits[T]) leaveTurn() bool {
+	t := w.group.turns.Load()
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := t.parked.head; p != nil; p = p.links.next {
+		if p != w {
+			continue
+		}
+		if w.bit != turnBit {
+			return false
+		}
+		t.unpark(w)
+		return true
+	}
+	return false
+}
+
 // takeOutTurns adds to ws g's fresh walks waiting for their turn, taken
 // out of its turns, for a pause to move to its pause line (park). They
 // were handed nothing. A task handed a permit keeps waiting for its turn.
 func (g *Group[T]) takeOutTurns(ws []*Permits[T]) []*Permits[T] {
+	return g.sweepTurns(nil, ws)
+}
+
+// sweepTurns is takeOutTurns for the fresh walks match accepts (nil: all).
+// A sweep (sweepInto) takes them too. Their turn may never come: the
+// walker may wait for a listener that waits for them (a Do).
+func (g *Group[T]) sweepTurns(match func(p *Permits[T]) bool, ws []*Permits[T]) []*Permits[T] {
 	t := g.turns.Load()
 	if t == nil {
 		return ws
@@ -227,15 +263,20 @@ func (g *Group[T]) takeOutTurns(ws []*Permits[T]) []*Permits[T] {
 	defer t.mu.Unlock()
 	for w := t.parked.head; w != nil; {
 		next := w.links.next
-		if w.bit == turnBit {
-			t.parked.unlink(w, byLine)
-			if w == t.last {
-				t.last = nil
-			}
-			t.n.Add(^uint64(0)) // one fewer: the walker's count stays
+		if w.bit == turnBit && (match == nil || match(w)) {
+			t.unpark(w)
 			ws = append(ws, w)
 		}
 		w = next
 	}
 	return ws
+}
+
+// unpark takes w, a fresh walk, out of t's parked list, under t.mu.
+func (t *turns[T]) unpark(w *Permits[T]) {
+	t.parked.unlink(w, byLine)
+	if w == t.last {
+		t.last = nil
+	}
+	t.n.Add(^uint64(0)) // one fewer: the walker's count stays
 }

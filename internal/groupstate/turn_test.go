@@ -292,7 +292,7 @@ func (f *fixture) freshBehindHanded(t *testing.T) (w, m, fresh *tk, hs [][]*tk) 
 	require.Equal(t, [][]*tk{{w}, nil, nil}, hs, "m waits for its turn, z's permit is free")
 	fresh, out = f.submit(t, "g", "f")
 	require.Equal(t, MustWait, out, "f started ahead of w and m")
-	require.False(t, fresh.p.Leave(), "f waits for its turn, in no line")
+	require.Nil(t, fresh.p.line.Load(), "f waits for its turn, in no line")
 	return w, m, fresh, hs
 }
 

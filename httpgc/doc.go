@@ -42,7 +42,9 @@
 // The Go API (GroupExecutor) reaches every key. A key that is not valid
 // UTF-8 is displayed with a U+FFFD for each bad byte, as JSON carries it.
 // When two groups are displayed alike, a read or a write of that name
-// answers 409, whether a stream is open or not. The JSON carries keys
+// answers 409, whether a stream is open or not. A name that is not valid
+// UTF-8 is displayed for no group. Without a DisplayKey it names the
+// group of that exact key, so a client that knows the bytes reaches it. The JSON carries keys
 // exactly. The page shows a key's invisible, bidi and look-alike
 // characters escaped as strconv.Quote writes them (\u200b), and an error
 // message has the characters strconv.Quote escapes escaped too (see

@@ -266,19 +266,21 @@ func (h *Handler) write(a Action, fn func(http.ResponseWriter, *http.Request, []
 // is looked at, by a read as by a write: a group of that name that is not
 // shown (idle, or past Rows) makes it ambiguous too. Without a DisplayKey
 // the name is the key, unless it has a U+FFFD, which may stand for a byte
-// that is not UTF-8 (see display). Then every group is looked at too.
+// that is not UTF-8 (see display). Then every group is looked at too. A
+// name that is not valid UTF-8 is shown for no group, so it is a key.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (groupconc.GroupStats, string, bool) {
 	name, ok := groupName(r)
 	if !ok {
 		fail(w, http.StatusBadRequest, "no group named: want api/group?group=NAME")
 		return groupconc.GroupStats{}, name, false
 	}
-	if h.o.DisplayKey == nil && !strings.ContainsRune(name, utf8.RuneError) {
+	// ContainsRune finds a byte that is not UTF-8 as a U+FFFD too.
+	if h.o.DisplayKey == nil && (!strings.ContainsRune(name, utf8.RuneError) || !utf8.ValidString(name)) {
 		st, ok := h.e.GroupStats(name)
 		if !ok {
 			fail(w, http.StatusNotFound, "no group "+quoted(name))
 		}
-		return st, name, ok
+		return st, h.display(name), ok
 	}
 	var found groupconc.GroupStats
 	n := 0

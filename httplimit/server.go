@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kobe/groupconc"
@@ -15,7 +16,9 @@ import (
 // a turned-away request with the default statuses.
 type ServerOptions struct {
 	// Key returns the group key of a request. Nil means the request's path,
-	// so each path is a group. A request whose key is "" gets 400.
+	// so each path is a group. Its escapes are undone, but those of '/'
+	// and '%' stay, as %2F and %25. So "/%61" is "/a", and "/a%2Fb" is not
+	// "/a/b". A request whose key is "" gets 400.
 	Key func(*http.Request) string
 	// Priority returns the priority of a request. Nil means Submit.Priority.
 	Priority func(*http.Request) groupconc.Priority
@@ -113,11 +116,43 @@ func HeaderKey(name, fallback string) func(*http.Request) string {
 	}
 }
 
+// pathKey returns r's path with every escape undone but those of '/' and
+// '%'. So each spelling of a path is one key, and two paths are two keys.
+// URL.Path would make "/a%2Fb" and "/a/b" one group.
 func pathKey(r *http.Request) string {
-	if r.URL.Path == "" {
+	p := r.URL.EscapedPath()
+	if p == "" {
 		return "/"
 	}
-	return r.URL.Path
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		c, ok := unhex(p, i)
+		switch {
+		case !ok:
+			b = append(b, p[i])
+		case c == '/' || c == '%':
+			b = append(b, '%', upperhex[c>>4], upperhex[c&15])
+			i += 2
+		default:
+			b = append(b, c)
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+const upperhex = "0123456789ABCDEF"
+
+// unhex returns the byte the escape "%XY" at p[i:] stands for, if one is there.
+func unhex(p string, i int) (byte, bool) {
+	if p[i] != '%' || i+2 >= len(p) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
+	return byte(n), err == nil
 }
 
 // limited is the handler that Handler returns.

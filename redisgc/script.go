@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -101,7 +102,7 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 		q := n[1+4*i:]
 		res := poolResult{share: q[0], target: q[1], used: q[2], members: q[3]}
 		if err := res.check(p); err != nil {
-			return syncResult{}, fmt.Errorf("redisgc: sync: reply out of range for %s (fleet limit %d, kept %d): %w", p.key, p.limit, p.keep, err)
+			return syncResult{}, fmt.Errorf("redisgc: sync: reply out of range for %s (fleet limit %d, kept %d): %w", quote(p.key), p.limit, p.keep, err)
 		}
 		r.pools = append(r.pools, res)
 	}
@@ -125,4 +126,14 @@ func (r poolResult) check(q poolRequest) error {
 		return fmt.Errorf("members %d, want 0 or more", r.members)
 	}
 	return nil
+}
+
+// quote quotes s, a Redis key that holds a group key of any bytes, and
+// cuts it to 64 bytes. So no newline or megabyte of it reaches a log.
+func quote(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:limit]) + fmt.Sprintf("... (%d bytes)", len(s))
 }

@@ -246,7 +246,9 @@ type WaitPosition struct {
 
 // Position reports where the task waits while it waits for a permit. It
 // reports false once the task holds its permits or has ended. It reports
-// false too for the moment the task moves from one line to the next. It
+// false too for the moment the task moves from one line to the next. A
+// new task may wait, before a limit, for tasks of its group handed
+// permits to walk on. Then it names that limit, and counts those ahead. It
 // walks the task's line under the line's lock. So it costs the length of
 // the line, and is meant for explaining a wait, not for polling.
 func (h *TaskHandle[T]) Position() (WaitPosition, bool) {

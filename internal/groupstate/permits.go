@@ -233,7 +233,7 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 			// its turn (turn.go).
 			l := a.lineOf(y.bit)
 			free := l.waiting.Load() == 0
-			yield := fresh && (i > 0 || lv > 0) && l.yields(g, free, i, lv)
+			yield := fresh && (i > 0 || lv > 0) && l.yields(g, i, lv)
 			took := false // the permit handed over
 			switch {
 			case handed && x.lvl() == lv:

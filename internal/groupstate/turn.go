@@ -17,8 +17,9 @@ import (
 // blocks, so the wait is short.
 //
 // A fresh walk (Try) could take that free permit too, ahead of tasks
-// handed one before it was submitted. So it takes no free permit while its
-// group's turn is taken. It waits for its turn as a handed task does
+// handed one before it was submitted. So it takes no free permit of a
+// layer a task of its group may yet come to (yields). It waits for its
+// turn there as a handed task does
 // (waitTurn), holding a queue slot, as a task that waits in a line does.
 // Tasks waiting for their turn go in the order lines serve: priority,
 // then age (compareAge). A fresh walk that finds others waiting in the
@@ -123,12 +124,17 @@ func (l *line[T]) contested(g *Group[T]) bool {
 // yields reports whether a fresh walk of g at the layer at i, level lv,
 // of its walk (line l) waits for its group's turn. It does if a task of g
 // may come to this layer after it. One waits for its turn, or the walker
-// was handed a permit of an earlier layer. Where the line's permit is free
-// (free), it does at the walker's own layer too, so that the walker
-// starts first. A layer before that is no concern of the walker's. So a
-// task of a child takes its own group's free permits and waits in its
-// parent's line, in its place among its siblings' tasks.
-func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
+// was handed a permit of an earlier layer. The walker's own layer, and one
+// before it, is no concern of the walker's. A free permit there overtakes
+// nobody. So a task of a child takes its own group's free permits and
+// waits in its parent's line, in its place among its siblings' tasks.
+// And a Do in the listener of the task that handed the walker its last
+// permit runs on a free one. It would otherwise wait for that listener.
+//
+// It waits even where the line has free permits for both. The walker's
+// cost there is its own to read. So a walk may wait, while permits are
+// free, until the walker's releaser carries it on.
+func (l *line[T]) yields(g *Group[T], i int, lv uint8) bool {
 	if l.limit.Load() == Unlimited {
 		return false
 	}
@@ -141,7 +147,7 @@ func (l *line[T]) yields(g *Group[T], free bool, i int, lv uint8) bool {
 		return false
 	}
 	at := turnPos(i, lv)
-	return n&turnCount > 1 || n&^turnCount < at || free && n&^turnCount == at
+	return n&turnCount > 1 || n&^turnCount < at
 }
 
 // waitTurn makes w, a fresh walk, wait for its group's turn, and reports

@@ -19,10 +19,11 @@ const (
 // group would join that one (waitsAt). It may stand in an ancestor's
 // pause line, if its group was paused after it joined there. Then the
 // pause named is its group's, and so are the tasks counted (pausedAhead).
+// A fresh walk waiting for its group's turn is in no line (turnWhere).
 func (p *Permits[T]) Where() (limit, group string, ahead int, ok bool) {
 	l := p.line.Load()
 	if l == nil {
-		return "", "", 0, false
+		return p.turnWhere()
 	}
 	r := l.lock()
 	if p.line.Load() != l { // served or gone meanwhile
@@ -125,4 +126,50 @@ func (q *fairQueue[T]) ahead(w *Permits[T]) int {
 		}
 	}
 	return n
+}
+
+// turnWhere is Where for a fresh walk waiting for its group's turn. It
+// waits for the first layer it holds no permit of. Ahead counts the task
+// walking on and those whose turn comes first. It reports false if p
+// does not wait for its turn, or was handed a permit.
+func (p *Permits[T]) turnWhere() (limit, group string, ahead int, ok bool) {
+	t := p.group.turns.Load()
+	if t == nil {
+		return "", "", 0, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ahead = 1 // the walker
+	for w := t.parked.head; w != p; w = w.links.next {
+		if w == nil {
+			return "", "", 0, false
+		}
+		ahead++
+	}
+	if p.bit != turnBit { // handed: it moves from one line to the next
+		return "", "", 0, false
+	}
+	// Its owner wrote these before it parked, under t.mu.
+	var depth uint8
+	x := p.x()
+	if x != nil {
+		depth = p.group.depth()
+	}
+	lv := x.lvl()
+	for i := range p.group.global.walk {
+		y := &p.group.global.walk[i]
+		if lv > y.top(depth) || *p.heldAt(lv)&y.bit != 0 {
+			continue
+		}
+		switch y.bit {
+		case heldGlobal:
+			return WaitGlobal, "", ahead, true
+		case heldBulkhead:
+			limit = WaitBulkhead
+		default:
+			limit = WaitConcurrency
+		}
+		return limit, p.group.ancestor(lv).key, ahead, true
+	}
+	return "", "", 0, false
 }

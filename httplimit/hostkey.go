@@ -23,7 +23,8 @@ var ErrHostNotASCII = errors.New("httplimit: the request's host is not ASCII, so
 // scheme's (http 80, https 443) if it names none.
 //
 // Some spellings of one host give one key.
-//   - The host is in lower case.
+//   - The host is in lower case, but for an IPv6 zone, which names an
+//     interface.
 //   - A default port written or left out is the same port, and so is a
 //     port written with leading zeros.
 //   - One trailing dot of a host name is dropped, so "example.com." is
@@ -60,7 +61,7 @@ func hostKey(req *http.Request) (string, error) {
 			return "", ErrHostNotASCII
 		}
 	}
-	host := canonicalHost(strings.ToLower(u.Hostname()))
+	host := canonicalHost(lowerHost(u.Hostname()))
 	port := u.Port()
 	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
 		port = strconv.FormatUint(n, 10)
@@ -81,8 +82,18 @@ func hostKey(req *http.Request) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// canonicalHost returns host, a lower case ASCII host without brackets,
-// with one trailing dot dropped and an IP address in canonical form.
+// lowerHost returns host in lower case, but for an IPv6 zone. A zone
+// names an interface, and Linux tells "eth0" and "ETH0" apart.
+func lowerHost(host string) string {
+	if i := strings.IndexByte(host, '%'); i >= 0 {
+		return strings.ToLower(host[:i]) + host[i:]
+	}
+	return strings.ToLower(host)
+}
+
+// canonicalHost returns host, an ASCII host as lowerHost returns it,
+// without brackets, with one trailing dot dropped and an IP address in
+// canonical form.
 func canonicalHost(host string) string {
 	if len(host) > 1 && strings.HasSuffix(host, ".") {
 		host = host[:len(host)-1]

@@ -70,6 +70,7 @@ func TestHostKeyKeepsDifferentHostsApart(t *testing.T) {
 		{"http://example.com/", "https://example.com/"},
 		{"http://example.com/", "http://www.example.com/"},
 		{"http://[fe80::1%25eth0]/", "http://[fe80::1%25eth1]/"},
+		{"http://[fe80::1%25eth0]/", "http://[fe80::1%25ETH0]/"}, // interface names are case-sensitive
 		{"http://127.0.0.1/", "http://127.0.0.2/"},
 		{"http://256.0.0.1/", "http://0.0.0.1/"},     // not an address: a name
 		{"http://1.2.3.4.5/", "http://1.2.3.45/"},    // five numbers: a name

@@ -50,6 +50,9 @@ func TestTheDefaultKeyIsOneForEverySpellingOfAPath(t *testing.T) {
 		{"/a%2Fb", "/a%2Fb"},
 		{"/100%25", "/100%25"},
 		{"/x%20y", "/x y"},
+		{"/a%ff", "/a%FF"},      // a byte that is not UTF-8 stays escaped
+		{"/a%C3", "/a%C3"},      // so does half a character
+		{"/%C3%A9%FF", "/é%FF"}, // and only it
 	} {
 		assert.Equal(t, tc.key, keyOf(t, tc.target), "key of %q", tc.target)
 	}

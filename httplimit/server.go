@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kobe/groupconc"
 )
@@ -18,7 +19,8 @@ type ServerOptions struct {
 	// Key returns the group key of a request. Nil means the request's path,
 	// so each path is a group. Its escapes are undone, but those of '/'
 	// and '%' stay, as %2F and %25. So "/%61" is "/a", and "/a%2Fb" is not
-	// "/a/b". A request whose key is "" gets 400.
+	// "/a/b". A byte that is not part of UTF-8 stays escaped too ("%FF").
+	// A request whose key is "" gets 400.
 	Key func(*http.Request) string
 	// Priority returns the priority of a request. Nil means Submit.Priority.
 	Priority func(*http.Request) groupconc.Priority
@@ -141,7 +143,27 @@ func pathKey(r *http.Request) string {
 			i += 2
 		}
 	}
+	if !utf8.Valid(b) {
+		b = escapeInvalid(b)
+	}
 	return string(b)
+}
+
+// escapeInvalid returns b with each byte that is not part of UTF-8
+// escaped as %XY. A key then shows and exports as its path does. A '%'
+// of the path is escaped already, so the key stays one per path.
+func escapeInvalid(b []byte) []byte {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = append(out, '%', upperhex[b[0]>>4], upperhex[b[0]&15])
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 const upperhex = "0123456789ABCDEF"

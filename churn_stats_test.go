@@ -46,16 +46,6 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 	var hs []*groupconc.TaskHandle[int]
 	var wg sync.WaitGroup
 	key := func() string { return churnKeys[r.IntN(len(churnKeys))] }
-	gated := func(gate chan struct{}) groupconc.Task[int] {
-		return func(ctx context.Context) (int, error) {
-			select {
-			case <-gate:
-				return 1, nil
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
-		}
-	}
 	opts := func() groupconc.SubmitOptions {
 		return groupconc.SubmitOptions{
 			Cost:     r.IntN(5),
@@ -84,7 +74,7 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 			if r.IntN(3) == 0 {
 				name = fmt.Sprintf("L-%d", id)
 			}
-			ctx, k, o, fn := ctxFor(), key(), opts(), gated(gate)
+			ctx, k, o, fn := ctxFor(), key(), opts(), blockCtx(gate)
 			wg.Go(func() {
 				h, err := groupconc.SubmitWith(ctx, e, k, name, fn, o)
 				if err == nil {
@@ -94,10 +84,10 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 				}
 			})
 		case 2: // a Do on its own goroutine
-			ctx, k, o, fn := ctxFor(), key(), opts(), gated(gate)
+			ctx, k, o, fn := ctxFor(), key(), opts(), blockCtx(gate)
 			wg.Go(func() { _, _ = groupconc.Do(ctx, e, k, fn, o) })
 		case 3: // a task that calls Do under its own permits
-			k, inner, o, fn := key(), key(), opts(), gated(gate)
+			k, inner, o, fn := key(), key(), opts(), blockCtx(gate)
 			o.Block = false // this goroutine must not wait
 			h, err := groupconc.SubmitWith(t.Context(), e, k, fmt.Sprintf("i-%d", id), func(ctx context.Context) (int, error) {
 				return groupconc.Do(ctx, e, inner, fn, groupconc.SubmitOptions{Cost: 3})
@@ -110,7 +100,7 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 		case 4: // ExecuteAllWith across groups, with costs
 			var ts []groupconc.GroupTask[int]
 			for j := range 1 + r.IntN(4) {
-				ts = append(ts, groupconc.GroupTask[int]{GroupKey: key(), TaskID: fmt.Sprintf("x-%d-%d", id, j), Task: gated(gate)})
+				ts = append(ts, groupconc.GroupTask[int]{GroupKey: key(), TaskID: fmt.Sprintf("x-%d-%d", id, j), Task: blockCtx(gate)})
 			}
 			ctx, o := ctxFor(), opts()
 			wg.Go(func() {
@@ -128,7 +118,7 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 			}
 			if err := e.SetGroupOverride(k, o); errors.Is(err, groupconc.ErrUnknownGroup) && !closed {
 				// Make it known with a task that waits until the end.
-				if h, err := groupconc.Submit(t.Context(), e, k, fmt.Sprintf("k-%d", id), gated(gate)); err == nil {
+				if h, err := groupconc.Submit(t.Context(), e, k, fmt.Sprintf("k-%d", id), blockCtx(gate)); err == nil {
 					l.mu.Lock()
 					hs = append(hs, h)
 					l.mu.Unlock()
@@ -154,7 +144,7 @@ func churnRun(t *testing.T, seed uint64, mode groupconc.IsolationMode, back bool
 				}
 			}
 		case 10:
-			time.Sleep(time.Duration(r.IntN(5)) * time.Millisecond)
+			time.Sleep(time.Duration(r.IntN(5)) * time.Millisecond) // fake clock: inside the bubble
 		case 11:
 			l.mu.Lock()
 			if len(hs) > 0 {

@@ -121,7 +121,7 @@ func (r *liveRun) change(kind liveKind, k string, now bool) string {
 		return r.submit(k, kind == liveBlock, now)
 	case liveSleep:
 		d := time.Duration(1+rng.IntN(2000)) * time.Millisecond
-		what, do = "sleep", func() { time.Sleep(d) }
+		what, do = "sleep", func() { time.Sleep(d) } // fake clock: inside the bubble
 	case liveShutdown:
 		what, do = "shutdown "+k, func() { r.e.ShutdownGroup(k) }
 	case liveEvict:

@@ -86,12 +86,7 @@ type recentJSON struct {
 func (h *Handler) why(r *row, st groupconc.GroupStats, find lookup) {
 	fair := h.e.Policy().Isolation() == groupconc.IsolationFairShare
 	r.Why = reason(st, h.o.LongRun, fair)
-	own := r.Why == "own limit" || r.Why == "own limit: concurrency"
-	switch {
-	case st.Parent == "" || !own:
-	case st.Waiting > 0 && inFlightWaiting(st) > 0: // its first task is past its bulkhead
-		r.Why = h.parentLimit(st, r.Why, find)
-	case st.Waiting == 0 && r.Why == "own limit": // only callers wait, and its limits have room
+	if st.Parent != "" && mayBeAncestors(st, r.Why) {
 		r.Why = h.parentLimit(st, r.Why, find)
 	}
 	if r.Why == "own limit" && st.Waiting == 0 && st.Blocked > 0 && h.globalFull() {
@@ -168,6 +163,19 @@ func waitingOrBlocked(st groupconc.GroupStats) int {
 		return st.Waiting
 	}
 	return st.Blocked
+}
+
+// mayBeAncestors reports whether why, read from st alone, may stand for
+// an ancestor's limit. Its first task is past its bulkhead, or only
+// callers wait and its limits have room.
+func mayBeAncestors(st groupconc.GroupStats, why string) bool {
+	switch {
+	case why != "own limit" && why != "own limit: concurrency":
+		return false
+	case st.Waiting > 0:
+		return inFlightWaiting(st) > 0
+	}
+	return why == "own limit"
 }
 
 // inFlightWaiting returns how many of st's waiting tasks are in flight:

@@ -214,7 +214,7 @@ func whereStep(t *testing.T, r *rand.Rand, e *groupconc.GroupExecutor, mode grou
 		e.ShutdownGroup(key)
 		return "shut down " + key
 	default:
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // fake clock: inside the bubble
 		return "sleep a second"
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
 )
@@ -248,4 +249,40 @@ func startOrder(t *testing.T, g *gate, send func(id string), sent func()) []stri
 	}
 	g.open(t)
 	return order
+}
+
+// echoUpgrade answers 101 Switching Protocols and echoes what the client
+// writes on the connection until the client closes it.
+func echoUpgrade(w http.ResponseWriter, _ *http.Request) {
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer conn.Close()
+	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	brw.Flush()
+	io.Copy(conn, brw)
+}
+
+// upgradeEcho upgrades a GET of url through c to echoUpgrade's protocol,
+// and checks that msg comes back. It returns the open connection.
+func upgradeEcho(t *testing.T, c *http.Client, url, msg string) io.ReadWriteCloser {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	rw, ok := resp.Body.(io.ReadWriteCloser)
+	require.True(t, ok, "the body of a 101 stays writable")
+	_, err = rw.Write([]byte(msg))
+	require.NoError(t, err)
+	echo := make([]byte, len(msg))
+	_, err = io.ReadFull(rw, echo)
+	require.NoError(t, err)
+	assert.Equal(t, msg, string(echo))
+	return rw
 }

@@ -74,32 +74,9 @@ func TestAConnectionHijackedThroughTheMiddlewareWorks(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(iso.String(), func(t *testing.T) {
 			e := newExecutor(t, groupconc.NewPolicyBuilder().Isolation(iso), nil)
-			h := httplimit.Handler(e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				conn, brw, err := http.NewResponseController(w).Hijack()
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-				defer conn.Close()
-				brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-				brw.Flush()
-				io.Copy(conn, brw) // echo until the client closes
-			}), httplimit.ServerOptions{})
+			h := httplimit.Handler(e, http.HandlerFunc(echoUpgrade), httplimit.ServerOptions{})
 			srv, c := startServer(t, h, false)
-			req, err := http.NewRequest(http.MethodGet, srv.URL+"/ws", nil)
-			require.NoError(t, err)
-			req.Header.Set("Connection", "Upgrade")
-			req.Header.Set("Upgrade", "echo")
-			resp, err := c.Do(req)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
-			rw := resp.Body.(io.ReadWriteCloser)
-			_, err = rw.Write([]byte("hi"))
-			require.NoError(t, err)
-			echo := make([]byte, 2)
-			_, err = io.ReadFull(rw, echo)
-			require.NoError(t, err)
-			assert.Equal(t, "hi", string(echo))
+			rw := upgradeEcho(t, c, srv.URL+"/ws", "hi")
 			st, _ := e.GroupStats("/ws")
 			assert.Equal(t, 1, st.Running, "the handler serving the connection holds its permit")
 			require.NoError(t, rw.Close())

@@ -110,32 +110,9 @@ func TestACallHoldsItsPermitsUntilItsBodyIsClosedOrReadToTheEnd(t *testing.T) {
 func TestAnUpgradedConnectionHoldsItsPermitsUntilClosed(t *testing.T) {
 	e := newExecutor(t, groupconc.NewPolicyBuilder(), newRecorder())
 	c := newClient(t, e, nil)
-	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-		brw.Flush()
-		io.Copy(conn, brw) // echo until the client closes
-	}))
+	srv := serve(t, http.HandlerFunc(echoUpgrade))
 	host := hostOf(t, srv.URL)
-	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "echo")
-	resp, err := c.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
-	rw, ok := resp.Body.(io.ReadWriteCloser)
-	require.True(t, ok, "the body of a 101 stays writable")
-	_, err = rw.Write([]byte("hi\n"))
-	require.NoError(t, err)
-	echo := make([]byte, 3)
-	_, err = io.ReadFull(rw, echo)
-	require.NoError(t, err)
-	assert.Equal(t, "hi\n", string(echo))
+	rw := upgradeEcho(t, c, srv.URL, "hi\n")
 	st, _ := e.GroupStats(host)
 	assert.Equal(t, 1, st.Running, "the open connection holds its permit")
 	require.NoError(t, rw.Close())

@@ -8,8 +8,9 @@ package groupconc
 // A slow OnCompleted also delays the tasks its task's permits went to, of
 // any group. They are handed the permits at once, and go on from there on
 // that goroutine once it returns. So an OnCompleted that waits for permits
-// (Do, a blocking submit, a handle) may deadlock. A panic in a method is
-// recovered and ignored.
+// (Do, a blocking submit, a handle) may deadlock. An OnSubmitted that waits
+// so makes Submit wait, and a Submit called from a task may then wait for
+// that task's own permits. A panic in a method is recovered and ignored.
 //
 // For each task the events come in this order.
 //   - OnSubmitted comes when Submit accepts it.

@@ -27,6 +27,12 @@ import (
 //
 // A panic in the handler goes on up, with the permits given back. grpc-go
 // does not recover it, so chain a recovery interceptor before this one.
+//
+// Two of these interceptors chained on one executor limit a call once:
+// the inner one's call runs inside the outer one's task, under its
+// permits, and takes none of its own. To limit a call by two separate
+// keys, such as its tenant and its method, give each interceptor an
+// executor of its own.
 func UnaryServerInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.UnaryServerInterceptor {
 	c := newConfig(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

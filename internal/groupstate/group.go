@@ -131,9 +131,6 @@ func (c *chainList[T]) unlink(w *Permits[T], k int) {
 	c.n.Add(-1)
 }
 
-// WaitingGlobal reports the group's tasks waiting for a global permit.
-func (g *Group[T]) WaitingGlobal() int { return int(max(g.chain.n.Load(), 0)) }
-
 // NumOutcomes is how many ways a task can end, for CountOutcome.
 const NumOutcomes = 4
 
@@ -224,46 +221,6 @@ func (g *Group[T]) Counts() (running, waiting, inFlight int) {
 // taken. All are 0 once the group's tasks have ended.
 func (g *Group[T]) Held() (bulkhead, conc, slots int) {
 	return int(g.bulkhead.held.load()), int(g.conc.held.load()), int(g.queue.load())
-}
-
-// OldestWait returns how long the group's oldest waiting task has waited,
-// at now on the clock tasks are stamped with. It returns 0 if none waits.
-// Lines serve in order, so that task is first in one of the lines the
-// group's tasks wait in. They are read in the order tasks go through them.
-// So a task moving on is seen in one or the other. A parent's own lines
-// hold its subtree's tasks in the order they arrived, not the order they
-// were submitted. A child's task arrives once it has passed its own
-// group's layers. So there its own oldest is looked for in the whole
-// line, as in an ancestor's (oldestOf).
-//
-// The group keeps no list of its own, so a task that waits touches only
-// the line it waits in. BenchmarkW3HotGroup/peer=groupconc-user was slower
-// with a list under a lock of the group's.
-func (g *Group[T]) OldestWait(now int64) int64 {
-	if g.waiting.Load() == 0 {
-		return 0
-	}
-	first := int64(noWaiter)
-	kids := g.hasKids()
-	for _, l := range g.waitLines() {
-		switch {
-		case l == nil:
-		case kids && l != g.global.line:
-			first = min(first, l.oldestOf(g))
-		default:
-			first = min(first, l.oldest(g))
-		}
-	}
-	for a := g.up(); a != nil; a = a.up() {
-		first = min(first, a.bulkhead.oldestOf(g), a.conc.oldestOf(g))
-		if pl := a.pauseLine.Load(); pl != nil {
-			first = min(first, pl.oldestOf(g))
-		}
-	}
-	if first == noWaiter {
-		return 0 // between two lines
-	}
-	return max(now-first, 0)
 }
 
 func appendOwners[T any](chain *Permits[T], out []*T) []*T {

@@ -230,10 +230,14 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 			// A layer: the permit handed over, or one free at once, or a
 			// place in line (wait). A fresh walk leaves a free permit to the
 			// tasks of its group walking on from hand-offs, and waits for
-			// its turn (turn.go).
+			// its turn (turn.go), or takes one that leaves theirs free
+			// (takeBeside).
 			l := a.lineOf(y.bit)
 			free := l.waiting.Load() == 0
-			yield := fresh && (i > 0 || lv > 0) && l.yields(g, i, lv)
+			yield, spare := false, int64(0)
+			if fresh && (i > 0 || lv > 0) {
+				yield, spare = l.yields(g, i, lv)
+			}
 			took := false // the permit handed over
 			switch {
 			case handed && x.lvl() == lv:
@@ -241,6 +245,8 @@ func (p *Permits[T]) advance(fresh bool, moved **Changes[T]) (Outcome, string) {
 				*h |= y.bit
 				took = true
 			case free && !yield && l.takeFor(p, x, y.bit, lv):
+				*h |= y.bit
+			case free && spare > 0 && l.takeBeside(x, y.bit, lv, spare):
 				*h |= y.bit
 			default:
 				if out := p.wait(l, &a.queueOf(y.slot).line, h, x, y.bit, y.slot, lv, yield); out != Admitted {

@@ -18,8 +18,9 @@ import (
 //
 // A fresh walk (Try) could take that free permit too, ahead of tasks
 // handed one before it was submitted. So it takes no free permit of a
-// layer a task of its group may yet come to (yields). It waits for its
-// turn there as a handed task does
+// layer a task of its group may yet come to (yields), but one that leaves
+// the walker's free where only its group takes them (takeBeside). It
+// waits for its turn there as a handed task does
 // (waitTurn), holding a queue slot, as a task that waits in a line does.
 // Tasks waiting for their turn go in the order lines serve: priority,
 // then age (compareAge). A fresh walk that finds others waiting in the
@@ -40,9 +41,9 @@ import (
 // time one of its tasks is handed a permit.
 type turns[T any] struct {
 	// n counts the walker and the tasks waiting for their turn, in its low
-	// 32 bits. The high ones are where the walker was handed its permit
-	// (turnAt), or 0 if not known. It is one word, so that yields reads both
-	// at once.
+	// 32 bits. The high ones are where the walker was handed its permit,
+	// or 0 if not known, and its cost (turnAt). It is one word, so that
+	// yields reads them all at once.
 	n      atomic.Uint64
 	mu     sync.Mutex  // guards parked, and n's count above 1
 	parked list[T]     // tasks waiting for their turn, through their line links
@@ -89,20 +90,34 @@ func (w *Permits[T]) takeTurn() bool {
 // turnCount masks the count of turns.n.
 const turnCount = 1<<32 - 1
 
-// turnAt returns where w was handed a permit, as turns.n's high bits. They
-// hold the layer's place in the walk, then the level. A task waiting for its turn
-// with none handed (turnBit) gives 0, as if before every layer.
+// turnAt returns where w was handed a permit, and its cost, as turns.n's
+// high bits. The place holds the layer's place in the walk, then the
+// level. A task waiting for its turn with none handed (turnBit) gives 0,
+// as if before every layer. The cost is capped (turnCostMax).
 func (w *Permits[T]) turnAt() uint64 {
+	x, c := w.x(), uint64(1)
+	if x != nil && x.amt != nil {
+		c = uint64(min(x.amt.cost, turnCostMax))
+	}
+	c <<= turnCostShift
 	for i, y := range w.group.global.walk {
 		if y.bit == w.bit {
-			return turnPos(i, w.x().lvl())
+			return turnPos(i, x.lvl()) | c
 		}
 	}
-	return 0
+	return c
 }
 
 // turnPos is the place of the layer at i, level lv, of a walk, as turnAt.
 func turnPos(i int, lv uint8) uint64 { return (uint64(i+1)<<8 | uint64(lv)) << 32 }
+
+// The walker's place and cost in turns.n. A cost of turnCostMax or more
+// reads as more than any limit (yields).
+const (
+	turnPlace     = 1<<48 - 1<<32
+	turnCostShift = 48
+	turnCostMax   = 1<<16 - 1
+)
 
 // turnBit is Permits.bit for a fresh walk waiting for its turn: it was
 // handed nothing.
@@ -131,23 +146,63 @@ func (l *line[T]) contested(g *Group[T]) bool {
 // And a Do in the listener of the task that handed the walker its last
 // permit runs on a free one. It would otherwise wait for that listener.
 //
-// It waits even where the line has free permits for both. The walker's
-// cost there is its own to read. So a walk may wait, while permits are
-// free, until the walker's releaser carries it on.
-func (l *line[T]) yields(g *Group[T], i int, lv uint8) bool {
-	if l.limit.Load() == Unlimited {
-		return false
+// Where the walker alone has the turn, and the layer is one of g's own
+// limits that no other group's task takes (g has no child), the walk may
+// take a free permit beside it. spare is then what it leaves free: what
+// the walker takes there (takeBeside). So a walk does not wait while the
+// walker's releaser runs a listener, or, with no slot to wait on, get
+// turned away, while its group's limit has room for both. Elsewhere the
+// walker's spare could go to another group's task meanwhile, and the walk
+// would start first: it waits for the turn there, as permits may be free.
+func (l *line[T]) yields(g *Group[T], i int, lv uint8) (yield bool, spare int64) {
+	limit := l.limit.Load()
+	if limit == Unlimited {
+		return false, 0
 	}
 	t := g.turns.Load()
 	if t == nil {
-		return false
+		return false, 0
 	}
 	n := t.n.Load()
-	if n&turnCount == 0 {
+	switch c := n & turnCount; {
+	case c == 0:
+		return false, 0
+	case c > 1:
+		return true, 0
+	case n&turnPlace >= turnPos(i, lv):
+		return false, 0
+	case lv > 0 || l == g.global.line || g.hasKids():
+		return true, 0
+	}
+	spare = max(limit, 1)
+	if c := int64(n >> turnCostShift); c < turnCostMax {
+		spare = min(c, spare)
+	}
+	return true, spare
+}
+
+// takeBeside takes a permit of l for a fresh walk of Ext x (nil: plain),
+// at the layer bit, level lv, as takeFor does, if spare permits are left
+// free after it (yields). A task of a cost above what that leaves takes
+// nothing.
+//
+// Interleaving: the walker, and every walk taking beside it, take from
+// the one count. So what they leave is the walker's whatever their order,
+// and only g's tasks take it (yields). A group made g's child meanwhile
+// could take it, and then the walker waits while the walk runs. A group
+// gains its first child once.
+func (l *line[T]) takeBeside(x *Ext, bit, lv uint8, spare int64) bool {
+	n := int64(1)
+	if x != nil && x.amt != nil {
+		n = x.amt.cost
+	}
+	if !l.held.takeN(n, l.limit.Load()-spare) {
 		return false
 	}
-	at := turnPos(i, lv)
-	return n&turnCount > 1 || n&^turnCount < at
+	if n > 1 {
+		x.amt.took[index(bit, lv)] = n // what amount reads back
+	}
+	return true
 }
 
 // waitTurn makes w, a fresh walk, wait for its group's turn, and reports

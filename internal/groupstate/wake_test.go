@@ -96,13 +96,16 @@ func TestTurnGivenUpWakesACallerTurnedAwayForIt(t *testing.T) {
 // TestTurnEndedWakesACallerTurnedAwayForIt: w of g, handed a global
 // permit by a raised cap, walks on holding g's turn. A blocked caller's
 // walk c of g finds g's concurrency permit free, but waits for the turn
-// there, with no slot to wait on: its caller blocks. w starts, and gives
-// nothing back. c's caller must be woken as w's turn ends: c may start
-// now, on g's second permit.
+// there, with no slot to wait on: its caller blocks. (g has a child, whose
+// tasks take g's permits too, so c takes none beside w: see yields.) w
+// starts, and gives nothing back. c's caller must be woken as w's turn
+// ends: c may start now, on g's second permit.
 func TestTurnEndedWakesACallerTurnedAwayForIt(t *testing.T) {
 	lim := fixed(Limits{Concurrency: 2, MaxInFlight: Unlimited, QueueThreshold: 0, Weight: 1})
 	f := newFixture(t, 1, false, lim)
+	f.r.SetParents(slashParents, nil)
 	woken := wakes(f)
+	withExts(f)("g/k", "k").p.Exit() // g has a child
 	z, out := f.submit(t, "x", "z")
 	require.Equal(t, Admitted, out, "z holds the global permit")
 	w, out := f.submit(t, "g", "w")
@@ -122,7 +125,7 @@ func TestTurnEndedWakesACallerTurnedAwayForIt(t *testing.T) {
 	for _, k := range []*tk{z, w, c} {
 		assert.Empty(t, f.end(t, k))
 	}
-	f.requireQuietKeys(t, "x", "g")
+	f.requireQuietKeys(t, "x", "g", "g/k")
 }
 
 // TestAWalkOnTurnedAwayHandsItsPermitOn: w of g, handed the global permit

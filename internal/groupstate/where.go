@@ -149,27 +149,36 @@ func (p *Permits[T]) turnWhere() (limit, group string, ahead int, ok bool) {
 	if p.bit != turnBit { // handed: it moves from one line to the next
 		return "", "", 0, false
 	}
-	// Its owner wrote these before it parked, under t.mu.
+	bit, lv, ok := p.turnLayer()
+	switch {
+	case !ok:
+		return "", "", 0, false
+	case bit == heldGlobal:
+		return WaitGlobal, "", ahead, true
+	case bit == heldBulkhead:
+		limit = WaitBulkhead
+	default:
+		limit = WaitConcurrency
+	}
+	return limit, p.group.ancestor(lv).key, ahead, true
+}
+
+// turnLayer returns the layer p, a fresh walk waiting for its group's
+// turn, waits before: the first it holds no permit of, at the level it
+// stopped at. Its owner wrote what it reads before it parked, under the
+// turns' mu, which the caller holds.
+func (p *Permits[T]) turnLayer() (bit, lv uint8, ok bool) {
 	var depth uint8
 	x := p.x()
 	if x != nil {
 		depth = p.group.depth()
 	}
-	lv := x.lvl()
+	lv = x.lvl()
 	for i := range p.group.global.walk {
 		y := &p.group.global.walk[i]
-		if lv > y.top(depth) || *p.heldAt(lv)&y.bit != 0 {
-			continue
+		if lv <= y.top(depth) && *p.heldAt(lv)&y.bit == 0 {
+			return y.bit, lv, true
 		}
-		switch y.bit {
-		case heldGlobal:
-			return WaitGlobal, "", ahead, true
-		case heldBulkhead:
-			limit = WaitBulkhead
-		default:
-			limit = WaitConcurrency
-		}
-		return limit, p.group.ancestor(lv).key, ahead, true
 	}
-	return "", "", 0, false
+	return 0, 0, false
 }

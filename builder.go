@@ -249,7 +249,8 @@ func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 // IdleGroupTTL has a group with no task waiting or running for d forgotten,
 // as EvictGroup forgets it. It is gone from the stats, and its limits are
 // resolved again on next use. A group idle for 2×d is gone by the time any
-// later Submit, Stats, GroupStats or AllGroupStats call returns. The check
+// later Submit, Stats, GroupStats, AllGroupStats, ExplainGroup or override
+// call (SetGroupOverride, GroupOverride, GroupOverrides) returns. The check
 // runs inside those calls, so no goroutine is kept for it. A caller blocked
 // to submit to a group (SubmitOptions.Block) keeps it too. Zero, the
 // default, remembers groups until EvictGroup. It must be >= 0.

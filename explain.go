@@ -79,6 +79,7 @@ func (e *GroupExecutor) ExplainGroup(groupKey string) (GroupExplanation, bool) {
 	if !e.made() {
 		return GroupExplanation{}, false
 	}
+	e.groups.ForgetIdle() // as GroupStats does: a group idle for 2×TTL is gone
 	e.updating.Lock()
 	defer e.updating.Unlock()
 	g, ok := e.groups.Lookup(groupKey)

@@ -113,9 +113,9 @@ func TestIdleTTLNeverForgetsAGroupAsItIsPaused(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newExecutor(t, modeBuilder(mode).IdleGroupTTL(idleTTL))
 			quiesce(t, e, submit(t, t.Context(), e, "g", "first", succeed))
-			time.Sleep(3 * idleTTL) // fake clock: "g" is idle, and due to go
 			_, err := e.GuardOverrides(func(string, groupconc.GroupOverride) error {
-				e.Stats() // forgets what is idle
+				time.Sleep(3 * idleTTL) // fake clock: "g" is idle, and due to go
+				e.Stats()               // forgets what is idle
 				return nil
 			})
 			require.NoError(t, err)

@@ -158,6 +158,7 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 		return errNilExecutor
 	}
 	o = o.clone()
+	e.groups.ForgetIdle() // as GroupStats does: a group idle for 2×TTL is gone
 	e.updating.Lock()
 	defer e.updating.Unlock()
 	if e.gate.closed.Load() {
@@ -202,6 +203,7 @@ func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
 	if !e.made() {
 		return GroupOverride{}, false
 	}
+	e.groups.ForgetIdle()
 	o, ok := e.overrides.get(e.groups, groupKey)
 	return o.clone(), ok
 }
@@ -211,6 +213,7 @@ func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
 func (e *GroupExecutor) GroupOverrides() iter.Seq2[string, GroupOverride] {
 	var s map[string]GroupOverride
 	if e.made() {
+		e.groups.ForgetIdle()
 		s = e.overrides.live(e.groups)
 	}
 	return func(yield func(string, GroupOverride) bool) {

@@ -40,6 +40,8 @@ type Coordinator struct {
 
 	// Owned by Run's goroutine.
 	member   string    // the lease's member ID, "" before joining and after losing it
+	joining  string    // the ID of the joins sent while none is confirmed, reused by each
+	joinSent time.Time // when the last of those joins was sent
 	mode     Mode      // the lease's state
 	deadline time.Time // when the lease may have expired, by the local monotonic clock
 	// applyCost is how long the executor took to take new limits lately,

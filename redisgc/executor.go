@@ -62,7 +62,7 @@ func (o *Options) refuseOverride(g string, ov groupconc.GroupOverride) error {
 		return nil
 	}
 	if l, ok := o.fleetLimit(g); ok {
-		return fmt.Errorf("%w: group %q runs at most %d tasks across the replicas, and this replica's limit is its share, which the next sync sets again: change Options.Limits (or DefaultLimit) of every replica instead", ErrCoordinated, g, l)
+		return fmt.Errorf("%w: group %s runs at most %d tasks across the replicas, and this replica's limit is its share, which the next sync sets again: change Options.Limits (or DefaultLimit) of every replica instead", ErrCoordinated, quote(g), l)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func TestAKeyOfAnotherTypeFailsTheSyncNamingIt(t *testing.T) {
 	t.Cleanup(func() { close(gate) })
 	eventually(t, 5*time.Second, func() bool {
 		err := r.coord.Status().Err
-		return err != nil && strings.Contains(err.Error(), "{groupconc}:g:t holds a string")
+		return err != nil && strings.Contains(err.Error(), `"{groupconc}:g:t" holds a string`)
 	}, "the sync's error %v does not name the key", r.coord.Status().Err)
 	if v, _ := admin.Get(context.Background(), "{groupconc}:g:t").Result(); v != "not a hash" {
 		t.Errorf("the key now holds %q", v)

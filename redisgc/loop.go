@@ -29,7 +29,13 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 	reqs, pools := c.requests(groups, total, false)
 	mode, member := syncRenew, c.member
 	if member == "" {
-		mode, member = syncJoin, newMemberID(c.opts.Name)
+		// A join whose reply was lost may have reached Redis. Sent again
+		// under the same ID, it replaces its declaration there (a copy
+		// still on its way is stale), so Redis counts the replica once.
+		if c.joining == "" {
+			c.joining = newMemberID(c.opts.Name)
+		}
+		mode, member = syncJoin, c.joining
 	}
 	// An idle replica renews every RenewInterval, and sooner if its
 	// fallback would come within a third of one: a slow change of limits
@@ -40,6 +46,9 @@ func (c *Coordinator) step(ctx context.Context) (time.Duration, error) {
 		return c.nextTick(), nil
 	}
 	sent := time.Now()
+	if mode == syncJoin {
+		c.joinSent = sent
+	}
 	bound := sent.Add(c.opts.RenewInterval)
 	if at := c.fallbackAt(); mode == syncRenew && at.Before(bound) {
 		bound = at
@@ -72,7 +81,7 @@ func (c *Coordinator) settle(r reply) (bool, error) {
 		// Fall back, and join again as a new member at once.
 		return true, c.fallBack()
 	}
-	c.member, c.mode, c.lastSync = cl.member, ModeConnected, cl.sent
+	c.member, c.mode, c.lastSync, c.joining = cl.member, ModeConnected, cl.sent, ""
 	// The lease runs LeaseTTL from when Redis ran the script, which is after
 	// sent. A tenth of the TTL absorbs a clock running slow here.
 	c.deadline = c.leaseEnd(cl.sent)
@@ -169,7 +178,10 @@ func (c *Coordinator) requests(groups map[string]load, total load, leaving bool)
 	// A want above 1 stays in Redis until sent again: a replica whose
 	// tasks are gone says so, or the others stay held to a fair split
 	// with a want nobody has.
-	if p := c.global; p != nil && (p.held > 1 || p.local > 1 || p.want > 1 || total.demand() > 1 || leaving) {
+	// A join sends it always: an earlier join of the same ID, whose reply
+	// was lost, may have declared tasks there, and a declaration left is
+	// only replaced by one sent again.
+	if p := c.global; p != nil && (p.held > 1 || p.local > 1 || p.want > 1 || total.demand() > 1 || leaving || c.member == "") {
 		add(p, total)
 	}
 	return reqs, pools
@@ -224,9 +236,10 @@ func (c *Coordinator) fallBack() error {
 // the rest.
 func (c *Coordinator) leave(ctx context.Context) {
 	member, deadline := c.member, c.deadline
-	if cl := c.call; member == "" && cl != nil && cl.mode == syncJoin {
-		// A join in flight may have reached Redis: leave for its member.
-		member, deadline = cl.member, c.leaseEnd(cl.sent)
+	if member == "" && c.joining != "" {
+		// A join not confirmed, in flight or not, may have reached Redis:
+		// leave for its member.
+		member, deadline = c.joining, c.leaseEnd(c.joinSent)
 	}
 	_ = c.fallBack()
 	if member == "" {

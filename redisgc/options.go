@@ -66,7 +66,7 @@ func (o Options) withDefaults() (Options, error) {
 	var bad []string
 	for g, l := range o.Limits {
 		if l < 1 {
-			bad = append(bad, fmt.Sprintf("Limits[%q] = %d < 1", g, l))
+			bad = append(bad, fmt.Sprintf("Limits[%s] = %d < 1", quote(g), l))
 		}
 	}
 	if o.DefaultLimit < 0 {
@@ -101,7 +101,7 @@ func (o Options) withDefaults() (Options, error) {
 		// Redis Cluster hashes the text between the first { and the first }
 		// after it: with a } in Prefix that is not {Prefix}, and with one
 		// first it is empty, so that each key hashes whole, to its own slot.
-		bad = append(bad, fmt.Sprintf("Prefix %q holds a '}': the keys would not share the hash tag {Prefix}", o.Prefix))
+		bad = append(bad, fmt.Sprintf("Prefix %s holds a '}': the keys would not share the hash tag {Prefix}", quote(o.Prefix)))
 	}
 	if len(bad) > 0 {
 		return o, fmt.Errorf("%w: %s", errOptions, strings.Join(bad, "; "))

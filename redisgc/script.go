@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -77,6 +78,9 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	if err != nil {
 		return syncResult{}, fmt.Errorf("redisgc: sync: %w", err)
 	}
+	if len(vals) == 4 && vals[0] == "wrongtype" {
+		return syncResult{}, wrongType(keys, vals[1:])
+	}
 	if len(vals) > 0 && vals[0] == "stale" {
 		return syncResult{}, errStale
 	}
@@ -109,6 +113,16 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	return r, nil
 }
 
+// wrongType returns the error of a sync that found a key of another type:
+// the key, quoted and cut, as the script's reply names it by its index.
+func wrongType(keys []string, v []any) error {
+	i, ok := v[0].(int64)
+	if !ok || i < 1 || int(i) > len(keys) {
+		return fmt.Errorf("redisgc: sync: unexpected reply %v", v)
+	}
+	return fmt.Errorf("redisgc: sync: key %s holds a %v, want a %v or none", quote(keys[i-1]), v[1], v[2])
+}
+
 // check returns an error naming the first value of r outside the bounds
 // the script keeps to for the request q (see runSync).
 func (r poolResult) check(q poolRequest) error {
@@ -128,12 +142,17 @@ func (r poolResult) check(q poolRequest) error {
 	return nil
 }
 
-// quote quotes s, a Redis key that holds a group key of any bytes, and
-// cuts it to 64 bytes. So no newline or megabyte of it reaches a log.
+// quote quotes s, a group key of any bytes or a Redis key that holds one,
+// and cuts it to 64 bytes at most, before a character. So no newline or
+// megabyte of it reaches a log.
 func quote(s string) string {
 	const limit = 64
 	if len(s) <= limit {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(s[:limit]) + fmt.Sprintf("... (%d bytes)", len(s))
+	n := limit
+	for i := 0; i < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); i++ {
+		n-- // cut before a character, not through it
+	}
+	return strconv.Quote(s[:n]) + fmt.Sprintf("... (%d bytes)", len(s))
 }

@@ -15,7 +15,8 @@
 -- capacity is the sum of the live members' shares; a share only grows from
 -- capacity that is free.
 --
--- Returns {'stale'} for a sync older than one already run (see seq below),
+-- Returns {'wrongtype', i, type, want} if KEYS[i] holds another type,
+-- {'stale'} for a sync older than one already run (see seq below),
 -- {'lost'} when a renewing member's lease is gone, else
 -- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
 -- pool: the member's share after this call, the share it should shrink to
@@ -27,20 +28,31 @@ local me, ttl, mode, seq = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]
 local members, born, seqKey = KEYS[1], KEYS[2], KEYS[3]
 local firstPool = 4
 
--- A key of another type (another program's, or planted) fails the sync with
--- an error that names it, before anything is written.
-local function check(key, want)
-  local got = redis.call('TYPE', key)['ok']
-  if got ~= 'none' and got ~= want then
-    return 'redisgc: key ' .. key .. ' holds a ' .. got .. ', want a ' .. want .. ' or none'
+-- extend makes key live ttl from now at least. It never shortens what a
+-- replica with a longer lease set: every replica of a fleet has one TTL,
+-- but while a change of it rolls out (or two fleets share a prefix), a
+-- shorter one would end the others' leases and shares early.
+local function extend(key)
+  if redis.call('PTTL', key) < ttl then
+    redis.call('PEXPIRE', key, ttl)
   end
 end
-local bad = check(members, 'zset') or check(born, 'string') or check(seqKey, 'string')
+
+-- A key of another type (another program's, or planted) fails the sync
+-- before anything is written. The reply names the key by its index: the
+-- replica quotes it, as a group key may hold any bytes.
+local function check(i, want)
+  local got = redis.call('TYPE', KEYS[i])['ok']
+  if got ~= 'none' and got ~= want then
+    return {'wrongtype', i, got, want}
+  end
+end
+local bad = check(1, 'zset') or check(2, 'string') or check(3, 'string')
 for i = firstPool, #KEYS do
-  bad = bad or check(KEYS[i], 'hash')
+  bad = bad or check(i, 'hash')
 end
 if bad then
-  return redis.error_reply(bad)
+  return bad
 end
 
 -- A sync may reach Redis late: a client gave up on it, and TCP delivered
@@ -97,8 +109,8 @@ if grace < 0 then
   grace = 0
 end
 if mode ~= 'leave' then
-  redis.call('PEXPIRE', members, ttl)
-  redis.call('PEXPIRE', born, ttl)
+  extend(members)
+  extend(born)
 end
 
 local alive = {}
@@ -224,7 +236,7 @@ local function settle(key, limit, want, keep)
     redis.call('HDEL', key, 's:' .. me, 'w:' .. me)
   else
     redis.call('HSET', key, 's:' .. me, mine, 'w:' .. me, math.max(want, 1))
-    redis.call('PEXPIRE', key, ttl)
+    extend(key)
   end
   return {mine, target, used, n}
 end

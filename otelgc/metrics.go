@@ -56,7 +56,9 @@ type Options struct {
 	GroupAllowlist []string
 	// MaxGroupValues caps the distinct groupconc.group values, Other not
 	// counted. The first values seen keep their series, and every later
-	// one is Other. 0 means DefaultMaxGroupValues.
+	// one is Other. 0 means DefaultMaxGroupValues. By default the SDK
+	// keeps 1999 attribute sets per instrument, and a value takes up to
+	// five, so above 398 raise the SDK's cardinality limit too.
 	MaxGroupValues int
 	// ActiveGroupsOnly has each collection read only the groups with
 	// something going on (ActiveGroupStats), not every group remembered

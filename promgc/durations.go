@@ -23,8 +23,9 @@ import (
 // or fewer stripes per CPU. That costs contention, never a count.
 //
 // Each stripe is a run of words in one slice, the wait histogram's bucket
-// counts (one per bound, then +Inf) and its sum in nanoseconds, the same for
-// the run histogram, then a cache line of padding that no one writes.
+// counts (one per bound, then +Inf) and its sum in nanoseconds (the bits
+// of a float64), the same for the run histogram, then a cache line of
+// padding that no one writes.
 type durations struct {
 	seconds []float64 // bucket upper bounds, as given
 	bounds  []int64   // the same, in nanoseconds
@@ -76,7 +77,20 @@ func (d *durations) add(h []atomic.Uint64, v time.Duration) {
 		}
 	}
 	h[lo].Add(1)
-	h[len(h)-1].Add(uint64(ns))
+	if ns == 0 {
+		return
+	}
+	// The sum is a float64, as in a prometheus.Histogram. An integer of
+	// nanoseconds overflows after 292 years of run time, which thousands
+	// of tasks at once pile up within weeks, and the sum would go back. A
+	// float64 only grows; it rounds past 104 days.
+	sum := &h[len(h)-1]
+	for {
+		old := sum.Load()
+		if sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+float64(ns))) {
+			return
+		}
+	}
 }
 
 // collect sends the wait and run histograms, summed over the stripes. The
@@ -85,12 +99,14 @@ func (d *durations) add(h []atomic.Uint64, v time.Duration) {
 func (d *durations) collect(ch chan<- prometheus.Metric, wait, run *prometheus.Desc, lv []string) {
 	n := len(d.bounds) + 2
 	for i, desc := range []*prometheus.Desc{wait, run} {
-		counts := make([]uint64, n)
+		counts := make([]uint64, n-1)
+		var ns float64
 		for s := 0; s < len(d.words); s += d.stride {
 			h := d.words[s+i*n : s+(i+1)*n]
 			for j := range counts {
 				counts[j] += h[j].Load()
 			}
+			ns += math.Float64frombits(h[n-1].Load())
 		}
 		buckets := make(map[float64]uint64, len(d.bounds))
 		var cum uint64
@@ -99,7 +115,6 @@ func (d *durations) collect(ch chan<- prometheus.Metric, wait, run *prometheus.D
 			buckets[b] = cum
 		}
 		total := cum + counts[n-2]
-		sum := time.Duration(counts[n-1]).Seconds()
-		ch <- prometheus.MustNewConstHistogram(desc, total, sum, buckets, lv...)
+		ch <- prometheus.MustNewConstHistogram(desc, total, ns/1e9, buckets, lv...)
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 // A child whose parent the snapshot left out gives its counts back to its
 // nearest ancestor read, each task counted once. Own asks parentOf once
-// per group left out, however many children it has: parentOf may walk a
-// subtree (GroupExecutor.GroupStats).
+// per group left out, however many children it has: parentOf is a call
+// into the executor.
 func TestOwnClimbsToTheNearestAncestorReadAskingOncePerGroup(t *testing.T) {
 	const kids = 100
 	gs := []groupconc.GroupStats{{GroupKey: "t", Running: 1, Succeeded: kids + 1}}

@@ -109,6 +109,12 @@ func (e *GroupExecutor) Stats() ExecutorStats {
 
 // GroupStats returns a snapshot of groupKey's group. It returns false if no
 // such group exists, because it was never used or was evicted.
+//
+// A group's snapshot costs a few counters, and a parent's adds up its
+// subtree: it costs the parent's descendants remembered, or every active
+// group when those are fewer. So a dashboard may read the parents of the
+// groups it shows one by one. For every group, ActiveGroupStats costs one
+// pass over what is active.
 func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !e.made() {
 		return GroupStats{}, false
@@ -118,13 +124,16 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 	if !ok {
 		return GroupStats{}, false
 	}
-	var oldest map[*groupstate.Group[task]]int64
-	if g.HasChildren() {
-		oldest = e.oldestRunning(nil) // its subtree's too
-	} else {
-		oldest = e.oldestRunning(g)
+	if !g.HasChildren() {
+		return e.groupStats(g, e.oldestRunning(g), new(subtrees)), true
 	}
-	return e.groupStats(g, oldest, new(subtrees)), true
+	// A parent's counts add up its subtree's. Its descendants are read
+	// when they are fewer than the active groups, else every active group
+	// is, as by ActiveGroupStats. So its snapshot costs the lesser.
+	if within, ok := e.groups.Within(g, e.groups.ActiveLen()); ok {
+		return e.subtreeStats(g, within), true
+	}
+	return e.groupStats(g, e.oldestRunning(nil), new(subtrees)), true
 }
 
 // AllGroupStats returns an iterator over a snapshot of every known group,

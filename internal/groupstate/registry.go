@@ -179,12 +179,20 @@ func (r *Registry[T]) Departed(g *Group[T]) []*Group[T] {
 const (
 	walkHeld    = iota // the descendants r holds
 	walkClosing        // as walkHeld, closing each group to new children
+	walkBusy           // as walkHeld, with each group's children evicted while busy (Departed)
 )
 
 // subtree is descendants, or, closing, descendants with g and each of its
 // descendants adopting no child from then on, so that a child made as they
 // are evicted is not left under them (see create).
 func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {
+	out, _ := r.subtreeUpTo(g, walk, -1)
+	return out
+}
+
+// subtreeUpTo is subtree, if it finds at most most groups (any, if most is
+// negative). Else it returns false, having looked at no more than most.
+func (r *Registry[T]) subtreeUpTo(g *Group[T], walk, most int) ([]*Group[T], bool) {
 	var out []*Group[T]
 	for i := -1; i < len(out); i++ {
 		a := g
@@ -195,14 +203,25 @@ func (r *Registry[T]) subtree(g *Group[T], walk int) []*Group[T] {
 		if walk == walkClosing {
 			k = a.family()
 		}
-		if k != nil {
-			k.mu.Lock()
-			k.closed = k.closed || walk == walkClosing
-			out = append(out, k.children...)
-			k.mu.Unlock()
+		if k == nil {
+			continue
 		}
+		k.mu.Lock()
+		k.closed = k.closed || walk == walkClosing
+		if walk == walkBusy {
+			k.departed = stillBusy(k.departed)
+		}
+		if most >= 0 && len(out)+len(k.children)+len(k.departed) > most {
+			k.mu.Unlock()
+			return nil, false
+		}
+		out = append(out, k.children...)
+		if walk == walkBusy {
+			out = append(out, k.departed...)
+		}
+		k.mu.Unlock()
 	}
-	return out
+	return out, true
 }
 
 var errForgotten = errors.New("groupconc: idle group forgotten")

@@ -90,8 +90,9 @@ func Own(gs iter.Seq[groupconc.GroupStats], parentOf func(key string) string) []
 // ParentOf returns a parentOf for Own that asks e. It reads the parent
 // the group was made with from ExplainGroup, which costs the group's depth
 // (and waits for an UpdatePolicy or SetGroupOverride under way).
-// GroupStats would do, but a parent's costs every active group, and a
-// scrape may climb through one idle parent per paused child.
+// GroupStats would do, but a parent's costs its subtree, up to every
+// active group, and a scrape may climb through one idle parent per paused
+// child.
 func ParentOf(e *groupconc.GroupExecutor) func(string) string {
 	return func(key string) string {
 		x, _ := e.ExplainGroup(key)

@@ -3,13 +3,13 @@ package groupconc_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/adaptertest"
 )
 
 // A parent's snapshot costs what is active in its subtree, not every child
@@ -45,24 +45,11 @@ func snapshotCostsWhatIsActive(t *testing.T, idleKey, busyKey string, snap func(
 				return 0, nil
 			})
 			require.NoError(t, err)
-			per[n] = allocated(func() { snap(t, e) })
+			per[n] = adaptertest.Allocated(func() { snap(t, e) })
 			close(hold)
 			h.Wait()
 			require.NoError(t, e.Close())
 		}
 		assert.Less(t, per[3000], 2*per[100], "bytes a snapshot allocates with 3 000 idle groups, against 100 (%v)", per)
 	})
-}
-
-// allocated returns the bytes f allocates, the least of five calls.
-func allocated(f func()) uint64 {
-	least := ^uint64(0)
-	var before, after runtime.MemStats
-	for range 5 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
 }

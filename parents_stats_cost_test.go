@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kobe/groupconc"
+	"github.com/kobe/groupconc/internal/adaptertest"
 )
 
 // GroupStats of a parent costs its subtree when that is smaller than what
@@ -33,7 +34,7 @@ func TestAParentsGroupStatsCostsItsSubtreeNotEveryActiveGroup(t *testing.T) {
 				return 0, nil
 			})
 			<-started
-			per[n] = allocated(func() {
+			per[n] = adaptertest.Allocated(func() {
 				st, ok := e.GroupStats("t")
 				assert.True(t, ok)
 				assert.Equal(t, 1, st.Running)

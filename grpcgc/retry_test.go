@@ -2,16 +2,13 @@ package grpcgc_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -106,23 +103,8 @@ func TestAGRPCClientRetriesAfterThePushback(t *testing.T) {
 // of ten seconds unless the server's pushback says otherwise.
 func retrying(t *testing.T, h *health, code string, sopts []grpc.ServerOption) healthpb.HealthClient {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := grpc.NewServer(sopts...)
-	healthpb.RegisterHealthServer(s, h)
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(lis) }()
-	t.Cleanup(func() {
-		s.Stop()
-		<-served
-	})
-	cc, err := grpc.NewClient(lis.Addr().String(),
-		grpc.WithDefaultServiceConfig(`{"methodConfig": [{
-			"name": [{"service": "grpc.health.v1.Health"}],
-			"retryPolicy": {"maxAttempts": 3, "initialBackoff": "10s", "maxBackoff": "10s",
-				"backoffMultiplier": 1, "retryableStatusCodes": ["`+code+`"]}}]}`),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() { cc.Close() })
-	return healthpb.NewHealthClient(cc)
+	return serve(t, h, sopts, grpc.WithDefaultServiceConfig(`{"methodConfig": [{
+		"name": [{"service": "grpc.health.v1.Health"}],
+		"retryPolicy": {"maxAttempts": 3, "initialBackoff": "10s", "maxBackoff": "10s",
+			"backoffMultiplier": 1, "retryableStatusCodes": ["`+code+`"]}}]}`))
 }

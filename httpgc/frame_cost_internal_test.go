@@ -2,7 +2,6 @@ package httpgc
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,21 +33,8 @@ func TestAFrameOfPausedUsersUnderIdleTenantsCostsWhatIsActive(t *testing.T) {
 		require.NoError(t, err)
 		_, rows := h.groups(e.ActiveGroupStats(), byOldestWait, h.o.Rows, "")
 		require.Len(t, rows, 4, "two users, each under its tenant")
-		per[n] = allocatedBy(func() { h.publish() })
+		per[n] = adaptertest.Allocated(func() { h.publish() })
 		h.Close()
 	}
 	assert.Less(t, per[400], 8*per[100], "bytes a frame allocates with 400 paused users, against 100 (%v)", per)
-}
-
-// allocatedBy returns the bytes f allocates, the least of three calls.
-func allocatedBy(f func()) uint64 {
-	least := ^uint64(0)
-	var before, after runtime.MemStats
-	for range 3 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
 }

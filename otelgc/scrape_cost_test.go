@@ -3,7 +3,6 @@ package otelgc_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/kobe/groupconc"
@@ -36,17 +35,4 @@ func TestACollectionOfPausedGroupsUnderIdleParentsCostsWhatIsActive(t *testing.T
 		})
 	}
 	assert.Less(t, per[200], 8*per[50], "bytes a collection allocates with 200 paused groups, against 50 (%v)", per)
-}
-
-// allocated returns the bytes f allocates, the least of three calls.
-func allocated(f func()) uint64 {
-	least := ^uint64(0)
-	var before, after runtime.MemStats
-	for range 3 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
 }

@@ -160,3 +160,17 @@ func perTask(b *testing.B, batch int, run func()) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
 }
+
+// allocated returns the bytes f allocates, the least of five calls. Tests
+// compare it at two sizes to show what a call's cost grows with.
+func allocated(f func()) uint64 {
+	least := ^uint64(0)
+	var before, after runtime.MemStats
+	for range 5 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
+}

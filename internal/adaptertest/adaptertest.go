@@ -162,3 +162,17 @@ func PerTask(b *testing.B, batch int, run func()) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tasks, "allocs/task")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/tasks, "B/task")
 }
+
+// Allocated returns the bytes f allocates, the least of five calls. Tests
+// compare it at two sizes to show what a call's cost grows with.
+func Allocated(f func()) uint64 {
+	least := ^uint64(0)
+	var before, after runtime.MemStats
+	for range 5 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
+}

@@ -125,7 +125,7 @@ func (e *GroupExecutor) GroupStats(groupKey string) (GroupStats, bool) {
 		return GroupStats{}, false
 	}
 	if !g.HasChildren() {
-		return e.groupStats(g, e.oldestRunning(g), new(subtrees)), true
+		return e.groupStats(g, e.oldestRunning(map[*groupstate.Group[task]]bool{g: true}), new(subtrees)), true
 	}
 	// A parent's counts add up its subtree's. Its descendants are read
 	// when they are fewer than the active groups, else every active group
@@ -190,11 +190,12 @@ func (e *GroupExecutor) snapshots(active bool) iter.Seq[GroupStats] {
 }
 
 // oldestRunning returns when each group's oldest running task started, of
-// g's alone if g is not nil. It costs what runs, not what is remembered.
-func (e *GroupExecutor) oldestRunning(g *groupstate.Group[task]) map[*groupstate.Group[task]]int64 {
+// the groups in in alone, if it is not nil. It costs what runs, not what is
+// remembered.
+func (e *GroupExecutor) oldestRunning(in map[*groupstate.Group[task]]bool) map[*groupstate.Group[task]]int64 {
 	m := make(map[*groupstate.Group[task]]int64)
 	e.runners.oldest(func(of *groupstate.Group[task], start int64) {
-		if s, ok := m[of]; (g == nil || of == g) && (!ok || start < s) {
+		if s, ok := m[of]; (in == nil || in[of]) && (!ok || start < s) {
 			m[of] = start
 		}
 	})
@@ -284,6 +285,27 @@ func (t *subtree) addTo(st *GroupStats) {
 	st.OldestRunning = max(st.OldestRunning, t.oldestRunning)
 }
 
+// ownSubtree returns d's own counts as a subtree's, at now. oldest has
+// when d's running tasks started, if read.
+func ownSubtree(d *groupstate.Group[task], now int64, oldest map[*groupstate.Group[task]]int64) subtree {
+	running, waiting, _ := d.Counts()
+	x := subtree{running, waiting, d.WaitingGlobal(), d.Blocked(), time.Duration(d.OldestWait(now)), 0}
+	if start, ok := oldest[d]; ok {
+		x.oldestRunning = time.Duration(now - start)
+	}
+	return x
+}
+
+// add adds x, a descendant's own, to t.
+func (t *subtree) add(x subtree) {
+	t.running += x.running
+	t.waiting += x.waiting
+	t.waitingGlobal += x.waitingGlobal
+	t.blocked += x.blocked
+	t.oldestWait = max(t.oldestWait, x.oldestWait)
+	t.oldestRunning = max(t.oldestRunning, x.oldestRunning)
+}
+
 // subtreesOf makes s, once, and returns it by parent.
 func (e *GroupExecutor) subtreesOf(s *subtrees, oldest map[*groupstate.Group[task]]int64) map[*groupstate.Group[task]]*subtree {
 	if s.made {
@@ -298,23 +320,14 @@ func (e *GroupExecutor) subtreesOf(s *subtrees, oldest map[*groupstate.Group[tas
 			return
 		}
 		seen[d] = true
-		running, waiting, _ := d.Counts()
-		x := subtree{running, waiting, d.WaitingGlobal(), d.Blocked(), time.Duration(d.OldestWait(now)), 0}
-		if start, ok := oldest[d]; ok {
-			x.oldestRunning = time.Duration(now - start)
-		}
+		x := ownSubtree(d, now, oldest)
 		for a := d.Parent(); a != nil; a = a.Parent() {
 			t := s.by[a]
 			if t == nil {
 				t = new(subtree)
 				s.by[a] = t
 			}
-			t.running += x.running
-			t.waiting += x.waiting
-			t.waitingGlobal += x.waitingGlobal
-			t.blocked += x.blocked
-			t.oldestWait = max(t.oldestWait, x.oldestWait)
-			t.oldestRunning = max(t.oldestRunning, x.oldestRunning)
+			t.add(x)
 		}
 		for _, c := range e.groups.Departed(d) {
 			add(c)

@@ -21,24 +21,16 @@ func (e *GroupExecutor) subtreeStats(g *groupstate.Group[task], within []*groups
 			continue // evicted as the walk ran: found twice
 		}
 		seen[d] = true
-		running, waiting, _ := d.Counts()
-		t.running += running
-		t.waiting += waiting
-		t.waitingGlobal += d.WaitingGlobal()
-		t.blocked += d.Blocked()
-		t.oldestWait = max(t.oldestWait, time.Duration(d.OldestWait(now)))
-		runs = runs || running > 0
+		x := ownSubtree(d, now, nil)
+		t.add(x)
+		runs = runs || x.running > 0
 	}
 	if running, _, _ := g.Counts(); running > 0 {
 		runs = true
 	}
 	oldest := map[*groupstate.Group[task]]int64{}
 	if runs {
-		e.runners.oldest(func(of *groupstate.Group[task], start int64) {
-			if s, ok := oldest[of]; seen[of] && (!ok || start < s) {
-				oldest[of] = start
-			}
-		})
+		oldest = e.oldestRunning(seen)
 		for d, start := range oldest {
 			if d != g {
 				t.oldestRunning = max(t.oldestRunning, time.Duration(now-start))

@@ -58,9 +58,38 @@ func turnWaitOf(mode groupconc.IsolationMode) turnWait {
 	}
 }
 
+// start makes an executor of fw's policy, with rec, submits fw's tasks,
+// each gated, and ends A. A's listener ends F and then calls inA, as C
+// would wait for its group's turn. It returns the executor, the gates
+// and the handles, which inA may add to.
+func (fw turnWait) start(t *testing.T, rec groupconc.TaskLifecycleListener, inA func(ex *groupconc.GroupExecutor, hs map[string]*groupconc.TaskHandle[int])) (*groupconc.GroupExecutor, map[string]chan struct{}, map[string]*groupconc.TaskHandle[int]) {
+	var ex *groupconc.GroupExecutor
+	gates := map[string]chan struct{}{}
+	hs := map[string]*groupconc.TaskHandle[int]{}
+	l := groupconc.ListenerFuncs{
+		Completed: func(_, id string, _ groupconc.GroupResult[any]) {
+			if id != "A" {
+				return
+			}
+			close(gates["F"])
+			hs["F"].Wait() // F frees the permit C takes first
+			inA(ex, hs)
+		},
+	}
+	ex = groupconc.New(mustBuild(t, fw.builder.TaskLifecycleListener(groupconc.Listeners(rec, l))))
+	for _, k := range fw.pre {
+		gates[k[1]] = make(chan struct{})
+		h, err := groupconc.SubmitWith(t.Context(), ex, k[0], k[1], gated(gates[k[1]], 1), groupconc.SubmitOptions{})
+		require.NoError(t, err)
+		hs[k[1]] = h
+	}
+	synctest.Wait()
+	close(gates["A"]) // A ends: a permit goes to B, which walks on once A's listener returns
+	return ex, gates, hs
+}
+
 func turnCancelRun(t *testing.T, mode groupconc.IsolationMode, byCtx bool) {
 	rec := newRecorder()
-	var e atomic.Pointer[groupconc.GroupExecutor]
 	type seen struct {
 		pos        groupconc.WaitPosition
 		posOK      bool
@@ -71,48 +100,29 @@ func turnCancelRun(t *testing.T, mode groupconc.IsolationMode, byCtx bool) {
 	got := make(chan seen, 1)
 	var cRan atomic.Bool
 	fw := turnWaitOf(mode)
-	gates := map[string]chan struct{}{}
-	hs := map[string]*groupconc.TaskHandle[int]{}
-	l := groupconc.ListenerFuncs{
-		Completed: func(_, id string, _ groupconc.GroupResult[any]) {
-			if id != "A" {
-				return
-			}
-			close(gates["F"])
-			hs["F"].Wait() // F frees the permit C takes first
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c, err := groupconc.SubmitWith(ctx, e.Load(), "g", "C", func(context.Context) (int, error) { cRan.Store(true); return 3, nil }, groupconc.SubmitOptions{})
-			if !assert.NoError(t, err) {
-				return
-			}
-			var s seen
-			s.pos, s.posOK = c.Position()
-			gs, _ := e.Load().GroupStats("g")
-			s.waiting = gs.Waiting
-			if byCtx {
-				cancel()
-				<-c.Done() // on old code, a deadlock: synctest panics
-			} else {
-				assert.True(t, c.Cancel())
-			}
-			s.doneAtOnce = c.IsDone()
-			if s.doneAtOnce {
-				s.res = c.Wait()
-			}
-			got <- s
-		},
-	}
-	ex := groupconc.New(mustBuild(t, fw.builder.TaskLifecycleListener(groupconc.Listeners(rec, l))))
-	e.Store(ex)
-	for _, k := range fw.pre {
-		gates[k[1]] = make(chan struct{})
-		h, err := groupconc.SubmitWith(t.Context(), ex, k[0], k[1], gated(gates[k[1]], 1), groupconc.SubmitOptions{})
-		require.NoError(t, err)
-		hs[k[1]] = h
-	}
-	synctest.Wait()
-	close(gates["A"]) // A ends: a permit goes to B, which walks on once A's listener returns
+	ex, gates, hs := fw.start(t, rec, func(ex *groupconc.GroupExecutor, _ map[string]*groupconc.TaskHandle[int]) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c, err := groupconc.SubmitWith(ctx, ex, "g", "C", func(context.Context) (int, error) { cRan.Store(true); return 3, nil }, groupconc.SubmitOptions{})
+		if !assert.NoError(t, err) {
+			return
+		}
+		var s seen
+		s.pos, s.posOK = c.Position()
+		gs, _ := ex.GroupStats("g")
+		s.waiting = gs.Waiting
+		if byCtx {
+			cancel()
+			<-c.Done() // on old code, a deadlock: synctest panics
+		} else {
+			assert.True(t, c.Cancel())
+		}
+		s.doneAtOnce = c.IsDone()
+		if s.doneAtOnce {
+			s.res = c.Wait()
+		}
+		got <- s
+	})
 	s := <-got
 	assert.GreaterOrEqual(t, s.waiting, 1, "C waits")
 	assert.True(t, s.posOK, "C waits, so it has a position")

@@ -32,39 +32,20 @@ func turnStatsRun(t *testing.T, mode groupconc.IsolationMode) {
 		all   groupconc.ExecutorStats
 	}
 	got := make(chan seen, 1)
-	var ex *groupconc.GroupExecutor
 	fw := turnWaitOf(mode)
-	gates := map[string]chan struct{}{}
-	hs := map[string]*groupconc.TaskHandle[int]{}
-	l := groupconc.ListenerFuncs{
-		Completed: func(_, id string, _ groupconc.GroupResult[any]) {
-			if id != "A" {
-				return
-			}
-			close(gates["F"])
-			hs["F"].Wait() // F frees the permit C takes first
-			c, err := groupconc.Submit(t.Context(), ex, "g", "C", func(context.Context) (int, error) { return 3, nil })
-			if !assert.NoError(t, err) {
-				return
-			}
-			hs["C"] = c
-			time.Sleep(waited) // the fake clock: C waits this long
-			var s seen
-			s.pos, _ = c.Position()
-			s.stats, _ = ex.GroupStats("g")
-			s.all = ex.Stats()
-			got <- s
-		},
-	}
-	ex = groupconc.New(mustBuild(t, fw.builder.TaskLifecycleListener(l)))
-	for _, k := range fw.pre {
-		gates[k[1]] = make(chan struct{})
-		h, err := groupconc.Submit(t.Context(), ex, k[0], k[1], gated(gates[k[1]], 1))
-		require.NoError(t, err)
-		hs[k[1]] = h
-	}
-	synctest.Wait()
-	close(gates["A"])
+	ex, gates, hs := fw.start(t, nil, func(ex *groupconc.GroupExecutor, hs map[string]*groupconc.TaskHandle[int]) {
+		c, err := groupconc.Submit(t.Context(), ex, "g", "C", func(context.Context) (int, error) { return 3, nil })
+		if !assert.NoError(t, err) {
+			return
+		}
+		hs["C"] = c
+		time.Sleep(waited) // the fake clock: C waits this long
+		var s seen
+		s.pos, _ = c.Position()
+		s.stats, _ = ex.GroupStats("g")
+		s.all = ex.Stats()
+		got <- s
+	})
 	s := <-got
 	require.Equal(t, fw.at, s.pos, "C waits for B's turn")
 	assert.Equal(t, 2, s.stats.Waiting, "B and C")

@@ -148,12 +148,13 @@ func (l *line[T]) contested(g *Group[T]) bool {
 //
 // Where the walker alone has the turn, and the layer is one of g's own
 // limits that no other group's task takes (g has no child), the walk may
-// take a free permit beside it. spare is then what it leaves free: what
-// the walker takes there (takeBeside). So a walk does not wait while the
+// take a free permit beside it. spare is then what it leaves free, the
+// walker's cost there (takeBeside). So a walk does not wait while the
 // walker's releaser runs a listener, or, with no slot to wait on, get
 // turned away, while its group's limit has room for both. Elsewhere the
 // walker's spare could go to another group's task meanwhile, and the walk
-// would start first: it waits for the turn there, as permits may be free.
+// would start first. So it waits for the turn there, even with permits
+// free.
 func (l *line[T]) yields(g *Group[T], i int, lv uint8) (yield bool, spare int64) {
 	limit := l.limit.Load()
 	if limit == Unlimited {
@@ -181,14 +182,14 @@ func (l *line[T]) yields(g *Group[T], i int, lv uint8) (yield bool, spare int64)
 	return true, spare
 }
 
-// takeBeside takes a permit of l for a fresh walk of Ext x (nil: plain),
+// takeBeside takes a permit of l for a fresh walk of Ext x (nil for a plain task),
 // at the layer bit, level lv, as takeFor does, if spare permits are left
 // free after it (yields). A task of a cost above what that leaves takes
 // nothing.
 //
-// Interleaving: the walker, and every walk taking beside it, take from
-// the one count. So what they leave is the walker's whatever their order,
-// and only g's tasks take it (yields). A group made g's child meanwhile
+// The walker, and every walk taking beside it, take from the one count.
+// So what they leave is the walker's whatever their order, and only g's
+// tasks take it (yields). A group made g's child meanwhile
 // could take it, and then the walker waits while the walk runs. A group
 // gains its first child once.
 func (l *line[T]) takeBeside(x *Ext, bit, lv uint8, spare int64) bool {

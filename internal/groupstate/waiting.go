@@ -1,9 +1,9 @@
 package groupstate
 
-// What a snapshot reads of a group's waiting tasks, beyond its counts:
-// those the global cap holds back, and how long the oldest has waited.
-// A task waiting for its group's turn is in no line, so its turns are
-// read too.
+// A snapshot reads here what it needs of a group's waiting tasks beyond
+// their counts. That is those the global cap holds back, and how long the
+// oldest has waited. A task waiting for its group's turn is in no line,
+// so its turns are read too.
 
 // WaitingGlobal reports the group's tasks waiting for a global permit. A
 // fresh walk waiting for its group's turn before the global cap counts
@@ -26,7 +26,7 @@ func (g *Group[T]) WaitingGlobal() int {
 // were submitted. A child's task arrives once it has passed its own
 // group's layers. So there its own oldest is looked for in the whole
 // line, as in an ancestor's (oldestOf). A task waiting for its group's
-// turn is in no line: the turns are read too (turnWaiters).
+// turn is in no line, so the turns are read too (turnWaiters).
 //
 // The group keeps no list of its own, so a task that waits touches only
 // the line it waits in. BenchmarkW3HotGroup/peer=groupconc-user was slower
@@ -61,9 +61,9 @@ func (g *Group[T]) OldestWait(now int64) int64 {
 }
 
 // turnWaiters reports on g's tasks waiting for their turn, the walker
-// aside: how many fresh walks wait before the global cap (turnLayer),
-// and when the oldest of them all was submitted (noWaiter if none). They
-// count as waiting, in no line. It takes mu only while a task waits for
+// aside. It gives how many fresh walks wait before the global cap
+// (turnLayer), and when the oldest of them all was submitted (noWaiter
+// if none). They count as waiting, in no line. It takes mu only while a task waits for
 // its turn. It is for snapshots.
 func (g *Group[T]) turnWaiters() (global int, first int64) {
 	first = noWaiter

@@ -164,8 +164,8 @@ func (p *Permits[T]) turnWhere() (limit, group string, ahead int, ok bool) {
 }
 
 // turnLayer returns the layer p, a fresh walk waiting for its group's
-// turn, waits before: the first it holds no permit of, at the level it
-// stopped at. Its owner wrote what it reads before it parked, under the
+// turn, waits before. That is the first it holds no permit of, at the
+// level it stopped at. Its owner wrote what it reads before it parked, under the
 // turns' mu, which the caller holds.
 func (p *Permits[T]) turnLayer() (bit, lv uint8, ok bool) {
 	var depth uint8

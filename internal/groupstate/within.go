@@ -14,9 +14,9 @@ func (r *Registry[T]) Within(g *Group[T], most int) ([]*Group[T], bool) {
 	return r.subtreeUpTo(g, walkBusy, most)
 }
 
-// ActiveLen reports how long the list of active groups is: at least the
-// groups with something going on, and at most about twice as many (see
-// active). It sweeps nothing.
+// ActiveLen reports how long the list of active groups is. It holds at
+// least the groups with something going on, and at most about twice as
+// many (see active). It sweeps nothing.
 func (r *Registry[T]) ActiveLen() int {
 	r.active.mu.Lock()
 	defer r.active.mu.Unlock()

@@ -20,7 +20,8 @@ type ServerOptions struct {
 	// so each path is a group. Its escapes are undone, but those of '/'
 	// and '%' stay, as %2F and %25. So "/%61" is "/a", and "/a%2Fb" is not
 	// "/a/b". A byte that is not part of UTF-8 stays escaped too ("%FF").
-	// A request whose key is "" gets 400.
+	// A request whose key is "" gets 400. A CONNECT request has no path,
+	// so it is in the group "/".
 	Key func(*http.Request) string
 	// Priority returns the priority of a request. Nil means Submit.Priority.
 	Priority func(*http.Request) groupconc.Priority
@@ -54,10 +55,14 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // that goes away ends it, and next never runs. (Over HTTP/1.x net/http
 // sees a client go away only once the request's body has been read to
 // its end. So a request with an unread body waits on, and then runs.
-// Bound its wait with a deadline.) Then next runs with a
-// request whose context is the task's. That context is cancelled, as a
-// task's is, by ShutdownGroup, EvictGroup and Close. A Do of e inside
-// next runs under the request's permits.
+// Bound its wait with a deadline. Over HTTP/2, the unread body of a
+// request that waits holds its part of the connection's receive window.
+// With net/http's defaults one such upload can stall the body of a
+// running request on the same connection. Size the receive buffers of
+// http.HTTP2Config so that all the streams' fit in the connection's.)
+// Then next runs with a request whose context is the task's. That context
+// is cancelled, as a task's is, by ShutdownGroup, EvictGroup and Close. A
+// Do of e inside next runs under the request's permits.
 //
 // A request whose context derives from a running task of e runs at once,
 // under that task's permits, as a Do inside a task does. So a server

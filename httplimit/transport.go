@@ -24,9 +24,12 @@ import (
 // A request that waits for its permits is not sent yet. Its context bounds
 // the wait. Then it is sent with a context that derives from its own and
 // is the task's. So ShutdownGroup, EvictGroup and Close of the executor
-// cancel it, as they cancel a task. A request that is not sent gets a
-// *NotSentError, and its body is closed. A redirect that http.Client
-// follows gets an error of its own then (see NotSentError).
+// cancel it, as they cancel a task. The response's Request has the
+// request's own context, not the task's. It is the request itself, or a
+// copy of Base's own. So a call made from that context takes permits of
+// its own. A request that is not sent gets a *NotSentError, and its body
+// is closed. A redirect that http.Client follows gets an error of its own
+// then (see NotSentError).
 //
 // A request whose context derives from a task of the same executor, such
 // as one made by a handler under Handler, runs under that task's permits
@@ -38,7 +41,9 @@ import (
 // Transport, from RoundTrip until its permits are back. It runs Do, and
 // holds the permits while the body is read. It ends when RoundTrip
 // returns an error, when the body is closed or read to io.EOF, or when
-// the request's task context ends.
+// the request's task context ends. A request with a Cancel channel (it is
+// deprecated) has one more until then, which watches it. Closing it ends
+// the wait for permits, as ending the context does.
 type Transport struct {
 	// Base sends the requests. Nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -70,7 +75,8 @@ type Transport struct {
 type NotSentError struct {
 	Key string // the request's group key
 	// Err says why. It is a *groupconc.RejectedError (so errors.Is matches
-	// groupconc.ErrRejected), the request context's error,
+	// groupconc.ErrRejected), the request context's error
+	// (context.Canceled once its Cancel channel is closed),
 	// groupconc.ErrClosed, ErrGroupShutdown, ErrGroupEvicted, ErrNoKey,
 	// ErrHostNotASCII or an error wrapping groupconc.ErrInvalidTask. If a
 	// callback of the executor (a listener, a RejectionHandler, a pressure
@@ -127,8 +133,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		o.Cost = t.Cost(req)
 	}
 	c := newCall()
-	go c.hold(req.Context(), t.Executor, key, o)
-	var ctx context.Context
+	ctx := req.Context()
+	//lint:ignore SA1019 http.Transport still honours Cancel, so the wait must too.
+	if cancel := req.Cancel; cancel != nil {
+		ctx = legacyCancel(ctx, cancel, c.finished)
+	}
+	go c.hold(ctx, t.Executor, key, o)
 	select {
 	case ctx = <-c.held:
 	case r := <-c.refused:
@@ -163,6 +173,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.release(err)
 		return nil, err
 	}
+	// The response names the caller's request, as http.Transport names its
+	// caller's. The copy sent carries the task's context. A follow-up made
+	// with it would run inside the task, and take no permit of its own. A
+	// Base that sent a copy of its own, such as one that adds a span to
+	// the context, keeps its copy, with req's context.
+	switch {
+	case resp.Request == out:
+		resp.Request = req
+	case resp.Request != nil && resp.Request != req:
+		resp.Request = resp.Request.WithContext(req.Context())
+	}
 	if noBody(req, resp) {
 		c.release(nil)
 		return resp, nil
@@ -178,6 +199,22 @@ func (t *Transport) CloseIdleConnections() {
 	if b, ok := t.base().(interface{ CloseIdleConnections() }); ok {
 		b.CloseIdleConnections()
 	}
+}
+
+// legacyCancel returns a context that ends with ctx, or once cancel, a
+// request's deprecated Cancel channel, is closed. http.Transport still
+// honours that channel, so it must end the wait for permits too. The
+// goroutine that watches it ends once the call's Do returned (finished).
+func legacyCancel(ctx context.Context, cancel <-chan struct{}, finished <-chan struct{}) context.Context {
+	ctx, stop := context.WithCancel(ctx)
+	go func() {
+		defer stop()
+		select {
+		case <-cancel:
+		case <-finished:
+		}
+	}()
+	return ctx
 }
 
 func (t *Transport) base() http.RoundTripper {

@@ -252,7 +252,10 @@ func (b *PolicyBuilder) DefaultWeightPerGroup(n int) *PolicyBuilder {
 // later Submit, Stats, GroupStats, AllGroupStats, ExplainGroup or override
 // call (SetGroupOverride, GroupOverride, GroupOverrides) returns. The check
 // runs inside those calls, so no goroutine is kept for it. A caller blocked
-// to submit to a group (SubmitOptions.Block) keeps it too. Zero, the
+// to submit to a group (SubmitOptions.Block) keeps it too. So does a pause.
+// A group's idle time starts anew when a task of it ends, when it is
+// resumed, and when SetGroupOverride changes it (a drop included). Reads
+// (stats, ExplainGroup, GroupOverride) leave it as it is. Zero, the
 // default, remembers groups until EvictGroup. It must be >= 0.
 func (b *PolicyBuilder) IdleGroupTTL(d time.Duration) *PolicyBuilder {
 	if b == nil {

@@ -142,6 +142,9 @@ type guard struct {
 // drops it with the group, and so does forgetting the group as idle
 // (IdleGroupTTL). The key's next group then resolves its limits from the
 // policy alone. To keep a limit for a key across that, put it in the policy.
+// A call that returns nil counts as a use of the group, whether it sets,
+// changes or drops the override. So the group's idle time starts anew,
+// and it is not forgotten as idle for a TTL from then.
 // Pausing or resuming a parent passes over every group of its subtree
 // remembered, as UpdatePolicy passes over every group.
 //
@@ -194,11 +197,12 @@ func (e *GroupExecutor) SetGroupOverride(groupKey string, o GroupOverride) error
 		}
 		return e.limitsOver(groupKey, state, cur.Concurrency)
 	}))
+	g.Touch() // held still: the next sweep sees the group used now
 	return nil
 }
 
 // GroupOverride returns groupKey's override, and false if it has none (or
-// its group is gone).
+// its group is gone). A read is no use of the group: its idle time goes on.
 func (e *GroupExecutor) GroupOverride(groupKey string) (GroupOverride, bool) {
 	if !e.made() {
 		return GroupOverride{}, false

@@ -112,7 +112,9 @@
 // longest ago. A row's "history" is its waiting count per sample, oldest
 // first. Its "recent" counts its tasks' outcomes over the last minute,
 // from the counters' deltas, with the seconds it covers. It is null until
-// a sample exists. A snapshot's "history" holds the totals' waiting and
+// a sample exists. A group forgotten and made again counts from 0. A
+// sample that finds a counter fallen takes the samples before as 0. One
+// made again that passes its old counts within an Interval is not seen. A snapshot's "history" holds the totals' waiting and
 // running counts, so a page that opens draws full sparklines at once.
 //
 // Security defaults. A request's Host must name a loopback host (localhost,

@@ -185,9 +185,28 @@ func (hs *history) record(st groupconc.GroupStats, at time.Duration) *series {
 		ser = &series{buf: make([]sample, hs.size)}
 		hs.groups[st.GroupKey] = ser
 	}
-	ser.add(sample{at: at, waiting: int32(st.Waiting), running: int32(st.Running),
-		succeeded: st.Succeeded, failed: st.Failed, cancelled: st.Cancelled, rejected: st.Rejected})
+	x := sample{at: at, waiting: int32(st.Waiting), running: int32(st.Running),
+		succeeded: st.Succeeded, failed: st.Failed, cancelled: st.Cancelled, rejected: st.Rejected}
+	if ser.n > 0 && x.fell(ser.get(ser.n-1)) {
+		ser.madeAgain()
+	}
+	ser.add(x)
 	return ser
+}
+
+// fell reports whether a counter of x is below last's. Counters only grow,
+// so the group was forgotten or evicted and made again between the two.
+func (x sample) fell(last sample) bool {
+	return x.succeeded < last.succeeded || x.failed < last.failed || x.cancelled < last.cancelled || x.rejected < last.rejected
+}
+
+// madeAgain zeroes the counters of the samples held. The group made again
+// had none at their times, so a row's "recent" counts its tasks alone. The
+// waiting counts stay, as the row's history is the key's.
+func (s *series) madeAgain() {
+	for i := range s.buf {
+		s.buf[i].succeeded, s.buf[i].failed, s.buf[i].cancelled, s.buf[i].rejected = 0, 0, 0, 0
+	}
 }
 
 // trimLocked forgets the groups shown longest ago, beyond most.

@@ -279,6 +279,11 @@ func (g *Group[T]) Unhold() {
 	}
 }
 
+// Touch restarts g's idle time, as a task's end does. An operator's change
+// to g counts as a use of it. The caller holds g, so a sweep that finds g
+// without a hold sees the new time.
+func (g *Group[T]) Touch() { g.idleSince(g.reg.clock()) }
+
 // exitSince counts a child forgotten as idle out of g. g's subtree has had
 // no task since at, unless g's own tasks ended later.
 func (g *Group[T]) exitSince(at int64) {

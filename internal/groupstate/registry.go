@@ -255,10 +255,20 @@ func (r *Registry[T]) Lookup(key string) (*Group[T], bool) {
 // SetIdleTTL has groups with no task for ttl (clock units) forgotten by
 // ForgetIdle. A ttl of 0 never forgets. Groups idle when it is turned on
 // count as idle from now: ForgetIdle first looks a TTL later. So their
-// idle times, not kept while it was off, need not be stamped.
+// idle times, not kept while it was off, need not be stamped. A shorter
+// ttl has the next ForgetIdle look. The last look kept groups idle for
+// less than the old ttl, which may be twice the new one by now.
+//
+// It waits for a look under way, so that look cannot store its time over
+// the change.
 func (r *Registry[T]) SetIdleTTL(ttl int64) {
-	if ttl > 0 && r.ttl.Load() == 0 {
+	r.sweepMu.Lock()
+	defer r.sweepMu.Unlock()
+	switch old := r.ttl.Load(); {
+	case ttl > 0 && old <= 0:
 		r.lastSweep.Store(r.clock())
+	case ttl > 0 && ttl < old:
+		r.lastSweep.Store(r.clock() - ttl)
 	}
 	r.ttl.Store(ttl)
 }
@@ -283,8 +293,9 @@ func (r *Registry[T]) ForgetIdle() {
 	r.sweepMu.Lock()
 	defer r.sweepMu.Unlock()
 	// The last look ended and began after now-ttl. So it forgot every
-	// group idle for twice the TTL at now.
-	if now-r.lastSweep.Load() < ttl {
+	// group idle for twice the TTL at now. The TTL is read again, as
+	// SetIdleTTL may have changed it meanwhile.
+	if ttl = r.ttl.Load(); ttl <= 0 || now-r.lastSweep.Load() < ttl {
 		return
 	}
 	now = r.clock()

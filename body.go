@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -175,7 +176,9 @@ func callHandler[T any](f Task[T], t *task, ctx context.Context, handler Rejecti
 			if tv, ok := v.(T); ok {
 				handleOf[T](t).value = tv
 			} else {
-				status, err = StatusFailed, fmt.Errorf("groupconc: rejection handler returned %T, want %T", v, tv)
+				// %T of tv would say <nil> for an interface T, such as
+				// httplimit's http.Handler, so name T itself.
+				status, err = StatusFailed, fmt.Errorf("groupconc: rejection handler returned %T, want %v", v, reflect.TypeFor[T]())
 			}
 		case err == nil: // SUCCESS with the zero value
 		case errors.Is(err, ErrRejected):

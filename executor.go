@@ -171,9 +171,9 @@ func (e *GroupExecutor) UpdatePolicy(p *GroupPolicy) error {
 // does. Pass a context that lives as long as the task should.
 //
 // Submit returns an error wrapping ErrInvalidTask for an empty groupKey or
-// taskID or a nil task. It returns ErrClosed once Shutdown or Close has
-// begun. A task turned away by a queue threshold is not an error here. Its
-// handle reports the outcome the rejection policy gives it.
+// taskID, a nil task or a nil ctx. It returns ErrClosed once Shutdown or
+// Close has begun. A task turned away by a queue threshold is not an error
+// here. Its handle reports the outcome the rejection policy gives it.
 func Submit[T any](ctx context.Context, e *GroupExecutor, groupKey, taskID string, task Task[T]) (*TaskHandle[T], error) {
 	if err := e.check(ctx); err != nil {
 		return nil, err

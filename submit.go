@@ -10,7 +10,11 @@ import (
 
 // Priority orders a task among the tasks waiting in the same line. A task
 // never waits behind a task of lower priority, and tasks of one priority are
-// served in arrival order. The zero Priority means PriorityNormal.
+// served in arrival order. One exception keeps a costly task from starving.
+// Under IsolationFairShare, at the global cap and at a parent's limit, a task
+// of Cost above one that the fair choice fell on stays chosen until it
+// starts. Every task waiting there waits behind it, whatever its priority.
+// The zero Priority means PriorityNormal.
 type Priority int
 
 const (

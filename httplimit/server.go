@@ -74,7 +74,10 @@ var errNotRun = errors.New("httplimit: turned away, with no response to send")
 // RejectionHandler of e may return an http.Handler. It then serves the
 // turned-away request in next's place. A RejectionHandler that runs the
 // request through Rejection.Run must return what Run returns. That value
-// tells Handler that next ran, and that there is no error to answer.
+// tells Handler that next ran, and that there is no error to answer. One
+// that returns (nil, nil) serves nothing. The request then gets 503, as
+// StatusCode says of the error ErrorHandler is given, though e counts a
+// success.
 //
 // A panic in next goes on up to net/http, unchanged. The permits are given
 // back first. So net/http recovers it and aborts the response as usual,

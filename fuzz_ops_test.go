@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,7 +28,12 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	e := groupconc.New(p)
 	keys := sh.keys
 	gen := map[string]int{} // eviction generation per key: the gauge key suffix
-	gaugeKeyOf := func(key string) string { return fmt.Sprintf("%s#%d", key, gen[key]) }
+	var genMu sync.Mutex    // guards gen: a task calling ExecuteAll reads it
+	gaugeKeyOf := func(key string) string {
+		genMu.Lock()
+		defer genMu.Unlock()
+		return fmt.Sprintf("%s#%d", key, gen[key])
+	}
 	o.live = newOracleLive(p)
 	o.live.setCallerRuns(p, sh.callerRuns)
 	o.live.scopeOf = gaugeKeyOf
@@ -42,6 +47,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}()
 	var blocked []*fuzzBlocked // SubmitWith{Block} calls not seen to return yet
 	var dos []*fuzzDoCall      // every Do call made
+	var bs fuzzBatches         // every ExecuteAll call made
 	submits := 0               // task IDs: blocked calls hold theirs until they return
 	closing := false           // Shutdown or Close was called: UpdatePolicy refuses
 	stopped := false           // Shutdown returned nil: everything is over
@@ -54,7 +60,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	}
 
 	for step := 0; !in.done() && step < 96; step++ {
-		op := int(in.next()) % sh.ops
+		op := sh.op(in.next())
 		switch op {
 		case fuzzOpSubmit:
 			key := keys[int(in.next())%len(keys)]
@@ -127,7 +133,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			ft.h = h
 			tasks = append(tasks, ft)
 		case fuzzOpRelease:
-			if ft := fuzzPickGated(in, tasks, dos); ft != nil {
+			if ft := fuzzPickGated(in, tasks, dos, bs.gated()...); ft != nil {
 				ft.open()
 			}
 		case fuzzOpReleaseAll:
@@ -137,13 +143,14 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			for _, d := range dos {
 				d.ft.open()
 			}
+			bs.openAll()
 		case fuzzOpCancel:
 			if ft := pick(); ft != nil && ft.h.Cancel() {
 				assert.False(t, ft.cancelled, "Cancel won twice")
 				ft.cancelled = true
 			}
 		case fuzzOpCancelCtx:
-			if ft := fuzzPickGated(in, tasks, dos); ft != nil && ft.cancelCtx != nil {
+			if ft := fuzzPickGated(in, tasks, dos, bs.gated()...); ft != nil && ft.cancelCtx != nil {
 				ft.cancelCtx()
 			}
 		case fuzzOpAwait:
@@ -176,9 +183,11 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			key := keys[int(in.next())%len(keys)]
 			if probe, ok := e.GroupProbe(key); ok {
 				probes = append(probes, probe)
+				genMu.Lock()
 				for _, k := range fuzzSubtree(p, keys, key) {
 					gen[k]++ // a parent's subtree goes with it
 				}
+				genMu.Unlock()
 			}
 			e.EvictGroup(key)
 		case fuzzOpShutdown:
@@ -205,7 +214,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			// Fake time passes: deadlines and timed tasks come due, and
 			// idle groups are forgotten.
 			d := time.Duration(in.next()%16) * time.Millisecond
-			idle := fuzzIdleGroups(e, o, p, keys)
+			idle := bs.idleGroups(e, o, p, keys)
 			time.Sleep(d) // fake clock: inside the bubble
 			synctest.Wait()
 			if ttl := p.IdleGroupTTL(); ttl > 0 && d >= 2*ttl {
@@ -252,6 +261,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		case fuzzOpOverride:
 			key := keys[int(in.next())%len(keys)]
 			fuzzOverride(t, e, o, key, gaugeKeyOf(key), in.next(), closing)
+		case fuzzOpExecuteAll:
+			tasks = bs.start(t, in, o, e, keys, tasks, gaugeKeyOf)
 		}
 		synctest.Wait()
 		if fuzzTrace {
@@ -259,6 +270,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		}
 		blocked, tasks = fuzzHarvest(t, blocked, tasks)
 		fuzzHarvestDos(t, o, dos, stopped)
+		bs.harvest(t, o, stopped)
 		if !o.checkLimits(t, oracleLimitsOf(p)) || !o.checkStill(t, e, p, keys) ||
 			!checkNoIdlePermits(t, e, fuzzMaxCost(sh)) || !checkSubtreeSums(t, e) || !checkNoCallerBlockedOnRoom(t, e, fuzzMaxCost(sh)) ||
 			!o.observe(t) || !o.checkEventsSoFar(t) {
@@ -274,6 +286,8 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	assert.Empty(t, blocked, "a blocked caller still waits after Close returned")
 	fuzzHarvestDos(t, o, dos, false)
 	fuzzDosAfterClose(t, dos)
+	bs.afterClose(t)
+	bs.openAll()
 	for _, ft := range tasks {
 		ft.open()
 	}
@@ -286,6 +300,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	require.NoError(t, err, "I7: every task ends once its gate opens and its context is cancelled")
 	synctest.Wait() // the Do calls return
 	fuzzHarvestDos(t, o, dos, true)
+	bs.harvest(t, o, true)
 	if !stopped {
 		o.seal()
 	}
@@ -295,6 +310,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		assert.NoError(t, probe(), "I2: evicted group state %d", i)
 	}
 	fuzzCheckOutcomes(t, o, tasks)
+	bs.checkHeard(t, o)
 	groups := 0
 	for range e.AllGroupStats() {
 		groups++
@@ -302,44 +318,5 @@ func fuzzRunOps(t *testing.T, data []byte) {
 	assert.Equal(t, groups, e.Stats().Groups, "Stats().Groups against the groups AllGroupStats yields")
 	if testing.Verbose() {
 		t.Logf("%v (parents %v, resolved %v, costs %v): %d tasks, %d evictions; %+v", mode, sh.tree, sh.resolved, sh.costs, len(tasks), len(probes), e.Stats())
-	}
-}
-
-// fuzzCheckOutcomes checks each task's result against what its function did:
-// a function that ran to its end decides the result unless Cancel won first.
-func fuzzCheckOutcomes(t *testing.T, o *oracle, tasks []*fuzzTask) {
-	t.Helper()
-	for _, ft := range tasks {
-		res := ft.h.Wait()
-		l, _ := o.rec.lookup(ft.h.GroupKey(), ft.h.TaskID())
-		ran := slices.Contains(l.seq(), oracleStarted)
-		assert.NotContains(t, fmt.Sprint(res.Err), "idle group forgotten", "a task ended by its group being forgotten")
-		switch {
-		case ft.cancelled:
-			assert.Equal(t, groupconc.StatusCancelled, res.Status, "Cancel won")
-			assert.Equal(t, context.Canceled, res.Err)
-		case ft.do == fuzzDoPreCancelled:
-			assert.Equal(t, groupconc.StatusCancelled, res.Status)
-			assert.False(t, ran, "a task with a done context never runs")
-		case !ran:
-			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected, groupconc.StatusSuccess, groupconc.StatusFailed}, res.Status)
-			if !o.handler {
-				assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusCancelled, groupconc.StatusRejected}, res.Status, "a task that never ran")
-			}
-		case ft.do == fuzzDoSucceed:
-			assert.Equal(t, groupconc.StatusSuccess, res.Status)
-			assert.Equal(t, 1, res.Value)
-		case ft.do == fuzzDoFail:
-			assert.Equal(t, groupconc.StatusFailed, res.Status)
-			assert.ErrorIs(t, res.Err, fuzzError{}, "the task's own error, unwrapped")
-		case ft.do == fuzzDoPanic, ft.do == fuzzDoGoexit:
-			assert.Equal(t, groupconc.StatusFailed, res.Status)
-			var pe *groupconc.PanicError
-			assert.ErrorAs(t, res.Err, &pe)
-		case ft.do == fuzzDoBlock:
-			assert.Equal(t, groupconc.StatusSuccess, res.Status, "it ignores its context")
-		default: // blockCtx, sleep: finished or cancelled
-			assert.Contains(t, []groupconc.TaskStatus{groupconc.StatusSuccess, groupconc.StatusCancelled}, res.Status)
-		}
 	}
 }

@@ -35,18 +35,22 @@ func (ft *fuzzTask) open() {
 	}
 }
 
-// fuzzPickGated picks a task or a Do call, for an op that opens its gate or
-// cancels its context. With no Do calls it picks as pick does.
-func fuzzPickGated(in *fuzzBytes, tasks []*fuzzTask, dos []*fuzzDoCall) *fuzzTask {
-	v, n := int(in.next()), len(tasks)+len(dos)
+// fuzzPickGated picks a task, a Do call or one of more (the tasks of
+// ExecuteAll calls), for an op that opens its gate or cancels its context.
+// With no Do calls nor more it picks as pick does.
+func fuzzPickGated(in *fuzzBytes, tasks []*fuzzTask, dos []*fuzzDoCall, more ...*fuzzTask) *fuzzTask {
+	v, n := int(in.next()), len(tasks)+len(dos)+len(more)
 	if n == 0 {
 		return nil
 	}
 	i := v % n
-	if i < len(tasks) {
+	switch {
+	case i < len(tasks):
 		return tasks[i]
+	case i < len(tasks)+len(dos):
+		return dos[i-len(tasks)].ft
 	}
-	return dos[i-len(tasks)].ft
+	return more[i-len(tasks)-len(dos)]
 }
 
 // How a Do call ended.

@@ -34,6 +34,9 @@ type LimitSample struct {
 	// the global cap those of every group. Running is in permits, as the
 	// limit is, for the global cap too. A task of cost c counts c. A
 	// parent's counts its subtree's running tasks, which hold its limit.
+	// A limit that holds a task back counts as full: Running is then at
+	// least Limit. With costs, the first task waiting may need more
+	// permits than are left, so no more of the limit can be used.
 	Running, Limit int
 	// Waiting is the tasks of its group waiting in line when it started,
 	// for either limit. Tasks waiting while the group runs below its
@@ -244,13 +247,17 @@ func (e *GroupExecutor) runSampled(r *runner, t *task, start int64) (ended int64
 	g := t.permits.Group()
 	s.group, _ = g.Tuning().(*tuning)
 	if s.group != nil {
-		// In permits, as the limit is. A task of cost c holds c. A
-		// parent's limit holds its subtree's running tasks' too.
+		// In permits, as the limit is (see LimitSample.Running).
 		s.running, s.limit = g.RunningCost()+g.SubtreeCost(), g.Concurrency()
+		if g.Binds() {
+			s.running = max(s.running, s.limit)
+		}
 	}
 	if s.global = e.globalTuning.Load(); s.global != nil {
-		// In permits, as the cap is, so the global permits held.
 		s.globalRunning, s.globalLimit = e.global.RunningCost(), e.global.Limit()
+		if e.global.Binds() {
+			s.globalRunning = max(s.globalRunning, s.globalLimit)
+		}
 	}
 	if s.group == nil && s.global == nil {
 		return e.run(r, t, start)

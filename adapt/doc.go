@@ -70,7 +70,9 @@
 //
 // A limit rises only while its tasks start with three quarters of it
 // running (Gradient's Utilisation; half for AIMD), so a limit the load
-// does not fill stays near what the backend serves.
+// does not fill stays near what the backend serves. A limit that holds a
+// task of its own back is full, even when a costly task waits for more
+// permits than are left: LimitSample.Running says so.
 //
 // # A line in front of servers
 //

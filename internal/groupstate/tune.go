@@ -40,6 +40,11 @@ func (g *Group[T]) SubtreeCost() int {
 	return 0
 }
 
+// Binds reports whether a task waits in the group's concurrency line. Its
+// limit then holds it back, though the permits held may be fewer: the
+// first waiting task costs more than is left.
+func (g *Group[T]) Binds() bool { return g.conc.waiting.Load() > 0 }
+
 // Concurrency returns the group's concurrency limit in force.
 // A paused group's is its limits', since the line's is 0 meanwhile, as it
 // is while a resume moves what reached its lines (see park).
@@ -98,6 +103,10 @@ func (gl *Global[T]) RunningCost() int {
 	inFlight, _ := gl.Held()
 	return max(inFlight, 0)
 }
+
+// Binds reports whether a task waits in the global line, as Group's Binds
+// does for a group's concurrency line.
+func (gl *Global[T]) Binds() bool { return gl.line.waiting.Load() > 0 }
 
 // Limit returns the global limit in force.
 func (gl *Global[T]) Limit() int { return int(gl.line.limit.Load()) }

@@ -89,7 +89,7 @@ type scripted struct {
 }
 
 func (s scripted) EvalSha(_ context.Context, _ string, keys []string, args ...any) *redis.Cmd {
-	return s.next(args[2].(string), len(keys)-3)
+	return s.next(args[2].(string), len(keys)-4)
 }
 
 func (s scripted) Eval(ctx context.Context, _ string, keys []string, args ...any) *redis.Cmd {

@@ -20,6 +20,8 @@
 // more, until its lease could have expired. Then it runs its fallback
 // (Options.ExpectedReplicas), never unlimited, and joins again when Redis is
 // back. A Redis call that hangs does not delay the fallback, whatever the
-// client's own timeouts. See the module's README for the guarantees and each
-// failure.
+// client's own timeouts. A sync runs on a Redis primary only. After a
+// failover or a restart, no share grows for a lease TTL: the new server
+// may have missed the last writes. See the module's README for the
+// guarantees and each failure.
 package redisgc

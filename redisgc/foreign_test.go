@@ -129,6 +129,28 @@ func (r *execReplica) gated(t *testing.T, gate <-chan struct{}, keys ...string) 
 // every slot, and returns its address.
 func startClusterNode(t *testing.T) string {
 	t.Helper()
+	addr := startClusterProcess(t)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	ctx := context.Background()
+	slots := []any{"CLUSTER", "ADDSLOTS"} // ADDSLOTSRANGE is Redis 7's
+	for i := range 16384 {
+		slots = append(slots, i)
+	}
+	if err := c.Do(ctx, slots...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		info, _ := c.ClusterInfo(ctx).Result()
+		return strings.Contains(info, "cluster_state:ok")
+	}, "the cluster never came up")
+	return addr
+}
+
+// startClusterProcess starts a redis-server as a cluster node that owns no
+// slot, and returns its address once it answers.
+func startClusterProcess(t *testing.T) string {
+	t.Helper()
 	bin := redisBinary(t)
 	dir := t.TempDir()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
@@ -142,16 +164,5 @@ func startClusterNode(t *testing.T) string {
 	defer c.Close()
 	ctx := context.Background()
 	eventually(t, 10*time.Second, func() bool { return c.Ping(ctx).Err() == nil }, "the cluster node never answered")
-	slots := []any{"CLUSTER", "ADDSLOTS"} // ADDSLOTSRANGE is Redis 7's
-	for i := range 16384 {
-		slots = append(slots, i)
-	}
-	if err := c.Do(ctx, slots...).Err(); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() bool {
-		info, _ := c.ClusterInfo(ctx).Result()
-		return strings.Contains(info, "cluster_state:ok")
-	}, "the cluster never came up")
 	return addr
 }

@@ -137,6 +137,7 @@ func (o *Options) fallback(limit, held int) int {
 // keys of the fleet's state in Redis.
 func (o *Options) membersKey() string { return "{" + o.Prefix + "}:members" }
 func (o *Options) bornKey() string    { return "{" + o.Prefix + "}:born" }
+func (o *Options) serverKey() string  { return "{" + o.Prefix + "}:server" }
 func (o *Options) globalKey() string  { return "{" + o.Prefix + "}:global" }
 func (o *Options) seqKey(member string) string {
 	return "{" + o.Prefix + "}:q:" + member

@@ -12,12 +12,12 @@ import (
 // every byte and keeps the sockets open, cut resets every connection (and
 // each new one), slow holds each chunk a while. restore forwards again.
 type faultProxy struct {
-	t      testing.TB
-	ln     net.Listener
-	target string
-	wg     sync.WaitGroup // the accept loop and every pump
+	t  testing.TB
+	ln net.Listener
+	wg sync.WaitGroup // the accept loop and every pump
 
 	mu      sync.Mutex
+	target  string             // guarded by mu: the address it forwards to
 	frozen  bool               // guarded by mu
 	cut     bool               // guarded by mu
 	closed  bool               // guarded by mu
@@ -69,6 +69,18 @@ func (p *faultProxy) heldStuck() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.held
+}
+
+// retarget forwards to addr from now on, and resets every connection open
+// now: the client dials again, and reaches addr. So a proxy plays the
+// address that follows a failover to the new primary.
+func (p *faultProxy) retarget(addr string) {
+	p.set(func() {
+		p.target = addr
+		for l := range p.links {
+			p.resetLocked(l)
+		}
+	})
 }
 
 // slow holds each chunk d after it was read, in both directions.
@@ -135,7 +147,10 @@ func (p *faultProxy) accept() {
 			return
 		}
 		client := c.(*net.TCPConn)
-		s, err := net.Dial("tcp", p.target)
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		s, err := net.Dial("tcp", target)
 		if err != nil {
 			_ = client.SetLinger(0)
 			_ = client.Close()

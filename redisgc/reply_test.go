@@ -29,7 +29,7 @@ func (f fakeScripter) Eval(ctx context.Context, _ string, keys []string, _ ...an
 func replying(pool ...int64) fakeScripter {
 	return fakeScripter{reply: func(_ context.Context, keys []string) *redis.Cmd {
 		vals := []any{"ok", int64(0)}
-		for range keys[3:] { // members, born and seq, then the pools
+		for range keys[4:] { // members, born, seq and server, then the pools
 			for _, v := range pool {
 				vals = append(vals, v)
 			}

@@ -53,6 +53,10 @@ type syncResult struct {
 // one of the member. That happens to a copy of a call, retried or late.
 var errStale = errors.New("redisgc: sync: stale, Redis has run a later sync of this member")
 
+// errReplica is the error of a sync sent to a server that is not a
+// primary, such as a primary demoted by a failover.
+var errReplica = errors.New("redisgc: sync: the server is a replica")
+
 // runSync runs the sync script for member. seq is above that of every
 // earlier sync of the member, so that Redis runs none of those after it.
 // runSync checks the reply's values against the bounds the script keeps
@@ -66,8 +70,8 @@ var errStale = errors.New("redisgc: sync: stale, Redis has run a later sync of t
 // handles such an error as it does a failed call: it keeps what it holds,
 // never more, until its lease's deadline.
 func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode string, seq uint64, pools []poolRequest) (syncResult, error) {
-	keys := make([]string, 0, 3+len(pools))
-	keys = append(keys, o.membersKey(), o.bornKey(), o.seqKey(member))
+	keys := make([]string, 0, 4+len(pools))
+	keys = append(keys, o.membersKey(), o.bornKey(), o.seqKey(member), o.serverKey())
 	args := make([]any, 0, 4+3*len(pools))
 	args = append(args, member, o.LeaseTTL.Milliseconds(), mode, seq)
 	for _, p := range pools {
@@ -80,6 +84,9 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	}
 	if len(vals) == 4 && vals[0] == "wrongtype" {
 		return syncResult{}, wrongType(keys, vals[1:])
+	}
+	if len(vals) == 2 && vals[0] == "replica" {
+		return syncResult{}, fmt.Errorf("%w (role %v): its writes would not reach the fleet's primary", errReplica, vals[1])
 	}
 	if len(vals) > 0 && vals[0] == "stale" {
 		return syncResult{}, errStale

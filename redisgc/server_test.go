@@ -160,9 +160,12 @@ func (s *redisServer) restart() {
 
 // client returns a client of the server, closed in the test's cleanup. It
 // gives up quickly on a server that is gone, as a replica's client should.
-func (s *redisServer) client(t testing.TB) *redis.Client {
+func (s *redisServer) client(t testing.TB) *redis.Client { return clientOf(t, s.addr()) }
+
+// clientOf returns a client of the server at addr, as redisServer.client.
+func clientOf(t testing.TB, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{
-		Addr:        s.addr(),
+		Addr:        addr,
 		DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: 500 * time.Millisecond,
 		MaxRetries:  -1,

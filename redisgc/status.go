@@ -58,6 +58,8 @@ type Status struct {
 	// script's bounds is one: a negative value, a target above the fleet
 	// limit, or a share above it (and above what the replica holds or runs,
 	// if more). The replica applies none of it, as if the call had failed.
+	// A sync sent to a Redis replica fails too, with an error saying so: a
+	// failover demoted the primary the client reaches.
 	Err error
 	// Groups lists the coordinated groups holding or wanting more than 1 of
 	// their limit, in no particular order. Every other coordinated group

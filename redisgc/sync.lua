@@ -5,7 +5,8 @@
 -- KEYS[1]   members: sorted set, member -> lease expiry (ms, Redis time)
 -- KEYS[2]   born: when the fleet state was created (ms, Redis time)
 -- KEYS[3]   seq: the sequence number of the member's last sync run
--- KEYS[4..] pools: one hash per pool, s:<member> share, w:<member> want
+-- KEYS[4]   server: the replication ID of the server that last ran a sync
+-- KEYS[5..] pools: one hash per pool, s:<member> share, w:<member> want
 -- ARGV[1] member, ARGV[2] lease TTL in ms, ARGV[3] join | renew | leave
 -- ARGV[4] the sync's sequence number, above every earlier one of the member
 -- ARGV[5..] three per pool: fleet limit, want, keep
@@ -15,7 +16,8 @@
 -- capacity is the sum of the live members' shares; a share only grows from
 -- capacity that is free.
 --
--- Returns {'wrongtype', i, type, want} if KEYS[i] holds another type,
+-- Returns {'replica', role} on a server that is not a primary,
+-- {'wrongtype', i, type, want} if KEYS[i] holds another type,
 -- {'stale'} for a sync older than one already run (see seq below),
 -- {'lost'} when a renewing member's lease is gone, else
 -- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
@@ -25,8 +27,22 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me, ttl, mode, seq = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local members, born, seqKey = KEYS[1], KEYS[2], KEYS[3]
-local firstPool = 4
+local members, born, seqKey, server = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local firstPool = 5
+
+-- A replica's writes never reach its primary, where the rest of the fleet
+-- syncs. A read-only one refuses them; a writable one would count this
+-- member alone. So the sync runs on a primary only. A server that hides
+-- INFO from scripts is taken as a primary.
+local info = redis.pcall('INFO', 'replication')
+if type(info) ~= 'string' then
+  info = ''
+end
+local role = string.match(info, 'role:(%a+)')
+if role and role ~= 'master' then
+  return {'replica', role}
+end
+local replid = string.match(info, 'master_replid:(%x+)')
 
 -- extend makes key live ttl from now at least. It never shortens what a
 -- replica with a longer lease set: every replica of a fleet has one TTL,
@@ -47,7 +63,7 @@ local function check(i, want)
     return {'wrongtype', i, got, want}
   end
 end
-local bad = check(1, 'zset') or check(2, 'string') or check(3, 'string')
+local bad = check(1, 'zset') or check(2, 'string') or check(3, 'string') or check(4, 'string')
 for i = firstPool, #KEYS do
   bad = bad or check(i, 'hash')
 end
@@ -68,6 +84,20 @@ end
 -- it, or with the rest). The fleet state is new from now (see born).
 if redis.call('EXISTS', members) == 0 then
   redis.call('SET', born, now, 'PX', ttl)
+end
+-- A new replication ID means another server: a replica promoted by a
+-- failover, or a restart from a snapshot. Either may have missed the last
+-- writes, so the others' shares here may be below what they run. The
+-- fleet state is new (see born): nobody grows for a TTL, while every live
+-- member renews and declares what it runs.
+if replid then
+  local was = redis.call('GET', server)
+  if was ~= replid then
+    if was then
+      redis.call('SET', born, now, 'PX', ttl)
+    end
+    redis.call('SET', server, replid, 'PX', ttl)
+  end
 end
 redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
 local live = redis.call('ZSCORE', members, me)
@@ -111,6 +141,7 @@ end
 if mode ~= 'leave' then
   extend(members)
   extend(born)
+  extend(server)
 end
 
 local alive = {}
@@ -176,19 +207,12 @@ local function settle(key, limit, want, keep)
       redis.call('HDEL', key, f)
     end
   end
-  local stored = 1
-  for j = 1, #h, 2 do
-    if h[j] == 's:' .. me then
-      stored = tonumber(h[j + 1])
-    end
-  end
-
-  -- A joining member declares what it runs (its share, even beyond the
-  -- limit: it is running it); a renewing one only ever keeps less.
+  -- A member declares what it may run: its limit, or what it runs if more
+  -- (a joining member's tasks may run beyond the limit). A renewing member
+  -- raised its limit only to its share here, so it keeps at most that. It
+  -- keeps more only if Redis lost writes: a failover that missed them, or
+  -- a lost key. Then its declaration counts, so nobody grows into it.
   local mine = math.max(keep, 1)
-  if mode ~= 'join' then
-    mine = math.min(stored, mine)
-  end
   for id in pairs(wants) do
     shares[id] = shares[id] or 1
   end

@@ -57,17 +57,7 @@ func fitRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLim
 		return 1, nil
 	}
 	c := groupconc.AdaptiveConfig{New: algo, Min: lo}
-	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(8).AdaptiveConcurrency(c)
-	limit := func(e *groupconc.GroupExecutor) int {
-		s, _ := e.GroupStats("g")
-		return s.MaxConcurrency
-	}
-	if global {
-		// The group's limit stays above the cap, so the cap binds.
-		b = groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
-			DefaultMaxConcurrencyPerGroup(64).GlobalMaxInFlight(8).AdaptiveGlobal(c)
-		limit = func(e *groupconc.GroupExecutor) int { return e.Stats().GlobalMaxInFlight }
-	}
+	b, limit := adaptiveOf(c, 8, global)
 	var cs []callers
 	for _, cost := range costs {
 		cs = append(cs, callers{n: 8, group: "g", task: task, opts: groupconc.SubmitOptions{Cost: cost, Block: true}})

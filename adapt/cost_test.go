@@ -30,17 +30,7 @@ func costRecovery(t *testing.T, algo func(string, int, int) groupconc.AdaptiveLi
 		return 1, nil
 	}
 	c := groupconc.AdaptiveConfig{New: algo, Min: 1}
-	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(16).AdaptiveConcurrency(c)
-	limit := func(e *groupconc.GroupExecutor) int {
-		s, _ := e.GroupStats("g")
-		return s.MaxConcurrency
-	}
-	if global {
-		// The group's limit stays above the cap, so the cap binds.
-		b = groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
-			DefaultMaxConcurrencyPerGroup(64).GlobalMaxInFlight(16).AdaptiveGlobal(c)
-		limit = func(e *groupconc.GroupExecutor) int { return e.Stats().GlobalMaxInFlight }
-	}
+	b, limit := adaptiveOf(c, 16, global)
 	cs := []callers{{n: 64 / cost, group: "g", task: task, opts: groupconc.SubmitOptions{Cost: cost, Block: true}}}
 	return underLoad(t, b, cs, 30, limit)
 }
@@ -61,5 +51,21 @@ func TestALimitOfCostlyTasksRecovers(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// adaptiveOf returns a policy of c on group "g" of limit n, or with global
+// on a global cap of n, and a function that reads that limit.
+func adaptiveOf(c groupconc.AdaptiveConfig, n int, global bool) (*groupconc.PolicyBuilder, func(*groupconc.GroupExecutor) int) {
+	if global {
+		// The group's limit stays above the cap, so the cap binds.
+		b := groupconc.NewPolicyBuilder().Isolation(groupconc.IsolationFairShare).
+			DefaultMaxConcurrencyPerGroup(64).GlobalMaxInFlight(n).AdaptiveGlobal(c)
+		return b, func(e *groupconc.GroupExecutor) int { return e.Stats().GlobalMaxInFlight }
+	}
+	b := groupconc.NewPolicyBuilder().DefaultMaxConcurrencyPerGroup(n).AdaptiveConcurrency(c)
+	return b, func(e *groupconc.GroupExecutor) int {
+		s, _ := e.GroupStats("g")
+		return s.MaxConcurrency
 	}
 }

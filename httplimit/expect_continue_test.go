@@ -46,24 +46,7 @@ func TestAnExpectContinueUploadSendsItsBodyOnlyOnceItRuns(t *testing.T) {
 	c := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Hour}}
 	t.Cleanup(c.CloseIdleConnections)
 	upload := func(path string, body io.Reader) <-chan reply {
-		ch := make(chan reply, 1)
-		go func() {
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+path, body)
-			if err != nil {
-				ch <- reply{err: err}
-				return
-			}
-			req.Header.Set("Expect", "100-continue")
-			resp, err := c.Do(req)
-			if err != nil {
-				ch <- reply{err: err}
-				return
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			ch <- reply{code: resp.StatusCode, body: string(b), err: err}
-		}()
-		return ch
+		return post(t.Context(), c, srv.URL+path, body, "Expect", "100-continue")
 	}
 
 	first := goGet(t.Context(), c, srv.URL+"/hold?id=first")

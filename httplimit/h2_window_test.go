@@ -29,14 +29,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// post sends a POST of body to url and returns the reply's channel.
-func post(ctx context.Context, c *http.Client, url string, body io.Reader) <-chan reply {
+// post sends a POST of body to url, with header's name and value pairs,
+// and returns the reply's channel.
+func post(ctx context.Context, c *http.Client, url string, body io.Reader, header ...string) <-chan reply {
 	ch := make(chan reply, 1)
 	go func() {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 		if err != nil {
 			ch <- reply{err: err}
 			return
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
 		}
 		resp, err := c.Do(req)
 		if err != nil {

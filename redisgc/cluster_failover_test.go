@@ -15,6 +15,20 @@ import (
 // limit. Their cluster clients follow the new primary. The local limits
 // never sum above the limit, and the shares split again.
 func TestAClusterFailoverKeepsTheFleetWithinItsLimit(t *testing.T) {
+	clusterFailover(t, redis.ClusterOptions{})
+}
+
+// A cluster client that reads from replicas (ReadOnly) sends READONLY on
+// every connection, so the demoted primary runs the sync itself, as a
+// script is no write to it. The sync's READONLY error makes the client
+// reload the cluster's slots at once: no replica of the fleet falls back.
+func TestAClusterFailoverKeepsReadOnlyClientsConnected(t *testing.T) {
+	clusterFailover(t, redis.ClusterOptions{ReadOnly: true})
+}
+
+// clusterFailover runs a cluster failover under a fleet of two replicas,
+// whose clients have the options co.
+func clusterFailover(t *testing.T, co redis.ClusterOptions) {
 	if testing.Short() {
 		t.Skip("runs a Redis Cluster through a failover")
 	}
@@ -40,7 +54,8 @@ func TestAClusterFailoverKeepsTheFleetWithinItsLimit(t *testing.T) {
 	o := testOptions(12)
 	var rs []*replica
 	for range 2 {
-		cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{primary}})
+		co.Addrs = []string{primary}
+		cl := redis.NewClusterClient(&co)
 		t.Cleanup(func() { _ = cl.Close() })
 		r := startReplica(t, cl, o)
 		r.exec.set("t", 20, 0)
@@ -70,6 +85,11 @@ func TestAClusterFailoverKeepsTheFleetWithinItsLimit(t *testing.T) {
 	for deadline := time.Now().Add(o.LeaseTTL + o.RenewInterval); time.Now().Before(deadline); {
 		rs[0].syncs(t, 1)
 		sum()
+		for i, r := range rs {
+			if st := r.c.Status(); st.Mode == ModeFallback {
+				t.Fatalf("replica %d fell back after the failover: %v", i, st.Err)
+			}
+		}
 	}
 	split("after the failover")
 }

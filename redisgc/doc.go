@@ -22,6 +22,6 @@
 // back. A Redis call that hangs does not delay the fallback, whatever the
 // client's own timeouts. A sync runs on a Redis primary only. After a
 // failover or a restart, no share grows for a lease TTL: the new server
-// may have missed the last writes. See the module's README for the
-// guarantees and each failure.
+// may have missed the last writes. Both checks read INFO, so let scripts run
+// it. See the module's README for the guarantees and each failure.
 package redisgc

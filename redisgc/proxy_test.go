@@ -83,6 +83,10 @@ func (p *faultProxy) retarget(addr string) {
 	})
 }
 
+// redirect forwards new connections to addr, and leaves those open now on
+// the old target: so a DNS name behaves that a failover moves.
+func (p *faultProxy) redirect(addr string) { p.set(func() { p.target = addr }) }
+
 // slow holds each chunk d after it was read, in both directions.
 func (p *faultProxy) slow(d time.Duration) { p.set(func() { p.delay = d }) }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -57,6 +58,12 @@ var errStale = errors.New("redisgc: sync: stale, Redis has run a later sync of t
 // primary, such as a primary demoted by a failover.
 var errReplica = errors.New("redisgc: sync: the server is a replica")
 
+// replicaReply begins the script's error on a server that is not a
+// primary. It is a READONLY error, which makes go-redis drop the
+// connection and dial again: a DNS name a failover moved then leads to
+// the new primary.
+const replicaReply = "READONLY the server is a replica"
+
 // runSync runs the sync script for member. seq is above that of every
 // earlier sync of the member, so that Redis runs none of those after it.
 // runSync checks the reply's values against the bounds the script keeps
@@ -80,13 +87,13 @@ func runSync(ctx context.Context, c redis.Scripter, o *Options, member, mode str
 	}
 	vals, err := syncScript.Run(ctx, c, keys, args...).Slice()
 	if err != nil {
+		if role, ok := strings.CutPrefix(err.Error(), replicaReply); ok {
+			return syncResult{}, fmt.Errorf("%w%s: its writes would not reach the fleet's primary", errReplica, role)
+		}
 		return syncResult{}, fmt.Errorf("redisgc: sync: %w", err)
 	}
 	if len(vals) == 4 && vals[0] == "wrongtype" {
 		return syncResult{}, wrongType(keys, vals[1:])
-	}
-	if len(vals) == 2 && vals[0] == "replica" {
-		return syncResult{}, fmt.Errorf("%w (role %v): its writes would not reach the fleet's primary", errReplica, vals[1])
 	}
 	if len(vals) > 0 && vals[0] == "stale" {
 		return syncResult{}, errStale

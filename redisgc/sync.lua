@@ -16,10 +16,10 @@
 -- capacity is the sum of the live members' shares; a share only grows from
 -- capacity that is free.
 --
--- Returns {'replica', role} on a server that is not a primary,
--- {'wrongtype', i, type, want} if KEYS[i] holds another type,
--- {'stale'} for a sync older than one already run (see seq below),
--- {'lost'} when a renewing member's lease is gone, else
+-- Returns the error READONLY the server is a replica (role <role>) on a
+-- server that is not a primary, {'wrongtype', i, type, want} if KEYS[i]
+-- holds another type, {'stale'} for a sync older than one already run
+-- (see seq below), {'lost'} when a renewing member's lease is gone, else
 -- {'ok', grace_ms, share, target, used, members, ...} with four numbers per
 -- pool: the member's share after this call, the share it should shrink to
 -- (or may grow to; never above the limit), the pool's used capacity, and
@@ -33,14 +33,16 @@ local firstPool = 5
 -- A replica's writes never reach its primary, where the rest of the fleet
 -- syncs. A read-only one refuses them; a writable one would count this
 -- member alone. So the sync runs on a primary only. A server that hides
--- INFO from scripts is taken as a primary.
+-- INFO from scripts is taken as a primary. The error is a READONLY one, as
+-- Redis's own to a write here: a client drops the connection and dials
+-- again, which reaches the new primary if a failover moved the address.
 local info = redis.pcall('INFO', 'replication')
 if type(info) ~= 'string' then
   info = ''
 end
 local role = string.match(info, 'role:(%a+)')
 if role and role ~= 'master' then
-  return {'replica', role}
+  return redis.error_reply('READONLY the server is a replica (role ' .. role .. ')')
 end
 local replid = string.match(info, 'master_replid:(%x+)')
 

@@ -142,9 +142,8 @@ type guard struct {
 // drops it with the group, and so does forgetting the group as idle
 // (IdleGroupTTL). The key's next group then resolves its limits from the
 // policy alone. To keep a limit for a key across that, put it in the policy.
-// A call that returns nil counts as a use of the group, whether it sets,
-// changes or drops the override. So the group's idle time starts anew,
-// and it is not forgotten as idle for a TTL from then.
+// A call that returns nil, setting or dropping, is a use of the group:
+// its idle time starts anew.
 // Pausing or resuming a parent passes over every group of its subtree
 // remembered, as UpdatePolicy passes over every group.
 //

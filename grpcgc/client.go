@@ -9,6 +9,7 @@ import (
 
 	"github.com/kobe/groupconc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -26,6 +27,15 @@ import (
 // RejectionHandler's value cannot stand for the reply. So a call it
 // completes is refused, with the reason "rejection_handler".
 //
+// A call on a closed ClientConn goes straight to gRPC, which fails it
+// with codes.Canceled. It is no task. cc.Close does not end a call that
+// waits for permits, since gRPC gives no notice of it. It waits until it
+// holds its permits or its context ends. Then it fails as a call in
+// flight does. A call that cc.Close ends gets gRPC's Canceled status,
+// yet counts FAILED: its context did not end. CANCELLED stays for a call
+// whose own context ended, as on the server. So adapt.FailuresOverload
+// reads a close as overload, and adapt.DefaultClassify ignores it.
+//
 // Give the client interceptors an executor of their own. A call made from
 // a handler run by the server interceptors on the same executor takes no
 // permits of its own, since its context derives from a task of e. A
@@ -34,6 +44,9 @@ import (
 func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.UnaryClientInterceptor {
 	c := newConfig(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		if closed(cc) {
+			return invoker(ctx, method, req, reply, cc, callOpts...)
+		}
 		md, _ := metadata.FromOutgoingContext(ctx)
 		key, so, err := c.resolve(ctx, method, md, cc.Target())
 		if err != nil {
@@ -51,6 +64,13 @@ func UnaryClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.Una
 		}
 		return c.refuse(ctx, key, err, nil)
 	}
+}
+
+// closed reports whether cc is closed. gRPC fails a call on it at once,
+// so the interceptors pass it on. It never waits for permits, nor is it
+// refused as a busy group's call would be, which a caller might retry.
+func closed(cc *grpc.ClientConn) bool {
+	return cc.GetState() == connectivity.Shutdown
 }
 
 // streams numbers the client streams of every interceptor, so that two
@@ -75,12 +95,16 @@ var streams atomic.Uint64
 // task's, so ShutdownGroup, EvictGroup and Close of e cancel it too. A
 // stream turned away fails as a unary call does. So does one whose task a
 // RejectionHandler completed with a value, with the reason
-// "rejection_handler". If the streamer (the next interceptor, or gRPC)
-// panics or calls runtime.Goexit, the task ends failed and its permits
-// are back before the panic goes on up.
+// "rejection_handler". A stream on a closed ClientConn, or one that
+// cc.Close ends, goes as a unary call does. If the streamer (the next
+// interceptor, or gRPC) panics or calls runtime.Goexit, the task ends
+// failed and its permits are back before the panic goes on up.
 func StreamClientInterceptor(e *groupconc.GroupExecutor, opts ...Option) grpc.StreamClientInterceptor {
 	c := newConfig(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if closed(cc) {
+			return streamer(ctx, desc, cc, method, callOpts...)
+		}
 		md, _ := metadata.FromOutgoingContext(ctx)
 		key, so, err := c.resolve(ctx, method, md, cc.Target())
 		if err != nil {

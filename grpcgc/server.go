@@ -25,6 +25,12 @@ import (
 // response. A nil value refuses the call, with the reason
 // "rejection_handler".
 //
+// A call that waits holds its HTTP/2 stream. So on a server with
+// grpc.MaxConcurrentStreams, the waiting calls of one group may hold every
+// stream of a connection, and another group's call on it waits in the
+// client. Where groups share connections, keep what they may run and
+// queue together below that limit.
+//
 // A panic in the handler goes on up, with the permits given back. grpc-go
 // does not recover it, so chain a recovery interceptor before this one.
 //

@@ -23,5 +23,7 @@
 // client's own timeouts. A sync runs on a Redis primary only. After a
 // failover or a restart, no share grows for a lease TTL: the new server
 // may have missed the last writes. Both checks read INFO, so let scripts run
-// it. See the module's README for the guarantees and each failure.
+// it. With Sentinel, give New a client from redis.NewFailoverClient. It
+// leaves the old primary when Sentinel announces the new one. See the
+// module's README for the guarantees and each failure.
 package redisgc

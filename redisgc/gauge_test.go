@@ -3,6 +3,8 @@ package redisgc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,6 +57,10 @@ type liveReplica struct {
 	syncs    int       // guarded by mu: successful syncs seen
 	fellBack time.Time // guarded by mu: when it last fell back
 	leaseEnd time.Time // guarded by mu: when the lease it dropped then could end in Redis
+
+	stopFeed       func()        // stops feed
+	fed            chan struct{} // closed when feed has returned
+	submitted, ran atomic.Int64  // tasks submitted, and tasks whose work has ended
 }
 
 func newLiveFleet(t *testing.T, limit, expected int) *liveFleet {
@@ -81,10 +87,16 @@ func (f *liveFleet) add(name, addr string) *liveReplica {
 
 // addWith is add with a client built from o.
 func (f *liveFleet) addWith(name string, o *redis.Options) *liveReplica {
-	t := f.t
 	client := redis.NewClient(o)
-	t.Cleanup(func() { _ = client.Close() })
-	r := &liveReplica{name: name, f: f, exec: groupconc.New(nil)}
+	f.t.Cleanup(func() { _ = client.Close() })
+	return f.addClient(name, client)
+}
+
+// addClient starts a replica on client. The caller closes the client in a
+// cleanup registered before, so that the replica has stopped by then.
+func (f *liveFleet) addClient(name string, client redis.Scripter) *liveReplica {
+	t := f.t
+	r := &liveReplica{name: name, f: f, exec: groupconc.New(nil), fed: make(chan struct{})}
 	c, err := New(client, r.exec, f.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -92,10 +104,11 @@ func (f *liveFleet) addWith(name string, o *redis.Options) *liveReplica {
 	r.coord = c
 	c.onPublish = r.observe
 	ctx, stop := context.WithCancel(context.Background())
+	r.stopFeed = stop
 	var wg sync.WaitGroup
 	errc := make(chan error, 1)
 	wg.Go(func() { errc <- c.Run(context.Background()) })
-	wg.Go(func() { r.feed(ctx) })
+	wg.Go(func() { defer close(r.fed); r.feed(ctx) })
 	t.Cleanup(func() {
 		stop()
 		_ = c.Close()
@@ -135,8 +148,10 @@ func (r *liveReplica) feed(ctx context.Context) {
 			return
 		case slots <- struct{}{}:
 		}
+		r.submitted.Add(1)
 		_, err := groupconc.Submit(context.Background(), r.exec, "t", "x", func(tctx context.Context) (struct{}, error) {
 			defer func() { <-slots }()
+			defer r.ran.Add(1)
 			r.f.gauge.enter()
 			defer r.f.gauge.exit()
 			select { // the task's work
@@ -147,6 +162,7 @@ func (r *liveReplica) feed(ctx context.Context) {
 		})
 		if err != nil {
 			<-slots
+			r.submitted.Add(-1)
 			r.f.t.Errorf("%s: submit: %v", r.name, err)
 			return
 		}
@@ -243,4 +259,37 @@ func (r *liveReplica) checkFellBackInTime() {
 	} else {
 		r.f.t.Logf("%s fell back %v before its lease could end", r.name, end.Sub(at))
 	}
+}
+
+// drain stops feeding rs, and fails the test unless every task they were
+// given runs to its end within d: none is lost, none hangs.
+func (f *liveFleet) drain(d time.Duration, rs ...*liveReplica) {
+	f.t.Helper()
+	for _, r := range rs {
+		r.stopFeed()
+		<-r.fed
+	}
+	eventually(f.t, d, func() bool {
+		for _, r := range rs {
+			if r.ran.Load() != r.submitted.Load() {
+				return false
+			}
+		}
+		return true
+	}, "tasks were lost or hung: %v", tally(rs))
+	f.t.Logf("every task ran: %v", tally(rs))
+}
+
+// tally prints, per replica, the tasks submitted and those that ran.
+type tally []*liveReplica
+
+func (rs tally) String() string {
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ran %d of %d", r.name, r.ran.Load(), r.submitted.Load())
+	}
+	return b.String()
 }

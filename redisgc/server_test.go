@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -21,15 +22,19 @@ type redisServer struct {
 	t    testing.TB
 	port int
 	dir  string
+	args []string // given before the port: a config file and --sentinel for a Sentinel
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited and been waited for
 }
 
 // startRedis starts a redis-server.
-func startRedis(t testing.TB) *redisServer {
+func startRedis(t testing.TB) *redisServer { return startServer(t, t.TempDir()) }
+
+// startServer starts a redis-server in dir, with args before its own.
+func startServer(t testing.TB, dir string, args ...string) *redisServer {
 	t.Helper()
 	bin := redisBinary(t)
-	s := &redisServer{t: t, dir: t.TempDir()}
+	s := &redisServer{t: t, dir: dir, args: args}
 	for attempt := 0; ; attempt++ {
 		s.port = freePort(t)
 		if err := s.start(bin); err == nil {
@@ -74,8 +79,9 @@ func (s *redisServer) start(bin string) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+	args := append(slices.Clone(s.args), "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no")
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return err
@@ -122,6 +128,14 @@ func (s *redisServer) stop() {
 	}
 	s.resume()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.done
+	s.cmd = nil
+}
+
+// kill ends the server at once (SIGKILL), as a host that is lost, and waits
+// for it.
+func (s *redisServer) kill() {
+	_ = s.cmd.Process.Kill()
 	<-s.done
 	s.cmd = nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,10 +25,17 @@ import (
 func (bs *fuzzBatches) check(t *testing.T, o *oracle, b *fuzzBatch) {
 	t.Helper()
 	name := fmt.Sprintf("ExecuteAll %s (%d)", b.name, b.how)
+	if b.with != nil {
+		name = "ExecuteAllWith" + strings.TrimPrefix(name, "ExecuteAll")
+	}
+	if b.with != nil && b.with.invalid() {
+		b.checkInvalid(t, o, name)
+		return
+	}
 	if !assert.Len(t, b.results, len(b.tasks), "%s: one result a task", name) {
 		return
 	}
-	refused := false
+	var stop error // why the call stopped submitting, if it did
 	for i, bt := range b.tasks {
 		r := b.results[i]
 		tn := fmt.Sprintf("%s: results[%d] (%s/%s, fn %d)", name, i, bt.key, bt.id, bt.ft.do)
@@ -35,11 +43,13 @@ func (bs *fuzzBatches) check(t *testing.T, o *oracle, b *fuzzBatch) {
 		assert.LessOrEqual(t, bt.calls.Load(), int32(1), "%s: fn called more than once", tn)
 		l, _ := o.rec.lookup(bt.key, bt.id)
 		if !slices.Contains(l.seq(), oracleSubmitted) {
-			refused = true
 			assert.Equal(t, groupconc.StatusCancelled, r.Status, "%s: a task never accepted", tn)
-			assert.ErrorIs(t, r.Err, groupconc.ErrClosed, "%s: a task never accepted", tn)
 			assert.Zero(t, bt.calls.Load(), "%s: fn of a task never accepted ran", tn)
+			stop = b.checkRefused(t, tn, r.Err, stop)
 			continue
+		}
+		if stop != nil {
+			t.Errorf("%s: accepted after the call stopped with %v", tn, stop)
 		}
 		o.final(r.Status)
 		ran := slices.Contains(l.seq(), oracleStarted)
@@ -47,14 +57,15 @@ func (bs *fuzzBatches) check(t *testing.T, o *oracle, b *fuzzBatch) {
 		if b.how == fuzzBatchDone {
 			assert.False(t, ran, "%s: ran though ctx was done before the call", tn)
 		}
-		fuzzCheckBatchResult(t, tn, bt, r, ran, b.ctxErr != nil, o.handler)
+		fuzzCheckBatchResult(t, tn, b, bt, r, ran, o.handler)
 	}
+	b.checkWith(t, o, name)
 	switch {
-	case refused:
-		assert.ErrorIs(t, b.err, groupconc.ErrClosed, "%s: the error once a task was refused", name)
+	case stop != nil:
+		assert.Equal(t, stop, b.err, "%s: the error once the call stopped", name)
 	case b.err != nil:
 		assert.Equal(t, b.ctxErr, b.err, "%s: the error is ctx's", name)
-	case b.ctxErr != nil && (b.how == fuzzBatchDone || b.how == fuzzBatchCancellable):
+	case b.ctxErr != nil && b.endsAlone():
 		// Only the harness ends such a ctx, while the call waits.
 		t.Errorf("%s: nil error though ctx ended: %v", name, b.ctxErr)
 	}
@@ -64,8 +75,10 @@ func (bs *fuzzBatches) check(t *testing.T, o *oracle, b *fuzzBatch) {
 // A function that ran decides it, unless it was cancelled. That takes ctx
 // ending before fn returned, or a fn that heeds its own context. A task
 // that never ran was cancelled or rejected, or a rejection handler decided.
-func fuzzCheckBatchResult(t *testing.T, tn string, bt *fuzzBatchTask, r groupconc.GroupResult[int], ran, ctxEnded, handler bool) {
+func fuzzCheckBatchResult(t *testing.T, tn string, b *fuzzBatch, bt *fuzzBatchTask, r groupconc.GroupResult[int], ran, handler bool) {
 	t.Helper()
+	ctxErr := b.ctxErr
+	ctxEnded := ctxErr != nil
 	do := bt.ft.do
 	waits := do == fuzzDoBlock || do == fuzzDoBlockCtx || do == fuzzDoSleep
 	switch r.Status {
@@ -89,10 +102,13 @@ func fuzzCheckBatchResult(t *testing.T, tn string, bt *fuzzBatchTask, r groupcon
 			assert.True(t, (do == fuzzDoPanic || do == fuzzDoGoexit) && errors.As(r.Err, &pe), "%s: FAILED with %v", tn, r.Err)
 		}
 	case groupconc.StatusCancelled:
-		assert.ErrorIs(t, r.Err, context.Canceled, tn)
+		// A deadline's. A task's context expires at it by itself, maybe
+		// just before ctx does.
+		byCtx := (ctxEnded && errors.Is(r.Err, ctxErr)) || b.pastDeadline(r)
+		assert.True(t, errors.Is(r.Err, context.Canceled) || byCtx, "%s: CANCELLED with %v (ctx %v)", tn, r.Err, ctxErr)
 		if ran {
 			// ExecuteAll cancels a task only if ctx ended before it finished.
-			ok := (ctxEnded && !bt.endedLive.Load()) || do == fuzzDoBlockCtx || do == fuzzDoSleep
+			ok := (ctxEnded && !bt.endedLive.Load()) || do == fuzzDoBlockCtx || do == fuzzDoSleep || b.endedWithCtx(bt)
 			assert.True(t, ok, "%s: CANCELLED after fn ran (ctx ended %v, fn ended before it %v)", tn, ctxEnded, bt.endedLive.Load())
 		}
 	case groupconc.StatusRejected:

@@ -26,16 +26,23 @@ import (
 	"github.com/kobe/groupconc"
 )
 
-// fuzzOpExecuteAll is the op of the op bytes from fuzzOpByteExecuteAll up.
+// fuzzOpExecuteAll is the op of the op bytes from fuzzOpByteExecuteAll up,
+// and fuzzOpExecuteAllWith that of the bytes from fuzzOpByteExecuteAllWith
+// up to those (fuzz_executeallwith_test.go).
 const (
-	fuzzOpExecuteAll     = fuzzOpCountTree
-	fuzzOpByteExecuteAll = 0xe0
+	fuzzOpExecuteAll         = fuzzOpCountTree
+	fuzzOpExecuteAllWith     = fuzzOpCountTree + 1
+	fuzzOpByteExecuteAll     = 0xe0
+	fuzzOpByteExecuteAllWith = 0xd0
 )
 
 // op decodes an op byte.
 func (sh *fuzzShape) op(v byte) int {
-	if v >= fuzzOpByteExecuteAll {
+	switch {
+	case v >= fuzzOpByteExecuteAll:
 		return fuzzOpExecuteAll
+	case v >= fuzzOpByteExecuteAllWith:
+		return fuzzOpExecuteAllWith
 	}
 	return int(v) % sh.ops
 }
@@ -55,10 +62,12 @@ type fuzzBatchTask struct {
 	calls   atomic.Int32
 	inFn    atomic.Bool
 	sleep   time.Duration
+	seenAt  int // the harvest that first heard it submitted, or 0
 
 	// endedLive is set as fn returns, panics or exits while ExecuteAll's
 	// ctx is live: the task finished before ctx ended.
 	endedLive atomic.Bool
+	ended     fuzzMoment // when it ended
 }
 
 // fuzzBatch is one ExecuteAll call.
@@ -68,21 +77,26 @@ type fuzzBatch struct {
 	tasks   []*fuzzBatchTask
 	done    chan struct{}
 	ctxDone <-chan struct{} // ExecuteAll's ctx's
+	dl      time.Time       // its deadline, if it has one
 	checked bool
+	with    *fuzzWith // for ExecuteAllWith, or nil
 
 	// Written before done closes.
 	results []groupconc.GroupResult[int]
 	err     error
-	ctxErr  error // ctx.Err() just after ExecuteAll returned
+	ctxErr  error     // ctx.Err() just after ExecuteAll returned
+	endedAt time.Time // when it returned
+	ctxEnd  fuzzMoment
 }
 
 // fuzzBatches are the ExecuteAll calls of one run. Tasks of the run add
 // the calls made inside them.
 type fuzzBatches struct {
-	mu      sync.Mutex
-	batches []*fuzzBatch // guarded by mu
-	n       int          // guarded by mu: the calls, to name them
-	outers  []*fuzzOuter // the tasks that call ExecuteAll inside
+	mu       sync.Mutex
+	batches  []*fuzzBatch // guarded by mu
+	n        int          // guarded by mu: the calls, to name them
+	outers   []*fuzzOuter // the tasks that call ExecuteAll inside
+	harvests atomic.Int64 // harvest's calls: the step, to order what it hears
 }
 
 // fuzzOuter is a task that calls ExecuteAll as it starts.
@@ -92,8 +106,12 @@ type fuzzOuter struct {
 }
 
 // idleGroups is fuzzIdleGroups, but none is idle while a task that calls
-// ExecuteAll may still start: it may submit to any group at any time.
+// ExecuteAll may still start, or an ExecuteAllWith call may still wait: it
+// may submit to any group at any time.
 func (bs *fuzzBatches) idleGroups(e *groupconc.GroupExecutor, o *oracle, p *groupconc.GroupPolicy, keys []string) []string {
+	if bs.blocking() {
+		return nil
+	}
 	for _, x := range bs.outers {
 		if !x.started.Load() && !x.h.IsDone() {
 			return nil
@@ -127,16 +145,22 @@ func (bs *fuzzBatches) openAll() {
 	}
 }
 
-// start decodes an ExecuteAll op and makes the call. Inside a task, it
-// submits that task, tracked with tasks, and the task makes the call as it
-// starts. gaugeKeyOf is then called on the task's goroutine.
-func (bs *fuzzBatches) start(t *testing.T, in *fuzzBytes, o *oracle, e *groupconc.GroupExecutor, keys []string, tasks []*fuzzTask, gaugeKeyOf func(string) string) []*fuzzTask {
+// start decodes an ExecuteAll op, or with with set an ExecuteAllWith op,
+// and makes the call. Inside a task, it submits that task, tracked with
+// tasks, and the task makes the call as it starts. gaugeKeyOf is then
+// called on the task's goroutine.
+func (bs *fuzzBatches) start(t *testing.T, in *fuzzBytes, o *oracle, e *groupconc.GroupExecutor, sh *fuzzShape, tasks []*fuzzTask, gaugeKeyOf func(string) string, with bool) []*fuzzTask {
+	keys := sh.keys
 	v := in.next()
 	n, how := 1+int(v%4), int(v/4%4)
 	outer := keys[int(in.next())%len(keys)]
 	specs := make([][2]byte, n)
 	for i := range specs {
 		specs[i] = [2]byte{in.next(), in.next()}
+	}
+	var w *fuzzWith
+	if with {
+		w = fuzzDecodeWith(in, sh)
 	}
 	if len(bs.gated())+len(tasks) >= 64 {
 		return tasks
@@ -147,6 +171,7 @@ func (bs *fuzzBatches) start(t *testing.T, in *fuzzBytes, o *oracle, e *groupcon
 	bs.mu.Unlock()
 	call := func(ctx context.Context) {
 		b := fuzzNewBatch(o, name, how, keys, specs)
+		b.with = w
 		var cancel context.CancelFunc = func() {}
 		switch how {
 		case fuzzBatchCancellable, fuzzBatchInside:
@@ -158,19 +183,20 @@ func (bs *fuzzBatches) start(t *testing.T, in *fuzzBytes, o *oracle, e *groupcon
 			ctx, cancel = context.WithCancel(ctx)
 			cancel()
 		}
+		ctx, cancel = w.context(ctx, cancel)
+		stop := context.AfterFunc(ctx, func() { b.ctxEnd.mark(&bs.harvests) })
 		b.ctxDone = ctx.Done()
-		gts := make([]groupconc.GroupTask[int], len(b.tasks))
-		for i, bt := range b.tasks {
-			gts[i] = groupconc.GroupTask[int]{GroupKey: bt.key, TaskID: bt.id, Task: oracleTaskCost(o, gaugeKeyOf(bt.key), bt.key, bt.id, 1, bt.fn(b.ctxDone))}
-		}
+		b.dl, _ = ctx.Deadline()
+		gts := b.groupTasks(o, gaugeKeyOf, &bs.harvests)
 		bs.mu.Lock()
 		bs.batches = append(bs.batches, b)
 		bs.mu.Unlock()
 		run := func() {
 			defer close(b.done)
 			defer cancel()
-			b.results, b.err = groupconc.ExecuteAll(ctx, e, gts)
-			b.ctxErr = ctx.Err()
+			defer stop()
+			b.results, b.err = b.execute(ctx, e, gts)
+			b.ctxErr, b.endedAt = ctx.Err(), time.Now()
 		}
 		if how == fuzzBatchInside {
 			run() // on the task's own goroutine
@@ -223,12 +249,13 @@ func fuzzNewBatch(o *oracle, name string, how int, keys []string, specs [][2]byt
 
 // fn returns the function of bt, which does what bt.ft.do says. ctxDone
 // is ExecuteAll's ctx's.
-func (bt *fuzzBatchTask) fn(ctxDone <-chan struct{}) groupconc.Task[int] {
+func (bt *fuzzBatchTask) fn(ctxDone <-chan struct{}, step *atomic.Int64) groupconc.Task[int] {
 	return func(ctx context.Context) (int, error) {
 		bt.calls.Add(1)
 		bt.inFn.Store(true)
 		defer func() {
 			bt.endedLive.Store(!fuzzClosed(ctxDone))
+			bt.ended.mark(step)
 			bt.inFn.Store(false)
 		}()
 		switch bt.ft.do {
@@ -262,10 +289,12 @@ func (bt *fuzzBatchTask) fn(ctxDone <-chan struct{}) groupconc.Task[int] {
 // running. With over set every task is over, so any call still waiting is.
 func (bs *fuzzBatches) harvest(t *testing.T, o *oracle, over bool) {
 	t.Helper()
+	bs.harvests.Add(1)
 	for _, b := range bs.all() {
 		if b.checked {
 			continue
 		}
+		b.see(o, int(bs.harvests.Load()))
 		select {
 		case <-b.done:
 			b.checked = true
@@ -278,16 +307,6 @@ func (bs *fuzzBatches) harvest(t *testing.T, o *oracle, over bool) {
 			b.checked = true
 			t.Errorf("ExecuteAll %s (%d) still waits, though its ctx ended (%v) or every task of its has (over %v)", b.name, b.how, ctxEnded, over)
 		}
-	}
-}
-
-// fuzzClosed reports whether c is closed.
-func fuzzClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
 	}
 }
 

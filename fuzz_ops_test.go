@@ -197,6 +197,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			closing = true
 			o.guard(t, "Shutdown", func() { err = e.Shutdown(ctx) })
 			cancel()
+			assert.Zero(t, e.Stats().Blocked, "a caller still blocked once Shutdown returned")
 			if err == nil {
 				stopped = true
 				o.seal()
@@ -210,6 +211,7 @@ func fuzzRunOps(t *testing.T, data []byte) {
 		case fuzzOpClose:
 			closing = true
 			o.guard(t, "Close", func() { assert.NoError(t, e.Close()) })
+			assert.Zero(t, e.Stats().Blocked, "a caller still blocked once Close returned")
 		case fuzzOpSleep:
 			// Fake time passes: deadlines and timed tasks come due, and
 			// idle groups are forgotten.
@@ -262,7 +264,9 @@ func fuzzRunOps(t *testing.T, data []byte) {
 			key := keys[int(in.next())%len(keys)]
 			fuzzOverride(t, e, o, key, gaugeKeyOf(key), in.next(), closing)
 		case fuzzOpExecuteAll:
-			tasks = bs.start(t, in, o, e, keys, tasks, gaugeKeyOf)
+			tasks = bs.start(t, in, o, e, sh, tasks, gaugeKeyOf, false)
+		case fuzzOpExecuteAllWith:
+			tasks = bs.start(t, in, o, e, sh, tasks, gaugeKeyOf, true)
 		}
 		synctest.Wait()
 		if fuzzTrace {

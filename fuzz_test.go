@@ -3,12 +3,13 @@ package groupconc_test
 // Native fuzzing (RELIABILITY §4.2 item 6). FuzzOps decodes its input into
 // an isolation mode, a small policy and a sequence of operations. Among
 // them are UpdatePolicy to another decoded policy, Do calls
-// (fuzzdo_test.go), ExecuteAll calls (fuzz_executeall_test.go) and fake
-// time passing under an idle TTL. Some inputs have groups of groups, task
-// costs and group overrides (fuzz_tree_test.go). It runs them inside a
-// synctest bubble, where fake time keeps it fast and deterministic enough
-// to replay. It checks the oracle, with the limits in force over time,
-// after every step and at the end (fuzz_ops_test.go).
+// (fuzzdo_test.go), ExecuteAll calls (fuzz_executeall_test.go),
+// ExecuteAllWith calls (fuzz_executeallwith_test.go) and fake time passing
+// under an idle TTL. Some inputs have groups of groups, task costs and
+// group overrides (fuzz_tree_test.go). It runs them inside a synctest
+// bubble, where fake time keeps it fast and deterministic enough to
+// replay. It checks the oracle, with the limits in force over time, after
+// every step and at the end (fuzz_ops_test.go).
 // FuzzPolicyBuilder (fuzz_policy_test.go) checks that any combination of
 // builder settings either builds a policy whose Resolve* results follow the
 // rules or fails with ErrInvalidPolicy naming each bad field.
@@ -157,7 +158,7 @@ func FuzzOps(f *testing.F) {
 			f.Add(append([]byte{mode}, seed...))
 		}
 	}
-	for _, seed := range slices.Concat(fuzzTreeSeeds(), fuzzDoSeeds(), fuzzExecuteAllSeeds()) {
+	for _, seed := range slices.Concat(fuzzTreeSeeds(), fuzzDoSeeds(), fuzzExecuteAllSeeds(), fuzzExecuteAllWithSeeds()) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

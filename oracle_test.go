@@ -126,9 +126,18 @@ func oracleTaskCost[T any](o *oracle, gaugeKey, groupKey, taskID string, cost in
 // oracleWrap is oracleTaskCost's wrapper for a task whose ID id returns as
 // its function starts: a Do's is known only then (see oracleDoTask).
 func oracleWrap[T any](o *oracle, gaugeKey, groupKey string, cost int, id func() string, fn groupconc.Task[T]) groupconc.Task[T] {
+	since := 0
+	if o.live != nil {
+		since = o.live.epoch()
+	}
+	return oracleWrapSince(o, gaugeKey, groupKey, cost, since, id, fn)
+}
+
+// oracleWrapSince is oracleWrap for a task submitted in the epoch since.
+func oracleWrapSince[T any](o *oracle, gaugeKey, groupKey string, cost, since int, id func() string, fn groupconc.Task[T]) groupconc.Task[T] {
 	var x oracleEntry
 	if o.live != nil {
-		x = oracleEntry{chain: o.live.chain(groupKey), cost: cost, since: o.live.epoch()}
+		x = oracleEntry{chain: o.live.chain(groupKey), cost: cost, since: since}
 		x.chain[0] = gaugeKey
 	}
 	return func(ctx context.Context) (T, error) {

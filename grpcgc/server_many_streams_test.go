@@ -2,7 +2,6 @@ package grpcgc_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync"
 	"testing"
@@ -35,16 +34,7 @@ func TestManyStreamsOnOneConnectionKeepToTheLimit(t *testing.T) {
 			now--
 			mu.Unlock()
 		}()
-		for {
-			if _, err := s.Recv(); errors.Is(err, io.EOF) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			if err := s.Send(&testgrpc.StreamingOutputCallResponse{}); err != nil {
-				return err
-			}
-		}
+		return answer(s)
 	}}, grpc.StreamInterceptor(grpcgc.StreamServerInterceptor(e)))
 	cc := dial(t, addr)
 	var wg sync.WaitGroup

@@ -18,22 +18,27 @@ import (
 	"github.com/kobe/groupconc/grpcgc"
 )
 
+// answer answers each message of s until the client half-closes.
+func answer(s testgrpc.TestService_FullDuplexCallServer) error {
+	for {
+		if _, err := s.Recv(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := s.Send(&testgrpc.StreamingOutputCallResponse{}); err != nil {
+			return err
+		}
+	}
+}
+
 // echo is a FullDuplexCall handler. It sends the stream's x-id on entered,
 // then answers each message until the client half-closes.
 func echo(entered chan<- string) func(s testgrpc.TestService_FullDuplexCallServer) error {
 	return func(s testgrpc.TestService_FullDuplexCallServer) error {
 		md, _ := metadata.FromIncomingContext(s.Context())
 		entered <- first(md.Get("x-id"))
-		for {
-			if _, err := s.Recv(); errors.Is(err, io.EOF) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			if err := s.Send(&testgrpc.StreamingOutputCallResponse{}); err != nil {
-				return err
-			}
-		}
+		return answer(s)
 	}
 }
 
